@@ -1,0 +1,77 @@
+/**
+ * The error catalog shared by every area of razao.
+ *
+ * Codes are SCREAMING_SNAKE with an area prefix. A message may be reworded;
+ * a code never changes meaning and is never reused. Core errors carry no HTTP
+ * status: each service maps codes to its spec's statuses in server/<svc>/errors.ts.
+ */
+export const Code = {
+  /** The upload is neither a ZIP (XLSX) nor an OLE2 compound file (XLS). */
+  SHEET_UNSUPPORTED_FORMAT: 'SHEET_UNSUPPORTED_FORMAT',
+  /** The workbook is password-protected (encrypted OOXML package or BIFF FILEPASS). */
+  SHEET_ENCRYPTED: 'SHEET_ENCRYPTED',
+  /** The workbook lists no worksheet, or its first sheet part is missing. */
+  SHEET_NO_SHEETS: 'SHEET_NO_SHEETS',
+  /** The file has the right signature but its structure cannot be read. */
+  SHEET_CORRUPT: 'SHEET_CORRUPT',
+  /** Declared or actual inflated size passes the configured limit. */
+  XLSX_ZIP_BOMB: 'XLSX_ZIP_BOMB',
+  /** An XML part carries a DTD or entity declarations, which we never expand. */
+  XLSX_DTD_FORBIDDEN: 'XLSX_DTD_FORBIDDEN',
+  /** The first row lacks columns the ledger contract requires. */
+  LEDGER_MISSING_COLUMNS: 'LEDGER_MISSING_COLUMNS',
+  /** The sheet has no header row at all. */
+  LEDGER_EMPTY: 'LEDGER_EMPTY',
+  /** A request parameter is outside its contract (batch size, mode, missing file). */
+  REQUEST_INVALID: 'REQUEST_INVALID',
+  /** The upload passed the configured size limit. */
+  REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
+  /** The caller gave up (client abort, shutdown); nothing is to be reported to it. */
+  ABORTED: 'ABORTED',
+  /** Anything we did not expect. The message is never shown to clients. */
+  INTERNAL: 'INTERNAL'
+} as const
+export type Code = keyof typeof Code
+
+/** An expected failure with a catalog code; `details` must be plain, cloneable data. */
+export class EngineError extends Error {
+  constructor (readonly code: Code, message: string, readonly details?: Record<string, unknown>, opts?: ErrorOptions) {
+    super(message, opts)
+    this.name = 'EngineError'
+  }
+}
+
+/** The shape an error takes when it crosses a thread (structured clone keeps only plain data). */
+export interface WireError {
+  code: Code
+  message: string
+  details?: Record<string, unknown>
+}
+
+/** True when `value` is an error carrying `code` (works across threads, unlike instanceof). */
+export function hasCode (value: unknown, code: Code): boolean {
+  return typeof value === 'object' && value !== null && (value as { code?: unknown }).code === code
+}
+
+/** Turns anything thrown into a WireError; unknown failures become INTERNAL with a neutral message. */
+export function toWire (err: unknown): WireError {
+  if (err instanceof EngineError) {
+    return err.details === undefined
+      ? { code: err.code, message: err.message }
+      : { code: err.code, message: err.message, details: err.details }
+  }
+  if (isWireError(err)) return err
+  return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) }
+}
+
+/** Rebuilds an EngineError from its wire form; an unknown shape becomes INTERNAL. */
+export function fromWire (wire: unknown): EngineError {
+  if (isWireError(wire)) return new EngineError(wire.code, wire.message, wire.details)
+  return new EngineError('INTERNAL', 'worker returned an unrecognised error')
+}
+
+function isWireError (value: unknown): value is WireError {
+  if (typeof value !== 'object' || value === null) return false
+  const v = value as { code?: unknown, message?: unknown }
+  return typeof v.code === 'string' && v.code in Code && typeof v.message === 'string'
+}

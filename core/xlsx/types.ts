@@ -1,0 +1,26 @@
+import type { Cell } from './cells.js'
+
+/**
+ * Called once per non-empty row, in sheet order. `rowNumber` is the row number a
+ * spreadsheet user sees (1-based, gaps kept). `cells[0]` is column A; trailing
+ * empty cells are not padded, skipped columns inside the row are `null`.
+ * Return `false` to stop reading early (the read then resolves normally).
+ */
+export type RowVisitor = (rowNumber: number, cells: Cell[]) => void | boolean
+
+export interface ReadOptions {
+  /** Zip-bomb guard: the most bytes any one part may declare or actually inflate to. */
+  maxInflatedBytes: number
+  /** Cap for the parts held in memory (shared strings, styles, workbook). */
+  maxMetadataBytes?: number
+  signal?: AbortSignal
+  /** Progress over the compressed sheet (or the whole file for XLS), in bytes. */
+  onProgress?: (doneBytes: number, totalBytes: number) => void
+}
+
+export interface ReadSummary {
+  format: 'xlsx' | 'xls'
+  sheetName: string
+  /** Rows handed to the visitor. */
+  rowsRead: number
+}
