@@ -1,0 +1,79 @@
+/**
+ * XLS (BIFF8) through SheetJS. The published `xlsx` package has advisories for
+ * crafted files (prototype pollution, ReDoS), so this module must only run in a
+ * worker thread that is discarded after the file (see workers/xls-isolate.ts):
+ * whatever a hostile file does to that isolate dies with it.
+ */
+import { readFile } from 'node:fs/promises'
+import XLSX from 'xlsx'
+import { EngineError } from '../errors.js'
+import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell } from './cells.js'
+import type { Cell } from './cells.js'
+import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
+
+export async function readXlsFirstSheet (path: string, onRow: RowVisitor, options: ReadOptions): Promise<ReadSummary> {
+  const bytes = await readFile(path)
+  const container = readContainer(bytes)
+  if (XLSX.CFB.find(container, 'EncryptedPackage') !== null || XLSX.CFB.find(container, 'EncryptionInfo') !== null) {
+    throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
+  }
+  if (XLSX.CFB.find(container, 'Workbook') === null && XLSX.CFB.find(container, 'Book') === null) {
+    throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an OLE2 compound document but not an Excel workbook. Upload the ledger saved as .xlsx or .xls.')
+  }
+  if (options.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
+  let workbook: XLSX.WorkBook
+  try {
+    workbook = XLSX.read(bytes, { type: 'buffer', cellDates: false, cellNF: true, cellHTML: false, cellFormula: false, sheets: 0 })
+  } catch (err) {
+    const message = err instanceof Error ? err.message : ''
+    if (/password|encrypt/i.test(message)) {
+      throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
+    }
+    throw new EngineError('SHEET_CORRUPT', 'The XLS workbook is damaged and cannot be read.', undefined, { cause: err })
+  }
+  const sheetName = workbook.SheetNames[0]
+  const sheet = sheetName === undefined ? undefined : workbook.Sheets[sheetName]
+  if (sheetName === undefined || sheet === undefined) throw new EngineError('SHEET_NO_SHEETS', 'The workbook has no sheets.')
+  const dateOffset = workbook.Workbook?.WBProps?.date1904 === true ? DATE1904_OFFSET_DAYS : 0
+  const ref = sheet['!ref']
+  options.onProgress?.(bytes.length, bytes.length)
+  if (ref === undefined) return { format: 'xls', sheetName, rowsRead: 0 }
+  const range = XLSX.utils.decode_range(ref)
+  let rowsRead = 0
+  for (let r = range.s.r; r <= range.e.r; r++) {
+    const cells: Cell[] = []
+    for (let c = range.s.c; c <= range.e.c; c++) {
+      const cell = sheet[XLSX.utils.encode_cell({ r, c })] as XLSX.CellObject | undefined
+      const value = cell === undefined ? null : toCell(cell, dateOffset)
+      if (value === null) continue
+      while (cells.length < c) cells.push(null)
+      cells.push(value)
+    }
+    if (cells.length === 0) continue
+    rowsRead++
+    if (onRow(r + 1, cells) === false) break
+  }
+  return { format: 'xls', sheetName, rowsRead }
+}
+
+function readContainer (bytes: Buffer): ReturnType<typeof XLSX.CFB.read> {
+  try {
+    return XLSX.CFB.read(bytes, { type: 'buffer' })
+  } catch (err) {
+    throw new EngineError('SHEET_CORRUPT', 'The file starts like an XLS (OLE2) workbook but its structure is damaged.', undefined, { cause: err })
+  }
+}
+
+function toCell (cell: XLSX.CellObject, dateOffset: number): Cell {
+  switch (cell.t) {
+    case 'n': {
+      const v = cell.v as number
+      return typeof cell.z === 'string' && XLSX.SSF.is_date(cell.z) ? new DateCell(v + dateOffset) : v
+    }
+    case 's': return cell.v as string
+    case 'b': return cell.v as boolean
+    case 'e': return new ErrorCell(cell.w ?? XLSX.SSF.format('General', cell.v as number))
+    case 'd': return new DateCell((cell.v as Date).getTime() / 86_400_000 + 25_569)
+    default: return null
+  }
+}
