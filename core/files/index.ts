@@ -1,0 +1,1 @@
+export { sha256File } from './sha256.js'

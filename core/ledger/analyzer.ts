@@ -1,0 +1,162 @@
+/**
+ * One pass over the rows of a ledger: totals in integer cents, dates, kinds and
+ * the per-group balances that tell which `id_movim_finan` groups are unbalanced.
+ * Memory grows with the number of distinct groups, never with the rows.
+ */
+import { EngineError } from '../errors.js'
+import { addCents } from '../money/index.js'
+import type { Cell } from '../xlsx/index.js'
+import { mapColumns } from './columns.js'
+import type { ColumnMap } from './columns.js'
+import { MAX_PROBLEM_SAMPLES } from './types.js'
+import type { CellProblem, LedgerAnalysis, ProblemKind } from './types.js'
+import { displayCell, readAmount, readDate, readInteger, readText } from './values.js'
+
+interface GroupBalance { debitCents: number, creditCents: number }
+
+/** The parsed, typed fields of one data row that both passes need. */
+export interface LedgerRow {
+  rowNumber: number
+  groupId: number | null
+  date: string | null
+  debitCents: number
+  creditCents: number
+}
+
+export class LedgerAnalyzer {
+  private columns: ColumnMap | undefined
+  private readonly groups = new Map<number, GroupBalance>()
+  private readonly types = new Map<string, number>()
+  private readonly samples: CellProblem[] = []
+  private readonly problemCounts: Record<ProblemKind, number> = {
+    INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID_MOVIM_FINAN: 0
+  }
+  private totalRows = 0
+  private debitCents = 0
+  private creditCents = 0
+  private minDate: string | null = null
+  private maxDate: string | null = null
+  private bothSides = 0
+  private noValues = 0
+
+  /** Bound so it can be handed straight to a reader as its RowVisitor. */
+  readonly visit = (rowNumber: number, cells: Cell[]): void => {
+    if (this.columns === undefined) {
+      this.columns = mapColumns(cells)
+      return
+    }
+    const row = this.parseRow(rowNumber, cells)
+    if (row !== undefined) this.count(row, cells)
+  }
+
+  get columnMap (): ColumnMap | undefined {
+    return this.columns
+  }
+
+  /**
+   * Typed fields of a data row, reporting problems; undefined for a row whose
+   * required cells are all empty (blank rows are skipped, not counted).
+   */
+  parseRow (rowNumber: number, cells: Cell[]): LedgerRow | undefined {
+    const c = this.columns!
+    if (isBlank(cells, c)) return undefined
+    const debit = this.amount(rowNumber, 'debito', cells[c.debito])
+    const credit = this.amount(rowNumber, 'credito', cells[c.credito])
+    const group = readInteger(cells[c.id_movim_finan])
+    if (group.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id_movim_finan', cells[c.id_movim_finan])
+    else if (group.kind === 'empty') this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
+    for (const name of ['id', 'id_conta', 'id_planejamento'] as const) {
+      if (readInteger(cells[c[name]]).kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, name, cells[c[name]])
+    }
+    const date = readDate(cells[c.data])
+    if (date.kind === 'invalid') this.problem('INVALID_DATE', rowNumber, 'data', cells[c.data])
+    return {
+      rowNumber,
+      groupId: group.kind === 'ok' ? group.value : null,
+      date: date.kind === 'ok' ? date.iso : null,
+      debitCents: debit,
+      creditCents: credit
+    }
+  }
+
+  private count (row: LedgerRow, cells: Cell[]): void {
+    const c = this.columns!
+    this.totalRows++
+    this.debitCents = addCents(this.debitCents, row.debitCents)
+    this.creditCents = addCents(this.creditCents, row.creditCents)
+    if (row.debitCents !== 0 && row.creditCents !== 0) this.bothSides++
+    if (row.debitCents === 0 && row.creditCents === 0) this.noValues++
+    if (row.date !== null) {
+      if (this.minDate === null || row.date < this.minDate) this.minDate = row.date
+      if (this.maxDate === null || row.date > this.maxDate) this.maxDate = row.date
+    }
+    const type = readText(cells[c.tipo]) ?? ''
+    this.types.set(type, (this.types.get(type) ?? 0) + 1)
+    if (row.groupId !== null) {
+      let balance = this.groups.get(row.groupId)
+      if (balance === undefined) {
+        balance = { debitCents: 0, creditCents: 0 }
+        this.groups.set(row.groupId, balance)
+      }
+      balance.debitCents += row.debitCents
+      balance.creditCents += row.creditCents
+    }
+  }
+
+  /** Cents of an amount cell; an unreadable amount counts as zero and is reported. */
+  private amount (rowNumber: number, column: 'debito' | 'credito', cell: Cell | undefined): number {
+    const parsed = readAmount(cell)
+    if (parsed.kind === 'empty') return 0
+    if (parsed.kind === 'invalid') {
+      this.problem('INVALID_AMOUNT', rowNumber, column, cell)
+      return 0
+    }
+    if (parsed.cents < 0) this.problem('NEGATIVE_AMOUNT', rowNumber, column, cell)
+    if (parsed.rounded) this.problem('ROUNDED_AMOUNT', rowNumber, column, cell)
+    return parsed.cents
+  }
+
+  private problem (kind: ProblemKind, rowNumber: number, column: string, cell: Cell | undefined): void {
+    this.problemCounts[kind]++
+    if (this.samples.length < MAX_PROBLEM_SAMPLES) {
+      this.samples.push({ kind, rowNumber, column, value: displayCell(cell) })
+    }
+  }
+
+  /** Ids of the unbalanced groups, in order of first appearance. */
+  unbalancedGroupIds (): Set<number> {
+    const ids = new Set<number>()
+    for (const [id, b] of this.groups) if (b.debitCents !== b.creditCents) ids.add(id)
+    return ids
+  }
+
+  finish (batchSize: number): LedgerAnalysis {
+    if (this.columns === undefined) {
+      throw new EngineError('LEDGER_EMPTY', 'The first sheet is empty: it has no header row with the ledger columns.')
+    }
+    return {
+      totalRows: this.totalRows,
+      totalBatches: Math.ceil(this.totalRows / batchSize),
+      totalDebitCents: this.debitCents,
+      totalCreditCents: this.creditCents,
+      differenceCents: this.debitCents - this.creditCents,
+      distinctGroups: this.groups.size,
+      minDate: this.minDate,
+      maxDate: this.maxDate,
+      types: Object.fromEntries(this.types),
+      rowsWithBothDebitCredit: this.bothSides,
+      rowsWithoutValues: this.noValues,
+      unbalancedGroups: this.unbalancedGroupIds().size,
+      problemCounts: { ...this.problemCounts },
+      problemSamples: [...this.samples]
+    }
+  }
+}
+
+function isBlank (cells: Cell[], c: ColumnMap): boolean {
+  for (const name of ['id', 'id_movim_finan', 'data', 'credito', 'debito', 'id_conta', 'tipo'] as const) {
+    const cell = cells[c[name]]
+    if (cell !== null && cell !== undefined && !(typeof cell === 'string' && cell.trim() === '')) return false
+  }
+  return true
+}

@@ -1,0 +1,84 @@
+/**
+ * Typed values of a ledger row. Each reader returns either the value or a
+ * problem code; the analyzer decides what a problem does to the totals.
+ */
+import { amountFromNumber, parseAmountText } from '../money/index.js'
+import type { AmountParse } from '../money/index.js'
+import { DateCell, ErrorCell, serialToISO } from '../xlsx/index.js'
+import type { Cell } from '../xlsx/index.js'
+
+export function readAmount (cell: Cell | undefined): AmountParse {
+  if (cell === null || cell === undefined) return { kind: 'empty' }
+  if (typeof cell === 'number') return amountFromNumber(cell)
+  if (typeof cell === 'string') return parseAmountText(cell)
+  return { kind: 'invalid' }
+}
+
+export type IntegerParse = { kind: 'empty' } | { kind: 'ok', value: number } | { kind: 'invalid' }
+const DIGITS = /^-?\d{1,15}$/
+
+export function readInteger (cell: Cell | undefined): IntegerParse {
+  if (cell === null || cell === undefined) return { kind: 'empty' }
+  if (typeof cell === 'number') return Number.isSafeInteger(cell) ? { kind: 'ok', value: cell } : { kind: 'invalid' }
+  if (typeof cell === 'string') {
+    const s = cell.trim()
+    if (s === '') return { kind: 'empty' }
+    return DIGITS.test(s) ? { kind: 'ok', value: Number(s) } : { kind: 'invalid' }
+  }
+  return { kind: 'invalid' }
+}
+
+export type DateParse = { kind: 'empty' } | { kind: 'ok', iso: string } | { kind: 'invalid' }
+const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?$/
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
+/** Excel's calendar ends at 9999-12-31, serial 2,958,465. */
+const MAX_SERIAL = 2_958_465
+
+/**
+ * A movement date as ISO `YYYY-MM-DD`: from a date cell, an Excel serial number,
+ * or text `dd/mm/yyyy` or ISO. Only the calendar day is kept; a time of day is
+ * dropped, never converted through the local time zone.
+ */
+export function readDate (cell: Cell | undefined): DateParse {
+  if (cell === null || cell === undefined) return { kind: 'empty' }
+  if (cell instanceof DateCell) return fromSerial(cell.serial)
+  if (typeof cell === 'number') return fromSerial(cell)
+  if (typeof cell !== 'string') return { kind: 'invalid' }
+  const s = cell.trim()
+  if (s === '') return { kind: 'empty' }
+  const br = BR_DATE.exec(s)
+  if (br !== null) return fromParts(Number(br[3]), Number(br[2]), Number(br[1]))
+  const iso = ISO_DATE.exec(s)
+  if (iso !== null) return fromParts(Number(iso[1]), Number(iso[2]), Number(iso[3]))
+  return { kind: 'invalid' }
+}
+
+function fromSerial (serial: number): DateParse {
+  if (!(serial >= 1 && serial <= MAX_SERIAL)) return { kind: 'invalid' }
+  return { kind: 'ok', iso: serialToISO(Math.floor(serial)) }
+}
+
+function fromParts (year: number, month: number, day: number): DateParse {
+  const probe = new Date(Date.UTC(year, month - 1, day))
+  if (year < 1900 || probe.getUTCFullYear() !== year || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) {
+    return { kind: 'invalid' }
+  }
+  return { kind: 'ok', iso: probe.toISOString().slice(0, 10) }
+}
+
+/** Text of a descriptive cell, trimmed; numbers and booleans as they print; null when empty. */
+export function readText (cell: Cell | undefined): string | null {
+  if (cell === null || cell === undefined) return null
+  if (cell instanceof DateCell) return cell.toISO()
+  if (cell instanceof ErrorCell) return cell.text
+  const s = String(cell).trim()
+  return s === '' ? null : s
+}
+
+/** The cell as a person would type it back, for problem reports. */
+export function displayCell (cell: Cell | undefined): string {
+  if (cell === null || cell === undefined) return ''
+  if (cell instanceof DateCell) return cell.toISO()
+  if (cell instanceof ErrorCell) return cell.text
+  return String(cell)
+}

@@ -1,0 +1,83 @@
+/**
+ * Money as integer cents. Amounts are summed as integers and only turned into
+ * decimal numbers at the edge (JSON), so a total is exact to the cent whatever
+ * the number of rows.
+ */
+
+export type AmountParse =
+  | { kind: 'empty' }
+  | { kind: 'ok', cents: number, rounded: boolean }
+  | { kind: 'invalid' }
+
+/** Brazilian notation: `.` groups thousands, `,` separates decimals (`1.234,56`, `1234,5`). */
+const BRAZILIAN = /^(\d{1,3}(?:\.\d{3})+|\d+)(?:,(\d*))?$/
+/** Plain notation: digits and an optional `.` decimal part (`1234.56`). */
+const PLAIN = /^(\d+)(?:\.(\d+))?$/
+/** Thousands grouping with dots and no decimals (`1.234`, `12.345.678`): read as Brazilian. */
+const DOT_GROUPED = /^\d{1,3}(?:\.\d{3})+$/
+const CURRENCY = /^R\$\s*/i
+const SPACES = /[\s\u00a0]+/g
+
+/**
+ * Cents from a text amount. Accepts `R$`, surrounding spaces, a leading minus,
+ * Brazilian (`1.234,56`) and plain (`1234.56`) notation. A text with both
+ * separators in US order (`1,234.56`) is invalid, never guessed. A dot followed by
+ * exactly three digits and no comma (`1.234`) is thousands grouping: ledgers in
+ * this firm never carry three decimal places, and the Brazilian reading is the one
+ * an accountant means. More than two decimals round half away from zero.
+ */
+export function parseAmountText (text: string): AmountParse {
+  let s = text.replace(SPACES, '')
+  if (s === '') return { kind: 'empty' }
+  s = s.replace(CURRENCY, '')
+  let negative = false
+  if (s.startsWith('-')) { negative = true; s = s.slice(1) }
+  let whole: string
+  let fraction: string
+  const br = s.includes(',') || DOT_GROUPED.test(s) ? BRAZILIAN.exec(s) : null
+  if (br !== null) {
+    whole = br[1]!.replaceAll('.', '')
+    fraction = br[2] ?? ''
+  } else {
+    const plain = PLAIN.exec(s)
+    if (plain === null) return { kind: 'invalid' }
+    whole = plain[1]!
+    fraction = plain[2] ?? ''
+  }
+  return fromDigits(negative, whole, fraction)
+}
+
+function fromDigits (negative: boolean, whole: string, fraction: string): AmountParse {
+  const padded = (fraction + '00').slice(0, 2)
+  let cents = Number(whole) * 100 + Number(padded)
+  const rest = fraction.slice(2)
+  const rounded = /[1-9]/.test(rest)
+  if (rest.length > 0 && rest.charCodeAt(0) >= 0x35) cents += 1
+  if (!Number.isSafeInteger(cents)) return { kind: 'invalid' }
+  return { kind: 'ok', cents: negative && cents !== 0 ? -cents : cents, rounded }
+}
+
+/**
+ * Cents from a numeric cell. The product with 100 is taken to 15 significant digits
+ * first, so binary noise such as 1.005 * 100 = 100.49999999999999 rounds as the
+ * decimal the user typed (101 cents), not as its binary neighbour.
+ */
+export function amountFromNumber (value: number): AmountParse {
+  if (!Number.isFinite(value)) return { kind: 'invalid' }
+  const scaled = Number((Math.abs(value) * 100).toPrecision(15))
+  const cents = Math.round(scaled)
+  if (!Number.isSafeInteger(cents)) return { kind: 'invalid' }
+  return { kind: 'ok', cents: value < 0 && cents !== 0 ? -cents : cents, rounded: scaled !== cents }
+}
+
+/** Cents as a JSON number with at most two decimals (exact: cents / 100 round-trips). */
+export function centsToNumber (cents: number): number {
+  return cents / 100
+}
+
+/** Adds cents, refusing totals past 2^53 rather than losing precision. */
+export function addCents (total: number, cents: number): number {
+  const sum = total + cents
+  if (!Number.isSafeInteger(sum)) throw new RangeError('amount total exceeds the exact integer range')
+  return sum
+}

@@ -1,0 +1,2 @@
+export { parseAmountText, amountFromNumber, centsToNumber, addCents } from './cents.js'
+export type { AmountParse } from './cents.js'

@@ -1,0 +1,17 @@
+/**
+ * Pool task: analyze or diagnose an uploaded ledger. XLSX is read right here by
+ * our streaming reader; XLS is handed to a one-shot isolate thread.
+ */
+import { detectFormat } from '../core/xlsx/index.js'
+import { runLedgerJob } from './ledger-job.js'
+import type { LedgerJobInput, LedgerJobOutput } from './ledger-job.js'
+import { defineTask } from './task.js'
+import { runXlsInIsolate } from './xls-isolate.js'
+
+export type AnalyzeSpreadsheetInput = LedgerJobInput
+export type AnalyzeSpreadsheetOutput = LedgerJobOutput
+
+export default defineTask(async (input: AnalyzeSpreadsheetInput): Promise<AnalyzeSpreadsheetOutput> => {
+  const format = await detectFormat(input.path)
+  return format === 'xlsx' ? await runLedgerJob(input, 'xlsx') : await runXlsInIsolate(input)
+})

@@ -1,0 +1,47 @@
+/**
+ * One Piscina pool per process for CPU-bound work. Tasks are chosen per run by
+ * file name (one task module per file, default export), so a single pool serves
+ * every task and its size is the process's whole CPU budget.
+ */
+import { availableParallelism } from 'node:os'
+import { Piscina } from 'piscina'
+import { EngineError, fromWire } from '../core/errors.js'
+import type { TaskResult } from './task.js'
+import { workerExecArgv, workerFile } from './paths.js'
+
+export interface PoolOptions {
+  /** Worker threads; default: the core count. */
+  maxThreads?: number | undefined
+}
+
+export type WorkerPool = Piscina
+
+export function createPool (options: PoolOptions = {}): WorkerPool {
+  const maxThreads = options.maxThreads ?? defaultPoolSize()
+  return new Piscina({
+    filename: workerFile('analyze-spreadsheet'),
+    minThreads: Math.min(1, maxThreads),
+    maxThreads,
+    // Queued tasks wait; a full queue is not an error for uploads already on disk.
+    maxQueue: 'auto',
+    idleTimeout: 60_000,
+    execArgv: workerExecArgv
+  })
+}
+
+export function defaultPoolSize (): number {
+  return Math.max(1, availableParallelism())
+}
+
+/** Runs task `name` (a file in workers/) and unwraps its TaskResult, rethrowing errors by code. */
+export async function runTask<I, O> (pool: WorkerPool, name: string, input: I, signal?: AbortSignal): Promise<O> {
+  let result: TaskResult<O>
+  try {
+    result = await pool.run(input, signal === undefined ? { filename: workerFile(name) } : { filename: workerFile(name), signal }) as TaskResult<O>
+  } catch (err) {
+    if (signal?.aborted === true) throw new EngineError('ABORTED', 'The request was cancelled.')
+    throw new EngineError('INTERNAL', 'a worker thread failed', undefined, { cause: err })
+  }
+  if (result.ok) return result.value
+  throw fromWire(result.error)
+}
