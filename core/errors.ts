@@ -24,6 +24,8 @@ export const Code = {
   LEDGER_EMPTY: 'LEDGER_EMPTY',
   /** A request parameter is outside its contract (batch size, mode, missing file). */
   REQUEST_INVALID: 'REQUEST_INVALID',
+  /** The request is missing something it must carry (the file part, a required field). */
+  REQUEST_INCOMPLETE: 'REQUEST_INCOMPLETE',
   /** The upload passed the configured size limit. */
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
   /** The caller gave up (client abort, shutdown); nothing is to be reported to it. */

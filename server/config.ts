@@ -1,0 +1,129 @@
+/**
+ * Configuration is read from the environment (and an optional `.env`, loaded by the
+ * CLI) once, at start-up, and validated whole: a bad value stops the process with a
+ * message naming the variable. Nothing else in the code reads process.env.
+ */
+import { availableParallelism, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+export interface SharedConfig {
+  /** NODE_ENV, reported by /health as `environment`. */
+  environment: string
+  dataDir: string
+  databaseUrl: string | undefined
+  logLevel: string
+  poolSize: number
+  tmpDir: string
+}
+
+export interface ImportConfig {
+  host: string
+  port: number
+  /** Undefined: generated once and kept in the data folder. */
+  apiKey: string | undefined
+  maxUploadBytes: number
+  maxInflatedBytes: number
+}
+
+export interface Config {
+  shared: SharedConfig
+  import: ImportConfig
+}
+
+export class ConfigError extends Error {
+  constructor (readonly variable: string, message: string) {
+    super(`${variable}: ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const MIB = 1024 * 1024
+
+export function loadConfig (env: NodeJS.ProcessEnv, cwd = process.cwd()): Config {
+  const read = new EnvReader(env)
+  const config: Config = {
+    shared: {
+      environment: read.string('NODE_ENV', 'development'),
+      dataDir: resolve(cwd, read.string('RAZAO_DATA_DIR', '.data')),
+      databaseUrl: read.optionalUrl('DATABASE_URL', ['postgres:', 'postgresql:']),
+      logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+      poolSize: read.integer('RAZAO_POOL_SIZE', availableParallelism(), 1, 256),
+      tmpDir: resolve(cwd, read.string('RAZAO_TMP_DIR', join(tmpdir(), 'razao')))
+    },
+    import: {
+      host: read.string('IMPORT_HOST', '127.0.0.1'),
+      port: read.integer('IMPORT_PORT', 8081, 0, 65_535),
+      apiKey: read.optionalSecret('IMPORT_API_KEY', 16),
+      maxUploadBytes: read.integer('IMPORT_MAX_UPLOAD_BYTES', 512 * MIB, 1024, Number.MAX_SAFE_INTEGER),
+      maxInflatedBytes: read.integer('IMPORT_MAX_INFLATED_BYTES', 2048 * MIB, 1024, Number.MAX_SAFE_INTEGER)
+    }
+  }
+  read.throwIfInvalid()
+  return config
+}
+
+/** Collects every bad variable before failing, so one start-up reports them all. */
+class EnvReader {
+  private readonly errors: ConfigError[] = []
+  constructor (private readonly env: NodeJS.ProcessEnv) {}
+
+  private raw (name: string): string | undefined {
+    const value = this.env[name]
+    return value === undefined || value.trim() === '' ? undefined : value.trim()
+  }
+
+  string (name: string, fallback: string): string {
+    return this.raw(name) ?? fallback
+  }
+
+  integer (name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name)
+    if (value === undefined) return fallback
+    const n = Number(value)
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+      this.errors.push(new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${value}"`))
+      return fallback
+    }
+    return n
+  }
+
+  oneOf (name: string, allowed: string[], fallback: string): string {
+    const value = this.raw(name)
+    if (value === undefined) return fallback
+    if (!allowed.includes(value)) {
+      this.errors.push(new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`))
+      return fallback
+    }
+    return value
+  }
+
+  optionalUrl (name: string, protocols: string[]): string | undefined {
+    const value = this.raw(name)
+    if (value === undefined) return undefined
+    let url: URL | undefined
+    try { url = new URL(value) } catch { url = undefined }
+    if (url === undefined || !protocols.includes(url.protocol)) {
+      // Never echo the value: a connection string carries a password.
+      this.errors.push(new ConfigError(name, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`))
+      return undefined
+    }
+    return value
+  }
+
+  optionalSecret (name: string, minLength: number): string | undefined {
+    const value = this.raw(name)
+    if (value !== undefined && value.length < minLength) {
+      this.errors.push(new ConfigError(name, `must be at least ${minLength} characters long`))
+      return undefined
+    }
+    return value
+  }
+
+  throwIfInvalid (): void {
+    if (this.errors.length === 1) throw this.errors[0]!
+    if (this.errors.length > 1) {
+      throw new ConfigError(this.errors.map((e) => e.variable).join(', '), this.errors.map((e) => e.message).join('; '))
+    }
+  }
+}

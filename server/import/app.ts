@@ -1,0 +1,88 @@
+/**
+ * The import service's Fastify app (spec 1). Routes stay thin: receive the upload
+ * to a temporary file, validate the form fields, run the pool task, shape the reply.
+ * Only main code listens; tests call `inject()` or listen on port 0.
+ */
+import multipart from '@fastify/multipart'
+import Fastify from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ImportConfig, SharedConfig } from '../config.js'
+import { registerErrorHandler } from '../http-errors.js'
+import { loggerOptions } from '../logging.js'
+import { keyMatches } from '../secrets.js'
+import { receiveUpload } from '../upload.js'
+import { EngineError } from '../../core/errors.js'
+import { runTask } from '../../workers/pool.js'
+import type { WorkerPool } from '../../workers/pool.js'
+import type { AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput } from '../../workers/analyze-spreadsheet.js'
+import { IMPORT_STATUSES } from './errors.js'
+import { parseBatchSize, parseImportMode } from './params.js'
+import { toAnalyzeResponse, toDiagnoseResponse } from './wire.js'
+
+export interface ImportAppOptions {
+  shared: SharedConfig
+  config: ImportConfig
+  apiKey: string
+  pool: WorkerPool
+  /** Pino logger on (the default) or off, for tests that assert on output. */
+  logger?: boolean
+}
+
+export const IMPORT_SERVICE_NAME = 'razao-import'
+
+export async function buildImportApp (options: ImportAppOptions): Promise<FastifyInstance> {
+  const { shared, config, apiKey, pool } = options
+  const app = Fastify({
+    logger: options.logger === false ? false : loggerOptions(shared.logLevel),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    // Uploads of hundreds of MB take a while on slow links.
+    requestTimeout: 0,
+    bodyLimit: 1024 * 1024
+  })
+  registerErrorHandler(app, IMPORT_STATUSES)
+  await app.register(multipart, {
+    limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 200 },
+    throwFileSizeLimit: true
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/v1/')) return
+    const given = request.headers['x-api-key']
+    if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
+      return reply.code(401).send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
+    }
+  })
+
+  app.get('/health', async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment }))
+
+  const analyze = async (request: FastifyRequest, reply: FastifyReply, operation: 'analyze' | 'diagnose') => {
+    const upload = await receiveUpload(request, shared.tmpDir)
+    const cancel = abortOnDisconnect(reply)
+    try {
+      const batchSize = parseBatchSize(upload.fields.batch_size)
+      if (upload.fields.modo_importacao !== undefined) parseImportMode(upload.fields.modo_importacao)
+      if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
+      const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes }
+      const result = await runTask<AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
+      const file = { fileName: upload.fileName, sha256: upload.sha256 }
+      return result.operation === 'analyze'
+        ? toAnalyzeResponse(file, result.analysis)
+        : toDiagnoseResponse(file, result.diagnosis)
+    } finally {
+      cancel.dispose()
+      await upload.remove()
+    }
+  }
+  app.post('/v1/analyze', (request, reply) => analyze(request, reply, 'analyze'))
+  app.post('/v1/diagnose-unbalanced', (request, reply) => analyze(request, reply, 'diagnose'))
+  return app
+}
+
+/** Aborts the pool task when the client goes away before the reply is sent. */
+function abortOnDisconnect (reply: FastifyReply): { signal: AbortSignal, dispose: () => void } {
+  const controller = new AbortController()
+  const onClose = (): void => { if (!reply.raw.writableFinished) controller.abort() }
+  reply.raw.on('close', onClose)
+  return { signal: controller.signal, dispose: () => reply.raw.off('close', onClose) }
+}

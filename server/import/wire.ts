@@ -1,0 +1,107 @@
+/**
+ * Wire shapes of the import service (spec 1, section 2). Field names here are the
+ * contract; core keeps English names and integer cents, converted only here.
+ */
+import { centsToNumber } from '../../core/money/index.js'
+import type { CellProblem, DiagnosticGroup, LedgerAnalysis, LedgerDiagnosis, ProblemKind } from '../../core/ledger/index.js'
+
+export interface FileFacts { fileName: string, sha256: string }
+
+export interface AnalyzeResponse {
+  success: true
+  file_name: string
+  sha256: string
+  total_rows: number
+  total_batches: number
+  total_debit: number
+  total_credit: number
+  difference: number
+  distinct_id_movim_finan: number
+  min_date: string | null
+  max_date: string | null
+  types: Record<string, number>
+  rows_with_both_debit_credit: number
+  rows_without_values: number
+  unbalanced_lots: number
+  /** Not in the spec: cells that could not be read as their column's type (see README). */
+  invalid_cells: number
+  /** Not in the spec: amounts below zero, kept with their sign in the totals. */
+  negative_amounts: number
+  /** Not in the spec: amounts with more than two decimals, rounded to the cent. */
+  rounded_amounts: number
+  /** Not in the spec: the first problem cells, for the person fixing the file. */
+  cell_problems: Array<{ linha: number, coluna: string, valor: string, problema: ProblemKind }>
+}
+
+export function toAnalyzeResponse (file: FileFacts, a: LedgerAnalysis): AnalyzeResponse {
+  const p = a.problemCounts
+  return {
+    success: true,
+    file_name: file.fileName,
+    sha256: file.sha256,
+    total_rows: a.totalRows,
+    total_batches: a.totalBatches,
+    total_debit: centsToNumber(a.totalDebitCents),
+    total_credit: centsToNumber(a.totalCreditCents),
+    difference: centsToNumber(a.differenceCents),
+    distinct_id_movim_finan: a.distinctGroups,
+    min_date: a.minDate,
+    max_date: a.maxDate,
+    types: a.types,
+    rows_with_both_debit_credit: a.rowsWithBothDebitCredit,
+    rows_without_values: a.rowsWithoutValues,
+    unbalanced_lots: a.unbalancedGroups,
+    invalid_cells: p.INVALID_AMOUNT + p.INVALID_DATE + p.INVALID_INTEGER + p.MISSING_ID_MOVIM_FINAN,
+    negative_amounts: p.NEGATIVE_AMOUNT,
+    rounded_amounts: p.ROUNDED_AMOUNT,
+    cell_problems: a.problemSamples.map(toWireProblem)
+  }
+}
+
+function toWireProblem (p: CellProblem): AnalyzeResponse['cell_problems'][number] {
+  return { linha: p.rowNumber, coluna: p.column, valor: p.value, problema: p.kind }
+}
+
+export function toDiagnoseResponse (file: FileFacts, d: LedgerDiagnosis) {
+  const a = d.analysis
+  return {
+    success: true as const,
+    diagnostico: d.groups.length > 0 ? 'ARQUIVO_DESBALANCEADO' as const : 'ARQUIVO_BALANCEADO' as const,
+    nome_arquivo: file.fileName,
+    sha256: file.sha256,
+    resumo: {
+      total_linhas: a.totalRows,
+      total_movimentos_financeiros: a.distinctGroups,
+      total_debito: centsToNumber(a.totalDebitCents),
+      total_credito: centsToNumber(a.totalCreditCents),
+      diferenca: centsToNumber(a.differenceCents),
+      quantidade_grupos_desbalanceados: a.unbalancedGroups,
+      total_batches: a.totalBatches
+    },
+    grupos_desbalanceados: d.groups.map(toWireGroup)
+  }
+}
+export type DiagnoseResponse = ReturnType<typeof toDiagnoseResponse>
+
+function toWireGroup (g: DiagnosticGroup) {
+  return {
+    id_movim_finan: g.groupId,
+    data: g.date,
+    total_debito: centsToNumber(g.debitCents),
+    total_credito: centsToNumber(g.creditCents),
+    diferenca: centsToNumber(g.differenceCents),
+    quantidade_linhas: g.lines.length,
+    descricao_origem: g.description,
+    historico_origem: g.history,
+    linhas: g.lines.map((l) => ({
+      linha_origem: l.rowNumber,
+      tipo_origem: l.type,
+      id_conta: l.accountId,
+      id_planejamento: l.planningId,
+      descricao_origem: l.description,
+      valor_debito: centsToNumber(l.debitCents),
+      valor_credito: centsToNumber(l.creditCents),
+      historico_origem: l.history
+    }))
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Receives a multipart upload: the one file part goes to a private temporary
+ * directory as it arrives (never buffered whole), hashed on the way; the text
+ * fields are collected whatever their order relative to the file. The caller must
+ * call `remove()` in a finally block, so the file is gone on every path.
+ */
+import { createHash } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { FastifyRequest } from 'fastify'
+import { EngineError } from '../core/errors.js'
+
+export interface Upload {
+  /** Path of the stored file, or undefined when the request had no file part. */
+  path: string | undefined
+  fileName: string
+  sha256: string
+  sizeBytes: number
+  fields: Record<string, string>
+  remove: () => Promise<void>
+}
+
+export async function receiveUpload (request: FastifyRequest, tmpDir: string, fileField = 'file'): Promise<Upload> {
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 })
+  const dir = await mkdtemp(join(tmpDir, 'upload-'))
+  const upload: Upload = {
+    path: undefined,
+    fileName: '',
+    sha256: '',
+    sizeBytes: 0,
+    fields: {},
+    remove: () => rm(dir, { recursive: true, force: true })
+  }
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (typeof part.value === 'string') upload.fields[part.fieldname] = part.value
+        continue
+      }
+      if (part.fieldname !== fileField || upload.path !== undefined) {
+        part.file.resume()
+        throw new EngineError('REQUEST_INVALID', `Send exactly one file, in the form field "${fileField}".`)
+      }
+      const path = join(dir, 'upload')
+      const hash = createHash('sha256')
+      let size = 0
+      const tap = new Transform({
+        transform (chunk: Buffer, _enc, done) {
+          hash.update(chunk)
+          size += chunk.length
+          done(null, chunk)
+        }
+      })
+      await pipeline(part.file, tap, createWriteStream(path, { mode: 0o600 }))
+      upload.path = path
+      upload.fileName = part.filename
+      upload.sha256 = hash.digest('hex')
+      upload.sizeBytes = size
+    }
+    return upload
+  } catch (err) {
+    await upload.remove()
+    throw err
+  }
+}
