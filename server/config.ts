@@ -30,9 +30,10 @@ export interface Config {
   import: ImportConfig
 }
 
+/** A bad configuration value; the message names the variable(s) and never echoes secrets. */
 export class ConfigError extends Error {
   constructor (readonly variable: string, message: string) {
-    super(`${variable}: ${message}`)
+    super(message.startsWith(variable) ? message : `${variable} ${message}`)
     this.name = 'ConfigError'
   }
 }
@@ -123,7 +124,7 @@ class EnvReader {
   throwIfInvalid (): void {
     if (this.errors.length === 1) throw this.errors[0]!
     if (this.errors.length > 1) {
-      throw new ConfigError(this.errors.map((e) => e.variable).join(', '), this.errors.map((e) => e.message).join('; '))
+      throw new ConfigError(this.errors.map((e) => e.variable).join(', '), `invalid configuration: ${this.errors.map((e) => e.message).join('; ')}`)
     }
   }
 }

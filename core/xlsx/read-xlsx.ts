@@ -27,6 +27,8 @@ export async function readXlsxFirstSheet (path: string, onRow: RowVisitor, optio
       scanner.push(chunk)
       done += chunk.length
       options.onProgress?.(done, total)
+      const wait = options.afterChunk?.()
+      if (wait !== undefined) await wait
       // Leaving the loop early runs the generator's finally, which closes the file.
       if (scanner.done) break
     }

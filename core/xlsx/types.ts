@@ -14,7 +14,12 @@ export interface ReadOptions {
   /** Cap for the parts held in memory (shared strings, styles, workbook). */
   maxMetadataBytes?: number
   signal?: AbortSignal
-  /** Progress over the compressed sheet (or the whole file for XLS), in bytes. */
+  /**
+   * Backpressure for slow consumers: awaited after each inflated chunk when given
+   * (the CLI's `rows` command waits here for stdout to drain).
+   */
+  afterChunk?: () => Promise<void> | undefined
+  /** Progress over the inflated sheet XML (or the whole file for XLS), in bytes. */
   onProgress?: (doneBytes: number, totalBytes: number) => void
 }
 

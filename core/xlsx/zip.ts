@@ -98,8 +98,10 @@ export class ZipArchive {
         if (this.limits.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
         total += chunk.length
         if (total > maxBytes) throw zipBomb(entry.fileName, maxBytes)
+        // A part that inflates past its declared size is lying about itself, the
+        // classic trick of zip bombs that pass header checks.
         if (total > entry.uncompressedSize) {
-          throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" inflates to more bytes than the archive declares.`)
+          throw new EngineError('XLSX_ZIP_BOMB', `The part "${entry.fileName}" inflates to more bytes than the archive declares; the file is refused as a possible zip bomb.`, { part: entry.fileName })
         }
         yield chunk
       }

@@ -1,0 +1,128 @@
+import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import XLSX from 'xlsx'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx.js'
+import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
+import { detectFormat } from './detect.js'
+import { readFirstSheet } from './read-first-sheet.js'
+
+let dir: string
+let n = 0
+beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'razao-hostile-')) })
+afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+
+const file = (ext = 'xlsx'): string => join(dir, `f-${n++}.${ext}`)
+const readAll = (path: string, maxInflatedBytes = 1 << 24) => readFirstSheet(path, () => {}, { maxInflatedBytes })
+const code = (c: string) => expect.objectContaining({ code: c })
+
+/**
+ * Rewrites a field of the central-directory headers (signature PK\1\2, APPNOTE 4.3.12)
+ * of the entries named `entry` (all when omitted): offset 8 is the 16-bit flags, 24 the
+ * 32-bit uncompressed size.
+ */
+function patchCentral (zip: Buffer, offset: number, value: number, entry?: string): Buffer {
+  const out = Buffer.from(zip)
+  for (let i = out.indexOf('PK\x01\x02'); i !== -1; i = out.indexOf('PK\x01\x02', i + 4)) {
+    const name = out.toString('utf8', i + 46, i + 46 + out.readUInt16LE(i + 28))
+    if (entry !== undefined && name !== entry) continue
+    if (offset === 8) out.writeUInt16LE(value, i + offset)
+    else out.writeUInt32LE(value, i + offset)
+  }
+  return out
+}
+
+const bigSheet = (): TinyWorkbook => ({ sheet: `<row r="1"><c><v>1</v></c></row>${' '.repeat(4 << 20)}` })
+
+describe('hostile and foreign files', () => {
+  it('refuses a part whose declared size passes the limit', async () => {
+    const path = file()
+    await writeTinyXlsx(path, bigSheet())
+    await expect(readAll(path, 1 << 20)).rejects.toThrow(code('XLSX_ZIP_BOMB'))
+  })
+
+  it('refuses a part that inflates beyond what it declares', async () => {
+    const path = file()
+    await writeTinyXlsx(path, bigSheet())
+    await writeFile(path, patchCentral(await readFile(path), 24, 1000, 'xl/worksheets/sheet1.xml'))
+    await expect(readAll(path, 1 << 24)).rejects.toThrow(code('XLSX_ZIP_BOMB'))
+  })
+
+  it('refuses DTDs and entity declarations in any XML part', async () => {
+    const dtd = '<?xml version="1.0"?><!DOCTYPE lol [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    for (const wb of [
+      { sheet: `${dtd}<worksheet><sheetData><row r="1"><c t="inlineStr"><is><t>&lol2;</t></is></c></row></sheetData></worksheet>` },
+      { sheet: '<row r="1"><c t="s"><v>0</v></c></row>', sharedStrings: `${dtd}<sst xmlns="${NS}"><si><t>&lol2;</t></si></sst>` },
+      { sheet: '', workbookXml: `${dtd}<workbook xmlns="${NS}"><sheets><sheet name="a" r:id="rId1" xmlns:r="x"/></sheets></workbook>` }
+    ] satisfies TinyWorkbook[]) {
+      const path = file()
+      await writeTinyXlsx(path, wb)
+      await expect(readAll(path)).rejects.toThrow(code('XLSX_DTD_FORBIDDEN'))
+    }
+  })
+
+  it('refuses a ZIP entry flagged as encrypted', async () => {
+    const path = file()
+    await writeTinyXlsx(path, { sheet: '<row r="1"><c><v>1</v></c></row>' })
+    await writeFile(path, patchCentral(await readFile(path), 8, 0x0001))
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_ENCRYPTED'))
+  })
+
+  it('refuses a password-protected workbook (an OLE2 file holding an EncryptedPackage)', async () => {
+    const cfb = XLSX.CFB.utils.cfb_new()
+    XLSX.CFB.utils.cfb_add(cfb, 'EncryptionInfo', Buffer.alloc(64, 1))
+    XLSX.CFB.utils.cfb_add(cfb, 'EncryptedPackage', Buffer.alloc(4096, 7))
+    const path = file('xlsx')
+    await writeFile(path, XLSX.CFB.write(cfb, { type: 'buffer' }) as Buffer)
+    expect(await detectFormat(path)).toBe('xls')
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_ENCRYPTED'))
+  })
+
+  it('refuses a workbook without sheets', async () => {
+    const path = file()
+    await writeTinyXlsx(path, { sheet: '', workbookXml: '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets/></workbook>' })
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_NO_SHEETS'))
+  })
+
+  it('refuses a ZIP that is not a workbook, and files that are neither ZIP nor OLE2', async () => {
+    const path = file()
+    await writeZip(path, { 'word/document.xml': '<w:document/>' })
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
+    const csv = file('xlsx')
+    await writeFile(csv, 'id;id_movim_finan\n1;2\n')
+    await expect(readAll(csv)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
+    const empty = file('xls')
+    await writeFile(empty, '')
+    await expect(readAll(empty)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
+  })
+
+  it('refuses an OLE2 file that is not a workbook', async () => {
+    const cfb = XLSX.CFB.utils.cfb_new()
+    XLSX.CFB.utils.cfb_add(cfb, 'WordDocument', Buffer.alloc(512, 3))
+    const path = file('xls')
+    await writeFile(path, XLSX.CFB.write(cfb, { type: 'buffer' }) as Buffer)
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
+  })
+
+  it('refuses truncated archives as damaged', async () => {
+    const path = file()
+    await writeTinyXlsx(path, { sheet: Array.from({ length: 2000 }, (_, i) => `<row r="${i + 1}"><c><v>${i}</v></c></row>`).join('') })
+    const bytes = await readFile(path)
+    await writeFile(path, bytes.subarray(0, Math.floor(bytes.length / 2)))
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_CORRUPT'))
+  })
+
+  it('reads a million shared strings in bounded time', async () => {
+    const strings = Array.from({ length: 1_000_000 }, (_, i) => `s${i}`)
+    const path = file()
+    await writeZip(path, tinyXlsxParts({ sharedStrings: strings, sheet: '<row r="1"><c t="s"><v>999999</v></c></row>' }))
+    const rows: unknown[] = []
+    const started = Date.now()
+    await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 28 })
+    expect(rows).toEqual([['s999999']])
+    // Generous bound: the point is "not quadratic", not a speed figure (bench/ measures speed).
+    expect(Date.now() - started).toBeLessThan(20_000)
+  })
+})

@@ -1,0 +1,78 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
+import { DateCell, ErrorCell } from './cells.js'
+import type { Cell } from './cells.js'
+import { readXlsxFirstSheet } from './read-xlsx.js'
+
+let dir: string
+let n = 0
+beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'razao-xlsx-')) })
+afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+
+async function read (wb: TinyWorkbook): Promise<{ rows: Array<[number, Cell[]]>, sheetName: string }> {
+  const path = join(dir, `wb-${n++}.xlsx`)
+  await writeTinyXlsx(path, wb)
+  const rows: Array<[number, Cell[]]> = []
+  const summary = await readXlsxFirstSheet(path, (r, cells) => { rows.push([r, cells]) }, { maxInflatedBytes: 1 << 26 })
+  expect(summary.rowsRead).toBe(rows.length)
+  return { rows, sheetName: summary.sheetName }
+}
+
+describe('readXlsxFirstSheet', () => {
+  it('decodes shared strings with rich text runs, skipping phonetic runs', async () => {
+    const { rows } = await read({
+      sharedStrings: '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>plain</t></si><si><r><t>bo</t></r><r><rPr><b/></rPr><t>ld</t></r></si><si><t>漢字</t><rPh sb="0" eb="2"><t>かんじ</t></rPh></si><si><t xml:space="preserve"> spaced </t></si><si/></sst>',
+      sheet: '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c><c r="C1" t="s"><v>2</v></c><c r="D1" t="s"><v>3</v></c><c r="E1" t="s"><v>4</v></c></row>'
+    })
+    expect(rows).toEqual([[1, ['plain', 'bold', '漢字', ' spaced ', '']]])
+  })
+
+  it('detects dates from built-in and custom formats through the cell style', async () => {
+    const { rows } = await read({
+      styles: { numFmts: { 164: 'dd/mm/yyyy', 165: '#,##0.00', 166: '[$-416]d" de "mmmm" de "yyyy' }, cellXfs: [0, 14, 164, 165, 22, 166, 4] },
+      sheet: '<row r="1">' + [0, 1, 2, 3, 4, 5, 6].map((s, i) => `<c r="${String.fromCharCode(65 + i)}1" s="${s}"><v>45000.25</v></c>`).join('') + '</row>'
+    })
+    expect(rows[0]![1]).toEqual([45000.25, new DateCell(45000.25), new DateCell(45000.25), 45000.25, new DateCell(45000.25), new DateCell(45000.25), 45000.25])
+  })
+
+  it('shifts 1904-system dates into the 1900 system', async () => {
+    const { rows } = await read({ date1904: true, styles: { cellXfs: [0, 14] }, sheet: '<row r="1"><c s="1"><v>0</v></c><c><v>0</v></c></row>' })
+    expect(rows[0]![1]).toEqual([new DateCell(1462), 0])
+    expect((rows[0]![1][0] as DateCell).toISO()).toBe('1904-01-01')
+  })
+
+  it('finds the first sheet by workbook order and relationships, not by part name', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const { rows, sheetName } = await read({
+      sheetPath: 'xl/worksheets/razao-dados.xml',
+      sheet: '<row r="1"><c t="inlineStr"><is><t>first in order</t></is></c></row>',
+      workbookXml: `<workbook xmlns="${NS}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Lançamentos" sheetId="7" r:id="rId1"/><sheet name="Other" sheetId="1" r:id="rId9"/></sheets></workbook>`,
+      extraParts: {
+        'xl/worksheets/sheet1.xml': `<worksheet xmlns="${NS}"><sheetData><row r="1"><c t="inlineStr"><is><t>wrong sheet</t></is></c></row></sheetData></worksheet>`
+      }
+    })
+    expect(sheetName).toBe('Lançamentos')
+    expect(rows).toEqual([[1, ['first in order']]])
+  })
+
+  it('reads cells without r attributes, skipped rows and columns, booleans and errors', async () => {
+    const { rows } = await read({
+      sheet: '<row><c><v>1</v></c><c><v>2</v></c></row><row r="5"><c r="C5" t="b"><v>0</v></c><c t="e"><v>#N/A</v></c></row><row><c r="B6" t="str"><v></v></c></row>'
+    })
+    expect(rows).toEqual([[1, [1, 2]], [5, [null, null, false, new ErrorCell('#N/A')]], [6, [null, '']]])
+  })
+
+  it('reads a stored (uncompressed) archive', async () => {
+    const { rows } = await read({ store: true, sheet: '<row r="1"><c><v>42</v></c></row>' })
+    expect(rows).toEqual([[1, [42]]])
+  })
+
+  it('reports an empty worksheet as no rows', async () => {
+    const { rows } = await read({ sheet: '' })
+    expect(rows).toEqual([])
+  })
+})

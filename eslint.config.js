@@ -1,0 +1,52 @@
+// Lint: typescript-eslint's recommended rules plus the dependency direction of
+// STYLE.md — server -> workers -> core, plugins -> core/plugin-api only — and no cycles.
+import tseslint from 'typescript-eslint'
+import importX from 'eslint-plugin-import-x'
+
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'tmp/**', 'fixtures/generated/**', 'bench/out/**'] },
+  ...tseslint.configs.recommended,
+  {
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-cycle': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error'
+    }
+  },
+  {
+    files: ['core/**/*.ts'],
+    rules: restrict([
+      { group: ['**/server/**', '**/server', '**/workers/**', '**/workers', '**/plugins/**', '**/plugins', '**/bench/**', '**/fixtures/**'], message: 'core/ imports nothing of server, workers, plugins, bench or fixtures (STYLE.md: dependency direction).' },
+      { group: ['fastify', '@fastify/*', 'piscina'], message: 'core/ has no HTTP and no thread pool.' }
+    ])
+  },
+  {
+    files: ['core/**/*.test.ts'],
+    rules: restrict([
+      { group: ['**/server/**', '**/server', '**/workers/**', '**/workers', '**/plugins/**', '**/plugins'], message: 'core tests exercise core only.' }
+    ])
+  },
+  {
+    files: ['workers/**/*.ts'],
+    rules: restrict([
+      { group: ['**/server/**', '**/server', '**/bench/**', '**/fixtures/**'], message: 'workers/ are called by server/, never the reverse (STYLE.md).' }
+    ])
+  },
+  {
+    files: ['plugins/**/*.ts'],
+    ignores: ['plugins/**/*.test.ts'],
+    rules: restrict([
+      { group: ['**/core/*', '!**/core/plugin-api.js', '**/server/**', '**/workers/**', '../*/**'], message: 'plugins import only core/plugin-api.js (and their own folder).' }
+    ])
+  },
+  {
+    files: ['server/**/*.ts', 'workers/**/*.ts', 'core/**/*.ts', 'plugins/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-console': 'error'
+    }
+  }
+)
