@@ -19,9 +19,13 @@ export type LedgerJobOutput =
   | { operation: 'analyze', analysis: LedgerAnalysis }
   | { operation: 'diagnose', diagnosis: LedgerDiagnosis }
 
-export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat): Promise<LedgerJobOutput> {
+/** `onProgress` is for in-process callers (the CLI); it cannot cross a thread. */
+export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (done: number, total: number) => void): Promise<LedgerJobOutput> {
   const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
-  const source = (onRow: RowVisitor) => read(input.path, onRow, { maxInflatedBytes: input.maxInflatedBytes })
+  const readOptions = onProgress === undefined
+    ? { maxInflatedBytes: input.maxInflatedBytes }
+    : { maxInflatedBytes: input.maxInflatedBytes, onProgress }
+  const source = (onRow: RowVisitor) => read(input.path, onRow, readOptions)
   const options = { batchSize: input.batchSize }
   return input.operation === 'analyze'
     ? { operation: 'analyze', analysis: await analyzeLedger(source, options) }
