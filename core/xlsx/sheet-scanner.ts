@@ -16,7 +16,7 @@ import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell, dateToSerial } from './cells
 import type { Cell } from './cells.js'
 import type { RowVisitor } from './types.js'
 import {
-  BANG, GT, LT, QMARK, SLASH, attributeRange, closingTag, decodeText, isName, localStart, nameEnd, richText
+  BANG, GT, LT, QMARK, SLASH, attributeRange, decodeText, isName, localStart, nameEnd, richText
 } from './xml-text.js'
 
 /** Excel's last column is XFD (16,384 columns; ECMA-376 Part 1, 18.3.1.4). */
@@ -27,6 +27,16 @@ const CH_A = 0x41
 const CH_Z = 0x5a
 const CH_MINUS = 0x2d
 const CH_DOT = 0x2e
+const CH_C = 0x63
+const CH_I = 0x69
+const CH_R = 0x72
+const CH_S = 0x73
+const CH_T = 0x74
+const CH_V = 0x76
+const EQ = 0x3d
+const QUOTE = 0x22
+const APOS = 0x27
+const COLON = 0x3a
 
 const enum CellType { Number, Shared, Inline, Str, Bool, Error, IsoDate }
 
@@ -44,7 +54,6 @@ export class SheetScanner {
   private rowNumber = 0
   private cells: Cell[] = []
   private nextColumn = 0
-  private cellClose: Buffer = Buffer.from('</c>')
   private readonly dateOffset: number
   rowsRead = 0
 
@@ -75,23 +84,39 @@ export class SheetScanner {
     throw new EngineError('SHEET_CORRUPT', 'The worksheet XML ends before its data does; the file is probably truncated.')
   }
 
-  /** Scans complete elements of `data`; returns where the unfinished tail starts. */
+  /**
+   * Scans complete elements of `data`; returns where the unfinished tail starts.
+   * Short hops use plain byte loops: a cell is ~30 bytes, and a Buffer.indexOf call
+   * costs more in its JS-to-C++ crossing than the loop costs to walk that far.
+   */
   private scan (data: Buffer): number {
     const len = data.length
     let pos = 0
     while (!this.finished) {
-      const lt = data.indexOf(LT, pos)
-      if (lt === -1) return len
+      let lt = pos
+      if (this.inSheetData) {
+        while (lt < len && data[lt] !== LT) lt++
+      } else {
+        lt = data.indexOf(LT, pos)
+        if (lt === -1) return len
+      }
       if (lt + 2 >= len) return lt
       const first = data[lt + 1]!
 
+      // Fast path: an unprefixed cell, the element that makes up most of a sheet.
+      if (first === CH_C && this.inSheetData && isNameEndByte(data[lt + 2]!)) {
+        const next = this.cell(data, lt + 2, len)
+        if (next < 0) return lt
+        pos = next
+        continue
+      }
       if (first === SLASH) {
-        const ne = nameEnd(data, lt + 2, len)
-        const gt = data.indexOf(GT, ne)
-        if (gt === -1) return lt
-        const ls = localStart(data, lt + 2, ne)
-        if (isName(data, ls, ne, 'row')) this.finishRow()
-        else if (isName(data, ls, ne, 'sheetData')) this.finished = true
+        let gt = lt + 2
+        while (gt < len && data[gt] !== GT) gt++
+        if (gt >= len) return lt
+        const ls = localStart(data, lt + 2, gt)
+        if (isName(data, ls, gt, 'row')) this.finishRow()
+        else if (isName(data, ls, gt, 'sheetData')) this.finished = true
         pos = gt + 1
         continue
       }
@@ -105,40 +130,150 @@ export class SheetScanner {
       const ne = nameEnd(data, lt + 1, len)
       if (ne >= len) return lt
       const ls = localStart(data, lt + 1, ne)
-      const gt = data.indexOf(GT, ne)
-      if (gt === -1) return lt
+      if (this.inSheetData && ne - ls === 1 && data[ls] === CH_C) {
+        const next = this.cell(data, ne, len)
+        if (next < 0) return lt
+        pos = next
+        continue
+      }
+      let gt = ne
+      while (gt < len && data[gt] !== GT) gt++
+      if (gt >= len) return lt
       const selfClosing = data[gt - 1] === SLASH
-
       if (!this.inSheetData) {
         if (isName(data, ls, ne, 'sheetData')) {
           this.inSheetData = true
           if (selfClosing) this.finished = true
         }
-        pos = gt + 1
-        continue
-      }
-      if (ne - ls === 1 && data[ls] === 0x63 /* c */) {
-        if (selfClosing) {
-          this.placeEmptyCell(data, ne, gt)
-          pos = gt + 1
-          continue
-        }
-        if (data[ls - 1] !== LT && this.cellClose.length === 4) this.cellClose = closingTag(data, lt + 1, ne)
-        const close = data.indexOf(this.cellClose, gt + 1)
-        if (close === -1) return lt
-        this.readCell(data, ne, gt, close)
-        pos = close + this.cellClose.length
-        continue
-      }
-      if (isName(data, ls, ne, 'row')) {
+      } else if (isName(data, ls, ne, 'row')) {
         this.startRow(data, ne, gt)
         if (selfClosing) this.finishRow()
-        pos = gt + 1
-        continue
       }
       pos = gt + 1
     }
     return len
+  }
+
+  /**
+   * One `<c>` element from just after its name: attributes, then the children up to
+   * the cell's closing tag. Returns the index after the element, or -1 when the
+   * element continues past the end of the buffer.
+   */
+  private cell (data: Buffer, from: number, len: number): number {
+    let i = from
+    let column = this.nextColumn
+    let style = 0
+    let type = CellType.Number
+    // Attributes: r (reference), s (style index), t (type); others are skipped.
+    for (;;) {
+      if (i >= len) return -1
+      const ch = data[i]!
+      if (ch === GT) { i++; break }
+      if (ch === SLASH) {
+        if (i + 1 >= len) return -1
+        this.nextColumn = column + 1
+        return i + 2
+      }
+      if (ch <= 0x20) { i++; continue }
+      // Fast path for the one-letter attributes Excel writes: r="A1", s="3", t="s".
+      if (i + 2 < len && data[i + 1] === EQ && data[i + 2] === QUOTE) {
+        const valueStart = i + 3
+        let valueEnd = valueStart
+        while (valueEnd < len && data[valueEnd] !== QUOTE) valueEnd++
+        if (valueEnd >= len) return -1
+        if (ch === CH_R) column = columnFromReference(data, valueStart, valueEnd)
+        else if (ch === CH_S) style = parseUnsigned(data, valueStart, valueEnd)
+        else if (ch === CH_T) type = cellType(data, valueStart, valueEnd)
+        i = valueEnd + 1
+        continue
+      }
+      const nameStart = i
+      while (i < len && data[i] !== EQ) i++
+      const nameLength = i - nameStart
+      while (i < len && data[i] !== QUOTE && data[i] !== APOS) i++
+      if (i >= len) return -1
+      const quote = data[i]!
+      const valueStart = ++i
+      while (i < len && data[i] !== quote) i++
+      if (i >= len) return -1
+      const valueEnd = i++
+      if (nameLength === 1) {
+        const name = data[nameStart]!
+        if (name === CH_R) column = columnFromReference(data, valueStart, valueEnd)
+        else if (name === CH_S) style = parseUnsigned(data, valueStart, valueEnd)
+        else if (name === CH_T) type = cellType(data, valueStart, valueEnd)
+      }
+    }
+    // Children: find <v> (or <is>) and the closing </c>.
+    let valueStart = -1
+    let valueEnd = -1
+    let inlineStart = -1
+    let closeStart = -1
+    // Fast path for the layout nearly every writer uses: <v>text</v></c>.
+    if (i + 3 < len && data[i] === LT && data[i + 1] === CH_V && data[i + 2] === GT) {
+      valueStart = i + 3
+      valueEnd = valueStart
+      while (valueEnd < len && data[valueEnd] !== LT) valueEnd++
+      if (valueEnd + 7 >= len) return -1
+      if (data[valueEnd + 1] === SLASH && data[valueEnd + 2] === CH_V && data[valueEnd + 3] === GT &&
+          data[valueEnd + 4] === LT && data[valueEnd + 5] === SLASH && data[valueEnd + 6] === CH_C && data[valueEnd + 7] === GT) {
+        closeStart = valueEnd + 4
+        i = valueEnd + 8
+      } else {
+        i = valueEnd
+      }
+    }
+    while (closeStart < 0) {
+      while (i < len && data[i] !== LT) i++
+      if (i + 1 >= len) return -1
+      if (data[i + 1] === SLASH) {
+        let gt = i + 2
+        while (gt < len && data[gt] !== GT) gt++
+        if (gt >= len) return -1
+        if (data[gt - 1] === CH_C && (data[gt - 2] === SLASH || data[gt - 2] === COLON)) {
+          closeStart = i
+          i = gt + 1
+          break
+        }
+        i = gt + 1
+        continue
+      }
+      const ne = nameEnd(data, i + 1, len)
+      let gt = ne
+      while (gt < len && data[gt] !== GT) gt++
+      if (gt >= len) return -1
+      const ls = localStart(data, i + 1, ne)
+      if (data[gt - 1] !== SLASH) {
+        if (ne - ls === 1 && data[ls] === CH_V) {
+          valueStart = gt + 1
+          valueEnd = valueStart
+          while (valueEnd < len && data[valueEnd] !== LT) valueEnd++
+          if (valueEnd >= len) return -1
+          i = valueEnd
+          continue
+        }
+        if (ne - ls === 2 && data[ls] === CH_I && data[ls + 1] === CH_S) inlineStart = gt + 1
+      }
+      i = gt + 1
+    }
+    this.nextColumn = column + 1
+    const value = type === CellType.Inline
+      ? (inlineStart < 0 ? null : richText(data, inlineStart, closeStart))
+      : valueStart < 0
+        ? (type === CellType.Str ? '' : null)
+        : this.decodeValue(data, valueStart, valueEnd, type, style)
+    if (value !== null) this.place(column, value)
+    return i
+  }
+
+  private place (column: number, value: Cell): void {
+    const cells = this.cells
+    if (column < cells.length) {
+      cells[column] = value
+      return
+    }
+    while (cells.length < column) cells.push(null)
+    cells.push(value)
   }
 
   /** Comments, processing instructions and declarations; a DTD is refused outright. */
@@ -175,58 +310,12 @@ export class SheetScanner {
     this.nextColumn = 0
   }
 
-  /** Column index of a cell: from its `r` reference, or the one after the previous cell. */
-  private columnOf (data: Buffer, from: number, gt: number): number {
-    const r = attributeRange(data, from, gt, 'r')
-    if (r === undefined) return this.nextColumn
-    let col = 0
-    let i = r[0]
-    for (; i < r[1]; i++) {
-      const b = data[i]!
-      if (b < CH_A || b > CH_Z) break
-      col = col * 26 + (b - CH_A + 1)
-    }
-    if (col === 0 || col > MAX_COLUMNS) {
-      throw new EngineError('SHEET_CORRUPT', `The worksheet has an invalid cell reference "${data.toString('latin1', r[0], r[1])}".`)
-    }
-    return col - 1
-  }
-
-  private placeEmptyCell (data: Buffer, from: number, gt: number): void {
-    this.nextColumn = this.columnOf(data, from, gt) + 1
-  }
-
-  private readCell (data: Buffer, from: number, gt: number, close: number): void {
-    const column = this.columnOf(data, from, gt)
-    this.nextColumn = column + 1
-    const typeRange = attributeRange(data, from, gt, 't')
-    const type = typeRange === undefined ? CellType.Number : cellType(data, typeRange[0], typeRange[1])
-    const value = type === CellType.Inline
-      ? richText(data, gt + 1, close)
-      : this.decodeValue(data, from, gt, close, type)
-    if (value === null) return
-    const cells = this.cells
-    if (column < cells.length) {
-      cells[column] = value
-      return
-    }
-    while (cells.length < column) cells.push(null)
-    cells.push(value)
-  }
-
-  private decodeValue (data: Buffer, from: number, gt: number, close: number, type: CellType): Cell {
-    const v = findValue(data, gt + 1, close)
-    if (v === undefined) return type === CellType.Str ? '' : null
-    const [start, end] = v
+  private decodeValue (data: Buffer, start: number, end: number, type: CellType, style: number): Cell {
     switch (type) {
       case CellType.Number: {
         if (start === end) return null
         const n = parseNumber(data, start, end)
-        const s = attributeRange(data, from, gt, 's')
-        if (s !== undefined && this.ctx.dateStyles[parseUnsigned(data, s[0], s[1])] === 1) {
-          return new DateCell(n + this.dateOffset)
-        }
-        return n
+        return this.ctx.dateStyles[style] === 1 ? new DateCell(n + this.dateOffset) : n
       }
       case CellType.Shared: {
         const index = parseUnsigned(data, start, end)
@@ -248,6 +337,24 @@ export class SheetScanner {
   }
 }
 
+function isNameEndByte (b: number): boolean {
+  return b === 0x20 || b === GT || b === SLASH || b === 0x0a || b === 0x09 || b === 0x0d
+}
+
+/** Zero-based column of a reference such as `AB12` (ECMA-376 Part 1, 18.18.62). */
+function columnFromReference (data: Buffer, start: number, end: number): number {
+  let col = 0
+  for (let i = start; i < end; i++) {
+    const b = data[i]!
+    if (b < CH_A || b > CH_Z) break
+    col = col * 26 + (b - CH_A + 1)
+  }
+  if (col === 0 || col > MAX_COLUMNS) {
+    throw new EngineError('SHEET_CORRUPT', `The worksheet has an invalid cell reference "${data.toString('latin1', start, end)}".`)
+  }
+  return col - 1
+}
+
 function cellType (data: Buffer, start: number, end: number): CellType {
   switch (data[start]) {
     case 0x73: return end - start === 1 ? CellType.Shared : CellType.Str // s | str
@@ -259,27 +366,6 @@ function cellType (data: Buffer, start: number, end: number): CellType {
     default:
       throw new EngineError('SHEET_CORRUPT', `The worksheet has a cell of unknown type "${data.toString('latin1', start, end)}".`)
   }
-}
-
-/** [start, end) of the text of the `<v>` child inside the cell content [from, to). */
-function findValue (data: Buffer, from: number, to: number): [number, number] | undefined {
-  let pos = from
-  while (pos < to) {
-    const lt = data.indexOf(LT, pos)
-    if (lt === -1 || lt >= to) return undefined
-    if (data[lt + 1] === SLASH) { pos = lt + 2; continue }
-    const ne = nameEnd(data, lt + 1, to)
-    const gt = data.indexOf(GT, ne)
-    if (gt === -1 || gt >= to) return undefined
-    const ls = localStart(data, lt + 1, ne)
-    if (ne - ls === 1 && data[ls] === 0x76 /* v */) {
-      if (data[gt - 1] === SLASH) return undefined
-      const end = data.indexOf(LT, gt + 1)
-      return [gt + 1, end === -1 || end > to ? to : end]
-    }
-    pos = gt + 1
-  }
-  return undefined
 }
 
 /** Non-negative integer from ASCII digits (row numbers, style and string indexes). */

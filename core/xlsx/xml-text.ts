@@ -117,10 +117,7 @@ export function richText (data: Buffer, start: number, end: number): string {
     if (gt === -1) break
     const selfClosing = data[gt - 1] === SLASH
     if (!selfClosing && isName(data, ls, ne, 't')) {
-      const close = data.indexOf(LT, gt + 1)
-      const stop = close === -1 || close > end ? end : close
-      text += decodeText(data, gt + 1, stop)
-      pos = stop
+      pos = textContent(data, gt + 1, end, (piece) => { text += piece })
     } else if (!selfClosing && isName(data, ls, ne, 'rPh')) {
       const close = data.indexOf(closingTag(data, lt + 1, ne), gt + 1)
       pos = close === -1 || close > end ? end : close
@@ -129,6 +126,29 @@ export function richText (data: Buffer, start: number, end: number): string {
     }
   }
   return text
+}
+
+const CDATA_OPEN = Buffer.from('<![CDATA[')
+const CDATA_CLOSE = Buffer.from(']]>')
+
+/**
+ * Text of an element from `from` to its end tag: character data with entities
+ * resolved, and CDATA sections taken verbatim (XML 1.0, 2.7). Returns where the end
+ * tag starts.
+ */
+function textContent (data: Buffer, from: number, end: number, append: (piece: string) => void): number {
+  let pos = from
+  while (pos < end) {
+    let lt = data.indexOf(LT, pos)
+    if (lt === -1 || lt > end) lt = end
+    if (lt > pos) append(decodeText(data, pos, lt))
+    if (lt >= end || data[lt + 1] !== BANG || data.compare(CDATA_OPEN, 0, CDATA_OPEN.length, lt, lt + CDATA_OPEN.length) !== 0) return lt
+    const close = data.indexOf(CDATA_CLOSE, lt + CDATA_OPEN.length)
+    if (close === -1 || close > end) return end
+    append(data.toString('utf8', lt + CDATA_OPEN.length, close))
+    pos = close + CDATA_CLOSE.length
+  }
+  return pos
 }
 
 const closingTags = new Map<string, Buffer>()

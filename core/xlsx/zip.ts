@@ -6,12 +6,21 @@
  */
 import { createReadStream } from 'node:fs'
 import { createInflateRaw } from 'node:zlib'
+import type { ZlibOptions } from 'node:zlib'
 import yauzl from 'yauzl'
 import type { Entry, ZipFile } from 'yauzl'
 import { EngineError } from '../errors.js'
 
 const READ_SLICE_BYTES = 1 << 20
 const INFLATE_CHUNK_BYTES = 256 * 1024
+/**
+ * How far inflation may run ahead of the scanner. zlib works on the libuv thread
+ * pool, so with a few chunks of slack it inflates the next chunks while this thread
+ * scans the current one, and the read costs about max(inflate, scan), not the sum.
+ */
+const INFLATE_AHEAD_BYTES = 4 * INFLATE_CHUNK_BYTES
+// highWaterMark is a Transform option that zlib's own option type does not list.
+const INFLATE_OPTIONS: ZlibOptions = Object.assign({ chunkSize: INFLATE_CHUNK_BYTES }, { highWaterMark: INFLATE_AHEAD_BYTES })
 /** A workbook has a few dozen parts; thousands of entries mean a hostile or foreign archive. */
 const MAX_ENTRIES = 10_000
 /** General purpose flag bit 0 (APPNOTE 4.4.4): the entry is encrypted. */
@@ -88,7 +97,7 @@ export class ZipArchive {
       highWaterMark: READ_SLICE_BYTES
     })
     const source = entry.compressionMethod === 8
-      ? raw.pipe(createInflateRaw({ chunkSize: INFLATE_CHUNK_BYTES }))
+      ? raw.pipe(createInflateRaw(INFLATE_OPTIONS))
       : raw
     // pipe() does not forward errors from the file stream to the inflater.
     if (source !== raw) raw.on('error', (err) => source.destroy(err))

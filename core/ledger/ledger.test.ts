@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest'
+import { DateCell } from '../xlsx/index.js'
+import type { Cell, RowVisitor } from '../xlsx/index.js'
+import { analyzeLedger, diagnoseLedger } from './ledger.js'
+
+const HEADER: Cell[] = [' ID ', 'Id_Movim_Finan', 'DATA', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito', 'extra', 'Historico']
+
+type Row = [number, Cell[]]
+const row = (n: number, id: Cell, group: Cell, date: Cell, credit: Cell, debit: Cell, tipo: Cell = 'PAGAR', history: Cell = null): Row =>
+  [n, [id, group, date, 10, `desc ${n}`, 20, 'plan', tipo, '1.1', credit, debit, 'ignored', history]]
+
+/** A sheet source over rows in memory, counting how many times it was read. */
+function source (rows: Row[]) {
+  const reads = { count: 0 }
+  const read = async (onRow: RowVisitor) => {
+    reads.count++
+    for (const [n, cells] of rows) if (onRow(n, cells) === false) break
+    return { format: 'xlsx' as const, sheetName: 's', rowsRead: rows.length }
+  }
+  return { read, reads }
+}
+
+const LEDGER: Row[] = [
+  [1, HEADER],
+  row(2, 1, 100, new DateCell(45000), null, 1234.56, 'PAGAR', 'hist A'),
+  row(3, 2, 100, '15/03/2023', '1.234,56', null),
+  row(4, 3, 200, 45010, '10.00', '', 'RECEBER'),
+  row(6, 4, 200, '2023-02-01', null, 9.99, 'RECEBER', 'hist B'),
+  [7, []],
+  row(8, 5, 300, '31/12/2023', 5, 5),
+  row(9, 6, 300, '01/01/2023', null, null)
+]
+
+describe('analyzeLedger', () => {
+  it('computes every total in integer cents and the unbalanced groups', async () => {
+    const { read } = source(LEDGER)
+    const a = await analyzeLedger(read, { batchSize: 4 })
+    expect(a).toMatchObject({
+      totalRows: 6,
+      totalBatches: 2,
+      totalDebitCents: 123456 + 999 + 500,
+      totalCreditCents: 123456 + 1000 + 500,
+      differenceCents: -1,
+      distinctGroups: 3,
+      minDate: '2023-01-01',
+      maxDate: '2023-12-31',
+      types: { PAGAR: 4, RECEBER: 2 },
+      rowsWithBothDebitCredit: 1,
+      rowsWithoutValues: 1,
+      unbalancedGroups: 1
+    })
+    expect(a.problemSamples).toEqual([])
+  })
+
+  it('reports garbage, negative and over-precise amounts instead of zeroing them silently', async () => {
+    const { read } = source([
+      [1, HEADER],
+      row(2, 1, 100, '01/02/2024', 'abc', 10),
+      row(3, 2, 100, '31/02/2024', -10, null),
+      row(4, 'x', null, '2024-02-01', 1.005, null)
+    ])
+    const a = await analyzeLedger(read, { batchSize: 1000 })
+    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID_MOVIM_FINAN: 1 })
+    expect(a.problemSamples).toContainEqual({ kind: 'INVALID_AMOUNT', rowNumber: 2, column: 'credito', value: 'abc' })
+    expect(a.problemSamples).toContainEqual({ kind: 'INVALID_DATE', rowNumber: 3, column: 'data', value: '31/02/2024' })
+    expect(a.totalCreditCents).toBe(-1000 + 101)
+    expect(a.totalDebitCents).toBe(1000)
+  })
+
+  it('names every missing required column', async () => {
+    const { read } = source([[1, ['id', 'data', 'credito']]])
+    await expect(analyzeLedger(read, { batchSize: 1000 })).rejects.toMatchObject({
+      code: 'LEDGER_MISSING_COLUMNS',
+      details: { missing: ['id_movim_finan', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'debito'] }
+    })
+  })
+
+  it('refuses an empty sheet', async () => {
+    const { read } = source([])
+    await expect(analyzeLedger(read, { batchSize: 1000 })).rejects.toMatchObject({ code: 'LEDGER_EMPTY' })
+  })
+})
+
+describe('diagnoseLedger', () => {
+  it('returns every original row of each unbalanced group, with sheet row numbers', async () => {
+    const { read, reads } = source(LEDGER)
+    const d = await diagnoseLedger(read, { batchSize: 1000 })
+    expect(reads.count).toBe(2)
+    expect(d.groups).toEqual([{
+      groupId: 200,
+      date: serialDate(45010),
+      debitCents: 999,
+      creditCents: 1000,
+      differenceCents: -1,
+      description: 'desc 4',
+      history: null,
+      lines: [
+        { rowNumber: 4, type: 'RECEBER', accountId: 10, planningId: 20, description: 'desc 4', debitCents: 0, creditCents: 1000, history: null },
+        { rowNumber: 6, type: 'RECEBER', accountId: 10, planningId: 20, description: 'desc 6', debitCents: 999, creditCents: 0, history: 'hist B' }
+      ]
+    }])
+  })
+
+  it('reads a balanced file once', async () => {
+    const { read, reads } = source(LEDGER.filter(([n]) => n !== 4 && n !== 6))
+    const d = await diagnoseLedger(read, { batchSize: 1000 })
+    expect(d.groups).toEqual([])
+    expect(reads.count).toBe(1)
+  })
+})
+
+function serialDate (serial: number): string {
+  return new DateCell(serial).toISO()
+}
