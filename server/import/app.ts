@@ -24,8 +24,10 @@ export interface ImportAppOptions {
   config: ImportConfig
   apiKey: string
   pool: WorkerPool
-  /** Pino logger on (the default) or off, for tests that assert on output. */
+  /** Pino logger on (the default) or off. */
   logger?: boolean
+  /** Where log lines go (default stdout); tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream
 }
 
 export const IMPORT_SERVICE_NAME = 'razao-import'
@@ -33,7 +35,7 @@ export const IMPORT_SERVICE_NAME = 'razao-import'
 export async function buildImportApp (options: ImportAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
   const app = Fastify({
-    logger: options.logger === false ? false : loggerOptions(shared.logLevel),
+    logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     // Uploads of hundreds of MB take a while on slow links.

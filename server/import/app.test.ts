@@ -1,0 +1,265 @@
+/**
+ * The import service over real HTTP: a listening Fastify app, the real worker pool,
+ * real files from the seeded generator. Every status of spec 1, section 7 that the
+ * read-only routes can give is exercised here.
+ */
+import { request as httpRequest } from 'node:http'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FastifyInstance } from 'fastify'
+import { generateLedger } from '../../fixtures/ledger/generate.js'
+import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
+import { writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { createPool } from '../../workers/pool.js'
+import type { WorkerPool } from '../../workers/pool.js'
+import { loadConfig } from '../config.js'
+import { buildImportApp } from './app.js'
+
+const API_KEY = 'test-key-0123456789abcdef'
+let dir: string
+let uploadTmp: string
+let pool: WorkerPool
+let app: FastifyInstance
+let base: string
+const logs = new PassThrough()
+let logText = ''
+logs.on('data', (chunk: Buffer) => { logText += chunk.toString() })
+
+const files: Record<string, string> = {}
+let facts: LedgerFacts
+let xlsFacts: LedgerFacts
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-import-app-'))
+  uploadTmp = join(dir, 'uploads')
+  const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: uploadTmp, IMPORT_MAX_UPLOAD_BYTES: String(8 * 1024 * 1024), IMPORT_MAX_INFLATED_BYTES: String(64 * 1024 * 1024), LOG_LEVEL: 'info' })
+  pool = createPool({ maxThreads: 2 })
+  app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: API_KEY, pool, logStream: logs })
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+
+  files.ledger = join(dir, 'ledger.xlsx')
+  facts = await generateLedger({
+    path: files.ledger, format: 'xlsx', rows: 3000, seed: 7, unbalancedGroups: 4, textAmountEvery: 9,
+    blankRowEvery: 250, dateStyle: 'mixed', extraColumns: true, headerCase: 'padded', oddPartNames: true
+  })
+  files.xls = join(dir, 'ledger.xls')
+  xlsFacts = await generateLedger({ path: files.xls, format: 'xls', rows: 1500, seed: 3, unbalancedGroups: 2, dateStyle: 'date-cell' })
+  files.balanced = join(dir, 'balanced.xlsx')
+  await generateLedger({ path: files.balanced, format: 'xlsx', rows: 500, seed: 11 })
+  files.csv = join(dir, 'ledger.xlsx.csv')
+  await writeFile(files.csv, 'id;id_movim_finan;data\n1;2;01/01/2024\n')
+  files.missingColumns = join(dir, 'missing.xlsx')
+  await writeTinyXlsx(files.missingColumns, { sheet: '<row r="1"><c t="inlineStr"><is><t>id</t></is></c><c t="inlineStr"><is><t>DATA</t></is></c></row>' })
+  files.bomb = join(dir, 'bomb.xlsx')
+  await writeTinyXlsx(files.bomb, { sheet: `<row r="1"><c><v>1</v></c></row>${' '.repeat(80 * 1024 * 1024)}` })
+  files.big = join(dir, 'big.bin')
+  await writeFile(files.big, Buffer.alloc(9 * 1024 * 1024, 1))
+}, 120_000)
+
+afterAll(async () => {
+  await app.close()
+  await pool.destroy()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function post (path: string, fields: Record<string, string>, file?: { path: string, name: string }, headers: Record<string, string> = { 'x-api-key': API_KEY }) {
+  const form = new FormData()
+  for (const [k, v] of Object.entries(fields)) form.append(k, v)
+  if (file !== undefined) form.append('file', new Blob([await readFile(file.path)]), file.name)
+  const res = await fetch(`${base}${path}`, { method: 'POST', body: form, headers })
+  return { status: res.status, body: await res.json() as Record<string, any> }
+}
+
+async function uploadsLeft (): Promise<string[]> {
+  try { return await readdir(uploadTmp) } catch { return [] }
+}
+
+describe('GET /health', () => {
+  it('answers without a key', async () => {
+    const res = await fetch(`${base}/health`)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ success: true, service: 'razao-import', environment: 'development' })
+  })
+})
+
+describe('authentication', () => {
+  it('refuses a missing or wrong X-API-Key with 401', async () => {
+    for (const headers of [{}, { 'x-api-key': 'wrong' }, { 'x-api-key': `${API_KEY}x` }]) {
+      const { status, body } = await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' }, headers)
+      expect(status).toBe(401)
+      expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
+    }
+  })
+})
+
+describe('POST /v1/analyze', () => {
+  it('returns every AnalyzeResponse field, equal to the generator\'s facts to the cent', async () => {
+    const { status, body } = await post('/v1/analyze', { batch_size: '250' }, { path: files.ledger!, name: 'Razão março.xlsx' })
+    expect(status).toBe(200)
+    const hash = (await import('node:crypto')).createHash('sha256').update(await readFile(files.ledger!)).digest('hex')
+    expect(body).toMatchObject({
+      success: true,
+      file_name: 'Razão março.xlsx',
+      sha256: hash,
+      total_rows: facts.totalRows,
+      total_batches: Math.ceil(facts.totalRows / 250),
+      total_debit: facts.totalDebitCents / 100,
+      total_credit: facts.totalCreditCents / 100,
+      difference: (facts.totalDebitCents - facts.totalCreditCents) / 100,
+      distinct_id_movim_finan: facts.distinctGroups,
+      min_date: facts.minDate,
+      max_date: facts.maxDate,
+      types: facts.typeCounts,
+      rows_with_both_debit_credit: facts.rowsWithBothDebitCredit,
+      rows_without_values: facts.rowsWithoutValues,
+      unbalanced_lots: facts.unbalancedGroupIds.length,
+      invalid_cells: 0,
+      cell_problems: []
+    })
+    expect(Math.round(body.total_debit * 100)).toBe(facts.totalDebitCents)
+  })
+
+  it('reads XLS through the isolated reader with the same contract', async () => {
+    const { status, body } = await post('/v1/analyze', {}, { path: files.xls!, name: 'ledger.xls' })
+    expect(status).toBe(200)
+    expect(body).toMatchObject({
+      total_rows: xlsFacts.totalRows,
+      total_batches: Math.ceil(xlsFacts.totalRows / 1000),
+      total_debit: xlsFacts.totalDebitCents / 100,
+      total_credit: xlsFacts.totalCreditCents / 100,
+      unbalanced_lots: xlsFacts.unbalancedGroupIds.length,
+      min_date: xlsFacts.minDate,
+      max_date: xlsFacts.maxDate
+    })
+  })
+
+  it.each([['99'], ['10001'], ['abc'], ['1e3'], ['-100']])('refuses batch_size=%s with 400', async (value) => {
+    const { status, body } = await post('/v1/analyze', { batch_size: value }, { path: files.balanced!, name: 'b.xlsx' })
+    expect(status).toBe(400)
+    expect(body.detail).toMatch(/batch_size/)
+  })
+
+  it('refuses an unknown modo_importacao with 400', async () => {
+    const { status, body } = await post('/v1/analyze', { modo_importacao: 'APAGAR' }, { path: files.balanced!, name: 'b.xlsx' })
+    expect(status).toBe(400)
+    expect(body.detail).toMatch(/modo_importacao/)
+  })
+
+  it('refuses a request without a file with 422', async () => {
+    const { status, body } = await post('/v1/analyze', { batch_size: '100' })
+    expect(status).toBe(422)
+    expect(body.detail).toMatch(/file/)
+  })
+
+  it('decides the format by the bytes: a CSV named .xlsx is refused with 400', async () => {
+    const { status, body } = await post('/v1/analyze', {}, { path: files.csv!, name: 'ledger.xlsx' })
+    expect(status).toBe(400)
+    expect(body.detail).toMatch(/neither an XLSX nor an XLS/)
+  })
+
+  it('names the missing required columns with 400', async () => {
+    const { status, body } = await post('/v1/analyze', {}, { path: files.missingColumns!, name: 'm.xlsx' })
+    expect(status).toBe(400)
+    expect(body.detail).toContain('id_movim_finan')
+    expect(body.detail).toContain('debito')
+  })
+
+  it('refuses an upload above the size limit with 413 and keeps nothing', async () => {
+    const { status, body } = await post('/v1/analyze', {}, { path: files.big!, name: 'big.xlsx' })
+    expect(status).toBe(413)
+    expect(body.detail).toMatch(/larger/)
+    expect(await uploadsLeft()).toEqual([])
+  })
+
+  it('refuses a zip bomb with 400 and the pool still serves the next request', async () => {
+    const bomb = await post('/v1/analyze', {}, { path: files.bomb!, name: 'bomb.xlsx' })
+    expect(bomb.status).toBe(400)
+    expect(bomb.body.detail).toMatch(/zip bomb/)
+    const next = await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })
+    expect(next.status).toBe(200)
+  })
+
+  it('refuses a body that is not multipart with 400', async () => {
+    const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } })
+    expect(res.status).toBe(400)
+    expect(Object.keys(await res.json() as object)).toEqual(['detail'])
+  })
+})
+
+describe('POST /v1/diagnose-unbalanced', () => {
+  it('returns every unbalanced group with all of its original rows', async () => {
+    const { status, body } = await post('/v1/diagnose-unbalanced', {}, { path: files.ledger!, name: 'ledger.xlsx' })
+    expect(status).toBe(200)
+    expect(body.diagnostico).toBe('ARQUIVO_DESBALANCEADO')
+    expect(body.nome_arquivo).toBe('ledger.xlsx')
+    expect(body.resumo).toEqual({
+      total_linhas: facts.totalRows,
+      total_movimentos_financeiros: facts.distinctGroups,
+      total_debito: facts.totalDebitCents / 100,
+      total_credito: facts.totalCreditCents / 100,
+      diferenca: (facts.totalDebitCents - facts.totalCreditCents) / 100,
+      quantidade_grupos_desbalanceados: facts.unbalancedGroupIds.length,
+      total_batches: Math.ceil(facts.totalRows / 1000)
+    })
+    const groups = body.grupos_desbalanceados as Array<Record<string, any>>
+    expect(groups.map((g) => g.id_movim_finan).sort((a, b) => a - b)).toEqual(facts.unbalancedGroupIds)
+    for (const g of groups) {
+      const expected = facts.unbalancedGroupTotals[g.id_movim_finan]!
+      expect(g.linhas.map((l: Record<string, unknown>) => l.linha_origem)).toEqual(facts.unbalancedGroupRows[g.id_movim_finan])
+      expect(g.quantidade_linhas).toBe(g.linhas.length)
+      expect(g.total_debito).toBe(expected.debitCents / 100)
+      expect(g.total_credito).toBe(expected.creditCents / 100)
+      expect(g.diferenca).toBe((expected.debitCents - expected.creditCents) / 100)
+      expect(g.data).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+      for (const line of g.linhas) {
+        expect(Object.keys(line).sort()).toEqual(['descricao_origem', 'historico_origem', 'id_conta', 'id_planejamento', 'linha_origem', 'tipo_origem', 'valor_credito', 'valor_debito'])
+        expect(typeof line.id_conta).toBe('number')
+      }
+    }
+  })
+
+  it('says ARQUIVO_BALANCEADO with no groups for a balanced file', async () => {
+    const { status, body } = await post('/v1/diagnose-unbalanced', {}, { path: files.balanced!, name: 'b.xlsx' })
+    expect(status).toBe(200)
+    expect(body.diagnostico).toBe('ARQUIVO_BALANCEADO')
+    expect(body.grupos_desbalanceados).toEqual([])
+    expect(body.resumo.quantidade_grupos_desbalanceados).toBe(0)
+  })
+})
+
+describe('temporary files and logs', () => {
+  it('removes the upload after success and after errors', async () => {
+    await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })
+    await post('/v1/analyze', {}, { path: files.csv!, name: 'c.xlsx' })
+    await post('/v1/analyze', { batch_size: '5' }, { path: files.balanced!, name: 'b.xlsx' })
+    expect(await uploadsLeft()).toEqual([])
+  })
+
+  it('removes the upload when the client aborts mid-upload', async () => {
+    const boundary = 'razao-test-boundary'
+    const req = httpRequest(`${base}/v1/analyze`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(4 * 1024 * 1024) }
+    })
+    req.on('error', () => {})
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.xlsx"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+    req.write(Buffer.alloc(512 * 1024, 7))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await uploadsLeft()).length).toBe(1)
+    req.destroy()
+    await expect.poll(uploadsLeft, { timeout: 5000 }).toEqual([])
+  })
+
+  it('logs a request id on request lines and never the API key', async () => {
+    await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })
+    const lines = logText.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const requestLines = lines.filter((l) => l.req !== undefined || l.res !== undefined)
+    expect(requestLines.length).toBeGreaterThan(0)
+    for (const l of requestLines) expect(l.reqId).toEqual(expect.any(String))
+    expect(logText).not.toContain(API_KEY)
+  })
+})
