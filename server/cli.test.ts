@@ -1,0 +1,158 @@
+/**
+ * The `razao` command as a user runs it: a child process on the TypeScript sources
+ * (through tsx, so no build is needed), real files, real exit codes.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateLedger } from '../fixtures/ledger/generate.js'
+import type { LedgerFacts } from '../fixtures/ledger/generate.js'
+import { writeTinyXlsx } from '../fixtures/tiny-xlsx.js'
+
+const CLI = join(import.meta.dirname, 'cli.ts')
+let dir: string
+let ledger: string
+let facts: LedgerFacts
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-cli-'))
+  ledger = join(dir, 'ledger.xlsx')
+  facts = await generateLedger({ path: ledger, format: 'xlsx', rows: 800, seed: 5, unbalancedGroups: 2, dateStyle: 'text-br' })
+})
+afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+
+interface Run { code: number | null, stdout: string, stderr: string }
+
+function razao (args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: join(import.meta.dirname, '..'),
+      env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+describe('razao', () => {
+  it('prints help', async () => {
+    const run = await razao(['--help'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/razao serve \[import\|sign\|extract\|gateway\|agent\|all\]/)
+    expect(run.stdout).toMatch(/razao rows FILE \[--limit N\]/)
+  })
+
+  it('analyze prints the /v1/analyze JSON', async () => {
+    const run = await razao(['analyze', ledger, '--batch-size', '100'])
+    expect(run.code).toBe(0)
+    const body = JSON.parse(run.stdout) as Record<string, unknown>
+    expect(body).toMatchObject({
+      success: true,
+      file_name: 'ledger.xlsx',
+      total_rows: facts.totalRows,
+      total_batches: Math.ceil(facts.totalRows / 100),
+      total_debit: facts.totalDebitCents / 100,
+      total_credit: facts.totalCreditCents / 100,
+      unbalanced_lots: 2,
+      min_date: facts.minDate,
+      max_date: facts.maxDate
+    })
+    expect(body.sha256).toMatch(/^[0-9a-f]{64}$/)
+    // No progress bar when stderr is not a terminal.
+    expect(run.stderr).toBe('')
+  })
+
+  it('diagnose prints the unbalanced groups with their sheet rows', async () => {
+    const run = await razao(['diagnose', ledger])
+    expect(run.code).toBe(0)
+    const body = JSON.parse(run.stdout) as { grupos_desbalanceados: Array<{ id_movim_finan: number, linhas: Array<{ linha_origem: number }> }> }
+    expect(body.grupos_desbalanceados.map((g) => g.id_movim_finan).sort((a, b) => a - b)).toEqual(facts.unbalancedGroupIds)
+    for (const g of body.grupos_desbalanceados) {
+      expect(g.linhas.map((l) => l.linha_origem)).toEqual(facts.unbalancedGroupRows[g.id_movim_finan])
+    }
+  })
+
+  it('rows shows the first sheet as read, with sheet row numbers and typed cells', async () => {
+    const path = join(dir, 'rows.xlsx')
+    await writeTinyXlsx(path, {
+      styles: { cellXfs: [0, 14, 22] },
+      sheet: '<row r="2"><c t="inlineStr"><is><t>texto</t></is></c><c><v>1.5</v></c><c s="1"><v>45000</v></c><c s="2"><v>45000.75</v></c>' +
+        '<c t="b"><v>1</v></c><c t="e"><v>#DIV/0!</v></c><c r="H2"><v>3</v></c></row><row r="9"><c><v>9</v></c></row><row r="10"><c><v>10</v></c></row>'
+    })
+    const run = await razao(['rows', path, '--limit', '2'])
+    expect(run.code).toBe(0)
+    expect(run.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+      { row: 2, cells: ['texto', 1.5, '2023-03-15', '2023-03-15T18:00:00', true, '#DIV/0!', null, 3] },
+      { row: 9, cells: [9] }
+    ])
+  })
+
+  it('fails with a clear message and exit 1 on a file it cannot read', async () => {
+    const run = await razao(['analyze', join(dir, 'nope.xlsx')])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/^razao: .*nope\.xlsx/)
+    expect(run.stderr).not.toMatch(/at .*\.ts:\d+/)
+  })
+
+  it('stops with exit 2 naming a bad configuration variable', async () => {
+    const run = await razao(['analyze', ledger], { IMPORT_MAX_INFLATED_BYTES: 'lots' })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/IMPORT_MAX_INFLATED_BYTES/)
+  })
+
+  it('refuses an unknown command and services not built yet', async () => {
+    expect((await razao(['frobnicate'])).code).toBe(2)
+    const sign = await razao(['serve', 'sign'])
+    expect(sign.code).toBe(2)
+    expect(sign.stderr).toMatch(/not built yet/)
+  })
+
+  it('serve all starts on embedded defaults, prints a generated key once, and stops on SIGTERM', async () => {
+    const dataDir = join(dir, 'serve-data')
+    const first = await serveOnce(dataDir)
+    expect(first.stderr).toMatch(/Generated a development API key/)
+    const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
+    expect(first.stderr).toContain(key)
+    expect(first.health).toEqual({ success: true, service: 'razao-import', environment: 'development' })
+    expect(first.code).toBe(0)
+    const second = await serveOnce(dataDir)
+    expect(second.stderr).not.toMatch(/Generated/)
+    expect(second.stderr).not.toContain(key)
+    expect(second.authorized).toBe(400)
+  })
+})
+
+/** Starts `razao serve all` on a free port, calls it, then sends SIGTERM. */
+function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, authorized: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
+      cwd: join(import.meta.dirname, '..'),
+      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
+      stdio: ['ignore', 'ignore', 'pipe']
+    })
+    let stderr = ''
+    let health: unknown
+    let authorized = 0
+    let asked = false
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString()
+      const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1]
+      if (url === undefined || asked) return
+      asked = true
+      void (async () => {
+        health = await (await fetch(`${url}/health`)).json()
+        const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
+        // With the right key and no body, the request gets past authentication.
+        authorized = (await fetch(`${url}/v1/analyze`, { method: 'POST', headers: { 'x-api-key': key } })).status
+        child.kill('SIGTERM')
+      })().catch(reject)
+    })
+    child.on('close', (code) => resolve({ code, stderr, health, authorized }))
+  })
+}
