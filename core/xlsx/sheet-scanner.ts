@@ -176,15 +176,30 @@ export class SheetScanner {
       }
       if (ch <= 0x20) { i++; continue }
       // Fast path for the one-letter attributes Excel writes: r="A1", s="3", t="s".
+      // Each value is decoded in the same pass that looks for its closing quote.
       if (i + 2 < len && data[i + 1] === EQ && data[i + 2] === QUOTE) {
-        const valueStart = i + 3
-        let valueEnd = valueStart
-        while (valueEnd < len && data[valueEnd] !== QUOTE) valueEnd++
-        if (valueEnd >= len) return -1
-        if (ch === CH_R) column = columnFromReference(data, valueStart, valueEnd)
-        else if (ch === CH_S) style = parseUnsigned(data, valueStart, valueEnd)
-        else if (ch === CH_T) type = cellType(data, valueStart, valueEnd)
-        i = valueEnd + 1
+        i += 3
+        if (ch === CH_R) {
+          let col = 0
+          let b = 0
+          while (i < len && (b = data[i]!) >= CH_A && b <= CH_Z) { col = col * 26 + (b - CH_A + 1); i++ }
+          while (i < len && data[i] !== QUOTE) i++
+          if (i >= len) return -1
+          if (col === 0 || col > MAX_COLUMNS) throw badReference(data, from, i)
+          column = col - 1
+        } else if (ch === CH_S) {
+          let n = 0
+          let b = 0
+          while (i < len && (b = data[i]!) !== QUOTE) { n = n * 10 + (b - CH_0); i++ }
+          if (i >= len) return -1
+          style = n
+        } else {
+          const valueStart = i
+          while (i < len && data[i] !== QUOTE) i++
+          if (i >= len) return -1
+          if (ch === CH_T) type = cellType(data, valueStart, i)
+        }
+        i++
         continue
       }
       const nameStart = i
@@ -210,9 +225,15 @@ export class SheetScanner {
     let inlineStart = -1
     let closeStart = -1
     // Fast path for the layout nearly every writer uses: <v>text</v></c>.
+    // A plain unsigned integer (a shared-string index, most ids) is accumulated on the way.
+    let digits = -1
     if (i + 3 < len && data[i] === LT && data[i + 1] === CH_V && data[i + 2] === GT) {
       valueStart = i + 3
       valueEnd = valueStart
+      let n = 0
+      let b = 0
+      while (valueEnd < len && (b = data[valueEnd]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); valueEnd++ }
+      if (valueEnd < len && b === LT && valueEnd > valueStart && valueEnd - valueStart <= 15) digits = n
       while (valueEnd < len && data[valueEnd] !== LT) valueEnd++
       if (valueEnd + 7 >= len) return -1
       if (data[valueEnd + 1] === SLASH && data[valueEnd + 2] === CH_V && data[valueEnd + 3] === GT &&
@@ -257,12 +278,25 @@ export class SheetScanner {
       i = gt + 1
     }
     this.nextColumn = column + 1
-    const value = type === CellType.Inline
-      ? (inlineStart < 0 ? null : richText(data, inlineStart, closeStart))
-      : valueStart < 0
-        ? (type === CellType.Str ? '' : null)
-        : this.decodeValue(data, valueStart, valueEnd, type, style)
-    if (value !== null) this.place(column, value)
+    let value: Cell
+    // Numbers and shared strings are nearly every cell; they skip the general decoder.
+    if (type === CellType.Number && valueStart >= 0 && valueEnd > valueStart) {
+      const n = digits >= 0 ? digits : parseNumber(data, valueStart, valueEnd)
+      value = this.ctx.dateStyles[style] === 1 ? new DateCell(n + this.dateOffset) : n
+    } else if (type === CellType.Shared && valueStart >= 0) {
+      const index = digits >= 0 ? digits : parseUnsigned(data, valueStart, valueEnd)
+      const text = this.ctx.sharedStrings[index]
+      if (text === undefined) throw new EngineError('SHEET_CORRUPT', `A cell refers to shared string ${index}, which the workbook does not have.`)
+      value = text
+    } else if (type === CellType.Inline) {
+      value = inlineStart < 0 ? null : richText(data, inlineStart, closeStart)
+    } else {
+      value = valueStart < 0 ? (type === CellType.Str ? '' : null) : this.decodeValue(data, valueStart, valueEnd, type, style)
+    }
+    if (value === null) return i
+    const cells = this.cells
+    if (column === cells.length) cells.push(value)
+    else this.place(column, value)
     return i
   }
 
@@ -349,10 +383,12 @@ function columnFromReference (data: Buffer, start: number, end: number): number 
     if (b < CH_A || b > CH_Z) break
     col = col * 26 + (b - CH_A + 1)
   }
-  if (col === 0 || col > MAX_COLUMNS) {
-    throw new EngineError('SHEET_CORRUPT', `The worksheet has an invalid cell reference "${data.toString('latin1', start, end)}".`)
-  }
+  if (col === 0 || col > MAX_COLUMNS) throw badReference(data, start, end)
   return col - 1
+}
+
+function badReference (data: Buffer, start: number, end: number): EngineError {
+  return new EngineError('SHEET_CORRUPT', `The worksheet has an invalid cell reference near "${data.toString('latin1', start, Math.min(end, start + 24))}".`)
 }
 
 function cellType (data: Buffer, start: number, end: number): CellType {
