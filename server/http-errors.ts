@@ -29,6 +29,11 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
   })
   app.setErrorHandler((error: FastifyError & { details?: unknown }, request, reply) => {
     const code = error.code
+    if (request.raw.destroyed && (code === 'ECONNRESET' || code === 'ABORTED' || code === 'FST_MP_PREMATURE_CLOSE')) {
+      // The client hung up: nobody is listening for a body, and it is not our failure.
+      request.log.info({ code }, 'client went away')
+      return reply.code(499).send({ detail: 'client closed the request' })
+    }
     if (typeof code === 'string' && code in statuses) {
       const status = statuses[code as Code]
       if (status >= 500) {

@@ -4,7 +4,7 @@
  * read-only routes can give is exercised here.
  */
 import { request as httpRequest } from 'node:http'
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -252,6 +252,28 @@ describe('temporary files and logs', () => {
     expect((await uploadsLeft()).length).toBe(1)
     req.destroy()
     await expect.poll(uploadsLeft, { timeout: 5000 }).toEqual([])
+  })
+
+  it('cancels the analysis and removes the upload when the client aborts while the worker reads', async () => {
+    const path = join(dir, 'slow.xlsx')
+    await generateLedger({ path, format: 'xlsx', rows: 60_000, seed: 21 })
+    const form = new FormData()
+    form.append('file', new Blob([await readFile(path)]), 'slow.xlsx')
+    const controller = new AbortController()
+    const pending = fetch(`${base}/v1/diagnose-unbalanced`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY }, signal: controller.signal })
+    // Wait until the whole upload is on disk (the task starts right after), then hang up.
+    const size = (await stat(path)).size
+    await expect.poll(async () => {
+      const [entry] = await uploadsLeft()
+      return entry === undefined ? -1 : (await stat(join(uploadTmp, entry, 'upload')).catch(() => ({ size: -1 }))).size
+    }, { timeout: 5000, interval: 2 }).toBe(size)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    controller.abort()
+    await expect(pending).rejects.toThrow()
+    await expect.poll(uploadsLeft, { timeout: 5000 }).toEqual([])
+    const next = await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })
+    expect(next.status).toBe(200)
+    expect(logText).toMatch(/"code":"ABORTED"/)
   })
 
   it('logs a request id on request lines and never the API key', async () => {
