@@ -8,24 +8,27 @@ import { DateCell, ErrorCell, serialToISO } from '../xlsx/index.js'
 import type { Cell } from '../xlsx/index.js'
 
 export function readAmount (cell: Cell | undefined): AmountParse {
-  if (cell === null || cell === undefined) return { kind: 'empty' }
+  if (cell === null || cell === undefined) return EMPTY
   if (typeof cell === 'number') return amountFromNumber(cell)
   if (typeof cell === 'string') return parseAmountText(cell)
-  return { kind: 'invalid' }
+  return INVALID
 }
 
 export type IntegerParse = { kind: 'empty' } | { kind: 'ok', value: number } | { kind: 'invalid' }
+// Shared results: the per-cell readers run for every row and should not allocate for these.
+const EMPTY = { kind: 'empty' } as const
+const INVALID = { kind: 'invalid' } as const
 const DIGITS = /^-?\d{1,15}$/
 
 export function readInteger (cell: Cell | undefined): IntegerParse {
-  if (cell === null || cell === undefined) return { kind: 'empty' }
-  if (typeof cell === 'number') return Number.isSafeInteger(cell) ? { kind: 'ok', value: cell } : { kind: 'invalid' }
+  if (cell === null || cell === undefined) return EMPTY
+  if (typeof cell === 'number') return Number.isSafeInteger(cell) ? { kind: 'ok', value: cell } : INVALID
   if (typeof cell === 'string') {
     const s = cell.trim()
-    if (s === '') return { kind: 'empty' }
-    return DIGITS.test(s) ? { kind: 'ok', value: Number(s) } : { kind: 'invalid' }
+    if (s === '') return EMPTY
+    return DIGITS.test(s) ? { kind: 'ok', value: Number(s) } : INVALID
   }
-  return { kind: 'invalid' }
+  return INVALID
 }
 
 export type DateParse = { kind: 'empty' } | { kind: 'ok', iso: string } | { kind: 'invalid' }
@@ -40,28 +43,39 @@ const MAX_SERIAL = 2_958_465
  * dropped, never converted through the local time zone.
  */
 export function readDate (cell: Cell | undefined): DateParse {
-  if (cell === null || cell === undefined) return { kind: 'empty' }
+  if (cell === null || cell === undefined) return EMPTY
   if (cell instanceof DateCell) return fromSerial(cell.serial)
   if (typeof cell === 'number') return fromSerial(cell)
-  if (typeof cell !== 'string') return { kind: 'invalid' }
+  if (typeof cell !== 'string') return INVALID
   const s = cell.trim()
-  if (s === '') return { kind: 'empty' }
+  if (s === '') return EMPTY
   const br = BR_DATE.exec(s)
   if (br !== null) return fromParts(Number(br[3]), Number(br[2]), Number(br[1]))
   const iso = ISO_DATE.exec(s)
   if (iso !== null) return fromParts(Number(iso[1]), Number(iso[2]), Number(iso[3]))
-  return { kind: 'invalid' }
+  return INVALID
 }
 
+/** A ledger's dates repeat (a few hundred days over many rows): keep the parsed ones. */
+const dateCache = new Map<number, DateParse>()
+const DATE_CACHE_LIMIT = 50_000
+
 function fromSerial (serial: number): DateParse {
-  if (!(serial >= 1 && serial <= MAX_SERIAL)) return { kind: 'invalid' }
-  return { kind: 'ok', iso: serialToISO(Math.floor(serial)) }
+  if (!(serial >= 1 && serial <= MAX_SERIAL)) return INVALID
+  const day = Math.floor(serial)
+  let parsed = dateCache.get(day)
+  if (parsed === undefined) {
+    if (dateCache.size >= DATE_CACHE_LIMIT) dateCache.clear()
+    parsed = { kind: 'ok', iso: serialToISO(day) }
+    dateCache.set(day, parsed)
+  }
+  return parsed
 }
 
 function fromParts (year: number, month: number, day: number): DateParse {
   const probe = new Date(Date.UTC(year, month - 1, day))
   if (year < 1900 || probe.getUTCFullYear() !== year || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) {
-    return { kind: 'invalid' }
+    return INVALID
   }
   return { kind: 'ok', iso: probe.toISOString().slice(0, 10) }
 }

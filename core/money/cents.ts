@@ -64,7 +64,14 @@ function fromDigits (negative: boolean, whole: string, fraction: string): Amount
  */
 export function amountFromNumber (value: number): AmountParse {
   if (!Number.isFinite(value)) return { kind: 'invalid' }
-  const scaled = Number((Math.abs(value) * 100).toPrecision(15))
+  const direct = Math.abs(value) * 100
+  const nearest = Math.round(direct)
+  // Fast path: the product is an integer but for binary noise far below what
+  // toPrecision(15) would keep, so both roads give the same cents.
+  if (Math.abs(direct - nearest) <= nearest * 4e-16 && Number.isSafeInteger(nearest)) {
+    return { kind: 'ok', cents: value < 0 && nearest !== 0 ? -nearest : nearest, rounded: false }
+  }
+  const scaled = Number(direct.toPrecision(15))
   const cents = Math.round(scaled)
   if (!Number.isSafeInteger(cents)) return { kind: 'invalid' }
   return { kind: 'ok', cents: value < 0 && cents !== 0 ? -cents : cents, rounded: scaled !== cents }

@@ -32,3 +32,11 @@ describe('serialToISO', () => {
     }
   })
 })
+
+describe('dayToISO', () => {
+  it('agrees with Date for every day from 1900 to 2200', () => {
+    for (let serial = 61; serial < dateToSerial(2200, 1, 1); serial++) {
+      expect(serialToISO(serial)).toBe(new Date((serial - 25569) * 86_400_000).toISOString().slice(0, 10))
+    }
+  })
+})

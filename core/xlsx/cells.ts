@@ -52,9 +52,34 @@ export type Cell = null | number | string | boolean | DateCell | ErrorCell
 export function serialToISO (serial: number): string {
   let seconds = Math.round(serial * 86_400)
   if (serial < 60) seconds += 86_400
-  const ms = (seconds / 86_400 - UNIX_EPOCH_SERIAL) * DAY_MS
-  const iso = new Date(Math.round(ms)).toISOString()
-  return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso.slice(0, 19)
+  const days = Math.floor(seconds / 86_400)
+  const date = dayToISO(days)
+  const time = seconds - days * 86_400
+  if (time === 0) return date
+  return `${date}T${pad2(Math.floor(time / 3600))}:${pad2(Math.floor(time / 60) % 60)}:${pad2(time % 60)}`
+}
+
+/**
+ * `YYYY-MM-DD` of a whole 1900-system serial by integer arithmetic on the proleptic
+ * Gregorian calendar (days to civil date through 400-year eras), with no Date object:
+ * this runs once per ledger row. Years outside 0..9999 fall back to Date.
+ */
+export function dayToISO (serial: number): string {
+  const z = serial - UNIX_EPOCH_SERIAL + 719_468 // days since 0000-03-01
+  const era = Math.floor(z / 146_097)
+  const dayOfEra = z - era * 146_097
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365)
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153) // 0 = March
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  if (year < 0 || year > 9999) return new Date((serial - UNIX_EPOCH_SERIAL) * DAY_MS).toISOString().slice(0, 10)
+  return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`
+}
+
+function pad2 (n: number): string {
+  return n < 10 ? `0${n}` : String(n)
 }
 
 /** Days since 1899-12-30 for a calendar date, computed in UTC (the inverse of serialToISO's date part). */
