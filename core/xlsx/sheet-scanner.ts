@@ -329,6 +329,19 @@ export class SheetScanner {
   }
 
   private startRow (data: Buffer, from: number, gt: number): void {
+    // Excel writes r first: ` r="12"`; read it directly, else search the attributes.
+    if (data[from] === 0x20 && data[from + 1] === CH_R && data[from + 2] === EQ && data[from + 3] === QUOTE) {
+      let n = 0
+      let i = from + 4
+      let b = 0
+      while (i < gt && (b = data[i]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); i++ }
+      if (b === QUOTE && i > from + 4) {
+        this.rowNumber = n
+        this.cells = []
+        this.nextColumn = 0
+        return
+      }
+    }
     const r = attributeRange(data, from, gt, 'r')
     this.rowNumber = r === undefined ? this.rowNumber + 1 : parseUnsigned(data, r[0], r[1])
     this.cells = []
