@@ -1,0 +1,38 @@
+/**
+ * The raw limit: inflating the sheet XML and nothing else. `zipArchivePass` goes
+ * through our ZipArchive exactly as the reader does (1 MiB reads, 256 KiB inflate
+ * chunks, inflate overlapping the consumer); `yauzlPass` is yauzl's own read
+ * stream with zlib's default 16 KiB chunks, for reference.
+ */
+import yauzl from 'yauzl'
+import { MAX_INFLATED_BYTES, importDist, type Zip } from './dist.js'
+import type { Pass, SheetTarget } from './protocol.js'
+import { findEntry } from './zip-entry.js'
+
+export async function zipArchivePass (job: SheetTarget): Promise<Pass> {
+  const { ZipArchive } = await importDist<Zip>(job.distDir, 'core/xlsx/zip.js')
+  return async () => {
+    const zip = await ZipArchive.open(job.file, { maxInflatedBytes: MAX_INFLATED_BYTES })
+    let xmlBytes = 0
+    try {
+      for await (const chunk of zip.streamPart(job.sheetPart)) xmlBytes += chunk.length
+    } finally {
+      zip.close()
+    }
+    return { rows: 0, cells: 0, xmlBytes }
+  }
+}
+
+export function yauzlPass (job: SheetTarget): Pass {
+  return async () => {
+    const zip = await yauzl.openPromise(job.file, { lazyEntries: true, autoClose: false })
+    let xmlBytes = 0
+    try {
+      const entry = await findEntry(zip, job.sheetPart)
+      for await (const chunk of await zip.openReadStreamPromise(entry) as AsyncIterable<Buffer>) xmlBytes += chunk.length
+    } finally {
+      zip.close()
+    }
+    return { rows: 0, cells: 0, xmlBytes }
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Repeated timing inside one child process, with tinybench. The JIT needs a few
+ * passes before a streaming parser's hot loops are optimised, so the first pass
+ * is a probe that doubles as warm-up and sizes the measured runs to the budget.
+ */
+import { Bench } from 'tinybench'
+import type { PassOptions, Timing } from './protocol.js'
+
+/**
+ * Past this, a pass is long enough that JIT warm-up is lost in it (SheetJS on a
+ * million rows takes half a minute): the probe alone is the warm-up.
+ */
+const SLOW_PASS_MS = 5_000
+
+// Present when the child runs with --expose-gc (see PassOptions.collectBetweenPasses).
+const collectGarbage = (globalThis as { gc?: () => void }).gc
+
+export async function timeRepeated<T> (name: string, pass: () => Promise<T>, options: PassOptions): Promise<{ timing: Timing, last: T }> {
+  const collect = options.collectBetweenPasses ? collectGarbage : undefined
+  const probeStart = performance.now()
+  let last = await pass()
+  const probeMs = performance.now() - probeStart
+  const extraWarmup = probeMs < SLOW_PASS_MS ? 1 : 0
+  const iterations = Math.min(options.maxIterations, Math.max(options.minIterations, Math.floor(options.budgetMs / probeMs)))
+
+  const bench = new Bench({
+    iterations,
+    time: 0,
+    warmup: extraWarmup > 0,
+    warmupIterations: extraWarmup,
+    warmupTime: 0,
+    retainSamples: true,
+    throws: true
+  })
+  bench.add(name, async () => { last = await pass() }, { beforeEach: () => { collect?.() } })
+  await bench.run()
+  const result = bench.getTask(name)?.result
+  if (result === undefined || !('latency' in result)) throw new Error(`tinybench produced no timing for ${name}`)
+  return {
+    timing: {
+      samplesMs: [...(result.latency.samples ?? [])],
+      medianMs: result.latency.p50,
+      minMs: result.latency.min,
+      warmupRuns: 1 + extraWarmup
+    },
+    last
+  }
+}
+
+/** Median of plain samples (the pair runner alternates by hand, outside tinybench). */
+export function median (values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  if (sorted.length === 0) return Number.NaN
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}

@@ -1,0 +1,67 @@
+/**
+ * `npm run bench:quick`, the CI throughput guard: our reader and inflate-only on
+ * the same 200k-row ledger, alternating in one process, medians of several
+ * rounds after warm-up. Fails (exit 1) when median(reader) / median(inflate)
+ * exceeds BENCH_MAX_RATIO (default 2.0). A ratio, not a time, so a slow or busy
+ * CI machine slows both sides and does not flip the result.
+ */
+import type { PairJob, PairReport } from './child/protocol.js'
+import { ensureLedger } from './lib/ledger-cache.js'
+import { childScript, ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
+import { runChild } from './lib/spawn-child.js'
+import { integer, markdownTable, megabytes, ratio, seconds, sizeLabel } from './lib/table.js'
+
+const ROWS = 200_000
+const SEED = 1
+const WARMUP_ROUNDS = 2
+const ROUNDS = 9
+/** A reader pass takes about a second here; anything near this limit is broken, not slow. */
+const TIMEOUT_MS = 90_000
+
+function maxRatioFromEnv (): number {
+  const raw = process.env.BENCH_MAX_RATIO
+  const limit = raw === undefined || raw.trim() === '' ? 2.0 : Number(raw)
+  if (!Number.isFinite(limit) || limit <= 0) throw new Error(`BENCH_MAX_RATIO must be a positive number, got "${raw}"`)
+  return limit
+}
+
+async function main (): Promise<number> {
+  const maxRatio = maxRatioFromEnv()
+  await ensureDist()
+  await transpileChildScripts()
+  const ledger = await ensureLedger(ROWS, SEED)
+  const dist = await snapshotDist()
+  const job: PairJob = { file: ledger.path, sheetPart: ledger.sheetPart, distDir: dist.dir, warmupRounds: WARMUP_ROUNDS, rounds: ROUNDS }
+  const outcome = await runChild<PairReport>(childScript('pair-child'), job, { timeoutMs: TIMEOUT_MS }).finally(dist.remove)
+  if (!outcome.ok) {
+    process.stdout.write(`bench:quick could not measure: ${outcome.failure} (${outcome.detail})\n`)
+    return 1
+  }
+  const { inflate, reader, counts, maxRssKb } = outcome.report
+  if (counts.rows !== ledger.sheetRows || counts.cells !== ledger.sheetCells || counts.xmlBytes !== ledger.sheetXmlBytes) {
+    process.stdout.write(`bench:quick: the reader saw ${counts.rows} rows of ${ledger.sheetRows} and ${counts.cells} cells of ${ledger.sheetCells}, ` +
+      `inflate saw ${counts.xmlBytes} bytes of ${ledger.sheetXmlBytes}; the times are meaningless\n`)
+    return 1
+  }
+  const measured = reader.medianMs / inflate.medianMs
+  const row = (label: string, ms: number, minMs: number): string[] =>
+    [label, seconds(ms), seconds(minMs), integer(ledger.sheetRows / (ms / 1000)), megabytes(ledger.sheetXmlBytes / (ms / 1000), 1), ratio(ms / inflate.medianMs)]
+  const table = markdownTable(
+    ['contender', 'median s', 'min s', 'rows/s', 'MB/s of sheet XML', 'ratio vs inflate-only'],
+    [row('inflate only (ZipArchive)', inflate.medianMs, inflate.minMs), row('razao reader', reader.medianMs, reader.minMs)]
+  )
+  const verdict = measured <= maxRatio ? 'PASS' : 'FAIL'
+  process.stdout.write(`### bench:quick — ${sizeLabel(ROWS)} rows, sheet XML ${megabytes(ledger.sheetXmlBytes, 1)} MB, ` +
+    `${ROUNDS} alternating rounds after ${WARMUP_ROUNDS} warm-up\n\n${table}\n\n` +
+    `reader / inflate-only = ${ratio(measured)} (limit ${ratio(maxRatio)}): ${verdict}; ` +
+    `peak RSS ${megabytes(maxRssKb * 1024)} MB; dist/ of ${sourceVersion()}\n`)
+  return verdict === 'PASS' ? 0 : 1
+}
+
+main().then(
+  (code) => { process.exitCode = code },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`)
+    process.exitCode = 2
+  }
+)

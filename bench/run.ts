@@ -1,0 +1,120 @@
+/**
+ * `npm run bench`: the full suite. One markdown table per ledger size, the HTTP
+ * table, then the issue's targets with PASS/FAIL. Exits 0 whatever the targets
+ * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
+ * time shows as such in its row.
+ *
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http]
+ *                    [--http-rows 500000] [--seed 1] [--budget-s 15] [--min-runs 3]
+ *                    [--max-runs 10] [--timeout-s 600]
+ */
+import { parseArgs } from 'node:util'
+import type { ContenderId } from './child/protocol.js'
+import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyze-http.bench.js'
+import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
+import type { MeasureSettings } from './lib/measure.js'
+import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
+import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
+import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
+
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http']
+
+interface RunPlan {
+  sizes: number[]
+  readContenders: Contender[]
+  httpRows: number | undefined
+  seed: number
+  settings: Omit<MeasureSettings, 'distDir'>
+}
+
+function positiveInt (name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, got "${value}"`)
+  return n
+}
+
+function planFromArgs (argv: string[]): RunPlan {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      sizes: { type: 'string' },
+      only: { type: 'string' },
+      'skip-peers': { type: 'boolean' },
+      'http-rows': { type: 'string' },
+      seed: { type: 'string' },
+      'budget-s': { type: 'string' },
+      'min-runs': { type: 'string' },
+      'max-runs': { type: 'string' },
+      'timeout-s': { type: 'string' }
+    },
+    strict: true
+  })
+  const sizes = (values.sizes ?? '100000,500000,1000000').split(',').map((s) => positiveInt('sizes', s.trim(), 0))
+  const only = values.only?.split(',').map((s) => s.trim())
+  for (const id of only ?? []) {
+    if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
+  }
+  const wanted = (id: ContenderId, isPeer: boolean): boolean =>
+    (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
+  let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
+  // Every ratio is against inflate-only, so it runs whenever anything else reads.
+  if (readContenders.length > 0 && !readContenders.includes(INFLATE)) readContenders = [INFLATE, ...readContenders]
+  const minIterations = positiveInt('min-runs', values['min-runs'], 3)
+  return {
+    sizes,
+    readContenders,
+    httpRows: wanted('http', false) ? positiveInt('http-rows', values['http-rows'], 500_000) : undefined,
+    seed: positiveInt('seed', values.seed, 1),
+    settings: {
+      repeat: {
+        budgetMs: positiveInt('budget-s', values['budget-s'], 15) * 1000,
+        minIterations,
+        maxIterations: Math.max(minIterations, positiveInt('max-runs', values['max-runs'], 10))
+      },
+      timeoutMs: positiveInt('timeout-s', values['timeout-s'], 600) * 1000
+    }
+  }
+}
+
+async function main (): Promise<void> {
+  const plan = planFromArgs(process.argv.slice(2))
+  await ensureDist()
+  await transpileChildScripts()
+  const dist = await snapshotDist()
+  try {
+    await runPlan(plan, { ...plan.settings, distDir: dist.dir })
+  } finally {
+    await dist.remove()
+  }
+}
+
+async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void> {
+  const started = performance.now()
+  const print = (text: string): void => { process.stdout.write(`${text}\n\n`) }
+
+  let readRuns: SizeRun[] = []
+  if (plan.readContenders.length > 0) {
+    process.stderr.write(`reading rows: ${plan.readContenders.map((c) => c.id).join(', ')} at ${plan.sizes.join(', ')} rows\n`)
+    readRuns = await benchXlsxReadRows(
+      { sizes: plan.sizes, seed: plan.seed, contenders: plan.readContenders, ...settings },
+      (run) => print(readRowsTable(run))
+    )
+  }
+  let httpRun: HttpRun | undefined
+  if (plan.httpRows !== undefined) {
+    process.stderr.write(`HTTP: /v1/analyze versus the reader at ${plan.httpRows} rows\n`)
+    httpRun = await benchImportAnalyzeHttp({ rows: plan.httpRows, seed: plan.seed, ...settings })
+    print(httpTable(httpRun))
+  }
+  const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun))]
+  print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)
+  const { repeat } = settings
+  process.stdout.write(`dist/ of ${sourceVersion()}, node ${process.version}, ${repeat.minIterations}-${repeat.maxIterations} measured runs per contender ` +
+    `after warm-up (budget ${repeat.budgetMs / 1000} s), medians; whole run ${((performance.now() - started) / 60_000).toFixed(1)} min\n`)
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`)
+  process.exitCode = 1
+})
