@@ -54,6 +54,8 @@ export class SheetScanner {
   private rowNumber = 0
   private cells: Cell[] = []
   private nextColumn = 0
+  /** Decimal length of rowNumber: a cell reference's digits are usually exactly that. */
+  private rowDigits = 1
   private readonly dateOffset: number
   rowsRead = 0
 
@@ -183,7 +185,9 @@ export class SheetScanner {
           let col = 0
           let b = 0
           while (i < len && (b = data[i]!) >= CH_A && b <= CH_Z) { col = col * 26 + (b - CH_A + 1); i++ }
-          while (i < len && data[i] !== QUOTE) i++
+          // The digits are normally the current row number: jump over them at once.
+          if (i + this.rowDigits < len && data[i + this.rowDigits] === QUOTE) i += this.rowDigits
+          else while (i < len && data[i] !== QUOTE) i++
           if (i >= len) return -1
           if (col === 0 || col > MAX_COLUMNS) throw badReference(data, from, i)
           column = col - 1
@@ -225,7 +229,8 @@ export class SheetScanner {
     let inlineStart = -1
     let closeStart = -1
     // Fast path for the layout nearly every writer uses: <v>text</v></c>.
-    // A plain unsigned integer (a shared-string index, most ids) is accumulated on the way.
+    // A plain unsigned number of up to 15 digits (shared-string indexes, ids, most
+    // amounts) is assembled on the way; anything else is parsed afterwards.
     let digits = -1
     if (i + 3 < len && data[i] === LT && data[i + 1] === CH_V && data[i + 2] === GT) {
       valueStart = i + 3
@@ -233,7 +238,18 @@ export class SheetScanner {
       let n = 0
       let b = 0
       while (valueEnd < len && (b = data[valueEnd]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); valueEnd++ }
-      if (valueEnd < len && b === LT && valueEnd > valueStart && valueEnd - valueStart <= 15) digits = n
+      let digitCount = valueEnd - valueStart
+      let scale = 0
+      if (b === CH_DOT) {
+        const dot = valueEnd++
+        while (valueEnd < len && (b = data[valueEnd]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); valueEnd++ }
+        scale = valueEnd - dot - 1
+        digitCount += scale
+      }
+      // Dividing the exact integer by an exact power of ten rounds once, as Number() does.
+      if (valueEnd < len && b === LT && digitCount > 0 && digitCount <= 15) {
+        digits = scale === 0 ? n : n / POW10[scale]!
+      }
       while (valueEnd < len && data[valueEnd] !== LT) valueEnd++
       if (valueEnd + 7 >= len) return -1
       if (data[valueEnd + 1] === SLASH && data[valueEnd + 2] === CH_V && data[valueEnd + 3] === GT &&
@@ -284,7 +300,7 @@ export class SheetScanner {
       const n = digits >= 0 ? digits : parseNumber(data, valueStart, valueEnd)
       value = this.ctx.dateStyles[style] === 1 ? new DateCell(n + this.dateOffset) : n
     } else if (type === CellType.Shared && valueStart >= 0) {
-      const index = digits >= 0 ? digits : parseUnsigned(data, valueStart, valueEnd)
+      const index = digits >= 0 && Number.isInteger(digits) ? digits : parseUnsigned(data, valueStart, valueEnd)
       const text = this.ctx.sharedStrings[index]
       if (text === undefined) throw new EngineError('SHEET_CORRUPT', `A cell refers to shared string ${index}, which the workbook does not have.`)
       value = text
@@ -337,6 +353,7 @@ export class SheetScanner {
       while (i < gt && (b = data[i]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); i++ }
       if (b === QUOTE && i > from + 4) {
         this.rowNumber = n
+        this.rowDigits = i - from - 4
         this.cells = []
         this.nextColumn = 0
         return
@@ -344,6 +361,7 @@ export class SheetScanner {
     }
     const r = attributeRange(data, from, gt, 'r')
     this.rowNumber = r === undefined ? this.rowNumber + 1 : parseUnsigned(data, r[0], r[1])
+    this.rowDigits = String(this.rowNumber).length
     this.cells = []
     this.nextColumn = 0
   }
