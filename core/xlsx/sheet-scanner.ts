@@ -38,6 +38,9 @@ const QUOTE = 0x22
 const APOS = 0x27
 const COLON = 0x3a
 
+/** How much of a new chunk is joined to the previous chunk's unfinished element. */
+const JOIN_HEAD_BYTES = 64 * 1024
+
 const enum CellType { Number, Shared, Inline, Str, Bool, Error, IsoDate }
 
 export interface ScannerContext {
@@ -49,6 +52,7 @@ export interface ScannerContext {
 
 export class SheetScanner {
   private pending: Buffer | undefined
+  private readonly join = Buffer.allocUnsafe(2 * JOIN_HEAD_BYTES)
   private inSheetData = false
   private finished = false
   private rowNumber = 0
@@ -68,11 +72,46 @@ export class SheetScanner {
     return this.finished
   }
 
+  /**
+   * Scans a chunk. The element cut at the end of the previous chunk is completed by
+   * joining it with the head of this chunk in a reused buffer; the rest of the chunk
+   * is scanned in place. Joining whole chunks (Buffer.concat) would allocate as many
+   * bytes as the sheet inflates to, and V8 answers that much external memory with a
+   * full garbage collection every few megabytes.
+   */
   push (chunk: Buffer): void {
     if (this.finished) return
-    const data = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk])
-    const stop = this.scan(data)
-    this.pending = stop < data.length ? data.subarray(stop) : undefined
+    let from = 0
+    const pending = this.pending
+    if (pending !== undefined) {
+      this.pending = undefined
+      const take = Math.min(chunk.length, JOIN_HEAD_BYTES)
+      if (pending.length + take <= this.join.length) {
+        pending.copy(this.join, 0)
+        chunk.copy(this.join, pending.length, 0, take)
+        const joined = this.join.subarray(0, pending.length + take)
+        const stop = this.scan(joined, 0)
+        if (take === chunk.length) {
+          if (stop < joined.length) this.pending = Buffer.from(joined.subarray(stop))
+          return
+        }
+        if (stop > pending.length) {
+          from = stop - pending.length
+        } else {
+          // An element longer than the joined head (a huge inline string): join it all.
+          return this.scanWhole(Buffer.concat([pending, chunk]))
+        }
+      } else {
+        return this.scanWhole(Buffer.concat([pending, chunk]))
+      }
+    }
+    const stop = this.scan(chunk, from)
+    if (stop < chunk.length) this.pending = Buffer.from(chunk.subarray(stop))
+  }
+
+  private scanWhole (data: Buffer): void {
+    const stop = this.scan(data, 0)
+    if (stop < data.length) this.pending = Buffer.from(data.subarray(stop))
   }
 
   /** Call after the last chunk; a sheet cut before `</sheetData>` is a truncated file. */
@@ -91,9 +130,9 @@ export class SheetScanner {
    * Short hops use plain byte loops: a cell is ~30 bytes, and a Buffer.indexOf call
    * costs more in its JS-to-C++ crossing than the loop costs to walk that far.
    */
-  private scan (data: Buffer): number {
+  private scan (data: Buffer, from: number): number {
     const len = data.length
-    let pos = 0
+    let pos = from
     while (!this.finished) {
       let lt = pos
       if (this.inSheetData) {
