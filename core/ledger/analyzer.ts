@@ -62,17 +62,25 @@ export class LedgerAnalyzer {
     if (isBlank(cells, c)) return undefined
     const debit = this.amount(rowNumber, 'debito', cells[c.debito])
     const credit = this.amount(rowNumber, 'credito', cells[c.credito])
-    const group = readInteger(cells[c.id_movim_finan])
-    if (group.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id_movim_finan', cells[c.id_movim_finan])
-    else if (group.kind === 'empty') this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
-    for (const name of ['id', 'id_conta', 'id_planejamento'] as const) {
-      if (readInteger(cells[c[name]]).kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, name, cells[c[name]])
+    const groupCell = cells[c.id_movim_finan]
+    let groupId: number | null = null
+    if (isIntegerNumber(groupCell)) {
+      groupId = groupCell
+    } else {
+      const group = readInteger(groupCell)
+      if (group.kind === 'ok') groupId = group.value
+      else if (group.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id_movim_finan', groupCell)
+      else this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
+    }
+    for (const name of INTEGER_COLUMNS) {
+      const cell = cells[c[name]]
+      if (!isIntegerNumber(cell) && readInteger(cell).kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, name, cell)
     }
     const date = readDate(cells[c.data])
     if (date.kind === 'invalid') this.problem('INVALID_DATE', rowNumber, 'data', cells[c.data])
     return {
       rowNumber,
-      groupId: group.kind === 'ok' ? group.value : null,
+      groupId,
       date: date.kind === 'ok' ? date.iso : null,
       debitCents: debit,
       creditCents: credit
@@ -105,6 +113,10 @@ export class LedgerAnalyzer {
 
   /** Cents of an amount cell; an unreadable amount counts as zero and is reported. */
   private amount (rowNumber: number, column: 'debito' | 'credito', cell: Cell | undefined): number {
+    if (typeof cell === 'number') {
+      const cents = exactCents(cell)
+      if (cents >= 0) return cents
+    }
     const parsed = readAmount(cell)
     if (parsed.kind === 'empty') return 0
     if (parsed.kind === 'invalid') {
@@ -151,6 +163,23 @@ export class LedgerAnalyzer {
       problemSamples: [...this.samples]
     }
   }
+}
+
+const INTEGER_COLUMNS = ['id', 'id_conta', 'id_planejamento'] as const
+
+/** The common case, checked without building a parse result: a whole number cell. */
+function isIntegerNumber (cell: Cell | undefined): cell is number {
+  return typeof cell === 'number' && Number.isSafeInteger(cell)
+}
+
+/**
+ * Cents of a non-negative number that is a whole number of cents but for binary
+ * noise, or -1 when the general parser must decide (negatives, more decimals).
+ */
+function exactCents (value: number): number {
+  const scaled = value * 100
+  const cents = Math.round(scaled)
+  return cents >= 0 && Math.abs(scaled - cents) <= cents * 4e-16 && Number.isSafeInteger(cents) ? cents : -1
 }
 
 function isBlank (cells: Cell[], c: ColumnMap): boolean {
