@@ -67,7 +67,7 @@ export interface PassCounts {
 export type Pass = () => Promise<PassCounts>
 
 export interface Timing {
-  /** Measured runs, in run order, in ms. */
+  /** Measured runs in ms (tinybench hands them back sorted). */
   samplesMs: number[]
   medianMs: number
   minMs: number
@@ -91,7 +91,10 @@ export interface PairJob extends SheetTarget {
 }
 
 export interface PairReport {
+  /** Inflate-only through our ZipArchive (1 MiB reads, 256 KiB inflate chunks). */
   inflate: Timing
+  /** Inflate-only through yauzl's standard read stream (16 KiB pieces). */
+  streamInflate: Timing
   reader: Timing
   counts: PassCounts
   maxRssKb: number

@@ -58,10 +58,30 @@ async function listTs (dir: string): Promise<string[]> {
  * resolve packages from the repository's node_modules, one level further up.
  */
 export async function snapshotDist (): Promise<{ dir: string, remove: () => Promise<void> }> {
+  await removeOrphanSnapshots()
   const dir = join(OUT_DIR, `dist-${process.pid}`)
   await rm(dir, { recursive: true, force: true })
   await cp(DIST_DIR, dir, { recursive: true, filter: (source) => !source.endsWith('.map') })
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) }
+}
+
+/** Snapshots are per process (runs may overlap); one whose process is gone was left by an interrupted run. */
+async function removeOrphanSnapshots (): Promise<void> {
+  const names = await readdir(OUT_DIR).catch(() => [])
+  for (const name of names) {
+    const pid = /^dist-(\d+)$/.exec(name)?.[1]
+    if (pid !== undefined && !isAlive(Number(pid))) await rm(join(OUT_DIR, name), { recursive: true, force: true })
+  }
+}
+
+function isAlive (pid: number): boolean {
+  try {
+    // Signal 0 delivers nothing; it only asks whether the process exists.
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
 
 /**
@@ -89,7 +109,8 @@ export function sourceVersion (): string {
   const git = (...args: string[]): string => spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout?.trim() ?? ''
   const commit = git('rev-parse', '--short', 'HEAD')
   if (commit === '') return 'unknown commit'
-  return git('status', '--porcelain', '--', ...BUILT_FOLDERS) === '' ? commit : `${commit} + uncommitted changes`
+  const version = git('status', '--porcelain', '--', ...BUILT_FOLDERS) === '' ? commit : `${commit} + uncommitted changes`
+  return process.env.BENCH_SKIP_BUILD === '1' ? `${version} (BENCH_SKIP_BUILD: not checked against dist/)` : version
 }
 
 export function childScript (name: string): string {

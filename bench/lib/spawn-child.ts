@@ -17,7 +17,9 @@ export interface ChildOptions {
   nodeArgs?: string[]
 }
 
-const STDERR_TAIL_CHARS = 4000
+const STDERR_TAIL_CHARS = 8000
+/** V8's fatal heap message, or an allocation a library reports itself. */
+const OUT_OF_MEMORY = /heap out of memory|Allocation failed|ERR_OUT_OF_MEMORY|Array buffer allocation failed/i
 
 export function runChild<R> (script: string, job: object, options: ChildOptions): Promise<ChildOutcome<R>> {
   const args = [...(options.nodeArgs ?? []), '--expose-gc', script, JSON.stringify(job)]
@@ -45,8 +47,10 @@ export function runChild<R> (script: string, job: object, options: ChildOptions)
         resolve({ ok: false, failure: 'timeout', detail: `no result within ${Math.round(options.timeoutMs / 1000)} s` })
       } else if (line !== undefined && code === 0) {
         resolve({ ok: true, report: JSON.parse(line.slice(REPORT_PREFIX.length)) as R })
-      } else if (/heap out of memory|Allocation failed|ERR_OUT_OF_MEMORY|Array buffer allocation failed/i.test(stderr)) {
-        resolve({ ok: false, failure: 'out of memory', detail: lastLines(stderr, 2) })
+      } else if (OUT_OF_MEMORY.test(stderr)) {
+        const fatal = stderr.split('\n').find((l) => OUT_OF_MEMORY.test(l)) ?? ''
+        const heap = options.nodeArgs?.find((a) => a.startsWith('--max-old-space-size=')) ?? 'default heap'
+        resolve({ ok: false, failure: 'out of memory', detail: `${fatal.trim()} (${heap})` })
       } else if (signal === 'SIGKILL') {
         // Not our timer: most likely the kernel's OOM killer.
         resolve({ ok: false, failure: 'killed', detail: 'SIGKILL from outside the suite (the kernel OOM killer?)' })
