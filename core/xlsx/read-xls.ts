@@ -5,15 +5,27 @@
  * whatever a hostile file does to that isolate dies with it.
  */
 import { readFile } from 'node:fs/promises'
-import XLSX from 'xlsx'
+import type * as SheetJSModule from 'xlsx'
+import type { CellObject, WorkBook } from 'xlsx'
 import { EngineError } from '../errors.js'
 import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell } from './cells.js'
 import type { Cell } from './cells.js'
 import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
 
+type SheetJS = typeof SheetJSModule.default
+
+/**
+ * SheetJS is loaded on first use, not with this module: it costs about 30 MB of
+ * memory, which XLSX reads (everything but the XLS isolate) never need.
+ */
+async function loadSheetJS (): Promise<SheetJS> {
+  return (await import('xlsx')).default
+}
+
 export async function readXlsFirstSheet (path: string, onRow: RowVisitor, options: ReadOptions): Promise<ReadSummary> {
+  const XLSX = await loadSheetJS()
   const bytes = await readFile(path)
-  const container = readContainer(bytes)
+  const container = readContainer(XLSX, bytes)
   if (XLSX.CFB.find(container, 'EncryptedPackage') !== null || XLSX.CFB.find(container, 'EncryptionInfo') !== null) {
     throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
   }
@@ -21,7 +33,7 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
     throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an OLE2 compound document but not an Excel workbook. Upload the ledger saved as .xlsx or .xls.')
   }
   if (options.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
-  let workbook: XLSX.WorkBook
+  let workbook: WorkBook
   try {
     workbook = XLSX.read(bytes, { type: 'buffer', cellDates: false, cellNF: true, cellHTML: false, cellFormula: false, sheets: 0 })
   } catch (err) {
@@ -43,8 +55,8 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
   for (let r = range.s.r; r <= range.e.r; r++) {
     const cells: Cell[] = []
     for (let c = range.s.c; c <= range.e.c; c++) {
-      const cell = sheet[XLSX.utils.encode_cell({ r, c })] as XLSX.CellObject | undefined
-      const value = cell === undefined ? null : toCell(cell, dateOffset)
+      const cell = sheet[XLSX.utils.encode_cell({ r, c })] as CellObject | undefined
+      const value = cell === undefined ? null : toCell(XLSX, cell, dateOffset)
       if (value === null) continue
       while (cells.length < c) cells.push(null)
       cells.push(value)
@@ -56,7 +68,7 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
   return { format: 'xls', sheetName, rowsRead }
 }
 
-function readContainer (bytes: Buffer): ReturnType<typeof XLSX.CFB.read> {
+function readContainer (XLSX: SheetJS, bytes: Buffer): ReturnType<SheetJS['CFB']['read']> {
   try {
     return XLSX.CFB.read(bytes, { type: 'buffer' })
   } catch (err) {
@@ -64,7 +76,7 @@ function readContainer (bytes: Buffer): ReturnType<typeof XLSX.CFB.read> {
   }
 }
 
-function toCell (cell: XLSX.CellObject, dateOffset: number): Cell {
+function toCell (XLSX: SheetJS, cell: CellObject, dateOffset: number): Cell {
   switch (cell.t) {
     case 'n': {
       const v = cell.v as number
