@@ -4,7 +4,7 @@
  * Memory grows with the number of distinct groups, never with the rows.
  */
 import { EngineError } from '../errors.js'
-import { addCents } from '../money/index.js'
+import { addCents, wholeCents } from '../money/index.js'
 import type { Cell } from '../xlsx/index.js'
 import { mapColumns } from './columns.js'
 import type { ColumnMap } from './columns.js'
@@ -47,10 +47,6 @@ export class LedgerAnalyzer {
     }
     const row = this.parseRow(rowNumber, cells)
     if (row !== undefined) this.count(row, cells)
-  }
-
-  get columnMap (): ColumnMap | undefined {
-    return this.columns
   }
 
   /**
@@ -114,7 +110,7 @@ export class LedgerAnalyzer {
   /** Cents of an amount cell; an unreadable amount counts as zero and is reported. */
   private amount (rowNumber: number, column: 'debito' | 'credito', cell: Cell | undefined): number {
     if (typeof cell === 'number') {
-      const cents = exactCents(cell)
+      const cents = wholeCents(cell)
       if (cents >= 0) return cents
     }
     const parsed = readAmount(cell)
@@ -170,16 +166,6 @@ const INTEGER_COLUMNS = ['id', 'id_conta', 'id_planejamento'] as const
 /** The common case, checked without building a parse result: a whole number cell. */
 function isIntegerNumber (cell: Cell | undefined): cell is number {
   return typeof cell === 'number' && Number.isSafeInteger(cell)
-}
-
-/**
- * Cents of a non-negative number that is a whole number of cents but for binary
- * noise, or -1 when the general parser must decide (negatives, more decimals).
- */
-function exactCents (value: number): number {
-  const scaled = value * 100
-  const cents = Math.round(scaled)
-  return cents >= 0 && Math.abs(scaled - cents) <= cents * 4e-16 && Number.isSafeInteger(cents) ? cents : -1
 }
 
 function isBlank (cells: Cell[], c: ColumnMap): boolean {

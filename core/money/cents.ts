@@ -64,17 +64,24 @@ function fromDigits (negative: boolean, whole: string, fraction: string): Amount
  */
 export function amountFromNumber (value: number): AmountParse {
   if (!Number.isFinite(value)) return { kind: 'invalid' }
-  const direct = Math.abs(value) * 100
-  const nearest = Math.round(direct)
-  // Fast path: the product is an integer but for binary noise far below what
-  // toPrecision(15) would keep, so both roads give the same cents.
-  if (Math.abs(direct - nearest) <= nearest * 4e-16 && Number.isSafeInteger(nearest)) {
-    return { kind: 'ok', cents: value < 0 && nearest !== 0 ? -nearest : nearest, rounded: false }
-  }
-  const scaled = Number(direct.toPrecision(15))
+  const whole = wholeCents(Math.abs(value))
+  if (whole >= 0) return { kind: 'ok', cents: value < 0 && whole !== 0 ? -whole : whole, rounded: false }
+  const scaled = Number((Math.abs(value) * 100).toPrecision(15))
   const cents = Math.round(scaled)
   if (!Number.isSafeInteger(cents)) return { kind: 'invalid' }
   return { kind: 'ok', cents: value < 0 && cents !== 0 ? -cents : cents, rounded: scaled !== cents }
+}
+
+/**
+ * Cents of a non-negative number that is a whole number of cents but for binary
+ * noise far below what toPrecision(15) would keep (so amountFromNumber's general
+ * road would give the same cents), or -1 when that road must decide. Builds no
+ * object: the analyzer calls it for every amount cell.
+ */
+export function wholeCents (value: number): number {
+  const scaled = value * 100
+  const cents = Math.round(scaled)
+  return cents >= 0 && Math.abs(scaled - cents) <= cents * 4e-16 && Number.isSafeInteger(cents) ? cents : -1
 }
 
 /** Cents as a JSON number with at most two decimals (exact: cents / 100 round-trips). */

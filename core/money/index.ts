@@ -1,2 +1,2 @@
-export { parseAmountText, amountFromNumber, centsToNumber, addCents } from './cents.js'
+export { parseAmountText, amountFromNumber, wholeCents, centsToNumber, addCents } from './cents.js'
 export type { AmountParse } from './cents.js'

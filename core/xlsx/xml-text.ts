@@ -42,16 +42,6 @@ export function tagEnd (data: Buffer, from: number, limit: number): number {
   return gt === -1 || gt >= limit ? -1 : gt
 }
 
-/**
- * Value of attribute `name` inside the tag bytes [start, end), or undefined.
- * Handles both quote styles and any attribute order; compares local names, so
- * `r` matches `r` but not `r:id`.
- */
-export function attribute (data: Buffer, start: number, end: number, name: string): string | undefined {
-  const range = attributeRange(data, start, end, name)
-  return range === undefined ? undefined : decodeText(data, range[0], range[1])
-}
-
 /** [valueStart, valueEnd) of attribute `name` in the tag bytes [start, end). */
 export function attributeRange (data: Buffer, start: number, end: number, name: string): [number, number] | undefined {
   let i = start
@@ -80,12 +70,7 @@ const XSTRING_ESCAPE = /_x([0-9A-Fa-f]{4})_/g
 
 /** UTF-8 text in [start, end) with XML entities and ST_Xstring escapes resolved. */
 export function decodeText (data: Buffer, start: number, end: number): string {
-  const raw = data.toString('utf8', start, end)
-  return unescapeText(raw)
-}
-
-export function unescapeText (raw: string): string {
-  let text = raw
+  let text = data.toString('utf8', start, end)
   if (text.includes(AMP)) text = text.replace(ENTITY, replaceEntity)
   if (text.includes(ESCAPE_MARK)) text = text.replace(XSTRING_ESCAPE, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
   return text
