@@ -64,8 +64,8 @@ export function loadConfig (env: NodeJS.ProcessEnv, cwd = process.cwd()): Config
   return config
 }
 
-/** Collects every bad variable before failing, so one start-up reports them all. */
-class EnvReader {
+/** Collects every bad variable before failing, so one start-up reports them all. Each service's own config loader uses one. */
+export class EnvReader {
   private readonly errors: ConfigError[] = []
   constructor (private readonly env: NodeJS.ProcessEnv) {}
 
