@@ -22,6 +22,22 @@ export const Code = {
   LEDGER_MISSING_COLUMNS: 'LEDGER_MISSING_COLUMNS',
   /** The sheet has no header row at all. */
   LEDGER_EMPTY: 'LEDGER_EMPTY',
+  /** Debit and credit totals of the file differ; nothing is written. */
+  LEDGER_UNBALANCED: 'LEDGER_UNBALANCED',
+  /** Cells that cannot be stored as typed (bad amount, date or integer); nothing is written. */
+  LEDGER_INVALID_CELLS: 'LEDGER_INVALID_CELLS',
+  /** No company is registered under the given `codigo_dominio`. */
+  COMPANY_NOT_FOUND: 'COMPANY_NOT_FOUND',
+  /** The company exists but is inactive. */
+  COMPANY_INACTIVE: 'COMPANY_INACTIVE',
+  /** A company with that `codigo_dominio` already exists (registry maintenance). */
+  COMPANY_EXISTS: 'COMPANY_EXISTS',
+  /** The company has an active (VALIDADO) import of the same file; NORMAL mode refuses it. */
+  IMPORT_DUPLICATE: 'IMPORT_DUPLICATE',
+  /** The rows stored differ from the file's count or totals; the load was rolled back. */
+  IMPORT_VALIDATION_FAILED: 'IMPORT_VALIDATION_FAILED',
+  /** The database cannot be reached or refused the work; nothing was committed. */
+  DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
   /** A request parameter is outside its contract (batch size, mode, missing file). */
   REQUEST_INVALID: 'REQUEST_INVALID',
   /** The request is missing something it must carry (the file part, a required field). */

@@ -38,7 +38,10 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
       const status = statuses[code as Code]
       if (status >= 500) {
         request.log.error({ err: error }, 'request failed')
-        return reply.code(status).send({ detail: `Internal error; quote request id ${request.id} when reporting it.` })
+        // INTERNAL messages are ours to read, not the client's; other 5xx codes carry
+        // messages written for people (and never holding secrets).
+        const what = code === 'INTERNAL' ? 'Internal error' : error.message.replace(/\.$/, '')
+        return reply.code(status).send({ detail: `${what}; quote request id ${request.id} when reporting it.` })
       }
       request.log.info({ code, status }, 'request refused')
       return reply.code(status).send({ detail: error.message })

@@ -13,5 +13,5 @@ export type AnalyzeSpreadsheetOutput = LedgerJobOutput
 
 export default defineTask(async (input: AnalyzeSpreadsheetInput): Promise<AnalyzeSpreadsheetOutput> => {
   const format = await detectFormat(input.path)
-  return format === 'xlsx' ? await runLedgerJob(input, 'xlsx') : await runXlsInIsolate(input)
+  return format === 'xlsx' ? await runLedgerJob(input, 'xlsx') : await runXlsInIsolate({ job: 'ledger', input })
 })

@@ -6,8 +6,11 @@
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { EngineError, fromWire, toWire } from '../core/errors.js'
+import { connect } from './db-connection.js'
 import { runLedgerJob } from './ledger-job.js'
 import type { LedgerJobInput, LedgerJobOutput } from './ledger-job.js'
+import { runProcessJob } from './process-job.js'
+import type { ProcessJobInput, ProcessJobOutput } from './process-job.js'
 import type { TaskResult } from './task.js'
 import { startWorker } from './paths.js'
 
@@ -17,10 +20,14 @@ const XLS_HEAP_MB = 1024
 /** Tells this module, when it is a thread's entry, that it was started as the isolate (not merely imported). */
 const ISOLATE_MARK = 'razaoXlsIsolate'
 
-export function runXlsInIsolate (input: LedgerJobInput): Promise<LedgerJobOutput> {
+/** The jobs an isolate runs: analysis (read only) or a process (read and COPY, on its own connection). */
+export type IsolateJob = { job: 'ledger', input: LedgerJobInput } | { job: 'process', input: ProcessJobInput }
+type IsolateOutput<J extends IsolateJob> = J extends { job: 'ledger' } ? LedgerJobOutput : ProcessJobOutput
+
+export function runXlsInIsolate<J extends IsolateJob> (job: J): Promise<IsolateOutput<J>> {
   return new Promise((resolve, reject) => {
     const worker = startWorker('xls-isolate', {
-      workerData: { [ISOLATE_MARK]: true, input },
+      workerData: { [ISOLATE_MARK]: true, job },
       resourceLimits: { maxOldGenerationSizeMb: XLS_HEAP_MB }
     })
     let settled = false
@@ -32,7 +39,7 @@ export function runXlsInIsolate (input: LedgerJobInput): Promise<LedgerJobOutput
       fn()
     }
     const timer = setTimeout(() => settle(() => reject(new EngineError('SHEET_CORRUPT', 'The XLS workbook took too long to read and was abandoned; it may be damaged or crafted.'))), XLS_DEADLINE_MS)
-    worker.once('message', (result: TaskResult<LedgerJobOutput>) => {
+    worker.once('message', (result: TaskResult<IsolateOutput<J>>) => {
       settle(() => result.ok ? resolve(result.value) : reject(fromWire(result.error)))
     })
     worker.once('error', (err) => settle(() => reject(new EngineError('SHEET_CORRUPT', 'The XLS workbook could not be read; it may be damaged or crafted.', undefined, { cause: err }))))
@@ -40,14 +47,24 @@ export function runXlsInIsolate (input: LedgerJobInput): Promise<LedgerJobOutput
   })
 }
 
+async function runJob (job: IsolateJob): Promise<LedgerJobOutput | ProcessJobOutput> {
+  if (job.job === 'ledger') return await runLedgerJob(job.input, 'xls')
+  const client = await connect(job.input.databaseUrl)
+  try {
+    return await runProcessJob(job.input, 'xls', client)
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
 if (!isMainThread && parentPort !== null && isIsolateData(workerData)) {
   const port = parentPort
-  runLedgerJob(workerData.input, 'xls').then(
+  runJob(workerData.job).then(
     (value) => port.postMessage({ ok: true, value }),
     (err: unknown) => port.postMessage({ ok: false, error: toWire(err) })
   )
 }
 
-function isIsolateData (data: unknown): data is { input: LedgerJobInput } {
+function isIsolateData (data: unknown): data is { job: IsolateJob } {
   return typeof data === 'object' && data !== null && (data as Record<string, unknown>)[ISOLATE_MARK] === true
 }

@@ -23,7 +23,26 @@ export interface LedgerRow {
   creditCents: number
 }
 
+/**
+ * Sees every counted data row after the analyzer has typed it (the importer writes
+ * rows to the database from here). `cells` is the reader's array, valid only
+ * during the call.
+ */
+export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) => void
+
+/** Problems that make a file unfit to store as typed rows (see ProblemKind). */
+const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN']
+
+/** How many cells make the file unfit to import (the wire's `invalid_cells`). */
+export function countBlocking (counts: Record<ProblemKind, number>): number {
+  let n = 0
+  for (const kind of BLOCKING) n += counts[kind]
+  return n
+}
+
 export class LedgerAnalyzer {
+  constructor (private readonly onDataRow?: DataRowSink) {}
+
   private columns: ColumnMap | undefined
   private readonly groups = new Map<number, GroupBalance>()
   private readonly types = new Map<string, number>()
@@ -46,7 +65,15 @@ export class LedgerAnalyzer {
       return
     }
     const row = this.parseRow(rowNumber, cells)
-    if (row !== undefined) this.count(row, cells)
+    if (row !== undefined) {
+      this.count(row, cells)
+      this.onDataRow?.(row, cells, this.columns)
+    }
+  }
+
+  /** Cells so far that make the file unfit to import; rows after the first such cell need not be stored. */
+  blockingProblems (): number {
+    return countBlocking(this.problemCounts)
   }
 
   /**

@@ -3,6 +3,7 @@
  * contract; core keeps English names and integer cents, converted only here.
  */
 import { centsToNumber } from '../../core/money/index.js'
+import { countBlocking } from '../../core/ledger/index.js'
 import type { CellProblem, DiagnosticGroup, LedgerAnalysis, LedgerDiagnosis, ProblemKind } from '../../core/ledger/index.js'
 
 export interface FileFacts { fileName: string, sha256: string }
@@ -51,7 +52,7 @@ export function toAnalyzeResponse (file: FileFacts, a: LedgerAnalysis): AnalyzeR
     rows_with_both_debit_credit: a.rowsWithBothDebitCredit,
     rows_without_values: a.rowsWithoutValues,
     unbalanced_lots: a.unbalancedGroups,
-    invalid_cells: p.INVALID_AMOUNT + p.INVALID_DATE + p.INVALID_INTEGER + p.MISSING_ID_MOVIM_FINAN,
+    invalid_cells: countBlocking(p),
     negative_amounts: p.NEGATIVE_AMOUNT,
     rounded_amounts: p.ROUNDED_AMOUNT,
     cell_problems: a.problemSamples.map(toWireProblem)

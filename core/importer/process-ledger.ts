@@ -1,0 +1,269 @@
+/**
+ * `/v1/process` (spec 1, sections 3 and 4): analyze, check balance and duplication,
+ * resolve the company, create the importation, write the movements with COPY,
+ * validate what was stored, finalize. One read of the file on the way that
+ * succeeds: rows stream into COPY as they are analyzed, inside a transaction that
+ * only commits after the balance, the duplicate rule and the stored totals check
+ * out, so nothing partial is ever visible as valid.
+ *
+ * Importation rows and their statuses:
+ * - PROCESSANDO is committed before the movements, with the writing session's
+ *   backend pid, so an import whose process died is found and marked FALHOU
+ *   (see recoverInterruptedImports).
+ * - VALIDADO (and the old one's SUBSTITUIDO) commit together with the movements.
+ * - FALHOU keeps the error text when the database or validation failed; its
+ *   movements were rolled back.
+ * - A refusal of the request itself (unbalanced, invalid cells, duplicate) deletes
+ *   the row again: the spec refuses those before any import exists.
+ */
+import type { ClientBase } from 'pg'
+import { from as copyFrom } from 'pg-copy-streams'
+import { EngineError } from '../errors.js'
+import { companyInactive, companyNotFound } from '../db/companies.js'
+import { isUniqueViolation } from '../db/pg-errors.js'
+import { LedgerAnalyzer, countBlocking } from '../ledger/index.js'
+import type { LedgerAnalysis } from '../ledger/index.js'
+import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js'
+import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
+import { COPY_MOVEMENTS_SQL, movementLine } from './movement-rows.js'
+
+export type ImportMode = 'NORMAL' | 'REIMPORTAR'
+
+export interface ProcessRequest {
+  fileName: string
+  sha256: string
+  codigoDominio: string
+  mode: ImportMode
+  batchSize: number
+}
+
+export interface ProcessResult {
+  analysis: LedgerAnalysis
+  importacaoId: string
+  empresaId: string
+  replacedImportacaoId: string | null
+  insertedRows: number
+  status: 'VALIDADO'
+}
+
+/**
+ * Reads the sheet once per call, handing rows to `onRow`; `afterChunk` is awaited
+ * between chunks of the file (backpressure from the database) and may reject to
+ * stop the read.
+ */
+export type ProcessSource = (onRow: RowVisitor, afterChunk: () => Promise<void> | undefined) => Promise<ReadSummary>
+
+interface Precheck {
+  company: { id: string, ativo: boolean } | undefined
+  activeImportId: string | undefined
+}
+
+export async function processLedger (db: ClientBase, source: ProcessSource, request: ProcessRequest): Promise<ProcessResult> {
+  const pre = await precheck(db, request)
+  if (pre.company === undefined || !pre.company.ativo || (request.mode === 'NORMAL' && pre.activeImportId !== undefined)) {
+    // Refused, but the spec's order reports an unbalanced or unreadable file first.
+    throw await refusalInSpecOrder(source, request, pre)
+  }
+  const empresaId = pre.company.id
+  const importacaoId = await createImportation(db, empresaId, request)
+  try {
+    const result = await writeAndFinalize(db, source, request, empresaId, importacaoId)
+    return result
+  } catch (err) {
+    await rollbackQuietly(db)
+    await settleFailedImportation(db, importacaoId, err)
+    throw asEngineError(err, request)
+  }
+}
+
+/** Company and active import in one round trip. */
+async function precheck (db: ClientBase, request: ProcessRequest): Promise<Precheck> {
+  const { rows } = await db.query<{ id: string, ativo: boolean, active_import: string | null }>(
+    `SELECT e.id, e.ativo,
+            (SELECT i.id FROM importacoes i WHERE i.empresa_id = e.id AND i.sha256 = $2 AND i.status = 'VALIDADO') AS active_import
+       FROM empresas e WHERE e.codigo_dominio = $1`,
+    [request.codigoDominio, request.sha256])
+  const row = rows[0]
+  return {
+    company: row === undefined ? undefined : { id: row.id, ativo: row.ativo },
+    activeImportId: row?.active_import ?? undefined
+  }
+}
+
+async function refusalInSpecOrder (source: ProcessSource, request: ProcessRequest, pre: Precheck): Promise<EngineError> {
+  const analyzer = new LedgerAnalyzer()
+  await source(analyzer.visit, () => undefined)
+  checkImportable(analyzer.finish(request.batchSize))
+  if (request.mode === 'NORMAL' && pre.activeImportId !== undefined) return duplicate(request, pre.activeImportId)
+  if (pre.company === undefined) return companyNotFound(request.codigoDominio)
+  return companyInactive(request.codigoDominio)
+}
+
+async function createImportation (db: ClientBase, empresaId: string, request: ProcessRequest): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO importacoes (empresa_id, nome_arquivo, sha256, modo, status, batch_size, backend_pid)
+     VALUES ($1, $2, $3, $4, 'PROCESSANDO', $5, pg_backend_pid()) RETURNING id`,
+    [empresaId, request.fileName, request.sha256, request.mode, request.batchSize])
+  return rows[0]!.id
+}
+
+async function writeAndFinalize (db: ClientBase, source: ProcessSource, request: ProcessRequest, empresaId: string, importacaoId: string): Promise<ProcessResult> {
+  await db.query('BEGIN')
+  // Imports of the same company and file take turns; the loser of a race then sees
+  // the winner's VALIDADO below instead of copying for nothing.
+  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${empresaId}:${request.sha256}`])
+  const { rows: active } = await db.query<{ id: string }>(
+    `SELECT id FROM importacoes WHERE empresa_id = $1 AND sha256 = $2 AND status = 'VALIDADO' FOR UPDATE`,
+    [empresaId, request.sha256])
+  const previous = active[0]?.id
+  if (request.mode === 'NORMAL' && previous !== undefined) {
+    await db.query('ROLLBACK')
+    throw await refusalInSpecOrder(source, request, { company: { id: empresaId, ativo: true }, activeImportId: previous })
+  }
+
+  const analysis = await copyMovements(db, source, request, importacaoId)
+  checkImportable(analysis)
+  await validateStored(db, importacaoId, analysis)
+
+  if (previous !== undefined) {
+    await db.query(
+      `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = $1`,
+      [previous, importacaoId])
+  }
+  await db.query(
+    `UPDATE importacoes SET status = 'VALIDADO', total_linhas = $2, linhas_inseridas = $2, total_debito = $3,
+            total_credito = $4, backend_pid = NULL, atualizado_em = now(), finalizado_em = now()
+      WHERE id = $1`,
+    [importacaoId, analysis.totalRows, centsToDecimal(analysis.totalDebitCents), centsToDecimal(analysis.totalCreditCents)])
+  await db.query('COMMIT')
+  return { analysis, importacaoId, empresaId, replacedImportacaoId: previous ?? null, insertedRows: analysis.totalRows, status: 'VALIDADO' }
+}
+
+/**
+ * One COPY for the whole file, written in batches of `batchSize` lines (one write
+ * each); the read waits whenever the connection's buffer is full. Once a blocking
+ * cell problem appears the rest is analyzed but not sent: the load will be
+ * refused and rolled back anyway, and a malformed value would fail COPY itself.
+ */
+async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoId: string): Promise<LedgerAnalysis> {
+  const copy = db.query(copyFrom(COPY_MOVEMENTS_SQL))
+  let failure: Error | undefined
+  const done = new Promise<void>((resolve, reject) => {
+    copy.on('finish', resolve)
+    copy.on('error', (err: Error) => { failure ??= err; reject(err) })
+  })
+  done.catch(() => undefined)
+  let drained: Promise<void> | undefined
+  let batch = ''
+  let inBatch = 0
+  const flush = (): void => {
+    if (inBatch === 0) return
+    if (!copy.write(batch)) drained ??= new Promise((resolve) => copy.once('drain', resolve))
+    batch = ''
+    inBatch = 0
+  }
+  const analyzer = new LedgerAnalyzer((row, cells, columns) => {
+    if (analyzer.blockingProblems() > 0 || failure !== undefined) return
+    batch += movementLine(importacaoId, row, cells, columns)
+    if (++inBatch >= request.batchSize) flush()
+  })
+  const afterChunk = (): Promise<void> | undefined => {
+    if (failure !== undefined) return Promise.reject(failure)
+    const wait = drained
+    drained = undefined
+    return wait
+  }
+  try {
+    await source(analyzer.visit, afterChunk)
+    flush()
+  } catch (err) {
+    copy.destroy(err as Error)
+    await done.catch(() => undefined)
+    throw failure ?? err
+  }
+  copy.end()
+  await done
+  return analyzer.finish(request.batchSize)
+}
+
+/** Refusals that depend only on the file: unreadable cells, then global balance (422 both). */
+function checkImportable (analysis: LedgerAnalysis): void {
+  const invalid = countBlocking(analysis.problemCounts)
+  if (invalid > 0) {
+    const first = analysis.problemSamples.find((p) => !['NEGATIVE_AMOUNT', 'ROUNDED_AMOUNT'].includes(p.kind))
+    const where = first === undefined ? '' : ` The first is row ${first.rowNumber}, column ${first.column} ("${first.value}"): ${first.kind}.`
+    throw new EngineError('LEDGER_INVALID_CELLS', `The file has ${invalid} cell${invalid > 1 ? 's' : ''} that cannot be imported as typed values; nothing was written. /v1/analyze lists them.${where}`, { invalid_cells: invalid })
+  }
+  if (analysis.differenceCents !== 0) {
+    throw new EngineError('LEDGER_UNBALANCED',
+      `The file is not balanced: total debit ${centsToDecimal(analysis.totalDebitCents)} minus total credit ${centsToDecimal(analysis.totalCreditCents)} = difference ${centsToDecimal(analysis.differenceCents)}. Nothing was written; /v1/diagnose-unbalanced lists the unbalanced groups.`,
+      { difference: centsToNumber(analysis.differenceCents) })
+  }
+}
+
+/** Counts and sums what this transaction stored and compares it with the file, to the cent. */
+async function validateStored (db: ClientBase, importacaoId: string, analysis: LedgerAnalysis): Promise<void> {
+  const { rows } = await db.query<{ n: string, debito: string | null, credito: string | null }>(
+    'SELECT count(*) AS n, sum(debito)::text AS debito, sum(credito)::text AS credito FROM movimentos WHERE importacao_id = $1',
+    [importacaoId])
+  const stored = rows[0]!
+  const count = Number(stored.n)
+  const debit = decimalToCents(stored.debito)
+  const credit = decimalToCents(stored.credito)
+  if (count !== analysis.totalRows || debit !== analysis.totalDebitCents || credit !== analysis.totalCreditCents) {
+    throw new EngineError('IMPORT_VALIDATION_FAILED',
+      `The stored movements do not match the file (rows ${count} of ${analysis.totalRows}, debit ${centsToDecimal(debit)} of ${centsToDecimal(analysis.totalDebitCents)}, credit ${centsToDecimal(credit)} of ${centsToDecimal(analysis.totalCreditCents)}); the import was rolled back.`)
+  }
+}
+
+async function rollbackQuietly (db: ClientBase): Promise<void> {
+  try { await db.query('ROLLBACK') } catch { /* no transaction open, or the connection is gone */ }
+}
+
+const REFUSALS = new Set(['LEDGER_INVALID_CELLS', 'LEDGER_UNBALANCED', 'IMPORT_DUPLICATE', 'COMPANY_NOT_FOUND', 'COMPANY_INACTIVE'])
+
+/**
+ * After a rollback: a refused request leaves no trace; any other failure leaves the
+ * importation as FALHOU with its reason. If even that fails (the database is gone),
+ * the row stays PROCESSANDO and start-up recovery marks it.
+ */
+async function settleFailedImportation (db: ClientBase, importacaoId: string, err: unknown): Promise<void> {
+  const refused = (err instanceof EngineError && REFUSALS.has(err.code)) || isUniqueViolation(err)
+  try {
+    if (refused) {
+      await db.query('DELETE FROM importacoes WHERE id = $1', [importacaoId])
+    } else {
+      const reason = err instanceof EngineError ? err.message : `database error: ${(err as Error).message ?? String(err)}`
+      await db.query(
+        `UPDATE importacoes SET status = 'FALHOU', erro = $2, backend_pid = NULL, atualizado_em = now(), finalizado_em = now() WHERE id = $1`,
+        [importacaoId, reason.slice(0, 2000)])
+    }
+  } catch { /* left for recovery */ }
+}
+
+function duplicate (request: ProcessRequest, activeId: string): EngineError {
+  return new EngineError('IMPORT_DUPLICATE',
+    `This file (sha256 ${request.sha256}) already has an active import (${activeId}) for company "${request.codigoDominio}"; send modo_importacao=REIMPORTAR to replace it.`,
+    { importacao_id: activeId })
+}
+
+function asEngineError (err: unknown, request: ProcessRequest): unknown {
+  if (err instanceof EngineError) return err
+  // The unique index on active imports caught a race the advisory lock did not (another writer).
+  if (isUniqueViolation(err)) return new EngineError('IMPORT_DUPLICATE', `This file (sha256 ${request.sha256}) was imported for company "${request.codigoDominio}" by a concurrent request; send modo_importacao=REIMPORTAR to replace it.`)
+  return err
+}
+
+/**
+ * Marks importations whose writing session no longer exists (a killed process or
+ * a lost connection) as FALHOU; their movements were never committed. Safe to run
+ * from any instance at any time: a live writer's session is still in pg_stat_activity.
+ */
+export async function recoverInterruptedImports (db: ClientBase): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE importacoes SET status = 'FALHOU', backend_pid = NULL, atualizado_em = now(), finalizado_em = now(),
+            erro = 'interrupted: the process writing this import stopped before it finished; nothing of it was kept'
+      WHERE status = 'PROCESSANDO'
+        AND (backend_pid IS NULL OR backend_pid NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL))`)
+  return rowCount ?? 0
+}
