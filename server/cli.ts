@@ -14,7 +14,13 @@ import { runLedgerJob } from '../workers/ledger-job.js'
 import { ConfigError, loadConfig } from './config.js'
 import type { Config } from './config.js'
 import { parseBatchSize } from './import/params.js'
-import { toAnalyzeResponse, toDiagnoseResponse } from './import/wire.js'
+import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './import/wire.js'
+import { toWireCompany } from './import/companies-wire.js'
+import { DatabaseError, openDatabase } from './database.js'
+import type { Database } from './database.js'
+import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
+import { connect } from '../workers/db-connection.js'
+import { runProcessJob } from '../workers/process-job.js'
 import { progressBar } from './progress.js'
 import { PLANNED_SERVICES, SERVICES, startServices } from './serve.js'
 import type { ServiceName } from './serve.js'
@@ -26,6 +32,12 @@ Usage:
   razao analyze FILE [--batch-size N]                   the /v1/analyze JSON for a ledger file
   razao diagnose FILE [--batch-size N]                  the /v1/diagnose-unbalanced JSON
   razao rows FILE [--limit N]                           the first sheet as read, one JSON line per row
+  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N]
+                                                        the /v1/process operation: load the ledger into the database
+  razao companies add --codigo-dominio CODE --nome NAME [--cnpj DIGITS]
+  razao companies list                                  every registered company, as JSON
+  razao companies deactivate --codigo-dominio CODE
+  razao companies activate --codigo-dominio CODE
   razao --help                                          this text
 
 Configuration comes from environment variables and an optional .env file in the
@@ -42,7 +54,11 @@ async function main (argv: string[]): Promise<void> {
     options: {
       help: { type: 'boolean', short: 'h' },
       limit: { type: 'string' },
-      'batch-size': { type: 'string' }
+      'batch-size': { type: 'string' },
+      'codigo-dominio': { type: 'string' },
+      nome: { type: 'string' },
+      cnpj: { type: 'string' },
+      reimportar: { type: 'boolean' }
     }
   })
   const [command, ...rest] = positionals
@@ -56,6 +72,8 @@ async function main (argv: string[]): Promise<void> {
     case 'analyze':
     case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], loadConfig(process.env))
     case 'rows': return await printRows(requireFile(rest), values.limit, loadConfig(process.env))
+    case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
+    case 'companies': return await companies(rest[0], values, loadConfig(process.env))
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
   }
 }
@@ -98,6 +116,64 @@ async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, bat
   process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
 }
 
+type Flags = { 'codigo-dominio'?: string | undefined, nome?: string | undefined, cnpj?: string | undefined, reimportar?: boolean | undefined, 'batch-size'?: string | undefined }
+
+function requireFlag (values: Flags, name: 'codigo-dominio' | 'nome'): string {
+  const value = values[name]
+  if (value === undefined || value.trim() === '') throw new UsageError(`missing --${name}; see razao --help`)
+  return value
+}
+
+/** Runs `work` with the configured database (embedded or DATABASE_URL), closing it afterwards. */
+async function withDatabase<T> (config: Config, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(config.shared, { role: 'cli', log: (line) => process.stderr.write(`razao: ${line}\n`) })
+  try {
+    return await work(db)
+  } finally {
+    await db.close()
+  }
+}
+
+async function companies (action: string | undefined, values: Flags, config: Config): Promise<void> {
+  const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
+  switch (action) {
+    case 'add': {
+      const input = { codigoDominio: requireFlag(values, 'codigo-dominio'), nome: requireFlag(values, 'nome'), cnpj: values.cnpj }
+      normalizeCompany(input)
+      return await withDatabase(config, async (db) => print(toWireCompany(await addCompany(db.pool, input))))
+    }
+    case 'list': return await withDatabase(config, async (db) => print((await listCompanies(db.pool)).map(toWireCompany)))
+    case 'activate':
+    case 'deactivate': {
+      const code = requireFlag(values, 'codigo-dominio')
+      return await withDatabase(config, async (db) => print(toWireCompany(await setCompanyActive(db.pool, code, action === 'activate'))))
+    }
+    default: throw new UsageError(`razao companies needs add, list, activate or deactivate${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
+  }
+}
+
+async function importFile (path: string, values: Flags, config: Config): Promise<void> {
+  const codigoDominio = requireFlag(values, 'codigo-dominio').trim()
+  const batchSize = parseBatchSize(values['batch-size'])
+  const mode = values.reimportar === true ? 'REIMPORTAR' : 'NORMAL'
+  const format = await detectFormat(path)
+  const sha256 = await sha256File(path)
+  const fileName = basename(path)
+  await withDatabase(config, async (db) => {
+    const client = await connect(db.url)
+    const progress = progressBar(`import ${fileName}`)
+    try {
+      const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
+      const result = await runProcessJob(input, format, client, progress.update)
+      progress.finish()
+      process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
+    } finally {
+      progress.finish()
+      await client.end().catch(() => undefined)
+    }
+  })
+}
+
 async function printRows (path: string, limitText: string | undefined, config: Config): Promise<void> {
   let limit = Infinity
   if (limitText !== undefined) {
@@ -129,9 +205,13 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 })
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof UsageError || err instanceof ConfigError) {
-    process.stderr.write(`razao: ${err.message}\n`)
+  if (err instanceof UsageError || err instanceof ConfigError || hasCode(err, 'REQUEST_INVALID')) {
+    process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)
+  }
+  if (err instanceof DatabaseError) {
+    process.stderr.write(`razao: ${err.message}\n`)
+    process.exit(1)
   }
   if (hasCode(err, 'INTERNAL') || !(err instanceof Error) || !('code' in err)) {
     process.stderr.write(`razao: unexpected failure: ${err instanceof Error ? err.message : String(err)}\n`)

@@ -16,7 +16,7 @@
  * - A refusal of the request itself (unbalanced, invalid cells, duplicate) deletes
  *   the row again: the spec refuses those before any import exists.
  */
-import type { ClientBase } from 'pg'
+import type { ClientBase, Pool } from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
 import { EngineError } from '../errors.js'
 import { companyInactive, companyNotFound } from '../db/companies.js'
@@ -243,14 +243,14 @@ async function settleFailedImportation (db: ClientBase, importacaoId: string, er
 
 function duplicate (request: ProcessRequest, activeId: string): EngineError {
   return new EngineError('IMPORT_DUPLICATE',
-    `This file (sha256 ${request.sha256}) already has an active import (${activeId}) for company "${request.codigoDominio}"; send modo_importacao=REIMPORTAR to replace it.`,
+    `This file (sha256 ${request.sha256}) already has an active import (${activeId}) for company "${request.codigoDominio}"; replace it with modo_importacao=REIMPORTAR (razao import --reimportar).`,
     { importacao_id: activeId })
 }
 
 function asEngineError (err: unknown, request: ProcessRequest): unknown {
   if (err instanceof EngineError) return err
   // The unique index on active imports caught a race the advisory lock did not (another writer).
-  if (isUniqueViolation(err)) return new EngineError('IMPORT_DUPLICATE', `This file (sha256 ${request.sha256}) was imported for company "${request.codigoDominio}" by a concurrent request; send modo_importacao=REIMPORTAR to replace it.`)
+  if (isUniqueViolation(err)) return new EngineError('IMPORT_DUPLICATE', `This file (sha256 ${request.sha256}) was imported for company "${request.codigoDominio}" by a concurrent request; replace it with modo_importacao=REIMPORTAR (razao import --reimportar).`)
   return err
 }
 
@@ -259,7 +259,7 @@ function asEngineError (err: unknown, request: ProcessRequest): unknown {
  * a lost connection) as FALHOU; their movements were never committed. Safe to run
  * from any instance at any time: a live writer's session is still in pg_stat_activity.
  */
-export async function recoverInterruptedImports (db: ClientBase): Promise<number> {
+export async function recoverInterruptedImports (db: ClientBase | Pool): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE importacoes SET status = 'FALHOU', backend_pid = NULL, atualizado_em = now(), finalizado_em = now(),
             erro = 'interrupted: the process writing this import stopped before it finished; nothing of it was kept'

@@ -5,25 +5,30 @@
  */
 import multipart from '@fastify/multipart'
 import Fastify from 'fastify'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ImportConfig, SharedConfig } from '../config.js'
 import { registerErrorHandler } from '../http-errors.js'
 import { loggerOptions } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { receiveUpload } from '../upload.js'
-import { EngineError } from '../../core/errors.js'
+import { EngineError, hasCode } from '../../core/errors.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import type { AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput } from '../../workers/analyze-spreadsheet.js'
+import type { ProcessSpreadsheetInput, ProcessSpreadsheetOutput } from '../../workers/process-spreadsheet.js'
+import { recoverInterruptedImports } from '../../core/importer/process-ledger.js'
+import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
 import { parseBatchSize, parseImportMode } from './params.js'
-import { toAnalyzeResponse, toDiagnoseResponse } from './wire.js'
+import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
 
 export interface ImportAppOptions {
   shared: SharedConfig
   config: ImportConfig
   apiKey: string
   pool: WorkerPool
+  /** The database /v1/process writes to; without it that route answers 500 (DATABASE_UNAVAILABLE). */
+  database?: Pick<Database, 'url' | 'pool'> | undefined
   /** Pino logger on (the default) or off. */
   logger?: boolean
   /** Where log lines go (default stdout); tests pass a stream to read them. */
@@ -78,7 +83,55 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   }
   app.post('/v1/analyze', (request, reply) => analyze(request, reply, 'analyze'))
   app.post('/v1/diagnose-unbalanced', (request, reply) => analyze(request, reply, 'diagnose'))
+
+  app.post('/v1/process', async (request, reply) => {
+    const upload = await receiveUpload(request, shared.tmpDir)
+    const cancel = abortOnDisconnect(reply)
+    try {
+      const batchSize = parseBatchSize(upload.fields.batch_size)
+      const mode = parseImportMode(upload.fields.modo_importacao)
+      const codigoDominio = (upload.fields.codigo_dominio ?? '').trim()
+      if (codigoDominio === '') throw new EngineError('REQUEST_INCOMPLETE', 'The request has no codigo_dominio: send the company code in that multipart field.')
+      if (codigoDominio.length > 64) throw new EngineError('REQUEST_INVALID', 'codigo_dominio must be at most 64 characters.')
+      if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
+      const database = options.database
+      if (database === undefined) throw new EngineError('DATABASE_UNAVAILABLE', 'This service runs without a database, so it cannot import.')
+      const input: ProcessSpreadsheetInput = {
+        path: upload.path,
+        fileName: upload.fileName,
+        sha256: upload.sha256,
+        codigoDominio,
+        mode,
+        batchSize,
+        maxInflatedBytes: config.maxInflatedBytes,
+        databaseUrl: database.url
+      }
+      try {
+        const result = await runTask<ProcessSpreadsheetInput, ProcessSpreadsheetOutput>(pool, 'process-spreadsheet', input, cancel.signal)
+        return toProcessResponse({ fileName: upload.fileName, sha256: upload.sha256 }, codigoDominio, mode, result)
+      } catch (err) {
+        // A cancelled or crashed worker drops its connection, which rolls the load back;
+        // the importation row it left PROCESSANDO is marked FALHOU once the session is gone.
+        if (hasCode(err, 'ABORTED') || hasCode(err, 'INTERNAL') || hasCode(err, 'DATABASE_UNAVAILABLE')) settleInterrupted(database, request.log)
+        throw err
+      }
+    } finally {
+      cancel.dispose()
+      await upload.remove()
+    }
+  })
   return app
+}
+
+/** Runs recovery a few times over the next seconds, until the dead session has left pg_stat_activity. */
+function settleInterrupted (database: Pick<Database, 'pool'>, log: FastifyBaseLogger): void {
+  for (const delay of [250, 2000, 10_000]) {
+    setTimeout(() => {
+      recoverInterruptedImports(database.pool).then(
+        (n) => { if (n > 0) log.info({ recovered: n }, 'interrupted import marked FALHOU') },
+        () => undefined)
+    }, delay).unref()
+  }
 }
 
 /** Aborts the pool task when the client goes away before the reply is sent. */

@@ -3,6 +3,7 @@
  * contract; core keeps English names and integer cents, converted only here.
  */
 import { centsToNumber } from '../../core/money/index.js'
+import type { ProcessResult } from '../../core/importer/process-ledger.js'
 import { countBlocking } from '../../core/ledger/index.js'
 import type { CellProblem, DiagnosticGroup, LedgerAnalysis, LedgerDiagnosis, ProblemKind } from '../../core/ledger/index.js'
 
@@ -56,6 +57,29 @@ export function toAnalyzeResponse (file: FileFacts, a: LedgerAnalysis): AnalyzeR
     negative_amounts: p.NEGATIVE_AMOUNT,
     rounded_amounts: p.ROUNDED_AMOUNT,
     cell_problems: a.problemSamples.map(toWireProblem)
+  }
+}
+
+export interface ProcessResponse extends AnalyzeResponse {
+  importacao_id: string
+  empresa_id: string
+  codigo_dominio: string
+  modo_importacao: 'NORMAL' | 'REIMPORTAR'
+  replaced_importacao_id: string | null
+  inserted_rows: number
+  status: 'VALIDADO'
+}
+
+export function toProcessResponse (file: FileFacts, codigoDominio: string, mode: 'NORMAL' | 'REIMPORTAR', r: ProcessResult): ProcessResponse {
+  return {
+    ...toAnalyzeResponse(file, r.analysis),
+    importacao_id: r.importacaoId,
+    empresa_id: r.empresaId,
+    codigo_dominio: codigoDominio,
+    modo_importacao: mode,
+    replaced_importacao_id: r.replacedImportacaoId,
+    inserted_rows: r.insertedRows,
+    status: r.status
   }
 }
 
