@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['core/**/*.test.ts', 'plugins/**/*.test.ts', 'server/**/*.test.ts', 'workers/**/*.test.ts', 'fixtures/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    pool: 'forks'
+    pool: 'forks',
+    // One PostgreSQL server per run (embedded unless DATABASE_URL is set).
+    globalSetup: ['fixtures/db/global-setup.ts']
   }
 })
