@@ -1,0 +1,146 @@
+/**
+ * `razao companies …` and `razao import …` as a user runs them: child processes on
+ * the TypeScript sources with DATABASE_URL pointing at a fresh database of the
+ * run's PostgreSQL, including a process killed in the middle of a load.
+ */
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freshDatabase } from '../fixtures/db/test-database.js'
+import type { TestDatabase } from '../fixtures/db/test-database.js'
+import { generateLedger } from '../fixtures/ledger/generate.js'
+import type { LedgerFacts } from '../fixtures/ledger/generate.js'
+import { recoverInterruptedImports } from '../core/importer/process-ledger.js'
+import { centsToDecimal } from '../core/money/index.js'
+
+const CLI = join(import.meta.dirname, 'cli.ts')
+let dir: string
+let db: TestDatabase
+let ledger: string
+let facts: LedgerFacts
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-cli-import-'))
+  db = await freshDatabase()
+  ledger = join(dir, 'ledger.xlsx')
+  facts = await generateLedger({ path: ledger, format: 'xlsx', rows: 4000, seed: 31, textAmountEvery: 5 })
+}, 120_000)
+afterAll(async () => {
+  await db?.drop()
+  await rm(dir, { recursive: true, force: true })
+})
+
+interface Run { code: number | null, stdout: string, stderr: string }
+
+function start (args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: join(import.meta.dirname, '..'),
+    env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), DATABASE_URL: db.url },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+}
+
+function razao (args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = start(args)
+    let stdout = ''
+    let stderr = ''
+    child.stdout!.on('data', (c: Buffer) => { stdout += c.toString() })
+    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString() })
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+describe('razao companies', () => {
+  it('add, list, deactivate and activate, with JSON on stdout', async () => {
+    const add = await razao(['companies', 'add', '--codigo-dominio', '9001', '--nome', 'Mercado Bom Preço', '--cnpj', '11.444.777/0001-61'])
+    expect(add.stderr).toBe('')
+    expect(add.code).toBe(0)
+    expect(JSON.parse(add.stdout)).toMatchObject({ codigo_dominio: '9001', nome: 'Mercado Bom Preço', cnpj: '11444777000161', ativo: true })
+    await razao(['companies', 'add', '--codigo-dominio', '42', '--nome', 'Outra'])
+
+    const list = await razao(['companies', 'list'])
+    expect(list.code).toBe(0)
+    const companies = JSON.parse(list.stdout) as Array<Record<string, unknown>>
+    expect(companies.map((c) => c.codigo_dominio)).toEqual(['42', '9001'])
+
+    const off = await razao(['companies', 'deactivate', '--codigo-dominio', '9001'])
+    expect(off.code).toBe(0)
+    expect(JSON.parse(off.stdout)).toMatchObject({ codigo_dominio: '9001', ativo: false })
+    const on = await razao(['companies', 'activate', '--codigo-dominio', '9001'])
+    expect(JSON.parse(on.stdout)).toMatchObject({ ativo: true })
+  })
+
+  it('refuses a duplicate code (exit 1), a bad CNPJ or a missing flag (exit 2), an unknown code (exit 1)', async () => {
+    const dup = await razao(['companies', 'add', '--codigo-dominio', '42', '--nome', 'De novo'])
+    expect(dup.code).toBe(1)
+    expect(dup.stderr).toMatch(/already registered/)
+    const cnpj = await razao(['companies', 'add', '--codigo-dominio', '77', '--nome', 'X', '--cnpj', '12345'])
+    expect(cnpj.code).toBe(2)
+    expect(cnpj.stderr).toMatch(/not a valid CNPJ/)
+    const missing = await razao(['companies', 'add', '--nome', 'X'])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/--codigo-dominio/)
+    const unknown = await razao(['companies', 'deactivate', '--codigo-dominio', 'nope'])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toMatch(/No company is registered/)
+    expect(unknown.stderr).not.toMatch(/ at |\.ts:/)
+  })
+})
+
+describe('razao import', () => {
+  it('loads a ledger, refuses the duplicate, replaces it with --reimportar', async () => {
+    const first = await razao(['import', ledger, '--codigo-dominio', '9001'])
+    expect(first.code).toBe(0)
+    const body = JSON.parse(first.stdout) as Record<string, unknown>
+    expect(body).toMatchObject({ status: 'VALIDADO', inserted_rows: facts.totalRows, total_debit: facts.totalDebitCents / 100, modo_importacao: 'NORMAL' })
+    const { rows } = await db.pool.query<{ debito: string }>('SELECT sum(debito)::text AS debito FROM movimentos WHERE importacao_id = $1', [body.importacao_id])
+    expect(rows[0]!.debito).toBe(centsToDecimal(facts.totalDebitCents))
+
+    const dup = await razao(['import', ledger, '--codigo-dominio', '9001'])
+    expect(dup.code).toBe(1)
+    expect(dup.stderr).toMatch(/already has an active import/)
+    const again = await razao(['import', ledger, '--codigo-dominio', '9001', '--reimportar'])
+    expect(again.code).toBe(0)
+    expect(JSON.parse(again.stdout)).toMatchObject({ replaced_importacao_id: body.importacao_id, modo_importacao: 'REIMPORTAR' })
+  })
+
+  it('a process killed mid-load leaves nothing visible, and recovery marks its import FALHOU', async () => {
+    await db.pool.query("CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$")
+    await db.pool.query('CREATE TRIGGER stall BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 3000) EXECUTE FUNCTION stall()')
+    try {
+      const child = start(['import', ledger, '--codigo-dominio', '42'])
+      const exited = new Promise((resolve) => child.on('close', resolve))
+      const until = Date.now() + 30_000
+      let inProgress: string | undefined
+      while (inProgress === undefined && Date.now() < until) {
+        const { rows } = await db.pool.query<{ id: string }>("SELECT i.id FROM importacoes i JOIN empresas e ON e.id = i.empresa_id WHERE e.codigo_dominio = '42' AND i.status = 'PROCESSANDO'")
+        inProgress = rows[0]?.id
+        if (inProgress === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      expect(inProgress).toBeDefined()
+      child.kill('SIGKILL')
+      await exited
+      // The dead client's session ends when its backend next reads the socket (at
+      // once, or after the stall); recovery only marks it once the session is gone.
+      let recovered = 0
+      while (recovered === 0 && Date.now() < until) {
+        recovered = await recoverInterruptedImports(db.pool)
+        if (recovered === 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      expect(recovered).toBe(1)
+      const { rows } = await db.pool.query<{ status: string, erro: string, n: string }>(
+        'SELECT status, erro, (SELECT count(*) FROM movimentos WHERE importacao_id = $1) AS n FROM importacoes WHERE id = $1', [inProgress])
+      expect(rows[0]).toMatchObject({ status: 'FALHOU', n: '0' })
+      expect(rows[0]!.erro).toMatch(/interrupted/)
+    } finally {
+      await db.pool.query('DROP TRIGGER IF EXISTS stall ON movimentos')
+    }
+    const retry = await razao(['import', ledger, '--codigo-dominio', '42'])
+    expect(retry.code).toBe(0)
+    expect(JSON.parse(retry.stdout)).toMatchObject({ status: 'VALIDADO', inserted_rows: facts.totalRows })
+  }, 90_000)
+})
