@@ -3,9 +3,10 @@
  * (through tsx, so no build is needed), real files, real exit codes.
  */
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
@@ -18,6 +19,8 @@ let facts: LedgerFacts
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'razao-cli-'))
+  // `serve` starts an embedded PostgreSQL here; under root it runs as the user postgres, who must reach it.
+  await chmod(dir, 0o755)
   ledger = join(dir, 'ledger.xlsx')
   facts = await generateLedger({ path: ledger, format: 'xlsx', rows: 800, seed: 5, unbalancedGroups: 2, dateStyle: 'text-br' })
 })
@@ -121,7 +124,18 @@ describe('razao', () => {
     expect(first.stderr).toContain(key)
     expect(first.health).toEqual({ success: true, service: 'razao-import', environment: 'development' })
     expect(first.code).toBe(0)
+    expect(first.stderr).toMatch(/embedded PostgreSQL started/)
+    expect(first.stderr).toMatch(/embedded PostgreSQL stopped/)
+    expect(first.companies?.code).toBe(0)
+    expect(JSON.parse(first.companies!.stdout)).toMatchObject({ codigo_dominio: '1', nome: 'Shared' })
+    expect(first.stillUp).toBe(200)
+    // Stopped on shutdown: the cluster's port no longer answers.
+    const { port } = JSON.parse(await readFile(join(dataDir, 'postgres.json'), 'utf8')) as { port: number }
+    const probe = new pg.Client({ host: '127.0.0.1', port, user: 'razao', database: 'razao', connectionTimeoutMillis: 5000 })
+    await expect(probe.connect()).rejects.toMatchObject({ code: 'ECONNREFUSED' })
     const second = await serveOnce(dataDir)
+    // The registry persisted across restarts.
+    expect(JSON.parse(second.companies!.stdout)).toEqual([expect.objectContaining({ codigo_dominio: '1' })])
     expect(second.stderr).not.toMatch(/Generated/)
     expect(second.stderr).not.toContain(key)
     expect(second.authorized).toBe(400)
@@ -129,7 +143,7 @@ describe('razao', () => {
 })
 
 /** Starts `razao serve all` on a free port, calls it, then sends SIGTERM. */
-function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, authorized: number }> {
+function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, authorized: number, companies: Run | undefined, stillUp: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
@@ -139,6 +153,8 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
     let stderr = ''
     let health: unknown
     let authorized = 0
+    let companies: Run | undefined
+    let stillUp = 0
     let asked = false
     child.stderr.on('data', (c: Buffer) => {
       stderr += c.toString()
@@ -150,9 +166,15 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
         const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
         // With the right key and no body, the request gets past authentication.
         authorized = (await fetch(`${url}/v1/analyze`, { method: 'POST', headers: { 'x-api-key': key } })).status
+        // The CLI shares the server's embedded database while it runs, and leaves it running.
+        companies = await razao(['companies', 'list'], { RAZAO_DATA_DIR: dataDir })
+        if (companies.code === 0 && companies.stdout.trim() === '[]') {
+          companies = await razao(['companies', 'add', '--codigo-dominio', '1', '--nome', 'Shared'], { RAZAO_DATA_DIR: dataDir })
+        }
+        stillUp = (await fetch(`${url}/health`)).status
         child.kill('SIGTERM')
       })().catch(reject)
     })
-    child.on('close', (code) => resolve({ code, stderr, health, authorized }))
+    child.on('close', (code) => resolve({ code, stderr, health, authorized, companies, stillUp }))
   })
 }

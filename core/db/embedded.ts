@@ -95,6 +95,7 @@ export class EmbeddedPostgres {
       // The cluster's owner must be able to reach its folder; others may pass through, not list.
       await chmod(dirname(this.options.dir), 0o711)
     }
+    if (this.owner !== undefined) await this.checkReachable(dirname(this.options.dir))
     await rm(this.options.dir, { recursive: true, force: true })
     await mkdir(this.options.dir, { mode: 0o700 })
     const pwfile = `${this.options.dir}.pw`
@@ -110,6 +111,15 @@ export class EmbeddedPostgres {
     }
     await writeFile(credentialsFile, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 })
     this.options.log?.(`embedded PostgreSQL initialised in ${this.options.dir}`)
+  }
+
+  /** Under root: can the cluster's owner reach `folder` (search permission on every parent)? */
+  private async checkReachable (folder: string): Promise<void> {
+    try {
+      await run('test', ['-x', folder], { ...this.owner })
+    } catch {
+      throw new Error(`PostgreSQL refuses to run as root, so the embedded cluster runs as the system user "postgres", which cannot reach ${folder}. Give others search permission on its parent folders (chmod o+x), choose another RAZAO_DATA_DIR, or set DATABASE_URL.`)
+    }
   }
 
   private async isRunning (bin: Binaries): Promise<boolean> {
