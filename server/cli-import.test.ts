@@ -97,7 +97,7 @@ describe('razao import', () => {
     expect(first.code).toBe(0)
     const body = JSON.parse(first.stdout) as Record<string, unknown>
     expect(body).toMatchObject({ status: 'VALIDADO', inserted_rows: facts.totalRows, total_debit: facts.totalDebitCents / 100, modo_importacao: 'NORMAL' })
-    const { rows } = await db.pool.query<{ debito: string }>('SELECT sum(debito)::text AS debito FROM movimentos WHERE importacao_id = $1', [body.importacao_id])
+    const { rows } = await db.pool.query<{ debito: string }>('SELECT sum(debito)::text AS debito FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)', [body.importacao_id])
     expect(rows[0]!.debito).toBe(centsToDecimal(facts.totalDebitCents))
 
     const dup = await razao(['import', ledger, '--codigo-dominio', '9001'])
@@ -133,7 +133,7 @@ describe('razao import', () => {
       }
       expect(recovered).toBe(1)
       const { rows } = await db.pool.query<{ status: string, erro: string, n: string }>(
-        'SELECT status, erro, (SELECT count(*) FROM movimentos WHERE importacao_id = $1) AS n FROM importacoes WHERE id = $1', [inProgress])
+        'SELECT status, erro, (SELECT count(*) FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)) AS n FROM importacoes WHERE id = $1', [inProgress])
       expect(rows[0]).toMatchObject({ status: 'FALHOU', n: '0' })
       expect(rows[0]!.erro).toMatch(/interrupted/)
     } finally {

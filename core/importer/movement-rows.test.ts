@@ -16,9 +16,9 @@ describe('COPY text lines', () => {
     const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito', 'historico']
     const columns = mapColumns(header)
     const cells = [' 42 ', 7, new DateCell(45292), 1001, 'Banco\tItaú', null, 'Tarifas', 'TARIFA', '3.1.02', null, 12.5, 'linha 1\nlinha 2']
-    const line = movementLine('00000000-0000-0000-0000-000000000001', { rowNumber: 9, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0 }, cells, columns)
+    const line = movementLine('12', { rowNumber: 9, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0 }, cells, columns)
     expect(line.split('\t')).toEqual([
-      '00000000-0000-0000-0000-000000000001', '9', '42', '7', '2024-01-01', '1001', 'Banco\\tItaú', '\\N', 'Tarifas', 'TARIFA', '3.1.02', '0.00', '12.50', 'linha 1\\nlinha 2\n'
+      '12', '9', '42', '7', '2024-01-01', '1001', 'Banco\\tItaú', '\\N', 'Tarifas', 'TARIFA', '3.1.02', '0.00', '12.50', 'linha 1\\nlinha 2\n'
     ])
   })
 })

@@ -9,7 +9,7 @@ import { centsToDecimal } from '../money/index.js'
 import type { Cell } from '../xlsx/index.js'
 
 export const MOVEMENT_COLUMNS = [
-  'importacao_id', 'linha_origem', 'id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico',
+  'importacao_seq', 'linha_origem', 'id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico',
   'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito', 'historico'
 ] as const
 
@@ -34,8 +34,8 @@ function copyInteger (cell: Cell | undefined): string {
  * One COPY line (with its newline) for a typed row. The caller only passes rows of
  * a file without blocking problems so far, so every integer cell reads as one.
  */
-export function movementLine (importacaoId: string, row: LedgerRow, cells: Cell[], c: ColumnMap): string {
-  return importacaoId + '\t' +
+export function movementLine (importacaoSeq: string, row: LedgerRow, cells: Cell[], c: ColumnMap): string {
+  return importacaoSeq + '\t' +
     row.rowNumber + '\t' +
     copyInteger(cells[c.id]) + '\t' +
     (row.groupId === null ? NULL : String(row.groupId)) + '\t' +

@@ -65,13 +65,12 @@ export async function processLedger (db: ClientBase, source: ProcessSource, requ
     throw await refusalInSpecOrder(source, request, pre)
   }
   const empresaId = pre.company.id
-  const importacaoId = await createImportation(db, empresaId, request)
+  const importation = await createImportation(db, empresaId, request)
   try {
-    const result = await writeAndFinalize(db, source, request, empresaId, importacaoId)
-    return result
+    return await writeAndFinalize(db, source, request, empresaId, importation)
   } catch (err) {
     await rollbackQuietly(db)
-    await settleFailedImportation(db, importacaoId, err)
+    await settleFailedImportation(db, importation.id, err)
     throw asEngineError(err, request)
   }
 }
@@ -99,15 +98,18 @@ async function refusalInSpecOrder (source: ProcessSource, request: ProcessReques
   return companyInactive(request.codigoDominio)
 }
 
-async function createImportation (db: ClientBase, empresaId: string, request: ProcessRequest): Promise<string> {
-  const { rows } = await db.query<{ id: string }>(
+interface Importation { id: string, seq: string }
+
+async function createImportation (db: ClientBase, empresaId: string, request: ProcessRequest): Promise<Importation> {
+  const { rows } = await db.query<{ id: string, seq: string }>(
     `INSERT INTO importacoes (empresa_id, nome_arquivo, sha256, modo, status, batch_size, backend_pid)
-     VALUES ($1, $2, $3, $4, 'PROCESSANDO', $5, pg_backend_pid()) RETURNING id`,
+     VALUES ($1, $2, $3, $4, 'PROCESSANDO', $5, pg_backend_pid()) RETURNING id, seq::text`,
     [empresaId, request.fileName, request.sha256, request.mode, request.batchSize])
-  return rows[0]!.id
+  return rows[0]!
 }
 
-async function writeAndFinalize (db: ClientBase, source: ProcessSource, request: ProcessRequest, empresaId: string, importacaoId: string): Promise<ProcessResult> {
+async function writeAndFinalize (db: ClientBase, source: ProcessSource, request: ProcessRequest, empresaId: string, importation: Importation): Promise<ProcessResult> {
+  const importacaoId = importation.id
   await db.query('BEGIN')
   // Imports of the same company and file take turns; the loser of a race then sees
   // the winner's VALIDADO below instead of copying for nothing.
@@ -121,9 +123,9 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
     throw await refusalInSpecOrder(source, request, { company: { id: empresaId, ativo: true }, activeImportId: previous })
   }
 
-  const analysis = await copyMovements(db, source, request, importacaoId)
+  const analysis = await copyMovements(db, source, request, importation.seq)
   checkImportable(analysis)
-  await validateStored(db, importacaoId, analysis)
+  await validateStored(db, importation.seq, analysis)
 
   if (previous !== undefined) {
     await db.query(
@@ -145,7 +147,7 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
  * cell problem appears the rest is analyzed but not sent: the load will be
  * refused and rolled back anyway, and a malformed value would fail COPY itself.
  */
-async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoId: string): Promise<LedgerAnalysis> {
+async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string): Promise<LedgerAnalysis> {
   const copy = db.query(copyFrom(COPY_MOVEMENTS_SQL))
   let failure: Error | undefined
   const done = new Promise<void>((resolve, reject) => {
@@ -164,7 +166,7 @@ async function copyMovements (db: ClientBase, source: ProcessSource, request: Pr
   }
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
     if (analyzer.blockingProblems() > 0 || failure !== undefined) return
-    batch += movementLine(importacaoId, row, cells, columns)
+    batch += movementLine(importacaoSeq, row, cells, columns)
     if (++inBatch >= request.batchSize) flush()
   })
   const afterChunk = (): Promise<void> | undefined => {
@@ -202,10 +204,10 @@ function checkImportable (analysis: LedgerAnalysis): void {
 }
 
 /** Counts and sums what this transaction stored and compares it with the file, to the cent. */
-async function validateStored (db: ClientBase, importacaoId: string, analysis: LedgerAnalysis): Promise<void> {
+async function validateStored (db: ClientBase, importacaoSeq: string, analysis: LedgerAnalysis): Promise<void> {
   const { rows } = await db.query<{ n: string, debito: string | null, credito: string | null }>(
-    'SELECT count(*) AS n, sum(debito)::text AS debito, sum(credito)::text AS credito FROM movimentos WHERE importacao_id = $1',
-    [importacaoId])
+    'SELECT count(*) AS n, sum(debito)::text AS debito, sum(credito)::text AS credito FROM movimentos WHERE importacao_seq = $1',
+    [importacaoSeq])
   const stored = rows[0]!
   const count = Number(stored.n)
   const debit = decimalToCents(stored.debito)

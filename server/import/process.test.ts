@@ -101,14 +101,14 @@ async function processFile (file: string | undefined, fields: Record<string, str
 async function importsOf (code: string) {
   const { rows } = await db.pool.query<{ id: string, status: string, substituida_por: string | null, erro: string | null, total_linhas: number | null, total_debito: string | null, total_credito: string | null, movimentos: string }>(
     `SELECT i.id, i.status, i.substituida_por, i.erro, i.total_linhas, i.total_debito::text, i.total_credito::text,
-            (SELECT count(*) FROM movimentos m WHERE m.importacao_id = i.id) AS movimentos
+            (SELECT count(*) FROM movimentos m WHERE m.importacao_seq = i.seq) AS movimentos
        FROM importacoes i JOIN empresas e ON e.id = i.empresa_id WHERE e.codigo_dominio = $1 ORDER BY i.criado_em`, [code])
   return rows
 }
 
 async function movementsOfCompany (code: string): Promise<number> {
   const { rows } = await db.pool.query<{ n: string }>(
-    'SELECT count(*) AS n FROM movimentos m JOIN importacoes i ON i.id = m.importacao_id JOIN empresas e ON e.id = i.empresa_id WHERE e.codigo_dominio = $1', [code])
+    'SELECT count(*) AS n FROM movimentos m JOIN importacoes i ON i.seq = m.importacao_seq JOIN empresas e ON e.id = i.empresa_id WHERE e.codigo_dominio = $1', [code])
   return Number(rows[0]!.n)
 }
 
@@ -241,7 +241,7 @@ describe('POST /v1/process: loads', () => {
     expect(stored).toMatchObject({ id: b.importacao_id, status: 'VALIDADO', total_linhas: facts.totalRows, movimentos: String(facts.totalRows) })
     const { rows: [sums] } = await db.pool.query<{ debito: string, credito: string, min: string, max: string, grupos: string }>(
       `SELECT sum(debito)::text AS debito, sum(credito)::text AS credito, min(data)::text AS min, max(data)::text AS max,
-              count(DISTINCT id_movim_finan) AS grupos FROM movimentos WHERE importacao_id = $1`, [b.importacao_id])
+              count(DISTINCT id_movim_finan) AS grupos FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)`, [b.importacao_id])
     expect(sums).toEqual({
       debito: centsToDecimal(facts.totalDebitCents),
       credito: centsToDecimal(facts.totalCreditCents),
@@ -251,7 +251,7 @@ describe('POST /v1/process: loads', () => {
     })
     expect(stored!.total_debito).toBe(centsToDecimal(facts.totalDebitCents))
     expect(stored!.total_credito).toBe(centsToDecimal(facts.totalCreditCents))
-    const { rows: kinds } = await db.pool.query<{ tipo: string, n: string }>('SELECT tipo, count(*) AS n FROM movimentos WHERE importacao_id = $1 GROUP BY tipo', [b.importacao_id])
+    const { rows: kinds } = await db.pool.query<{ tipo: string, n: string }>('SELECT tipo, count(*) AS n FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1) GROUP BY tipo', [b.importacao_id])
     expect(Object.fromEntries(kinds.map((k) => [k.tipo, Number(k.n)]))).toEqual(facts.typeCounts)
     expect(await readdir(uploadTmp)).toEqual([])
   })
@@ -299,7 +299,7 @@ describe('POST /v1/process: loads', () => {
     const res = await processFile(files.tricky, { codigo_dominio: '400' })
     expect(res.status).toBe(200)
     const { rows } = await db.pool.query<{ linha_origem: number, planejamento_analitico: string, data: string, debito: string, credito: string }>(
-      'SELECT linha_origem, planejamento_analitico, data::text, debito::text, credito::text FROM movimentos WHERE importacao_id = $1 ORDER BY linha_origem', [res.body.importacao_id])
+      'SELECT linha_origem, planejamento_analitico, data::text, debito::text, credito::text FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1) ORDER BY linha_origem', [res.body.importacao_id])
     expect(rows.map((r) => r.planejamento_analitico)).toEqual(TRICKY_TEXTS.map((t) => t.trim()))
     expect(rows.map((r) => r.linha_origem)).toEqual([2, 3, 4, 5, 6])
     expect(rows[0]).toMatchObject({ data: '2024-03-05', debito: '10.00', credito: '0.00' })

@@ -15,6 +15,8 @@ CREATE TABLE empresas (
 
 CREATE TABLE importacoes (
   id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  -- Compact key the movements carry (8 bytes per row instead of a 16-byte uuid).
+  seq                 bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   empresa_id          uuid NOT NULL REFERENCES empresas (id),
   nome_arquivo        text NOT NULL,
   sha256              text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
@@ -40,8 +42,15 @@ CREATE TABLE importacoes (
 CREATE UNIQUE INDEX importacoes_uma_ativa_por_arquivo ON importacoes (empresa_id, sha256) WHERE status = 'VALIDADO';
 CREATE INDEX importacoes_em_processamento ON importacoes (status) WHERE status = 'PROCESSANDO';
 
+-- Movements are insert-only and written by COPY, so this table is shaped for loading:
+-- no primary key and no foreign key. Measured on 500k rows here: a foreign key to
+-- importacoes makes COPY 2.3x slower (a trigger per row), a (uuid, row) primary key
+-- another 1.4x. Integrity comes from the load itself instead: movements are only
+-- written inside the transaction that validates their importation's count and totals,
+-- and an importation that has movements is never deleted. Each load appends its rows
+-- contiguously with an increasing importacao_seq, which is what a BRIN index needs.
 CREATE TABLE movimentos (
-  importacao_id          uuid NOT NULL REFERENCES importacoes (id),
+  importacao_seq         bigint NOT NULL,
   linha_origem           integer NOT NULL,
   id                     bigint,
   id_movim_finan         bigint NOT NULL,
@@ -54,6 +63,6 @@ CREATE TABLE movimentos (
   cod_planejamento       text,
   credito                numeric(18, 2) NOT NULL,
   debito                 numeric(18, 2) NOT NULL,
-  historico              text,
-  PRIMARY KEY (importacao_id, linha_origem)
+  historico              text
 );
+CREATE INDEX movimentos_por_importacao ON movimentos USING brin (importacao_seq) WITH (pages_per_range = 32, autosummarize = on);

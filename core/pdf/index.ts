@@ -1,0 +1,10 @@
+/** PDF machinery for signing: opening, our incremental writer, stamp, final page, signature field. */
+export { openPdf, findStartXref } from './open.js'
+export type { OpenedPdf, LastSection } from './open.js'
+export { track, writeUpdate, resolve } from './incremental.js'
+export type { Tracked, RawObject } from './incremental.js'
+export { addStamp, placeStamp, visibleBox, pageRotation } from './stamp.js'
+export type { Box, StampPlacement } from './stamp.js'
+export { appendFinalPage, drawQrCode } from './final-page.js'
+export type { FinalPageContent } from './final-page.js'
+export { addSignatureField, BYTE_RANGE_PLACEHOLDER } from './signature-field.js'

@@ -1,0 +1,125 @@
+/**
+ * Opening a PDF for an incremental update. pdf-lib parses the objects (classic
+ * tables, cross-reference streams and object streams alike); we read the *last*
+ * cross-reference section ourselves, at the offset `startxref` names, because an
+ * update must chain to it with /Prev (ISO 32000-1 §7.5.6) and keep its kind: a file
+ * whose newest section is a stream gets a stream (§7.5.8), a table gets a table.
+ */
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
+import type { PDFObject } from 'pdf-lib'
+import { SignError } from '../sign/errors.js'
+
+export interface LastSection {
+  kind: 'table' | 'stream'
+  /** Offset of that section: our /Prev. */
+  offset: number
+  /** The trailer dictionary, or the cross-reference stream's dictionary. */
+  trailer: PDFDict
+  /** The trailer's /Size (one past the highest object number in use). */
+  size: number
+}
+
+export interface OpenedPdf {
+  doc: PDFDocument
+  bytes: Uint8Array
+  last: LastSection
+}
+
+const latin1 = (bytes: Uint8Array, start: number, end: number): string => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1')
+
+function invalid (message: string, cause?: unknown): never {
+  throw new SignError('SIGN_PDF_INVALID', message, 'pdfBase64', cause === undefined ? undefined : { cause })
+}
+
+function unsupported (message: string): never {
+  throw new SignError('SIGN_PDF_UNSUPPORTED', message)
+}
+
+/** The offset in the final `startxref`, checking the file ends with %%EOF (else it is truncated). */
+export function findStartXref (bytes: Uint8Array): number {
+  const tailStart = Math.max(0, bytes.length - 2048)
+  const tail = latin1(bytes, tailStart, bytes.length)
+  const eof = tail.lastIndexOf('%%EOF')
+  if (eof < 0 || tail.slice(eof + 5).trim() !== '') invalid('The PDF is truncated: it does not end with %%EOF.')
+  const at = tail.lastIndexOf('startxref', eof)
+  const match = at < 0 ? null : /^startxref\s+(\d+)\s*$/.exec(tail.slice(at, eof))
+  if (match === null) invalid('The PDF is truncated or damaged: no startxref before the final %%EOF.')
+  return Number(match[1])
+}
+
+export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: number): LastSection {
+  if (offset >= bytes.length) unsupported('The PDF\'s startxref points past the end of the file; repair the file (re-save it) and send it again.')
+  const head = latin1(bytes, offset, Math.min(bytes.length, offset + 64))
+  try {
+    if (/^\s*xref\b/.test(head)) {
+      const rest = latin1(bytes, offset, bytes.length)
+      const at = rest.indexOf('trailer')
+      if (at < 0) throw new Error('no trailer')
+      const trailer = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), doc.context).parseObject()
+      if (!(trailer instanceof PDFDict)) throw new Error('trailer is not a dictionary')
+      return { kind: 'table', offset, trailer, size: sizeOf(trailer) }
+    }
+    const header = /^\s*\d+\s+\d+\s+obj\b/.exec(head)
+    if (header !== null) {
+      const object = PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), doc.context).parseObject()
+      if (object instanceof PDFRawStream && object.dict.get(PDFName.of('Type')) === PDFName.of('XRef')) {
+        return { kind: 'stream', offset, trailer: object.dict, size: sizeOf(object.dict) }
+      }
+    }
+  } catch {
+    // Falls through to the refusal below.
+  }
+  return unsupported('The PDF\'s startxref does not point at a cross-reference section, so an update cannot be chained to it without breaking earlier content; repair the file (re-save it) and send it again.')
+}
+
+function sizeOf (dict: PDFDict): number {
+  const size = dict.get(PDFName.of('Size'))
+  if (!(size instanceof PDFNumber)) throw new Error('trailer without /Size')
+  return size.asNumber()
+}
+
+/** Parses the PDF; not a PDF, truncated, unreadable or without pages is SIGN_PDF_INVALID. */
+export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
+  const head = latin1(bytes, 0, Math.min(bytes.length, 1024))
+  if (!head.includes('%PDF-')) invalid('The content is not a PDF (no %PDF- header).')
+  const startXref = findStartXref(bytes)
+  let doc: PDFDocument
+  try {
+    doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
+  } catch (err) {
+    return invalid('The PDF could not be parsed.', err)
+  }
+  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  const last = readLastSection(doc, bytes, startXref)
+  if (doc.isEncrypted) refuseEncrypted(doc, last.trailer)
+  let pages = 0
+  try { pages = doc.getPageCount() } catch (err) { invalid('The PDF\'s page tree cannot be read.', err) }
+  if (pages === 0) invalid('The PDF has no pages.')
+  refuseLockedCertification(doc)
+  return { doc, bytes, last }
+}
+
+function refuseEncrypted (doc: PDFDocument, trailer: PDFDict): never {
+  const encrypt = doc.context.lookup(trailer.get(PDFName.of('Encrypt')) ?? doc.context.trailerInfo.Encrypt)
+  const p = encrypt instanceof PDFDict ? encrypt.get(PDFName.of('P')) : undefined
+  // Bit 4 (value 8) of /P: modify the document (ISO 32000-1 Table 22).
+  if (p instanceof PDFNumber && (p.asNumber() & 8) === 0) invalid('The PDF is encrypted and its permissions do not allow modifying it.')
+  return unsupported('The PDF is encrypted (password-protected); this service signs unencrypted PDFs only. Remove the protection and send it again.')
+}
+
+/** A certification signature with DocMDP /P 1 forbids any change, a new signature included (ISO 32000-1 §12.8.2.2). */
+function refuseLockedCertification (doc: PDFDocument): void {
+  const lookup = <T extends PDFObject>(o: PDFObject | undefined): T | undefined => (o instanceof PDFRef ? doc.context.lookup(o) : o) as T | undefined
+  const perms = lookup<PDFDict>(doc.catalog.get(PDFName.of('Perms')))
+  const docMdp = perms instanceof PDFDict ? lookup<PDFDict>(perms.get(PDFName.of('DocMDP'))) : undefined
+  const refs = docMdp instanceof PDFDict ? lookup<PDFArray>(docMdp.get(PDFName.of('Reference'))) : undefined
+  if (!(refs instanceof PDFArray)) return
+  for (const item of refs.asArray()) {
+    const ref = lookup<PDFDict>(item)
+    const params = ref instanceof PDFDict ? lookup<PDFDict>(ref.get(PDFName.of('TransformParams'))) : undefined
+    const p = params instanceof PDFDict ? params.get(PDFName.of('P')) : undefined
+    if (p instanceof PDFNumber && p.asNumber() === 1) {
+      unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
+    }
+  }
+}

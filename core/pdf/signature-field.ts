@@ -1,0 +1,76 @@
+/**
+ * The signature field, its widget and the signature dictionary (ISO 32000-1 §12.7.4.5,
+ * §12.8.1). The dictionary is written verbatim, not through pdf-lib, because its
+ * /ByteRange and /Contents are placeholders that @signpdf/signpdf fills in place: the
+ * ByteRange as `[0 /********** /********** /**********]` (the form @signpdf looks for),
+ * /Contents as a run of hex zeros after it. Both must keep their length.
+ */
+import { PDFArray, PDFDict, PDFName, PDFNumber, PDFString, PDFHexString } from 'pdf-lib'
+import type { PDFPage, PDFRef } from 'pdf-lib'
+import type { RawObject, Tracked } from './incremental.js'
+import { appendAnnotation, resolve } from './incremental.js'
+
+export interface SignatureFieldOptions {
+  /** The page that carries the (invisible) widget. */
+  page: PDFPage
+  /** Bytes reserved for the DER CMS; the hex placeholder is twice as long. */
+  contentsBytes: number
+  /** The claimed signing time as a PDF date (`/M`). */
+  pdfDate: string
+  /** Entries for /Reason etc.; PAdES forbids /Reason next to a signature policy. */
+  reason?: string | undefined
+}
+
+export const BYTE_RANGE_PLACEHOLDER = '/ByteRange [0 /********** /********** /**********]'
+
+function existingFieldNames (tracked: Tracked, fields: PDFArray | undefined): Set<string> {
+  const names = new Set<string>()
+  for (const item of fields?.asArray() ?? []) {
+    const field = resolve<PDFDict>(tracked, item)
+    const t = field instanceof PDFDict ? field.get(PDFName.of('T')) : undefined
+    if (t instanceof PDFString || t instanceof PDFHexString) names.add(t.decodeText())
+  }
+  return names
+}
+
+/**
+ * Adds an invisible signature widget on `page`, registers it in the AcroForm (creating
+ * one if needed, SigFlags 3: signatures exist, append only) and returns the raw
+ * signature dictionary to write.
+ */
+export function addSignatureField (tracked: Tracked, options: SignatureFieldOptions): RawObject {
+  const { doc } = tracked.opened
+  const { context, catalog } = doc
+  const sigRef: PDFRef = context.nextRef()
+
+  let acroForm = resolve<PDFDict>(tracked, catalog.get(PDFName.of('AcroForm')))
+  if (!(acroForm instanceof PDFDict)) {
+    acroForm = context.obj({ Fields: [] })
+    catalog.set(PDFName.of('AcroForm'), context.register(acroForm))
+  }
+  let fields = resolve<PDFArray>(tracked, acroForm.get(PDFName.of('Fields')))
+  if (!(fields instanceof PDFArray)) {
+    fields = context.obj([])
+    acroForm.set(PDFName.of('Fields'), fields)
+  }
+  const taken = existingFieldNames(tracked, fields)
+  let n = 1
+  while (taken.has(`Assinatura${n}`)) n++
+
+  const widget = context.register(context.obj({
+    Type: 'Annot', Subtype: 'Widget', FT: 'Sig', T: PDFString.of(`Assinatura${n}`),
+    V: sigRef, Rect: [0, 0, 0, 0],
+    // Print + Locked: an invisible widget (zero rectangle), as for an approval signature without appearance.
+    F: 4 | 128,
+    P: options.page.ref
+  }))
+  fields.push(widget)
+  acroForm.set(PDFName.of('SigFlags'), PDFNumber.of(3))
+  appendAnnotation(tracked, options.page.node, widget)
+
+  const reason = options.reason === undefined ? '' : ` /Reason ${PDFHexString.fromText(options.reason).toString()}`
+  const body = `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /ETSI.CAdES.detached ${BYTE_RANGE_PLACEHOLDER} ` +
+    `/Contents <${'0'.repeat(options.contentsBytes * 2)}> /M (${options.pdfDate})${reason} ` +
+    '/Prop_Build << /App << /Name /razao >> >> >>'
+  return { ref: sigRef, body: Buffer.from(body, 'latin1') }
+}

@@ -1,0 +1,142 @@
+/**
+ * Certificates in the ICP-Brasil shape for development and tests: a root, an
+ * intermediate and an e-CNPJ (or e-CPF) end-entity with the DOC-ICP-04 otherName
+ * entries, or a timestamp-authority certificate (critical timeStamping EKU, RFC 3161
+ * §2.3). Every name says TESTE / DESENVOLVIMENTO: nothing here is trusted anywhere.
+ * Pure: returns PEM/DER in memory; writing files is the caller's business.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import forge from 'node-forge'
+import { OID_ICP_CNPJ, OID_ICP_CPF_HOLDER, OID_ICP_RESPONSIBLE_DATA, OID_ICP_RESPONSIBLE_NAME } from './icp-brasil.js'
+
+export interface IssuedCertificate {
+  certPem: string
+  keyPem: string
+  cert: forge.pki.Certificate
+  key: forge.pki.rsa.PrivateKey
+}
+
+export interface IssueOptions {
+  commonName: string
+  organization?: string
+  organizationalUnit?: string
+  /** Issuer; omitted: self-signed (a root). */
+  issuer?: IssuedCertificate
+  kind: 'root' | 'ca' | 'signer' | 'tsa'
+  notBefore: Date
+  notAfter: Date
+  /** otherName entries of the subjectAltName: OID → value (encoded as OCTET STRING). */
+  otherNames?: Array<[string, string]>
+  keyBits?: number
+}
+
+type Attr = { shortName?: string, name?: string, value: string }
+
+function subjectOf (o: IssueOptions): Attr[] {
+  const attrs: Attr[] = [{ shortName: 'C', value: 'BR' }, { shortName: 'O', value: o.organization ?? 'ICP-Brasil TESTE' }]
+  if (o.organizationalUnit !== undefined) attrs.push({ shortName: 'OU', value: o.organizationalUnit })
+  attrs.push({ shortName: 'CN', value: o.commonName })
+  return attrs
+}
+
+function otherNamesExtension (entries: Array<[string, string]>): { id: string, value: forge.asn1.Asn1 } {
+  const { asn1 } = forge
+  const names = entries.map(([oid, value]) => asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(oid).getBytes()),
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OCTETSTRING, false, value)])
+  ]))
+  return { id: '2.5.29.17', value: asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, names) }
+}
+
+/** Issues one certificate with a fresh RSA key (node:crypto generates it: forge's is far slower). */
+export function issueCertificate (o: IssueOptions): IssuedCertificate {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: o.keyBits ?? 2048 })
+  const cert = forge.pki.createCertificate()
+  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString())
+  const serial = randomBytes(16)
+  serial[0] = (serial[0]! & 0x3f) | 0x10
+  cert.serialNumber = serial.toString('hex')
+  cert.validity.notBefore = o.notBefore
+  cert.validity.notAfter = o.notAfter
+  cert.setSubject(subjectOf(o))
+  cert.setIssuer(o.issuer === undefined ? subjectOf(o) : o.issuer.cert.subject.attributes)
+  const isCa = o.kind === 'root' || o.kind === 'ca'
+  const extensions: object[] = [
+    { name: 'basicConstraints', cA: isCa, critical: true },
+    isCa
+      ? { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true }
+      : o.kind === 'tsa'
+        ? { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, critical: true }
+        : { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, keyEncipherment: true, critical: true },
+    { name: 'subjectKeyIdentifier' }
+  ]
+  if (o.issuer !== undefined) {
+    extensions.push({ name: 'authorityKeyIdentifier', keyIdentifier: o.issuer.cert.generateSubjectKeyIdentifier().getBytes() })
+  }
+  if (o.kind === 'signer') extensions.push({ name: 'extKeyUsage', clientAuth: true, emailProtection: true })
+  if (o.kind === 'tsa') extensions.push({ name: 'extKeyUsage', timeStamping: true, critical: true })
+  if (o.otherNames !== undefined && o.otherNames.length > 0) extensions.push(otherNamesExtension(o.otherNames))
+  cert.setExtensions(extensions)
+  const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey
+  cert.sign(o.issuer?.key ?? key, forge.md.sha256.create())
+  return { cert, key, certPem: forge.pki.certificateToPem(cert), keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }
+}
+
+/** Packs a key and its chain into PKCS#12 DER (AES-256 PBES2, or 3DES for the legacy shape). */
+export function toPkcs12 (signer: IssuedCertificate, chain: IssuedCertificate[], password: string, algorithm: 'aes256' | '3des' = 'aes256'): Buffer {
+  const asn1 = forge.pkcs12.toPkcs12Asn1(signer.key, [signer.cert, ...chain.map((c) => c.cert)], password, { algorithm, friendlyName: 'razao-signer' })
+  return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary')
+}
+
+export interface DevChain {
+  root: IssuedCertificate
+  intermediate: IssuedCertificate
+  signer: IssuedCertificate
+  /** PKCS#12 with the signer key and all three certificates. */
+  pkcs12: Buffer
+  password: string
+}
+
+export interface DevChainOptions {
+  now?: Date
+  /** The signer certificate's validity; default one year from an hour ago. */
+  signerNotBefore?: Date
+  signerNotAfter?: Date
+  holder?: 'CNPJ' | 'CPF'
+  /** Company (e-CNPJ) or person (e-CPF) name; default a clearly fake company. */
+  name?: string
+  document?: string
+  password?: string
+  algorithm?: 'aes256' | '3des'
+}
+
+const DAY_MS = 86_400_000
+
+/** A development e-CNPJ (or e-CPF) chain in the ICP-Brasil style, labelled as such in every name. */
+export function createDevChain (o: DevChainOptions = {}): DevChain {
+  const now = o.now ?? new Date()
+  const start = new Date(now.getTime() - 3_600_000)
+  const root = issueCertificate({
+    kind: 'root', commonName: 'AC RAIZ RAZAO DESENVOLVIMENTO - NAO CONFIAVEL', organization: 'ICP-Brasil TESTE (desenvolvimento)',
+    notBefore: start, notAfter: new Date(start.getTime() + 3650 * DAY_MS)
+  })
+  const intermediate = issueCertificate({
+    kind: 'ca', commonName: 'AC RAZAO DESENVOLVIMENTO v1 - TESTE', organization: 'ICP-Brasil TESTE (desenvolvimento)',
+    issuer: root, notBefore: start, notAfter: new Date(start.getTime() + 1825 * DAY_MS)
+  })
+  const holder = o.holder ?? 'CNPJ'
+  const document = o.document ?? (holder === 'CNPJ' ? '11222333000181' : '52998224725')
+  const name = o.name ?? (holder === 'CNPJ' ? 'EMPRESA DESENVOLVIMENTO RAZAO TESTE LTDA' : 'FULANO DE TAL TESTE')
+  const responsible = '01011980' + '52998224725' + '0'.repeat(11) + '0'.repeat(15) + '0'.repeat(6)
+  const otherNames: Array<[string, string]> = holder === 'CNPJ'
+    ? [[OID_ICP_RESPONSIBLE_DATA, responsible], [OID_ICP_RESPONSIBLE_NAME, 'FULANO DE TAL TESTE'], [OID_ICP_CNPJ, document], ['2.16.76.1.3.7', '0'.repeat(12)]]
+    : [[OID_ICP_CPF_HOLDER, '01011980' + document + '0'.repeat(11) + '0'.repeat(15) + '0'.repeat(6)]]
+  const signer = issueCertificate({
+    kind: 'signer', commonName: `${name}:${document}`, organization: 'ICP-Brasil TESTE (desenvolvimento)',
+    organizationalUnit: holder === 'CNPJ' ? 'Certificado PJ A1 TESTE' : 'Certificado PF A1 TESTE',
+    issuer: intermediate, otherNames,
+    notBefore: o.signerNotBefore ?? start, notAfter: o.signerNotAfter ?? new Date(start.getTime() + 365 * DAY_MS)
+  })
+  const password = o.password ?? randomBytes(18).toString('base64url')
+  return { root, intermediate, signer, password, pkcs12: toPkcs12(signer, [intermediate, root], password, o.algorithm ?? 'aes256') }
+}

@@ -1,0 +1,12 @@
+/** PAdES signing with an ICP-Brasil A1 certificate: the public surface of core/sign. */
+export { signPdf, VISUAL_MODES } from './sign-pdf.js'
+export type { SignPdfOptions, SignedPdf, VisualMode } from './sign-pdf.js'
+export { loadPkcs12, assertValidAt } from './certificate.js'
+export type { SigningMaterial } from './certificate.js'
+export type { SignerIdentity } from './icp-brasil.js'
+export type { SignaturePolicy } from './cms.js'
+export { SignCode, SignError, isSignError } from './errors.js'
+export { createDevChain } from './dev-chain.js'
+export type { DevChain } from './dev-chain.js'
+export { isoWithOffset, isValidTimeZone } from './time.js'
+export { newDocumentIdentifier, DOCUMENT_IDENTIFIER_PATTERN } from './identifier.js'

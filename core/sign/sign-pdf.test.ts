@@ -1,0 +1,228 @@
+/**
+ * Signing end to end in core, every output judged by pdfsig and OpenSSL (fixtures/pdf/verify.ts):
+ * PAdES-B and -T (with a real RFC 3161 responder on loopback), every visual mode, the input
+ * shapes real producers write, a second signature on a signed file, and the refusals.
+ */
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { PDFDocument } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestPki } from '../../fixtures/pdf/pki.js'
+import type { TestPki } from '../../fixtures/pdf/pki.js'
+import { makeFormPdf, makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
+import { startLocalTsa } from '../../fixtures/pdf/tsa-server.js'
+import type { LocalTsa } from '../../fixtures/pdf/tsa-server.js'
+import { checkSignedPdf, findSignatures, opensslVerifyToken, padesAttributeProblems, pdfsig, signerInfoParts, toolsAvailable } from '../../fixtures/pdf/verify.js'
+import { loadPkcs12 } from './certificate.js'
+import type { SigningMaterial } from './certificate.js'
+import { signPdf } from './sign-pdf.js'
+import { pdfDate } from './time.js'
+import type { SignPdfOptions, VisualMode } from './sign-pdf.js'
+
+const run = promisify(execFile)
+let dir: string
+let pki: TestPki
+let material: SigningMaterial
+let tsa: LocalTsa
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-sign-'))
+  pki = await createTestPki(dir)
+  material = loadPkcs12(pki.signer.pkcs12, pki.password)
+  tsa = await startLocalTsa({ dir, certPath: pki.tsa.certPath, keyPath: pki.tsa.keyPath, rootPemPath: pki.tsa.rootPemPath })
+})
+afterAll(async () => {
+  await tsa.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+let counter = 0
+function options (over: Partial<SignPdfOptions> = {}): SignPdfOptions {
+  counter++
+  return {
+    material, visualMode: 'NONE', validatorUrl: 'https://validar.iti.gov.br/', timeZone: 'America/Sao_Paulo',
+    documentIdentifier: `RZ-TEST-${String(counter).padStart(4, '0')}`, signedAt: new Date(), ...over
+  }
+}
+
+async function expectPades (pdf: Uint8Array, name: string): Promise<void> {
+  const check = await checkSignedPdf(dir, pdf, pki.rootPemPath, name)
+  check.signatures.forEach((sig, i) => expect(padesAttributeProblems(check.attributes[i]!, sig.dictionary)).toEqual([]))
+}
+
+const tools = toolsAvailable('pdfsig', 'openssl', 'qpdf')
+
+describe.skipIf(!tools)('PAdES-B', () => {
+  it('signs a one-page PDF: valid in pdfsig over the whole file, CMS verified by OpenSSL, baseline attributes only', async () => {
+    const input = await makePdf([{}])
+    const out = await signPdf(input, options())
+    expect(out.standard).toBe('PAdES-B')
+    expect(out.timestampApplied).toBe(false)
+    expect(Buffer.from(out.pdf.subarray(0, input.length)).equals(Buffer.from(input))).toBe(true)
+    expect(out.sha256).toBe(createHash('sha256').update(out.pdf).digest('hex'))
+    await expectPades(out.pdf, 'b-one-page')
+    const { certificateCount, token } = signerInfoParts(findSignatures(out.pdf)[0]!.cms)
+    expect(certificateCount).toBe(3)
+    expect(token).toBeUndefined()
+  })
+
+  it('writes the claimed time in /M with the configured zone\'s offset', async () => {
+    const at = new Date(Date.now() + 60_000)
+    const out = await signPdf(await makePdf([{}]), options({ signedAt: at }))
+    expect(findSignatures(out.pdf)[0]!.dictionary).toContain(`/M (${pdfDate(at, 'America/Sao_Paulo')})`)
+    expect(pdfDate(at, 'America/Sao_Paulo')).toMatch(/^D:\d{14}-03'00'$/)
+  })
+
+  it('declares the ICP-Brasil policy when configured, and then drops /Reason', async () => {
+    const policy = { oid: '2.16.76.1.7.1.11.1.3', hash: createHash('sha256').update('policy').digest(), uri: 'http://politicas.icpbrasil.gov.br/PA_PAdES_AD_RB_v1_3.der' }
+    const out = await signPdf(await makePdf([{}]), options({ policy }))
+    const check = await checkSignedPdf(dir, out.pdf, pki.rootPemPath, 'b-policy')
+    expect(check.attributes[0]).toMatch(/1\.2\.840\.113549\.1\.9\.16\.2\.15/)
+    expect(check.signatures[0]!.dictionary).not.toContain('/Reason')
+    expect(padesAttributeProblems(check.attributes[0]!, check.signatures[0]!.dictionary)).toEqual([])
+  })
+})
+
+describe.skipIf(!tools)('PAdES-T', () => {
+  it('embeds a token from the local authority over the signature value; openssl ts -verify accepts it', async () => {
+    tsa.mode = 'ok'
+    const before = tsa.queries.length
+    const input = await makePdf([{}, {}])
+    const out = await signPdf(input, options({ tsa: { url: tsa.url, timeoutMs: 10_000 }, visualMode: 'STAMP_AND_PAGE' }))
+    expect(out.standard).toBe('PAdES-T')
+    expect(out.timestampApplied).toBe(true)
+    expect(out.timestampTime).toBeInstanceOf(Date)
+    await expectPades(out.pdf, 't-two-pages')
+    const sig = findSignatures(out.pdf)[0]!
+    expect(await opensslVerifyToken(dir, sig.cms, pki.tsa.rootPemPath, 't-two-pages')).toMatch(/Verification: OK/)
+    // Only a digest went out: one small query, not the document.
+    expect(tsa.queries.length).toBe(before + 1)
+    expect(tsa.queries[before]!.length).toBeLessThan(120)
+  })
+
+  it.each([['http-error'], ['rejection'], ['garbage']] as const)('turns an authority answering %s into TSA_FAILED', async (mode) => {
+    tsa.mode = mode
+    try {
+      await expect(signPdf(await makePdf([{}]), options({ tsa: { url: tsa.url, timeoutMs: 10_000 } }))).rejects.toMatchObject({ code: 'TSA_FAILED' })
+    } finally {
+      tsa.mode = 'ok'
+    }
+  })
+
+  it('turns an unreachable authority into TSA_FAILED', async () => {
+    await expect(signPdf(await makePdf([{}]), options({ tsa: { url: 'http://127.0.0.1:9/tsa', timeoutMs: 3000 } }))).rejects.toMatchObject({ code: 'TSA_FAILED' })
+  })
+})
+
+describe.skipIf(!tools)('visual modes', () => {
+  const modes: VisualMode[] = ['NONE', 'STAMP_ONLY', 'PAGE_ONLY', 'STAMP_AND_PAGE']
+  it.each(modes)('%s: adds the stamps and/or the final page it promises, and the signature covers them', async (mode) => {
+    const input = await makePdf([{}, { rotate: 90 }, { size: [300, 200] }])
+    const out = await signPdf(input, options({ visualMode: mode }))
+    await expectPades(out.pdf, `mode-${mode}`)
+    const doc = await PDFDocument.load(out.pdf)
+    const withPage = mode === 'PAGE_ONLY' || mode === 'STAMP_AND_PAGE'
+    const withStamp = mode === 'STAMP_ONLY' || mode === 'STAMP_AND_PAGE'
+    expect(doc.getPageCount()).toBe(withPage ? 4 : 3)
+    const stamps = doc.getPages().slice(0, 3).map((p) => p.node.Annots()?.asArray().filter((a) => doc.context.lookup(a)?.toString().includes('/Subtype /Stamp')).length ?? 0)
+    expect(stamps).toEqual(withStamp ? [1, 1, 1] : [0, 0, 0])
+    if (withPage) {
+      const path = join(dir, `mode-${mode}.pdf`)
+      const { stdout } = await run('pdftotext', ['-f', '4', '-l', '4', '-enc', 'UTF-8', path, '-'])
+      expect(stdout).toContain('Manifesto de assinatura digital')
+      expect(stdout).toContain('11.222.333/0001-81')
+      expect(stdout).toContain(material.identity.certificateAuthority)
+    }
+  })
+})
+
+describe.skipIf(!tools)('input shapes', () => {
+  it('signs a file with a cross-reference stream and object streams, answering with an xref stream', async () => {
+    const input = await withObjectStreams(dir, await makePdf([{}, {}]), 'objstm')
+    expect(Buffer.from(input).toString('latin1')).toContain('/ObjStm')
+    const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+    await expectPades(out.pdf, 'objstm-signed')
+    const update = Buffer.from(out.pdf.subarray(input.length)).toString('latin1')
+    expect(update).toContain('/Type /XRef')
+    expect(update).not.toMatch(/^xref$/m)
+  })
+
+  it('signs a file pdf-lib wrote with object streams', async () => {
+    const input = await makePdf([{}], { objectStreams: true })
+    await expectPades((await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))).pdf, 'pdflib-objstm')
+  })
+
+  it('keeps existing form fields and annotations and adds its own field beside them', async () => {
+    const input = await makeFormPdf()
+    const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+    await expectPades(out.pdf, 'form')
+    const doc = await PDFDocument.load(out.pdf)
+    const names = doc.getForm().getFields().map((f) => f.getName())
+    expect(names).toEqual(expect.arrayContaining(['cliente.nome', 'cliente.aceite', 'Assinatura1']))
+    expect(doc.getForm().getTextField('cliente.nome').getText()).toBe('Cliente Exemplo')
+    const annots = doc.getPages()[0]!.node.Annots()!.asArray().map((a) => doc.context.lookup(a)!.toString())
+    expect(annots.some((a) => a.includes('/Subtype /Link'))).toBe(true)
+  })
+
+  it('handles rotated pages (90/180/270/-90) and odd sizes with a CropBox off the origin', async () => {
+    const input = await makePdf([
+      { rotate: 180 }, { rotate: 270 }, { rotate: -90 }, { size: [200, 3000] }, { size: [3000, 150], rotate: 90 },
+      { size: [90, 90] }, { size: [612, 792], crop: [50, 60, 400, 500] }
+    ])
+    const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+    await expectPades(out.pdf, 'odd')
+  })
+
+  it('signs a linearized file (qpdf --linearize) as an update after the whole file', async () => {
+    const input = await qpdf(dir, await makePdf([{}, {}]), ['--linearize'], 'linear')
+    await expectPades((await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))).pdf, 'linear-signed')
+  })
+})
+
+describe.skipIf(!tools)('a PDF signed twice', () => {
+  it('keeps the first signature valid when a second is appended (classic and xref-stream files)', async () => {
+    for (const [name, input] of [['twice-table', await makePdf([{}])], ['twice-stream', await withObjectStreams(dir, await makePdf([{}]), 'twice-src')]] as const) {
+      const first = await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))
+      const second = await signPdf(first.pdf, options({ visualMode: 'STAMP_AND_PAGE' }))
+      expect(Buffer.from(second.pdf.subarray(0, first.pdf.length)).equals(first.pdf)).toBe(true)
+      const check = await checkSignedPdf(dir, second.pdf, pki.rootPemPath, name)
+      expect(check.signatures).toHaveLength(2)
+      check.signatures.forEach((sig, i) => expect(padesAttributeProblems(check.attributes[i]!, sig.dictionary)).toEqual([]))
+      expect(check.pdfsig.signatures[0]!.totalDocument).toBe(false)
+      // The first revision on its own, as poppler recommends checking each signed revision.
+      const firstRevision = join(dir, `${name}-rev1.pdf`)
+      const [, , c, d] = check.signatures[0]!.byteRange
+      await writeFile(firstRevision, second.pdf.subarray(0, c + d))
+      const rev1 = await pdfsig(firstRevision)
+      expect(rev1.signatures[0]).toMatchObject({ valid: true, totalDocument: true })
+      const doc = await PDFDocument.load(second.pdf)
+      expect(doc.getForm().getFields().map((f) => f.getName())).toEqual(['Assinatura1', 'Assinatura2'])
+    }
+  })
+})
+
+describe.skipIf(!tools)('refusals', () => {
+  it('refuses a non-PDF, a truncated PDF and a PDF without pages as SIGN_PDF_INVALID on pdfBase64', async () => {
+    const good = await makePdf([{}])
+    for (const bad of [Buffer.from('hello world'), good.subarray(0, good.length - 200), Buffer.from('%PDF-1.7\n%%EOF\n')]) {
+      await expect(signPdf(bad, options())).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID', field: 'pdfBase64' })
+    }
+  })
+
+  it('refuses an encrypted PDF: no modify permission is SIGN_PDF_INVALID, otherwise SIGN_PDF_UNSUPPORTED', async () => {
+    const plain = await makePdf([{}])
+    const locked = await qpdf(dir, plain, ['--encrypt', '', 'dono', '256', '--modify=none', '--'], 'locked')
+    await expect(signPdf(locked, options())).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/encrypted/) })
+    const open = await qpdf(dir, plain, ['--encrypt', 'usuario', 'dono', '256', '--'], 'protected')
+    await expect(signPdf(open, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/encrypted/) })
+  })
+
+  it('refuses a file whose startxref points nowhere (no safe /Prev) as SIGN_PDF_UNSUPPORTED', async () => {
+    const text = Buffer.from(await makePdf([{}])).toString('latin1').replace(/startxref\n\d+/, 'startxref\n12')
+    await expect(signPdf(Buffer.from(text, 'latin1'), options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED' })
+  })
+})

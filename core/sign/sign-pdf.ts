@@ -1,0 +1,123 @@
+/**
+ * One signature, start to finish: open the PDF, draw the configured appearance (page
+ * stamps as annotations, the final manifest page), add the signature field, write our
+ * incremental update with placeholders, then let @signpdf/signpdf fill the ByteRange
+ * and call our CAdES signer (which, for B-T, asks the timestamp authority).
+ */
+import { createHash } from 'node:crypto'
+import { SignPdf, SignPdfError } from '@signpdf/signpdf'
+import { StandardFonts } from 'pdf-lib'
+import { addSignatureField, addStamp, appendFinalPage, openPdf, track, writeUpdate } from '../pdf/index.js'
+import type { SigningMaterial } from './certificate.js'
+import { assertValidAt } from './certificate.js'
+import { CadesSigner, cmsSizeBudget } from './cms.js'
+import type { SignaturePolicy } from './cms.js'
+import { SignError } from './errors.js'
+import { formatDocument, stampLines, finalPageContent } from './wording.js'
+import { displayDate, pdfDate } from './time.js'
+import { requestTimestamp } from './tsa.js'
+import type { TsaOptions } from './tsa.js'
+
+export const VISUAL_MODES = ['NONE', 'STAMP_ONLY', 'PAGE_ONLY', 'STAMP_AND_PAGE'] as const
+export type VisualMode = typeof VISUAL_MODES[number]
+
+export interface SignPdfOptions {
+  material: SigningMaterial
+  visualMode: VisualMode
+  /** Set: PAdES-T with a token from this authority. */
+  tsa?: TsaOptions | undefined
+  policy?: SignaturePolicy | undefined
+  validatorUrl: string
+  timeZone: string
+  documentIdentifier: string
+  signedAt: Date
+}
+
+export interface SignedPdf {
+  pdf: Buffer
+  sha256: string
+  standard: 'PAdES-B' | 'PAdES-T'
+  timestampApplied: boolean
+  /** The authority's time for B-T (the trusted time; `signedAt` is the claimed one). */
+  timestampTime: Date | undefined
+  originalPages: number
+}
+
+const signpdf = new SignPdf()
+
+export async function signPdf (input: Uint8Array, options: SignPdfOptions): Promise<SignedPdf> {
+  const { material, signedAt } = options
+  assertValidAt(material, signedAt)
+  const opened = await openPdf(input)
+  const tracked = track(opened)
+  const { doc } = opened
+  const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
+  const pages = doc.getPages()
+  const withStamp = options.visualMode === 'STAMP_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
+  const withPage = options.visualMode === 'PAGE_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
+  const total = pages.length + (withPage ? 1 : 0)
+  const facts = {
+    identity: material.identity,
+    document: formatDocument(material.identity),
+    when: displayDate(signedAt, options.timeZone),
+    standard,
+    documentIdentifier: options.documentIdentifier,
+    validatorUrl: options.validatorUrl,
+    originalPages: pages.length,
+    totalPages: total
+  } as const
+
+  const fonts = withStamp || withPage
+    ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
+    : undefined
+  if (withStamp && fonts !== undefined) {
+    pages.forEach((page, i) => addStamp(tracked, page, fonts.regular, stampLines(facts, i + 1), `${options.documentIdentifier}-${i + 1}`))
+  }
+  const finalPage = withPage && fonts !== undefined ? appendFinalPage(tracked, fonts, finalPageContent(facts)) : undefined
+  if (fonts !== undefined) {
+    await fonts.regular.embed()
+    await fonts.bold.embed()
+  }
+
+  const withTimestamp = options.tsa !== undefined
+  const sigDict = addSignatureField(tracked, {
+    page: finalPage ?? pages[0]!,
+    contentsBytes: cmsSizeBudget(material, withTimestamp, options.policy),
+    pdfDate: pdfDate(signedAt, options.timeZone),
+    reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
+  })
+  const prepared = writeUpdate(tracked, [sigDict])
+
+  let timestampTime: Date | undefined
+  const tsa = options.tsa
+  const signer = new CadesSigner({
+    material,
+    policy: options.policy,
+    timestamp: tsa === undefined
+      ? undefined
+      : async (digest) => {
+        const result = await requestTimestamp(digest, tsa)
+        timestampTime = result.genTime
+        return result.token
+      }
+  })
+  let pdf: Buffer
+  try {
+    pdf = await signpdf.sign(prepared, signer)
+  } catch (err) {
+    if (err instanceof SignError) throw err
+    if (err instanceof SignPdfError) throw new Error(`placing the signature failed: ${err.message}`, { cause: err })
+    throw err
+  }
+  if (timestampTime !== undefined && timestampTime.getTime() > material.identity.validUntil.getTime()) {
+    throw new SignError('TSA_FAILED', 'The timestamp is later than the signing certificate\'s expiry.')
+  }
+  return {
+    pdf,
+    sha256: createHash('sha256').update(pdf).digest('hex'),
+    standard,
+    timestampApplied: withTimestamp,
+    timestampTime,
+    originalPages: pages.length
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What the stamp and the final page say (in Portuguese, for the firm's clients).
+ * Kept apart from the drawing code so the words can change without touching layout.
+ */
+import type { FinalPageContent } from '../pdf/index.js'
+import type { SignerIdentity } from './icp-brasil.js'
+
+export interface VisibleFacts {
+  identity: SignerIdentity
+  document: string
+  when: string
+  standard: 'PAdES-B' | 'PAdES-T'
+  documentIdentifier: string
+  validatorUrl: string
+  originalPages: number
+  totalPages: number
+}
+
+/** `11.222.333/0001-81`, `529.982.247-25`, or the value as is. */
+export function formatDocument (identity: Pick<SignerIdentity, 'signerDocument' | 'documentKind'>): string {
+  const d = identity.signerDocument
+  if (identity.documentKind === 'CNPJ') return `${d.slice(0, 2)}.${d.slice(2, 5)}.${d.slice(5, 8)}/${d.slice(8, 12)}-${d.slice(12)}`
+  if (identity.documentKind === 'CPF') return `${d.slice(0, 3)}.${d.slice(3, 6)}.${d.slice(6, 9)}-${d.slice(9)}`
+  return d
+}
+
+function documentLabel (facts: VisibleFacts): string {
+  return facts.identity.documentKind ?? 'CPF/CNPJ'
+}
+
+export function stampLines (facts: VisibleFacts, pageNumber: number): string[] {
+  const who = facts.document === '' ? facts.identity.signerName : `${facts.identity.signerName} (${documentLabel(facts)} ${facts.document})`
+  return [
+    `Assinado digitalmente por ${who} em ${facts.when}`,
+    `Assinatura ${facts.standard} ICP-Brasil - Identificador ${facts.documentIdentifier} - Página ${pageNumber} de ${facts.totalPages}`
+  ]
+}
+
+export function finalPageContent (facts: VisibleFacts): FinalPageContent {
+  const standard = facts.standard === 'PAdES-T'
+    ? 'PAdES-T (PAdES baseline B-T, com carimbo do tempo RFC 3161)'
+    : 'PAdES-B (PAdES baseline B-B, ETSI EN 319 142-1)'
+  return {
+    title: 'Manifesto de assinatura digital',
+    subtitle: 'Este documento foi assinado digitalmente com certificado ICP-Brasil. A assinatura cobre todas as páginas do arquivo, inclusive esta.',
+    rows: [
+      ['Signatário', facts.identity.signerName],
+      [documentLabel(facts), facts.document === '' ? 'não informado no certificado' : facts.document],
+      ['Autoridade certificadora', facts.identity.certificateAuthority],
+      ['Série do certificado', facts.identity.serialNumber],
+      ['Data e hora', facts.when],
+      ['Padrão', standard],
+      ['Identificador do documento', facts.documentIdentifier],
+      ['Páginas', `${facts.originalPages} do documento original + esta página`]
+    ],
+    qr: {
+      text: facts.validatorUrl,
+      caption: `Para verificar a assinatura, envie este arquivo PDF ao validador de assinaturas: ${facts.validatorUrl}`
+    },
+    footer: 'Qualquer alteração feita neste arquivo depois da assinatura é detectada pelo validador. A data e a hora impressas são as declaradas na assinatura' +
+      (facts.standard === 'PAdES-T' ? '; a hora confiável é a do carimbo do tempo.' : '.')
+  }
+}

@@ -1,0 +1,320 @@
+/**
+ * The signature service over real HTTP: listening Fastify apps, the real worker pool,
+ * a real RFC 3161 responder on loopback, certificates generated for the run. Every
+ * error code and status of spec 2 §7 that a request can produce is exercised, and
+ * every signed answer goes through pdfsig and OpenSSL.
+ */
+import { createHash } from 'node:crypto'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDevChain } from '../../core/sign/index.js'
+import { createTestPki } from '../../fixtures/pdf/pki.js'
+import type { TestPki } from '../../fixtures/pdf/pki.js'
+import { makePdf, makeTextPdf, qpdf } from '../../fixtures/pdf/samples.js'
+import { startLocalTsa } from '../../fixtures/pdf/tsa-server.js'
+import type { LocalTsa } from '../../fixtures/pdf/tsa-server.js'
+import { checkSignedPdf, findSignatures, opensslVerifyToken, padesAttributeProblems, toolsAvailable } from '../../fixtures/pdf/verify.js'
+import { createPool } from '../../workers/pool.js'
+import type { WorkerPool } from '../../workers/pool.js'
+import { loadConfig } from '../config.js'
+import { buildSignApp } from './app.js'
+import { loadSignConfig } from './config.js'
+
+const API_KEY = 'chave-de-teste-0123456789abcdefghijklmnop'
+const ISO_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/
+let dir: string
+let pki: TestPki
+let tsa: LocalTsa
+let pool: WorkerPool
+const apps: FastifyInstance[] = []
+const base: Record<'b' | 't' | 'expired' | 'dev' | 'broken', string> = { b: '', t: '', expired: '', dev: '', broken: '' }
+const logs = new PassThrough()
+let logText = ''
+logs.on('data', (chunk: Buffer) => { logText += chunk.toString() })
+let onePage: Uint8Array
+let hundredPages: Uint8Array
+let doomed: WorkerPool
+
+async function start (env: Record<string, string>, appPool: WorkerPool = pool): Promise<string> {
+  const fullEnv = { RAZAO_DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info', SIGN_MAX_PDF_BYTES: String(256 * 1024), ...env }
+  const shared = loadConfig(fullEnv).shared
+  const app = await buildSignApp({ shared, config: loadSignConfig(fullEnv, shared), apiKey: API_KEY, pool: appPool, logStream: logs })
+  apps.push(app)
+  return await app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+const tools = toolsAvailable('pdfsig', 'openssl', 'qpdf')
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-sign-app-'))
+  pki = await createTestPki(dir)
+  tsa = await startLocalTsa({ dir, certPath: pki.tsa.certPath, keyPath: pki.tsa.keyPath, rootPemPath: pki.tsa.rootPemPath })
+  pool = createPool({ maxThreads: 2 })
+  const cert = { SIGN_CERT_PATH: pki.p12Path, SIGN_CERT_PASSWORD: pki.password }
+  base.b = await start({ ...cert, SIGN_VISUAL_MODE: 'STAMP_AND_PAGE' })
+  base.t = await start({ ...cert, SIGN_VISUAL_MODE: 'NONE', SIGN_TSA_URL: tsa.url, SIGN_TSA_TIMEOUT_MS: '10000' })
+  const old = createDevChain({ password: 'velha', signerNotBefore: new Date(Date.now() - 400 * 86_400_000), signerNotAfter: new Date(Date.now() - 86_400_000) })
+  await writeFile(join(dir, 'expired.p12'), old.pkcs12)
+  base.expired = await start({ SIGN_CERT_PATH: join(dir, 'expired.p12'), SIGN_CERT_PASSWORD: 'velha' })
+  base.dev = await start({ RAZAO_DATA_DIR: join(dir, 'dev-data'), SIGN_ACTUATOR_AUTH: 'api-key', SIGN_UNAUTHORIZED_STATUS: '403', SIGN_VISUAL_MODE: 'PAGE_ONLY' })
+  // A pool of its own whose worker thread the test kills in the middle of a signature.
+  doomed = createPool({ maxThreads: 1 })
+  base.broken = await start({ ...cert, SIGN_MAX_PDF_BYTES: String(4 * 1024 * 1024), SIGN_VISUAL_MODE: 'STAMP_AND_PAGE' }, doomed)
+  hundredPages = await makeTextPdf(100)
+  onePage = await makePdf([{}, { rotate: 90 }])
+}, 120_000)
+
+afterAll(async () => {
+  await Promise.allSettled(apps.map((a) => a.close()))
+  await pool.destroy()
+  await doomed.destroy()
+  await tsa.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function call (url: string, init: RequestInit = {}): Promise<{ status: number, body: any, headers: Headers }> {
+  const res = await fetch(url, init)
+  const text = await res.text()
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers }
+}
+
+function sign (target: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number, body: any, headers: Headers }> {
+  return call(`${target}/api/v1/sign`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body)
+  })
+}
+
+function expectError (res: { status: number, body: any, headers: Headers }, status: number, code: string, field: string | null = null): void {
+  expect(res.status).toBe(status)
+  expect(res.body).toMatchObject({ success: false, data: null, code, errors: [{ code, field }], warnings: [] })
+  expect(typeof res.body.message).toBe('string')
+  expect(res.body.requestId).toBe(res.headers.get('x-request-id'))
+  expect(res.body.timestamp).toMatch(ISO_OFFSET)
+}
+
+describe('GET /api/v1/health', () => {
+  it('answers without a key with the spec\'s fields and the Node.js runtime as javaVersion', async () => {
+    const res = await call(`${base.b}/api/v1/health`)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      success: true,
+      data: { service: 'razao-sign', status: 'UP', environment: 'development', javaVersion: `Node.js ${process.versions.node}` },
+      warnings: [],
+      version: '1.0.0'
+    })
+    expect(Number.isInteger(res.body.executionTimeMs)).toBe(true)
+    expect(res.body.timestamp).toMatch(ISO_OFFSET)
+    expect(res.headers.get('x-request-id')).toMatch(/.+/)
+  })
+
+  it('says DOWN with a warning when the certificate has expired', async () => {
+    const res = await call(`${base.expired}/api/v1/health`)
+    expect(res.body.data.status).toBe('DOWN')
+    expect(res.body.warnings.join(' ')).toMatch(/expired/)
+  })
+
+  it('reports the development certificate it created in the data folder', async () => {
+    const res = await call(`${base.dev}/api/v1/health`)
+    expect(res.body.data.status).toBe('UP')
+    expect(res.body.warnings.join(' ')).toMatch(/DEVELOPMENT certificate in .*sign-dev/)
+    expect(await readFile(join(dir, 'dev-data', 'sign-dev', 'README.txt'), 'utf8')).toMatch(/NOT VALID/)
+  })
+})
+
+describe('actuator', () => {
+  it('is open by default outside production', async () => {
+    const health = await call(`${base.b}/actuator/health`)
+    expect(health.status).toBe(200)
+    expect(health.body).toMatchObject({ status: 'UP', components: { certificate: { status: 'UP' } } })
+    const info = await call(`${base.b}/actuator/info`)
+    expect(info.body).toMatchObject({ app: { name: 'razao-sign', apiVersion: '1.0.0' }, signature: { standard: 'PAdES-B', visualMode: 'STAMP_AND_PAGE' } })
+    expect(JSON.stringify(info.body)).not.toContain(pki.password)
+  })
+
+  it('answers 503 when the certificate is unusable', async () => {
+    expect((await call(`${base.expired}/actuator/health`)).status).toBe(503)
+  })
+
+  it('requires the key when SIGN_ACTUATOR_AUTH=api-key, refusing with the configured 403', async () => {
+    expectError(await call(`${base.dev}/actuator/info`), 403, 'UNAUTHORIZED')
+    expect((await call(`${base.dev}/actuator/info`, { headers: { 'x-api-key': API_KEY } })).status).toBe(200)
+  })
+})
+
+describe('authentication', () => {
+  it('refuses a missing, wrong, Bearer-wrapped or quoted key with 401 UNAUTHORIZED', async () => {
+    const body = { pdfBase64: Buffer.from(onePage).toString('base64') }
+    for (const headers of [{ 'x-api-key': '' }, { 'x-api-key': 'errada' }, { 'x-api-key': `Bearer ${API_KEY}` }, { 'x-api-key': `"${API_KEY}"` }]) {
+      const res = await sign(base.b, body, headers)
+      expectError(res, 401, 'UNAUTHORIZED')
+      expect(res.body.message).toMatch(/API key missing or invalid/)
+    }
+    const noHeader = await call(`${base.b}/api/v1/sign`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: API_KEY }, body: JSON.stringify(body) })
+    expectError(noHeader, 401, 'UNAUTHORIZED')
+  })
+})
+
+describe.skipIf(!tools)('POST /api/v1/sign', () => {
+  it('signs plain Base64: every data field, the bytes verified by pdfsig and OpenSSL', async () => {
+    const res = await sign(base.b, { pdfBase64: Buffer.from(onePage).toString('base64'), originalFileName: 'Contrato março.pdf' })
+    expect(res.status).toBe(200)
+    const { data } = res.body
+    expect(res.body).toMatchObject({ success: true, errors: [], warnings: [], requestId: res.headers.get('x-request-id') })
+    expect(data).toMatchObject({
+      signatureStandard: 'PAdES-B', signatureFormat: 'PAdES', timestampApplied: false,
+      certificate: {
+        signerName: 'EMPRESA DESENVOLVIMENTO RAZAO TESTE LTDA', signerDocument: '11222333000181',
+        certificateAuthority: 'AC RAZAO DESENVOLVIMENTO v1 - TESTE', certificateSerialNumber: expect.stringMatching(/^[0-9A-F]+$/)
+      },
+      document: { originalFileName: 'Contrato março.pdf', signedFileName: 'Contrato março_assinado.pdf', mimeType: 'application/pdf' }
+    })
+    expect(data.documentIdentifier).toMatch(/^RZ-/)
+    expect(data.documentIdentifier).not.toBe(res.body.requestId)
+    for (const t of [data.signedAt, data.certificate.validFrom, data.certificate.validUntil]) expect(t).toMatch(ISO_OFFSET)
+    const pdf = Buffer.from(data.signedPdfBase64, 'base64')
+    expect(data.document.sizeBytes).toBe(pdf.length)
+    expect(data.document.sha256).toBe(createHash('sha256').update(pdf).digest('hex'))
+    const check = await checkSignedPdf(dir, pdf, pki.rootPemPath, 'http-b')
+    expect(padesAttributeProblems(check.attributes[0]!, check.signatures[0]!.dictionary)).toEqual([])
+    expect(pdf.toString('latin1')).toContain('razao-stamp-' + data.documentIdentifier)
+  })
+
+  it('accepts a data:application/pdf;base64, URI and omits the file names when none was sent', async () => {
+    const res = await sign(base.b, { pdfBase64: `data:application/pdf;base64,${Buffer.from(onePage).toString('base64')}` })
+    expect(res.status).toBe(200)
+    expect(res.body.data.document).toEqual({ mimeType: 'application/pdf', sizeBytes: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })
+    await checkSignedPdf(dir, Buffer.from(res.body.data.signedPdfBase64, 'base64'), pki.rootPemPath, 'http-datauri')
+  })
+
+  it('gives each document its own identifier, also under concurrent requests', async () => {
+    const body = { pdfBase64: Buffer.from(onePage).toString('base64') }
+    const results = await Promise.all([1, 2, 3, 4].map(async () => await sign(base.b, body)))
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200])
+    expect(new Set(results.map((r) => r.body.data.documentIdentifier)).size).toBe(4)
+  })
+
+  it('keeps a well-formed X-Request-Id sent by the client', async () => {
+    const res = await sign(base.b, { pdfBase64: 'AAAA' }, { 'x-request-id': 'cliente-123' })
+    expect(res.headers.get('x-request-id')).toBe('cliente-123')
+    expect(res.body.requestId).toBe('cliente-123')
+  })
+
+  it('signs PAdES-T with the local authority\'s token, verified by openssl ts -verify', async () => {
+    tsa.mode = 'ok'
+    const res = await sign(base.t, { pdfBase64: Buffer.from(onePage).toString('base64') })
+    expect(res.status).toBe(200)
+    expect(res.body.data).toMatchObject({ signatureStandard: 'PAdES-T', timestampApplied: true })
+    const pdf = Buffer.from(res.body.data.signedPdfBase64, 'base64')
+    await checkSignedPdf(dir, pdf, pki.rootPemPath, 'http-t')
+    expect(await opensslVerifyToken(dir, findSignatures(pdf)[0]!.cms, pki.tsa.rootPemPath, 'http-t')).toMatch(/Verification: OK/)
+  })
+
+  it('signs with the development chain when no certificate is configured, and says so', async () => {
+    const res = await sign(base.dev, { pdfBase64: Buffer.from(onePage).toString('base64') })
+    expect(res.status).toBe(200)
+    expect(res.body.warnings.join(' ')).toMatch(/DEVELOPMENT/)
+    await checkSignedPdf(dir, Buffer.from(res.body.data.signedPdfBase64, 'base64'), join(dir, 'dev-data', 'sign-dev', 'root.pem'), 'http-dev')
+  })
+})
+
+describe('errors (spec 2 §7)', () => {
+  it('VALIDATION_ERROR 400 for a missing, mistyped or non-Base64 field, naming the field', async () => {
+    expectError(await sign(base.b, {}), 400, 'VALIDATION_ERROR', 'pdfBase64')
+    expectError(await sign(base.b, { pdfBase64: 12 }), 400, 'VALIDATION_ERROR', 'pdfBase64')
+    expectError(await sign(base.b, { pdfBase64: 'JVBER***' }), 400, 'VALIDATION_ERROR', 'pdfBase64')
+    expectError(await sign(base.b, { pdfBase64: 'data:image/png;base64,AAAA' }), 400, 'VALIDATION_ERROR', 'pdfBase64')
+    expectError(await sign(base.b, { pdfBase64: 'AAAA', originalFileName: 7 }), 400, 'VALIDATION_ERROR', 'originalFileName')
+    expectError(await sign(base.b, []), 400, 'VALIDATION_ERROR', null)
+  })
+
+  it('INVALID_JSON 400 for a malformed body, without echoing it', async () => {
+    const secretish = Buffer.from(onePage).toString('base64').slice(0, 200)
+    const res = await sign(base.b, `{"pdfBase64": "${secretish}`)
+    expectError(res, 400, 'INVALID_JSON')
+    expect(JSON.stringify(res.body)).not.toContain(secretish.slice(100))
+    expectError(await sign(base.b, ''), 400, 'INVALID_JSON')
+  })
+
+  it.skipIf(!tools)('INVALID_PDF 400 on pdfBase64 for content that is not a PDF, a truncated PDF, and a PDF locked against changes', async () => {
+    expectError(await sign(base.b, { pdfBase64: Buffer.from('olá, mundo').toString('base64') }), 400, 'INVALID_PDF', 'pdfBase64')
+    expectError(await sign(base.b, { pdfBase64: Buffer.from(onePage.subarray(0, 900)).toString('base64') }), 400, 'INVALID_PDF', 'pdfBase64')
+    const locked = await qpdf(dir, onePage, ['--encrypt', '', 'dono', '256', '--modify=none', '--'], 'http-locked')
+    expectError(await sign(base.b, { pdfBase64: Buffer.from(locked).toString('base64') }), 400, 'INVALID_PDF', 'pdfBase64')
+  })
+
+  it.skipIf(!tools)('INVALID_REQUEST 400 for a password-protected PDF it cannot append to', async () => {
+    const protectedPdf = await qpdf(dir, onePage, ['--encrypt', 'usuario', 'dono', '256', '--'], 'http-protected')
+    const res = await sign(base.b, { pdfBase64: Buffer.from(protectedPdf).toString('base64') })
+    expectError(res, 400, 'INVALID_REQUEST')
+    expect(res.body.message).toMatch(/encrypted/)
+  })
+
+  it('FILE_TOO_LARGE 413 above SIGN_MAX_PDF_BYTES, whether the JSON fits the body limit or not', async () => {
+    expectError(await sign(base.b, { pdfBase64: Buffer.alloc(300 * 1024, 7).toString('base64') }), 413, 'FILE_TOO_LARGE', 'pdfBase64')
+    expectError(await sign(base.b, { pdfBase64: Buffer.alloc(600 * 1024, 7).toString('base64') }), 413, 'FILE_TOO_LARGE')
+  })
+
+  it('UNSUPPORTED_MEDIA_TYPE 415 for a body that is not JSON', async () => {
+    const form = new FormData()
+    form.append('pdfBase64', 'AAAA')
+    for (const init of [
+      { body: 'pdfBase64=AAAA', headers: { 'content-type': 'text/plain', 'x-api-key': API_KEY } },
+      { body: form, headers: { 'x-api-key': API_KEY } }
+    ]) {
+      expectError(await call(`${base.b}/api/v1/sign`, { method: 'POST', ...init }), 415, 'UNSUPPORTED_MEDIA_TYPE')
+    }
+  })
+
+  it.skipIf(!tools)('TIMESTAMP_ERROR 500 when the authority fails', async () => {
+    tsa.mode = 'http-error'
+    try {
+      const res = await sign(base.t, { pdfBase64: Buffer.from(onePage).toString('base64') })
+      expectError(res, 500, 'TIMESTAMP_ERROR')
+      expect(res.body.message).toMatch(/timestamp authority/)
+    } finally {
+      tsa.mode = 'ok'
+    }
+  })
+
+  it('INVALID_CERTIFICATE 500 when the configured certificate has expired', async () => {
+    const res = await sign(base.expired, { pdfBase64: Buffer.from(onePage).toString('base64') })
+    expectError(res, 500, 'INVALID_CERTIFICATE')
+    expect(res.body.message).toMatch(/expired/)
+  })
+
+  it('INTERNAL_ERROR 500 with only the request id when the worker thread dies mid-signature', async () => {
+    const pending = sign(base.broken, { pdfBase64: Buffer.from(hundredPages).toString('base64') })
+    // A 100-page STAMP_AND_PAGE signature takes a few hundred ms; the thread goes at 80 ms.
+    await new Promise((resolve) => setTimeout(resolve, 80))
+    await Promise.all(doomed.threads.map(async (t) => await t.terminate()))
+    const res = await pending
+    expectError(res, 500, 'INTERNAL_ERROR')
+    expect(res.body.message).toContain(res.body.requestId)
+    expect(res.body.message).not.toMatch(/at |Error:|worker/i)
+  })
+
+  it('RESOURCE_NOT_FOUND 404 for an unknown path', async () => {
+    expectError(await call(`${base.b}/api/v1/nothing`, { headers: { 'x-api-key': API_KEY } }), 404, 'RESOURCE_NOT_FOUND')
+  })
+})
+
+describe('logs', () => {
+  it('never contain document Base64, the API key or the certificate password', async () => {
+    const b64 = Buffer.from(await makePdf([{}, {}, {}])).toString('base64')
+    const res = await sign(base.b, { pdfBase64: b64 })
+    await sign(base.b, `{"pdfBase64": "${b64}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(logText).toContain('"reqId"')
+    const middle = (s: string): string => s.slice(Math.floor(s.length / 2), Math.floor(s.length / 2) + 64)
+    expect(logText).not.toContain(middle(b64))
+    if (res.status === 200) expect(logText).not.toContain(middle(res.body.data.signedPdfBase64))
+    expect(logText).not.toContain(API_KEY)
+    expect(logText).not.toContain(pki.password)
+  })
+})

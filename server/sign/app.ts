@@ -1,0 +1,256 @@
+/**
+ * The signature service's Fastify app (spec 2). The HTTP thread only checks the key,
+ * parses and validates the JSON, decodes the Base64 and encodes the answer; opening
+ * the certificate and signing run in the shared worker pool. Request bodies are never
+ * logged (Fastify logs method, URL and status only), so the Base64 never reaches a log.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import Fastify from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { SharedConfig } from '../config.js'
+import { loggerOptions } from '../logging.js'
+import { keyMatches } from '../secrets.js'
+import { runTask } from '../../workers/pool.js'
+import type { WorkerPool } from '../../workers/pool.js'
+import type { SignPdfInput, SignPdfOutput } from '../../workers/sign-pdf.js'
+import type { SignConfig } from './config.js'
+import { ensureDevCertificate } from './dev-certificate.js'
+import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors.js'
+import type { PublicCode } from './errors.js'
+import { probeCertificate } from './health.js'
+import type { CertificateState } from './health.js'
+import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
+
+export interface SignAppOptions {
+  shared: SharedConfig
+  config: SignConfig
+  apiKey: string
+  pool: WorkerPool
+  /** Pino logger on (the default) or off. */
+  logger?: boolean
+  /** Where log lines go (default stdout); tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream
+}
+
+export const SIGN_SERVICE_NAME = 'razao-sign'
+/** The API contract version the health response reports (spec 2 §9). */
+export const SIGN_API_VERSION = '1.0.0'
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/
+
+/** Framework errors answered with the spec's codes. */
+const FRAMEWORK_ERRORS: Record<string, { status: number, code: PublicCode, message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request as Content-Type: application/json.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'FILE_TOO_LARGE', message: 'The request body is larger than this service accepts.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_REQUEST', message: 'The Content-Length header does not match the body.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is empty; send a JSON object.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is not valid JSON.' }
+}
+
+function packageVersion (): string {
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string, version?: string }
+      if (pkg.name === 'razao' && typeof pkg.version === 'string') return pkg.version
+    } catch { /* try the next layout (sources or dist/) */ }
+  }
+  return 'unknown'
+}
+
+export async function buildSignApp (options: SignAppOptions): Promise<FastifyInstance> {
+  const { shared, config, apiKey, pool } = options
+  let certificate = { path: config.certPath ?? '', password: config.certPassword, developmentDir: undefined as string | undefined }
+  if (config.certPath === undefined) {
+    if (shared.environment === 'production') throw new Error('SIGN_CERT_PATH must be set when NODE_ENV=production')
+    const dev = await ensureDevCertificate(shared.dataDir)
+    certificate = { path: dev.path, password: dev.password, developmentDir: dev.dir }
+  }
+  const certState: CertificateState = await probeCertificate(pool, certificate, config.timeZone)
+  const version = packageVersion()
+  const standard = config.tsaUrl === undefined ? 'PAdES-B' : 'PAdES-T'
+  // Base64 is 4/3 of the bytes; a data URI prefix and JSON punctuation fit in the margin.
+  const bodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + 64 * 1024
+
+  const app = Fastify({
+    logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    requestTimeout: 0,
+    bodyLimit
+  })
+
+  const send = (request: FastifyRequest, reply: FastifyReply, status: number, code: PublicCode, message: string, field: string | null = null): FastifyReply =>
+    reply.code(status).send(errorEnvelope(request.id, request.url.split('?')[0]!, code, message, field, nowIso(config.timeZone)))
+
+  // Our own JSON parser: Node's JSON.parse messages quote the input, which would put
+  // document Base64 into logs and answers.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(new HttpRefusal(400, 'INVALID_JSON', 'The body is not valid JSON.'), undefined)
+    }
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id)
+    const path = request.url.split('?')[0]!
+    const protectedPath = (path.startsWith('/api/') && path !== '/api/v1/health') || (path.startsWith('/actuator') && config.actuatorAuth === 'api-key')
+    if (!protectedPath) return
+    const given = request.headers['x-api-key']
+    if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
+      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
+      return send(request, reply, config.unauthorizedStatus, 'UNAUTHORIZED', 'API key missing or invalid: send the key in the X-API-Key header.')
+    }
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    void send(request, reply, 404, 'RESOURCE_NOT_FOUND', `No resource ${request.method} ${request.url.split('?')[0]}.`)
+  })
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpRefusal) {
+      request.log.info({ code: error.publicCode, status: error.status }, 'request refused')
+      return send(request, reply, error.status, error.publicCode, error.message, error.field)
+    }
+    const code = typeof error.code === 'string' ? error.code : ''
+    const framework = FRAMEWORK_ERRORS[code]
+    if (framework !== undefined) {
+      request.log.info({ code: framework.code, status: framework.status }, 'request refused')
+      return send(request, reply, framework.status, framework.code, framework.message)
+    }
+    const engine = (ENGINE_ERRORS as Record<string, { code: PublicCode, status: number } | undefined>)[code]
+    if (engine !== undefined && engine.status < 500) return send(request, reply, engine.status, engine.code, error.message)
+    if (code === 'ABORTED') {
+      request.log.info({ code }, 'client went away')
+      return send(request, reply, 499, 'INTERNAL_ERROR', 'The request was cancelled.')
+    }
+    if (engine === undefined && typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return send(request, reply, error.statusCode, 'INVALID_REQUEST', error.message)
+    }
+    request.log.error({ err: error }, 'request failed')
+    return send(request, reply, 500, 'INTERNAL_ERROR', `Internal error while processing; quote requestId ${request.id} when reporting it.`)
+  })
+
+  const devWarning = certificate.developmentDir === undefined
+    ? []
+    : [`Signed with the DEVELOPMENT certificate in ${certificate.developmentDir} (test chain, not ICP-Brasil, trusted nowhere). Set SIGN_CERT_PATH and SIGN_CERT_PASSWORD for real signatures.`]
+
+  app.post('/api/v1/sign', async (request, reply) => {
+    const parsed = parseSignRequest(request.body, config.maxPdfBytes)
+    const input: SignPdfInput = {
+      pdf: parsed.pdf,
+      certificate: { path: certificate.path, password: certificate.password },
+      visualMode: config.visualMode,
+      tsa: config.tsaUrl === undefined ? undefined : { url: config.tsaUrl, timeoutMs: config.tsaTimeoutMs },
+      policy: config.policy === undefined ? undefined : { oid: config.policy.oid, hashHex: config.policy.hashHex, uri: config.policy.uri },
+      validatorUrl: config.validatorUrl,
+      timeZone: config.timeZone
+    }
+    const cancel = abortOnDisconnect(reply)
+    let out: SignPdfOutput
+    try {
+      out = await runTask<SignPdfInput, SignPdfOutput>(pool, 'sign-pdf', input, cancel.signal)
+    } finally {
+      cancel.dispose()
+    }
+    if (out.outcome === 'refused') {
+      const mapped = SIGN_ERRORS[out.code]
+      const log = mapped.status >= 500 ? request.log.error.bind(request.log) : request.log.info.bind(request.log)
+      log({ code: out.code, status: mapped.status }, 'signature refused')
+      return send(request, reply, mapped.status, mapped.code, out.message, out.field)
+    }
+    const pdf = Buffer.from(out.pdf.buffer, out.pdf.byteOffset, out.pdf.byteLength)
+    request.log.info({ documentIdentifier: out.documentIdentifier, sizeBytes: pdf.length, standard: out.signatureStandard }, 'pdf signed')
+    const document: Record<string, unknown> = {}
+    if (parsed.originalFileName !== undefined) {
+      document.originalFileName = cleanFileName(parsed.originalFileName)
+      document.signedFileName = signedFileName(parsed.originalFileName)
+    }
+    return {
+      success: true,
+      message: 'PDF signed successfully.',
+      requestId: request.id,
+      data: {
+        signedPdfBase64: pdf.toString('base64'),
+        documentIdentifier: out.documentIdentifier,
+        signedAt: out.signedAt,
+        signatureStandard: out.signatureStandard,
+        signatureFormat: 'PAdES',
+        timestampApplied: out.timestampApplied,
+        certificate: out.certificate,
+        document: { ...document, mimeType: 'application/pdf', sizeBytes: pdf.length, sha256: out.sha256 }
+      },
+      errors: [],
+      warnings: devWarning
+    }
+  })
+
+  app.get('/api/v1/health', async () => {
+    const started = performance.now()
+    const { status, warnings } = certState.report(Date.now())
+    return {
+      success: true,
+      message: status === 'UP' ? 'Service is up.' : 'Service is running but cannot sign: see warnings.',
+      data: {
+        service: SIGN_SERVICE_NAME,
+        status,
+        environment: shared.environment,
+        // No Java here: the field the contract names reports the runtime that does run.
+        javaVersion: `Node.js ${process.versions.node}`
+      },
+      warnings: [...devWarning, ...warnings],
+      executionTimeMs: Math.round(performance.now() - started),
+      timestamp: nowIso(config.timeZone),
+      version: SIGN_API_VERSION
+    }
+  })
+
+  app.get('/actuator/health', async (_request, reply) => {
+    const { status } = certState.report(Date.now())
+    return reply.code(status === 'UP' ? 200 : 503).send({
+      status,
+      components: {
+        certificate: { status, details: certState.details() },
+        workerPool: { status: 'UP', details: { threads: pool.threads.length, queued: pool.queueSize } },
+        timestampAuthority: { status: config.tsaUrl === undefined ? 'DISABLED' : 'CONFIGURED' }
+      }
+    })
+  })
+
+  app.get('/actuator/info', async () => ({
+    app: { name: SIGN_SERVICE_NAME, version, apiVersion: SIGN_API_VERSION },
+    runtime: { name: 'Node.js', version: process.versions.node },
+    signature: {
+      standard,
+      format: 'PAdES',
+      visualMode: config.visualMode,
+      policy: config.policy?.name ?? 'NONE',
+      developmentCertificate: certificate.developmentDir !== undefined
+    }
+  }))
+
+  return app
+}
+
+function nowIso (timeZone: string): string {
+  const now = new Date()
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' }).formatToParts(now)
+  const offset = /GMT([+-]\d{2}:\d{2})/.exec(parts.find((p) => p.type === 'timeZoneName')?.value ?? '')?.[1] ?? '+00:00'
+  const sign = offset.startsWith('-') ? -1 : 1
+  const minutes = sign * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)))
+  return new Date(now.getTime() + minutes * 60_000).toISOString().replace('Z', offset)
+}
+
+/** Aborts the pool task when the client goes away before the reply is sent. */
+function abortOnDisconnect (reply: FastifyReply): { signal: AbortSignal, dispose: () => void } {
+  const controller = new AbortController()
+  const onClose = (): void => { if (!reply.raw.writableFinished) controller.abort() }
+  reply.raw.on('close', onClose)
+  return { signal: controller.signal, dispose: () => reply.raw.off('close', onClose) }
+}

@@ -1,0 +1,64 @@
+/**
+ * The sign request as spec 2 defines it, checked field by field, and the Base64 input
+ * decoded. Plain Base64 (line breaks tolerated, padding optional) or a
+ * `data:application/pdf;base64,` URI; anything else in `pdfBase64` is VALIDATION_ERROR,
+ * valid Base64 that is not a PDF is left to the signer (INVALID_PDF).
+ */
+import { HttpRefusal } from './errors.js'
+
+export interface SignRequest {
+  pdf: Buffer
+  originalFileName: string | undefined
+}
+
+const DATA_URI = /^data:([^;,]*)((?:;[^;,=]+=[^;,]*)*);base64,/i
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+function invalid (message: string, field: string | null): HttpRefusal {
+  return new HttpRefusal(400, 'VALIDATION_ERROR', message, field)
+}
+
+/** Decoded size of a Base64 text of `length` characters, without decoding it. */
+export function decodedLength (base64: string): number {
+  const pad = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0
+  return Math.floor(base64.length * 3 / 4) - pad
+}
+
+export function parseSignRequest (body: unknown, maxPdfBytes: number): SignRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('The body must be a JSON object with the field "pdfBase64".', null)
+  const { pdfBase64, originalFileName } = body as Record<string, unknown>
+  if (pdfBase64 === undefined || pdfBase64 === null) throw invalid('The field "pdfBase64" is required.', 'pdfBase64')
+  if (typeof pdfBase64 !== 'string') throw invalid('The field "pdfBase64" must be a string.', 'pdfBase64')
+  if (originalFileName !== undefined && originalFileName !== null) {
+    if (typeof originalFileName !== 'string') throw invalid('The field "originalFileName" must be a string.', 'originalFileName')
+    if (originalFileName.length > 255 || originalFileName.trim() === '') throw invalid('The field "originalFileName" must have 1 to 255 characters.', 'originalFileName')
+  }
+  let text = pdfBase64
+  const uri = DATA_URI.exec(text)
+  if (uri !== null) {
+    if (uri[1]!.toLowerCase() !== 'application/pdf') throw invalid('A data URI in "pdfBase64" must be of type application/pdf.', 'pdfBase64')
+    text = text.slice(uri[0].length)
+  } else if (text.startsWith('data:')) {
+    throw invalid('"pdfBase64" must be plain Base64 or a data:application/pdf;base64, URI.', 'pdfBase64')
+  }
+  text = text.replace(/[\r\n\t ]+/g, '')
+  if (text === '') throw invalid('The field "pdfBase64" is empty.', 'pdfBase64')
+  if (decodedLength(text) > maxPdfBytes) throw new HttpRefusal(413, 'FILE_TOO_LARGE', `The PDF is larger than this service accepts (${maxPdfBytes} bytes).`, 'pdfBase64')
+  if (!BASE64.test(text) || text.length % 4 === 1) throw invalid('"pdfBase64" is not valid Base64.', 'pdfBase64')
+  return {
+    pdf: Buffer.from(text, 'base64'),
+    originalFileName: typeof originalFileName === 'string' ? originalFileName : undefined
+  }
+}
+
+/** `Contrato 2024.pdf` → `Contrato 2024_assinado.pdf`; directories and control characters dropped. */
+export function signedFileName (original: string): string {
+  const base = original.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim() || 'documento.pdf'
+  const stem = base.replace(/\.pdf$/i, '')
+  return `${stem || 'documento'}_assinado.pdf`
+}
+
+/** The display form of the original name (same cleaning, extension kept). */
+export function cleanFileName (original: string): string {
+  return original.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim()
+}
