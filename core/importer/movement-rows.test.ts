@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { copyText, movementLine } from './movement-rows.js'
+import { MovementLines, copyText } from './movement-rows.js'
 import { DateCell } from '../xlsx/index.js'
 import { mapColumns } from '../ledger/index.js'
 
@@ -16,9 +16,12 @@ describe('COPY text lines', () => {
     const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito', 'historico']
     const columns = mapColumns(header)
     const cells = [' 42 ', 7, new DateCell(45292), 1001, 'Banco\tItaú', null, 'Tarifas', 'TARIFA', '3.1.02', null, 12.5, 'linha 1\nlinha 2']
-    const line = movementLine('12', { rowNumber: 9, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0 }, cells, columns)
+    const lines = new MovementLines('12')
+    const line = lines.line({ rowNumber: 9, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0 }, cells, columns)
     expect(line.split('\t')).toEqual([
       '12', '9', '42', '7', '2024-01-01', '1001', 'Banco\\tItaú', '\\N', 'Tarifas', 'TARIFA', '3.1.02', '0.00', '12.50', 'linha 1\\nlinha 2\n'
     ])
+    // Served from the text cache the second time, identically.
+    expect(lines.line({ rowNumber: 9, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0 }, cells, columns)).toBe(line)
   })
 })

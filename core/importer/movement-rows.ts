@@ -31,22 +31,44 @@ function copyInteger (cell: Cell | undefined): string {
 }
 
 /**
- * One COPY line (with its newline) for a typed row. The caller only passes rows of
- * a file without blocking problems so far, so every integer cell reads as one.
+ * Builds COPY lines for one load. Ledger texts repeat (accounts, plans, kinds come
+ * from the shared strings table), so a string cell's escaped form is computed once
+ * and then looked up: the same string object hashes once in V8.
  */
-export function movementLine (importacaoSeq: string, row: LedgerRow, cells: Cell[], c: ColumnMap): string {
-  return importacaoSeq + '\t' +
-    row.rowNumber + '\t' +
-    copyInteger(cells[c.id]) + '\t' +
-    (row.groupId === null ? NULL : String(row.groupId)) + '\t' +
-    (row.date ?? NULL) + '\t' +
-    copyInteger(cells[c.id_conta]) + '\t' +
-    copyText(readText(cells[c.planejamento_analitico])) + '\t' +
-    copyInteger(cells[c.id_planejamento]) + '\t' +
-    copyText(readText(cells[c.planejamento])) + '\t' +
-    copyText(readText(cells[c.tipo])) + '\t' +
-    copyText(readText(cells[c.cod_planejamento])) + '\t' +
-    centsToDecimal(row.creditCents) + '\t' +
-    centsToDecimal(row.debitCents) + '\t' +
-    copyText(c.historico === undefined ? null : readText(cells[c.historico])) + '\n'
+export class MovementLines {
+  private readonly texts = new Map<string, string>()
+
+  constructor (private readonly importacaoSeq: string) {}
+
+  /** One COPY line (with its newline); only for rows of a file without blocking problems so far. */
+  line (row: LedgerRow, cells: Cell[], c: ColumnMap): string {
+    return this.importacaoSeq + '\t' +
+      row.rowNumber + '\t' +
+      copyInteger(cells[c.id]) + '\t' +
+      (row.groupId === null ? NULL : String(row.groupId)) + '\t' +
+      (row.date ?? NULL) + '\t' +
+      copyInteger(cells[c.id_conta]) + '\t' +
+      this.text(cells[c.planejamento_analitico]) + '\t' +
+      copyInteger(cells[c.id_planejamento]) + '\t' +
+      this.text(cells[c.planejamento]) + '\t' +
+      this.text(cells[c.tipo]) + '\t' +
+      this.text(cells[c.cod_planejamento]) + '\t' +
+      centsToDecimal(row.creditCents) + '\t' +
+      centsToDecimal(row.debitCents) + '\t' +
+      (c.historico === undefined ? NULL : this.text(cells[c.historico])) + '\n'
+  }
+
+  private text (cell: Cell | undefined): string {
+    if (typeof cell !== 'string') return copyText(readText(cell))
+    let escaped = this.texts.get(cell)
+    if (escaped === undefined) {
+      if (this.texts.size >= TEXT_CACHE_LIMIT) this.texts.clear()
+      escaped = copyText(readText(cell))
+      this.texts.set(cell, escaped)
+    }
+    return escaped
+  }
 }
+
+/** Bounds the cache on files whose texts never repeat (free-form histories). */
+const TEXT_CACHE_LIMIT = 200_000

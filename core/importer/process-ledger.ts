@@ -25,7 +25,7 @@ import { LedgerAnalyzer, countBlocking } from '../ledger/index.js'
 import type { LedgerAnalysis } from '../ledger/index.js'
 import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js'
 import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
-import { COPY_MOVEMENTS_SQL, movementLine } from './movement-rows.js'
+import { COPY_MOVEMENTS_SQL, MovementLines } from './movement-rows.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
 
@@ -164,9 +164,10 @@ async function copyMovements (db: ClientBase, source: ProcessSource, request: Pr
     batch = ''
     inBatch = 0
   }
+  const lines = new MovementLines(importacaoSeq)
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
     if (analyzer.blockingProblems() > 0 || failure !== undefined) return
-    batch += movementLine(importacaoSeq, row, cells, columns)
+    batch += lines.line(row, cells, columns)
     if (++inBatch >= request.batchSize) flush()
   })
   const afterChunk = (): Promise<void> | undefined => {

@@ -40,7 +40,8 @@ export function findStartXref (bytes: Uint8Array): number {
   const tailStart = Math.max(0, bytes.length - 2048)
   const tail = latin1(bytes, tailStart, bytes.length)
   const eof = tail.lastIndexOf('%%EOF')
-  if (eof < 0 || tail.slice(eof + 5).trim() !== '') invalid('The PDF is truncated: it does not end with %%EOF.')
+  // Whitespace and NUL padding after %%EOF (mail gateways add it) is tolerated.
+  if (eof < 0 || tail.slice(eof + 5).replace(/[\s\0]+/g, '') !== '') invalid('The PDF is truncated: it does not end with %%EOF.')
   const at = tail.lastIndexOf('startxref', eof)
   const match = at < 0 ? null : /^startxref\s+(\d+)\s*$/.exec(tail.slice(at, eof))
   if (match === null) invalid('The PDF is truncated or damaged: no startxref before the final %%EOF.')

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { PDFDocument } from 'pdf-lib'
+import { PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
 import type { TestPki } from '../../fixtures/pdf/pki.js'
@@ -219,6 +219,23 @@ describe.skipIf(!tools)('refusals', () => {
     await expect(signPdf(locked, options())).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/encrypted/) })
     const open = await qpdf(dir, plain, ['--encrypt', 'usuario', 'dono', '256', '--'], 'protected')
     await expect(signPdf(open, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/encrypted/) })
+  })
+
+  it('refuses a certified PDF whose DocMDP permission (P=1) allows no change as SIGN_PDF_UNSUPPORTED', async () => {
+    const doc = await PDFDocument.load(await makePdf([{}]))
+    const { context } = doc
+    const certification = context.register(context.obj({
+      Type: 'Sig', Filter: 'Adobe.PPKLite', SubFilter: 'ETSI.CAdES.detached',
+      Reference: [{ Type: 'SigRef', TransformMethod: 'DocMDP', TransformParams: { Type: 'TransformParams', P: 1, V: '1.2' } }]
+    }))
+    doc.catalog.set(PDFName.of('Perms'), context.obj({ DocMDP: certification }))
+    const locked = await doc.save({ useObjectStreams: false })
+    await expect(signPdf(locked, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/DocMDP/) })
+  })
+
+  it('accepts NUL and whitespace padding after the final %%EOF', async () => {
+    const padded = Buffer.concat([Buffer.from(await makePdf([{}])), Buffer.from('\r\n\0\0\0\n')])
+    await expectPades((await signPdf(padded, options())).pdf, 'padded')
   })
 
   it('refuses a file whose startxref points nowhere (no safe /Prev) as SIGN_PDF_UNSUPPORTED', async () => {
