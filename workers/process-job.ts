@@ -7,6 +7,7 @@ import type pg from 'pg'
 import { EngineError } from '../core/errors.js'
 import { processLedger } from '../core/importer/process-ledger.js'
 import type { ImportMode, ProcessResult } from '../core/importer/process-ledger.js'
+import type { CopyMode } from '../core/importer/copy-sink.js'
 import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import type { SpreadsheetFormat } from '../core/xlsx/index.js'
 import { databaseUnavailable, discardThreadConnection, isConnectionError } from './db-connection.js'
@@ -21,6 +22,8 @@ export interface ProcessJobInput {
   batchSize: number
   maxInflatedBytes: number
   databaseUrl: string
+  /** Benchmarks only: how batches reach COPY (default `stream`). */
+  copyMode?: CopyMode | undefined
 }
 
 export type ProcessJobOutput = ProcessResult
@@ -32,7 +35,7 @@ export async function runProcessJob (
   onProgress?: (done: number, total: number) => void
 ): Promise<ProcessJobOutput> {
   const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
-  const request = { fileName: input.fileName, sha256: input.sha256, codigoDominio: input.codigoDominio, mode: input.mode, batchSize: input.batchSize }
+  const request = { fileName: input.fileName, sha256: input.sha256, codigoDominio: input.codigoDominio, mode: input.mode, batchSize: input.batchSize, copyMode: input.copyMode }
   try {
     return await processLedger(client, (onRow, afterChunk) => read(input.path, onRow, {
       maxInflatedBytes: input.maxInflatedBytes,

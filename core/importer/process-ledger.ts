@@ -17,7 +17,6 @@
  *   the row again: the spec refuses those before any import exists.
  */
 import type { ClientBase, Pool } from 'pg'
-import { from as copyFrom } from 'pg-copy-streams'
 import { EngineError } from '../errors.js'
 import { companyInactive, companyNotFound } from '../db/companies.js'
 import { isUniqueViolation } from '../db/pg-errors.js'
@@ -25,7 +24,9 @@ import { LedgerAnalyzer, countBlocking } from '../ledger/index.js'
 import type { LedgerAnalysis } from '../ledger/index.js'
 import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js'
 import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
-import { COPY_MOVEMENTS_SQL, MovementLines } from './movement-rows.js'
+import { openBatchSink } from './copy-sink.js'
+import type { CopyMode } from './copy-sink.js'
+import { MovementLines } from './movement-rows.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
 
@@ -35,6 +36,8 @@ export interface ProcessRequest {
   codigoDominio: string
   mode: ImportMode
   batchSize: number
+  /** How batches reach COPY; `stream` unless a benchmark compares the two. */
+  copyMode?: CopyMode | undefined
 }
 
 export interface ProcessResult {
@@ -142,50 +145,35 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
 }
 
 /**
- * One COPY for the whole file, written in batches of `batchSize` lines (one write
- * each); the read waits whenever the connection's buffer is full. Once a blocking
- * cell problem appears the rest is analyzed but not sent: the load will be
- * refused and rolled back anyway, and a malformed value would fail COPY itself.
+ * Streams the movements into COPY while analyzing, in batches of `batchSize` lines
+ * (see copy-sink.ts). Once a blocking cell problem appears the rest is analyzed but
+ * not sent: the load will be refused and rolled back anyway, and a malformed value
+ * would fail COPY itself.
  */
 async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string): Promise<LedgerAnalysis> {
-  const copy = db.query(copyFrom(COPY_MOVEMENTS_SQL))
-  let failure: Error | undefined
-  const done = new Promise<void>((resolve, reject) => {
-    copy.on('finish', resolve)
-    copy.on('error', (err: Error) => { failure ??= err; reject(err) })
-  })
-  done.catch(() => undefined)
-  let drained: Promise<void> | undefined
+  const sink = openBatchSink(db, request.copyMode ?? 'stream')
+  const lines = new MovementLines(importacaoSeq)
   let batch = ''
   let inBatch = 0
   const flush = (): void => {
     if (inBatch === 0) return
-    if (!copy.write(batch)) drained ??= new Promise((resolve) => copy.once('drain', resolve))
+    sink.write(batch)
     batch = ''
     inBatch = 0
   }
-  const lines = new MovementLines(importacaoSeq)
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
-    if (analyzer.blockingProblems() > 0 || failure !== undefined) return
+    if (analyzer.blockingProblems() > 0 || sink.failure !== undefined) return
     batch += lines.line(row, cells, columns)
     if (++inBatch >= request.batchSize) flush()
   })
-  const afterChunk = (): Promise<void> | undefined => {
-    if (failure !== undefined) return Promise.reject(failure)
-    const wait = drained
-    drained = undefined
-    return wait
-  }
   try {
-    await source(analyzer.visit, afterChunk)
+    await source(analyzer.visit, () => sink.backpressure())
     flush()
   } catch (err) {
-    copy.destroy(err as Error)
-    await done.catch(() => undefined)
-    throw failure ?? err
+    await sink.abort(err as Error)
+    throw sink.failure ?? err
   }
-  copy.end()
-  await done
+  await sink.finish()
   return analyzer.finish(request.batchSize)
 }
 

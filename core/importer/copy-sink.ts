@@ -1,0 +1,102 @@
+/**
+ * Where batches of COPY lines go. Two ways, both measured by the process benchmark:
+ * - `stream` (the default): one COPY for the whole load, one write per batch; the
+ *   server parses while we read the next part of the file.
+ * - `per-batch`: one COPY statement per batch, the next batch prepared while the
+ *   previous one runs (at most two in flight).
+ * Either way the reader waits (backpressure) instead of buffering the file.
+ */
+import type { ClientBase } from 'pg'
+import { from as copyFrom } from 'pg-copy-streams'
+import { COPY_MOVEMENTS_SQL } from './movement-rows.js'
+
+export type CopyMode = 'stream' | 'per-batch'
+
+export interface BatchSink {
+  /** Queues one batch of lines. */
+  write: (lines: string) => void
+  /** What the reader must await before going on, if anything (or a rejection: stop reading). */
+  backpressure: () => Promise<void> | undefined
+  /** All batches written and acknowledged by the server. */
+  finish: () => Promise<void>
+  /** Abandons the COPY; the transaction is then rolled back by the caller. */
+  abort: (reason: Error) => Promise<void>
+  /** The first server-side failure, once there is one (stop producing rows). */
+  readonly failure: Error | undefined
+}
+
+export function openBatchSink (db: ClientBase, mode: CopyMode): BatchSink {
+  return mode === 'stream' ? new SharedCopy(db) : new CopyPerBatch(db)
+}
+
+class SharedCopy implements BatchSink {
+  failure: Error | undefined
+  private readonly copy
+  private readonly done: Promise<void>
+  private drained: Promise<void> | undefined
+
+  constructor (db: ClientBase) {
+    this.copy = db.query(copyFrom(COPY_MOVEMENTS_SQL))
+    this.done = new Promise<void>((resolve, reject) => {
+      this.copy.on('finish', resolve)
+      this.copy.on('error', (err: Error) => { this.failure ??= err; reject(err) })
+    })
+    this.done.catch(() => undefined)
+  }
+
+  write (lines: string): void {
+    if (!this.copy.write(lines)) this.drained ??= new Promise((resolve) => this.copy.once('drain', resolve))
+  }
+
+  backpressure (): Promise<void> | undefined {
+    if (this.failure !== undefined) return Promise.reject(this.failure)
+    const wait = this.drained
+    this.drained = undefined
+    return wait
+  }
+
+  async finish (): Promise<void> {
+    this.copy.end()
+    await this.done
+  }
+
+  async abort (reason: Error): Promise<void> {
+    this.copy.destroy(reason)
+    await this.done.catch(() => undefined)
+  }
+}
+
+class CopyPerBatch implements BatchSink {
+  failure: Error | undefined
+  private chain: Promise<void> = Promise.resolve()
+  private inFlight = 0
+
+  constructor (private readonly db: ClientBase) {}
+
+  write (lines: string): void {
+    this.inFlight++
+    this.chain = this.chain.then(async () => {
+      if (this.failure !== undefined) return
+      const copy = this.db.query(copyFrom(COPY_MOVEMENTS_SQL))
+      await new Promise<void>((resolve, reject) => {
+        copy.on('finish', resolve)
+        copy.on('error', reject)
+        copy.end(lines)
+      })
+    }).catch((err: Error) => { this.failure ??= err }).finally(() => { this.inFlight-- })
+  }
+
+  backpressure (): Promise<void> | undefined {
+    if (this.failure !== undefined) return Promise.reject(this.failure)
+    return this.inFlight > 1 ? this.chain : undefined
+  }
+
+  async finish (): Promise<void> {
+    await this.chain
+    if (this.failure !== undefined) throw this.failure
+  }
+
+  async abort (): Promise<void> {
+    await this.chain
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * processLedger on a real PostgreSQL, both ways of feeding COPY: the stored rows
+ * and totals equal the file's to the cent, and a failure inside the database mid-load
+ * leaves nothing but a FALHOU importation.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freshDatabase } from '../../fixtures/db/test-database.js'
+import type { TestDatabase } from '../../fixtures/db/test-database.js'
+import { generateLedger } from '../../fixtures/ledger/generate.js'
+import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
+import { addCompany } from '../db/companies.js'
+import { centsToDecimal } from '../money/index.js'
+import { readXlsxFirstSheet } from '../xlsx/index.js'
+import type { CopyMode } from './copy-sink.js'
+import { processLedger } from './process-ledger.js'
+import type { ProcessSource } from './process-ledger.js'
+
+let dir: string
+let db: TestDatabase
+let client: pg.Client
+let file: string
+let facts: LedgerFacts
+let source: ProcessSource
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-process-ledger-'))
+  db = await freshDatabase()
+  client = new pg.Client({ connectionString: db.url })
+  await client.connect()
+  file = join(dir, 'ledger.xlsx')
+  facts = await generateLedger({ path: file, format: 'xlsx', rows: 5000, seed: 41, textAmountEvery: 3 })
+  source = (onRow, afterChunk) => readXlsxFirstSheet(file, onRow, { maxInflatedBytes: 1 << 30, afterChunk })
+  await addCompany(db.pool, { codigoDominio: 'stream', nome: 'Stream' })
+  await addCompany(db.pool, { codigoDominio: 'per-batch', nome: 'Per batch' })
+}, 120_000)
+afterAll(async () => {
+  await client?.end()
+  await db?.drop()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function stored (importacaoId: string) {
+  const { rows } = await db.pool.query<{ n: string, debito: string, credito: string, linhas: string }>(
+    `SELECT count(*) AS n, sum(debito)::text AS debito, sum(credito)::text AS credito, count(DISTINCT linha_origem) AS linhas
+       FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)`, [importacaoId])
+  return rows[0]!
+}
+
+describe.each(['stream', 'per-batch'] as CopyMode[])('processLedger, copy mode %s', (copyMode) => {
+  it('stores every row once, with the file\'s totals to the cent', async () => {
+    const result = await processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'a'.repeat(64), codigoDominio: copyMode, mode: 'NORMAL', batchSize: 333, copyMode })
+    expect(result).toMatchObject({ status: 'VALIDADO', insertedRows: facts.totalRows, replacedImportacaoId: null })
+    expect(await stored(result.importacaoId)).toEqual({
+      n: String(facts.totalRows),
+      linhas: String(facts.totalRows),
+      debito: centsToDecimal(facts.totalDebitCents),
+      credito: centsToDecimal(facts.totalCreditCents)
+    })
+  })
+
+  it('rolls everything back when the database fails mid-load', async () => {
+    await db.pool.query("CREATE OR REPLACE FUNCTION fail_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$")
+    await db.pool.query('CREATE TRIGGER fail_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 4000) EXECUTE FUNCTION fail_row()')
+    try {
+      await expect(processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'b'.repeat(64), codigoDominio: copyMode, mode: 'NORMAL', batchSize: 500, copyMode }))
+        .rejects.toThrow(/boom/)
+    } finally {
+      await db.pool.query('DROP TRIGGER fail_row ON movimentos')
+    }
+    const { rows } = await db.pool.query<{ status: string, n: string }>(
+      "SELECT status, (SELECT count(*) FROM movimentos m WHERE m.importacao_seq = i.seq) AS n FROM importacoes i WHERE sha256 = $1", ['b'.repeat(64)])
+    expect(rows).toEqual([{ status: 'FALHOU', n: '0' }])
+    // The connection is usable again for the next load.
+    expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    await db.pool.query("DELETE FROM importacoes WHERE sha256 = $1", ['b'.repeat(64)])
+  })
+})
