@@ -1,11 +1,13 @@
 /**
- * `npm run bench:quick`, the CI throughput guard: our reader and inflate-only on
- * the same 200k-row ledger, alternating in one process, medians of several
- * rounds after warm-up. Fails (exit 1) when median(reader) / median(inflate)
- * exceeds BENCH_MAX_RATIO (default 2.0). A ratio, not a time, so a slow or busy
- * CI machine slows both sides and does not flip the result.
+ * `npm run bench:quick`, the CI throughput guard, two gates, each a ratio measured
+ * in one run (a slow or busy CI machine slows both sides and does not flip it):
+ * - the reader against inflate-only on the same 200k-row ledger, alternating in
+ *   one process: fails when median(reader) / median(inflate) > BENCH_MAX_RATIO (2.0);
+ * - /v1/process of a 100k-row ledger over HTTP against analyze + a raw COPY of the
+ *   same rows into the same PostgreSQL: fails when the ratio > BENCH_MAX_PROCESS_RATIO (2.0).
  */
 import type { PairJob, PairReport } from './child/protocol.js'
+import { baselineMs, benchImportProcess, processTable, withBenchDatabase } from './import-process.bench.js'
 import { ensureLedger } from './lib/ledger-cache.js'
 import { childScript, ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
 import { runChild } from './lib/spawn-child.js'
@@ -18,11 +20,32 @@ const ROUNDS = 9
 /** A reader pass takes about a second here; anything near this limit is broken, not slow. */
 const TIMEOUT_MS = 90_000
 
-function maxRatioFromEnv (): number {
-  const raw = process.env.BENCH_MAX_RATIO
+function maxRatioFromEnv (name = 'BENCH_MAX_RATIO'): number {
+  const raw = process.env[name]
   const limit = raw === undefined || raw.trim() === '' ? 2.0 : Number(raw)
-  if (!Number.isFinite(limit) || limit <= 0) throw new Error(`BENCH_MAX_RATIO must be a positive number, got "${raw}"`)
+  if (!Number.isFinite(limit) || limit <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`)
   return limit
+}
+
+const PROCESS_ROWS = 100_000
+
+/** The process gate; returns PASS or FAIL after printing its table. */
+async function processGate (distDir: string): Promise<boolean> {
+  const maxRatio = maxRatioFromEnv('BENCH_MAX_PROCESS_RATIO')
+  const [run] = await withBenchDatabase((adminUrl) => benchImportProcess({
+    sizes: [PROCESS_ROWS], seed: SEED, batchSize: 1000, cases: ['raw-copy', 'analyze', 'process-http'], warmupRounds: 1, rounds: 5, timeoutMs: TIMEOUT_MS * 2, distDir
+  }, adminUrl))
+  process.stdout.write(`${processTable(run!, 1000)}\n\n`)
+  const base = baselineMs(run!)
+  const http = run!.outcome.ok ? run!.outcome.report.timings['process-http']?.medianMs : undefined
+  if (base === undefined || http === undefined) {
+    process.stdout.write('gate: process could not be measured: FAIL\n')
+    return false
+  }
+  const measured = http / base
+  const pass = measured <= maxRatio
+  process.stdout.write(`gate: process over HTTP / (analyze + raw COPY) = ${ratio(measured)} (limit ${ratio(maxRatio)}): ${pass ? 'PASS' : 'FAIL'}\n`)
+  return pass
 }
 
 async function main (): Promise<number> {
@@ -32,7 +55,14 @@ async function main (): Promise<number> {
   const ledger = await ensureLedger(ROWS, SEED)
   const dist = await snapshotDist()
   const job: PairJob = { file: ledger.path, sheetPart: ledger.sheetPart, distDir: dist.dir, warmupRounds: WARMUP_ROUNDS, rounds: ROUNDS }
-  const outcome = await runChild<PairReport>(childScript('pair-child'), job, { timeoutMs: TIMEOUT_MS }).finally(dist.remove)
+  let outcome
+  let processPass
+  try {
+    outcome = await runChild<PairReport>(childScript('pair-child'), job, { timeoutMs: TIMEOUT_MS })
+    processPass = await processGate(dist.dir)
+  } finally {
+    await dist.remove()
+  }
   if (!outcome.ok) {
     process.stdout.write(`bench:quick could not measure: ${outcome.failure} (${outcome.detail})\n`)
     return 1
@@ -67,7 +97,7 @@ async function main (): Promise<number> {
     `gate: reader / inflate (yauzl stream) = ${ratio(measured)} (limit ${ratio(maxRatio)}): ${verdict}\n` +
     `tracked, not gating: reader / inflate (ZipArchive) = ${ratio(strict)} (target 1.5x)\n` +
     `peak RSS ${megabytes(maxRssKb * 1024)} MB; dist/ of ${sourceVersion()}\n`)
-  return verdict === 'PASS' ? 0 : 1
+  return verdict === 'PASS' && processPass ? 0 : 1
 }
 
 main().then(

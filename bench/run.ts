@@ -4,25 +4,28 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http]
- *                    [--http-rows 500000] [--seed 1] [--budget-s 15] [--min-runs 3]
- *                    [--max-runs 10] [--timeout-s 600]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process]
+ *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
+ *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  */
 import { parseArgs } from 'node:util'
 import type { ContenderId } from './child/protocol.js'
 import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyze-http.bench.js'
+import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
 import type { MeasureSettings } from './lib/measure.js'
 import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process']
 
 interface RunPlan {
   sizes: number[]
   readContenders: Contender[]
   httpRows: number | undefined
+  processSizes: number[] | undefined
+  processRounds: number
   seed: number
   settings: Omit<MeasureSettings, 'distDir'>
 }
@@ -42,6 +45,8 @@ function planFromArgs (argv: string[]): RunPlan {
       only: { type: 'string' },
       'skip-peers': { type: 'boolean' },
       'http-rows': { type: 'string' },
+      'process-rows': { type: 'string' },
+      'process-rounds': { type: 'string' },
       seed: { type: 'string' },
       'budget-s': { type: 'string' },
       'min-runs': { type: 'string' },
@@ -55,7 +60,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId, isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -65,6 +70,8 @@ function planFromArgs (argv: string[]): RunPlan {
     sizes,
     readContenders,
     httpRows: wanted('http', false) ? positiveInt('http-rows', values['http-rows'], 500_000) : undefined,
+    processSizes: wanted('process', false) ? (values['process-rows'] ?? '100000,500000').split(',').map((s) => positiveInt('process-rows', s.trim(), 0)) : undefined,
+    processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
     seed: positiveInt('seed', values.seed, 1),
     settings: {
       repeat: {
@@ -107,7 +114,22 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
     httpRun = await benchImportAnalyzeHttp({ rows: plan.httpRows, seed: plan.seed, ...settings })
     print(httpTable(httpRun))
   }
-  const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun))]
+  let processRuns: ProcessRun[] = []
+  if (plan.processSizes !== undefined) {
+    process.stderr.write(`process: /v1/process versus analyze + raw COPY at ${plan.processSizes.join(', ')} rows\n`)
+    const sizes = plan.processSizes
+    processRuns = await withBenchDatabase((adminUrl) => benchImportProcess({
+      sizes,
+      seed: plan.seed,
+      batchSize: 1000,
+      cases: ['raw-copy', 'analyze', 'process-stream', 'process-per-batch', 'process-http'],
+      warmupRounds: 1,
+      rounds: plan.processRounds,
+      timeoutMs: settings.timeoutMs,
+      distDir: settings.distDir
+    }, adminUrl, (run) => print(processTable(run, 1000))))
+  }
+  const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)
   const { repeat } = settings
   process.stdout.write(`dist/ of ${sourceVersion()}, node ${process.version}, ${repeat.minIterations}-${repeat.maxIterations} measured runs per contender ` +

@@ -1,6 +1,7 @@
 /**
- * Worker thread: posts the ledger to /v1/analyze once per 'post' message, as a
- * multipart form whose file part streams from disk (openAsBlob), never a copy.
+ * Worker thread: posts the ledger to the service (/v1/analyze or /v1/process) once
+ * per 'post' message, as a multipart form whose file part streams from disk
+ * (openAsBlob), never a copy.
  */
 import { openAsBlob } from 'node:fs'
 import { basename } from 'node:path'
@@ -10,6 +11,8 @@ export interface ClientSetup {
   url: string
   apiKey: string
   file: string
+  /** Form fields sent before the file (codigo_dominio for /v1/process). */
+  fields?: Record<string, string>
 }
 
 export type ClientReply = { ok: true, totalRows: number } | { ok: false, error: string }
@@ -18,6 +21,7 @@ const setup = workerData as ClientSetup
 
 async function postOnce (): Promise<ClientReply> {
   const form = new FormData()
+  for (const [name, value] of Object.entries(setup.fields ?? {})) form.append(name, value)
   form.append('file', await openAsBlob(setup.file), basename(setup.file))
   const response = await fetch(setup.url, { method: 'POST', headers: { 'X-API-Key': setup.apiKey }, body: form })
   const body = await response.text()

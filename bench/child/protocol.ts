@@ -99,3 +99,26 @@ export interface PairReport {
   counts: PassCounts
   maxRssKb: number
 }
+
+/** Rows of the /v1/process benchmark (bench/child/process-child.ts). */
+export type ProcessCase = 'raw-copy' | 'analyze' | 'process-stream' | 'process-per-batch' | 'process-http'
+
+export interface ProcessJob {
+  file: string
+  /** Data rows of the ledger (without the header): what every case must load or count. */
+  dataRows: number
+  distDir: string
+  /** A database URL on the suite's PostgreSQL whose role may create databases. */
+  adminUrl: string
+  scratchDir: string
+  batchSize: number
+  cases: ProcessCase[]
+  warmupRounds: number
+  rounds: number
+}
+
+export interface ProcessReport {
+  timings: Partial<Record<ProcessCase, Timing>>
+  /** Peak RSS of the whole child (server, pool threads, client thread), KiB. */
+  maxRssKb: number
+}

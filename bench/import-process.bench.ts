@@ -1,0 +1,143 @@
+/**
+ * Scenario: /v1/process end to end (upload → VALIDADO) and in-process, against the
+ * database's own limit measured in the same run: a raw COPY of the same rows from a
+ * file, plus our analyze time. One child process per ledger size, so peak RSS per
+ * size is comparable. The PostgreSQL is the embedded one (a fresh cluster under
+ * bench/out/, removed afterwards) unless BENCH_DATABASE_URL names another server.
+ */
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { EmbeddedPostgres } from '../core/db/embedded.js'
+import type { ProcessCase, ProcessJob, ProcessReport } from './child/protocol.js'
+import { ensureLedger, type BenchLedger } from './lib/ledger-cache.js'
+import { OUT_DIR } from './lib/paths.js'
+import { childScript } from './lib/prepare.js'
+import { runChild, type ChildOutcome } from './lib/spawn-child.js'
+import { DASH, integer, markdownTable, megabytes, ratio, seconds, sizeLabel } from './lib/table.js'
+import type { TargetCheck } from './lib/targets.js'
+
+export const PROCESS_TARGETS = {
+  /** process ≤ 1.3 × (analyze + raw COPY), end to end over HTTP. */
+  maxOverAnalyzePlusCopy: 1.3,
+  minRowsPerSecond: 200_000,
+  maxRssGrowth: 1.2
+} as const
+
+const LABELS: Record<ProcessCase, string> = {
+  'raw-copy': 'raw COPY of the same rows (one stream from a file)',
+  analyze: 'analyze alone (read + analysis)',
+  'process-stream': 'process in-process, one COPY, a write per batch',
+  'process-per-batch': 'process in-process, one COPY per batch (pipelined)',
+  'process-http': 'process over HTTP (upload → VALIDADO)'
+}
+
+export interface ProcessSettings {
+  sizes: number[]
+  seed: number
+  batchSize: number
+  cases: ProcessCase[]
+  warmupRounds: number
+  rounds: number
+  timeoutMs: number
+  distDir: string
+}
+
+export interface ProcessRun {
+  ledger: BenchLedger
+  outcome: ChildOutcome<ProcessReport>
+}
+
+/** Runs `work` with the URL of a PostgreSQL the suite may create databases on. */
+export async function withBenchDatabase<T> (work: (adminUrl: string) => Promise<T>): Promise<T> {
+  const given = process.env.BENCH_DATABASE_URL
+  if (given !== undefined && given.trim() !== '') return await work(given)
+  const dir = join(OUT_DIR, `pg-${process.pid}`)
+  await mkdir(OUT_DIR, { recursive: true })
+  const server = new EmbeddedPostgres({ dir: join(dir, 'cluster') })
+  try {
+    await mkdir(dir, { recursive: true })
+    return await work(await server.ensureRunning())
+  } finally {
+    await server.stop().catch(() => undefined)
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+export async function benchImportProcess (settings: ProcessSettings, adminUrl: string, onRun?: (run: ProcessRun) => void): Promise<ProcessRun[]> {
+  const runs: ProcessRun[] = []
+  for (const rows of settings.sizes) {
+    const ledger = await ensureLedger(rows, settings.seed)
+    const job: ProcessJob = {
+      file: ledger.path,
+      dataRows: ledger.facts.totalRows,
+      distDir: settings.distDir,
+      adminUrl,
+      scratchDir: join(OUT_DIR, `process-scratch-${process.pid}`),
+      batchSize: settings.batchSize,
+      cases: settings.cases,
+      warmupRounds: settings.warmupRounds,
+      rounds: settings.rounds
+    }
+    const run = { ledger, outcome: await runChild<ProcessReport>(childScript('process-child'), job, { timeoutMs: settings.timeoutMs }) }
+    onRun?.(run)
+    runs.push(run)
+  }
+  return runs
+}
+
+function medianMs (run: ProcessRun, name: ProcessCase): number | undefined {
+  return run.outcome.ok ? run.outcome.report.timings[name]?.medianMs : undefined
+}
+
+/** analyze + raw COPY: what a load could cost if nothing overlapped and nothing were wasted. */
+export function baselineMs (run: ProcessRun): number | undefined {
+  const analyze = medianMs(run, 'analyze')
+  const copy = medianMs(run, 'raw-copy')
+  return analyze === undefined || copy === undefined ? undefined : analyze + copy
+}
+
+export function processTable (run: ProcessRun, batchSize: number): string {
+  const title = `### /v1/process — ${sizeLabel(run.ledger.rows)} rows, upload ${megabytes(run.ledger.fileBytes, 1)} MB, batch_size ${batchSize}`
+  if (!run.outcome.ok) return `${title}\n\nFAILED: ${run.outcome.failure} (${run.outcome.detail})`
+  const base = baselineMs(run)
+  const { timings, maxRssKb } = run.outcome.report
+  const rows = (Object.keys(LABELS) as ProcessCase[]).filter((name) => timings[name] !== undefined).map((name) => {
+    const t = timings[name]!
+    return [LABELS[name], seconds(t.medianMs), seconds(t.minMs), integer(run.ledger.facts.totalRows / (t.medianMs / 1000)),
+      base === undefined ? DASH : ratio(t.medianMs / base), String(t.samplesMs.length)]
+  })
+  const table = markdownTable(['case', 'median s', 'min s', 'rows/s', 'vs analyze + raw COPY', 'runs'], rows)
+  return [title, '', table, `- peak RSS of the measuring process (service, pool threads, client thread, in-process cases): ${megabytes(maxRssKb * 1024)} MB`,
+    '- every case starts from empty tables after a CHECKPOINT; the database is PostgreSQL on this machine (embedded unless BENCH_DATABASE_URL)'].join('\n')
+}
+
+export function processTargets (runs: readonly ProcessRun[]): TargetCheck[] {
+  const checks: TargetCheck[] = []
+  for (const run of runs) {
+    const size = sizeLabel(run.ledger.rows)
+    const http = medianMs(run, 'process-http')
+    const base = baselineMs(run)
+    checks.push({
+      target: `${size}: process over HTTP within ${PROCESS_TARGETS.maxOverAnalyzePlusCopy}× of analyze + raw COPY`,
+      measured: http === undefined || base === undefined ? DASH : ratio(http / base),
+      pass: http === undefined || base === undefined ? undefined : http / base <= PROCESS_TARGETS.maxOverAnalyzePlusCopy
+    })
+    const rate = http === undefined ? undefined : run.ledger.facts.totalRows / (http / 1000)
+    checks.push({
+      target: `${size}: at least ${integer(PROCESS_TARGETS.minRowsPerSecond)} rows/s end to end`,
+      measured: rate === undefined ? DASH : `${integer(rate)} rows/s`,
+      pass: rate === undefined ? undefined : rate >= PROCESS_TARGETS.minRowsPerSecond
+    })
+  }
+  const first = runs[0]
+  const last = runs[runs.length - 1]
+  if (first !== undefined && last !== undefined && first !== last && first.outcome.ok && last.outcome.ok) {
+    const growth = last.outcome.report.maxRssKb / first.outcome.report.maxRssKb
+    checks.push({
+      target: `process peak RSS flat from ${sizeLabel(first.ledger.rows)} to ${sizeLabel(last.ledger.rows)} (at most ${PROCESS_TARGETS.maxRssGrowth}×)`,
+      measured: `${ratio(growth)} (${megabytes(first.outcome.report.maxRssKb * 1024)} → ${megabytes(last.outcome.report.maxRssKb * 1024)} MB)`,
+      pass: growth <= PROCESS_TARGETS.maxRssGrowth
+    })
+  }
+  return checks
+}
