@@ -79,3 +79,24 @@ describe.each(['stream', 'per-batch'] as CopyMode[])('processLedger, copy mode %
     await db.pool.query("DELETE FROM importacoes WHERE sha256 = $1", ['b'.repeat(64)])
   })
 })
+
+describe('an import marked failed while it is written', () => {
+  it('never turns VALIDADO: the load is rolled back', async () => {
+    await db.pool.query("CREATE OR REPLACE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$")
+    await db.pool.query('CREATE TRIGGER slow_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 2500) EXECUTE FUNCTION slow_row()')
+    try {
+      const load = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'c'.repeat(64), codigoDominio: 'stream', mode: 'NORMAL', batchSize: 100 })
+      load.catch(() => undefined)
+      // What recovery does to an import whose session it believes gone.
+      for (let marked = 0; marked === 0;) {
+        marked = (await db.pool.query("UPDATE importacoes SET status = 'FALHOU' WHERE sha256 = $1 AND status = 'PROCESSANDO'", ['c'.repeat(64)])).rowCount ?? 0
+      }
+      await expect(load).rejects.toMatchObject({ code: 'IMPORT_VALIDATION_FAILED' })
+    } finally {
+      await db.pool.query('DROP TRIGGER slow_row ON movimentos')
+    }
+    const { rows } = await db.pool.query<{ status: string, n: string }>(
+      "SELECT status, (SELECT count(*) FROM movimentos m WHERE m.importacao_seq = i.seq) AS n FROM importacoes i WHERE sha256 = $1", ['c'.repeat(64)])
+    expect(rows).toEqual([{ status: 'FALHOU', n: '0' }])
+  })
+})

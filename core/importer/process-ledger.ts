@@ -135,11 +135,16 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
       `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = $1`,
       [previous, importacaoId])
   }
-  await db.query(
+  const finalized = await db.query(
     `UPDATE importacoes SET status = 'VALIDADO', total_linhas = $2, linhas_inseridas = $2, total_debito = $3,
             total_credito = $4, backend_pid = NULL, atualizado_em = now(), finalizado_em = now()
-      WHERE id = $1`,
+      WHERE id = $1 AND status = 'PROCESSANDO'`,
     [importacaoId, analysis.totalRows, centsToDecimal(analysis.totalDebitCents), centsToDecimal(analysis.totalCreditCents)])
+  if (finalized.rowCount !== 1) {
+    // Recovery judged this load dead (its recorded session was gone, e.g. behind a
+    // transaction-pooling proxy); a FALHOU import never turns VALIDADO.
+    throw new EngineError('IMPORT_VALIDATION_FAILED', 'The import was marked as failed while it was being written (its database session looked gone); it was rolled back. Try again.')
+  }
   await db.query('COMMIT')
   return { analysis, importacaoId, empresaId, replacedImportacaoId: previous ?? null, insertedRows: analysis.totalRows, status: 'VALIDADO' }
 }
