@@ -7,12 +7,11 @@ import { EngineError } from '../errors.js'
 import { addCents, wholeCents } from '../money/index.js'
 import type { Cell } from '../xlsx/index.js'
 import { mapColumns } from './columns.js'
+import { GroupBalances } from './group-balances.js'
 import type { ColumnMap } from './columns.js'
 import { MAX_PROBLEM_SAMPLES } from './types.js'
 import type { CellProblem, LedgerAnalysis, ProblemKind } from './types.js'
 import { displayCell, readAmount, readDate, readInteger, readText } from './values.js'
-
-interface GroupBalance { debitCents: number, creditCents: number }
 
 /** The parsed, typed fields of one data row that both passes need. */
 export interface LedgerRow {
@@ -44,7 +43,7 @@ export class LedgerAnalyzer {
   constructor (private readonly onDataRow?: DataRowSink) {}
 
   private columns: ColumnMap | undefined
-  private readonly groups = new Map<number, GroupBalance>()
+  private readonly groups = new GroupBalances()
   private readonly types = new Map<string, number>()
   private readonly samples: CellProblem[] = []
   private readonly problemCounts: Record<ProblemKind, number> = {
@@ -123,15 +122,7 @@ export class LedgerAnalyzer {
     }
     const type = readText(cells[c.tipo]) ?? ''
     this.types.set(type, (this.types.get(type) ?? 0) + 1)
-    if (row.groupId !== null) {
-      let balance = this.groups.get(row.groupId)
-      if (balance === undefined) {
-        balance = { debitCents: 0, creditCents: 0 }
-        this.groups.set(row.groupId, balance)
-      }
-      balance.debitCents += row.debitCents
-      balance.creditCents += row.creditCents
-    }
+    if (row.groupId !== null) this.groups.add(row.groupId, row.debitCents - row.creditCents)
   }
 
   /** Cents of an amount cell; an unreadable amount counts as zero and is reported. */
@@ -160,9 +151,7 @@ export class LedgerAnalyzer {
 
   /** Ids of the unbalanced groups, in order of first appearance. */
   unbalancedGroupIds (): Set<number> {
-    const ids = new Set<number>()
-    for (const [id, b] of this.groups) if (b.debitCents !== b.creditCents) ids.add(id)
-    return ids
+    return new Set(this.groups.unbalancedIds())
   }
 
   finish (batchSize: number): LedgerAnalysis {
