@@ -16,12 +16,19 @@ export interface BenchTask {
 
 let material: SigningMaterial | undefined
 
-export default async function run (task: BenchTask): Promise<number> {
-  if (task.contender === 'baseline') return (await signWithBaseline(task.pdf, Buffer.from(task.p12), task.password)).length
+/** Output size and the time spent inside the worker (without queueing or the thread hop). */
+export interface BenchOutcome { outputBytes: number, workerMs: number }
+
+export default async function run (task: BenchTask): Promise<BenchOutcome> {
+  const started = performance.now()
+  if (task.contender === 'baseline') {
+    const outputBytes = (await signWithBaseline(task.pdf, Buffer.from(task.p12), task.password)).length
+    return { outputBytes, workerMs: performance.now() - started }
+  }
   material ??= loadPkcs12(task.p12, task.password)
   const out = await signPdf(task.pdf, {
     material, visualMode: task.contender, validatorUrl: 'https://validar.iti.gov.br/', timeZone: 'America/Sao_Paulo',
     documentIdentifier: newDocumentIdentifier(), signedAt: new Date()
   })
-  return out.pdf.length
+  return { outputBytes: out.pdf.length, workerMs: performance.now() - started }
 }

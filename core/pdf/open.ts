@@ -23,6 +23,8 @@ export interface OpenedPdf {
   doc: PDFDocument
   bytes: Uint8Array
   last: LastSection
+  /** DocMDP permission of a certification signature (2: forms and signatures, 3: also annotations). */
+  certification: 2 | 3 | undefined
 }
 
 const latin1 = (bytes: Uint8Array, start: number, end: number): string => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1')
@@ -96,8 +98,9 @@ export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
   let pages = 0
   try { pages = doc.getPageCount() } catch (err) { invalid('The PDF\'s page tree cannot be read.', err) }
   if (pages === 0) invalid('The PDF has no pages.')
-  refuseLockedCertification(doc)
-  return { doc, bytes, last }
+  const certification = certificationLevel(doc)
+  if (certification === 1) unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
+  return { doc, bytes, last, certification }
 }
 
 function refuseEncrypted (doc: PDFDocument, trailer: PDFDict): never {
@@ -108,8 +111,12 @@ function refuseEncrypted (doc: PDFDocument, trailer: PDFDict): never {
   return unsupported('The PDF is encrypted (password-protected); this service signs unencrypted PDFs only. Remove the protection and send it again.')
 }
 
-/** A certification signature with DocMDP /P 1 forbids any change, a new signature included (ISO 32000-1 §12.8.2.2). */
-function refuseLockedCertification (doc: PDFDocument): void {
+/**
+ * The DocMDP permission of a certification signature (ISO 32000-1 §12.8.2.2): 1 no change
+ * at all (refused here, a new signature included), 2 form filling and signing, 3 also
+ * annotations. Undefined when the document is not certified.
+ */
+function certificationLevel (doc: PDFDocument): 1 | 2 | 3 | undefined {
   const lookup = <T extends PDFObject>(o: PDFObject | undefined): T | undefined => (o instanceof PDFRef ? doc.context.lookup(o) : o) as T | undefined
   const perms = lookup<PDFDict>(doc.catalog.get(PDFName.of('Perms')))
   const docMdp = perms instanceof PDFDict ? lookup<PDFDict>(perms.get(PDFName.of('DocMDP'))) : undefined
@@ -118,9 +125,12 @@ function refuseLockedCertification (doc: PDFDocument): void {
   for (const item of refs.asArray()) {
     const ref = lookup<PDFDict>(item)
     const params = ref instanceof PDFDict ? lookup<PDFDict>(ref.get(PDFName.of('TransformParams'))) : undefined
-    const p = params instanceof PDFDict ? params.get(PDFName.of('P')) : undefined
-    if (p instanceof PDFNumber && p.asNumber() === 1) {
-      unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
+    if (params instanceof PDFDict) {
+      const p = params.get(PDFName.of('P'))
+      // P defaults to 2 when absent (Table 254).
+      const level = p instanceof PDFNumber ? p.asNumber() : 2
+      return level === 1 || level === 3 ? level : 2
     }
   }
+  return undefined
 }

@@ -100,7 +100,8 @@ export function addStamp (tracked: Tracked, page: PDFPage, font: PDFFont, lines:
     content += ` 1 0 0 1 ${num(pad)} ${num(baseline)} Tm ${font.encodeText(text).toString()} Tj`
   })
   content += ' ET Q'
-  const appearance = context.register(context.flateStream(content, {
+  // Left uncompressed: a few hundred bytes each, and a deflate state per page costs more than it saves.
+  const appearance = context.register(context.stream(content, {
     Type: 'XObject', Subtype: 'Form', BBox: [0, 0, num(length), num(height)].map(Number), Matrix: placement.matrix,
     Resources: { Font: { F1: font.ref } }
   }))

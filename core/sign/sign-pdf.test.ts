@@ -104,6 +104,15 @@ describe.skipIf(!tools)('PAdES-T', () => {
     expect(tsa.queries[before]!.length).toBeLessThan(120)
   })
 
+  it('signs again with the measured size when the token does not fit the reserved room', async () => {
+    tsa.mode = 'ok'
+    const before = tsa.queries.length
+    const out = await signPdf(await makePdf([{}]), options({ tsa: { url: tsa.url, timeoutMs: 10_000 }, reserveBytes: 4000 }))
+    expect(tsa.queries.length).toBe(before + 2)
+    await expectPades(out.pdf, 't-retry')
+    expect(await opensslVerifyToken(dir, findSignatures(out.pdf)[0]!.cms, pki.tsa.rootPemPath, 't-retry')).toMatch(/Verification: OK/)
+  })
+
   it.each([['http-error'], ['rejection'], ['garbage']] as const)('turns an authority answering %s into TSA_FAILED', async (mode) => {
     tsa.mode = mode
     try {
@@ -221,16 +230,26 @@ describe.skipIf(!tools)('refusals', () => {
     await expect(signPdf(open, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/encrypted/) })
   })
 
-  it('refuses a certified PDF whose DocMDP permission (P=1) allows no change as SIGN_PDF_UNSUPPORTED', async () => {
+  async function certified (level: number): Promise<Uint8Array> {
     const doc = await PDFDocument.load(await makePdf([{}]))
     const { context } = doc
     const certification = context.register(context.obj({
       Type: 'Sig', Filter: 'Adobe.PPKLite', SubFilter: 'ETSI.CAdES.detached',
-      Reference: [{ Type: 'SigRef', TransformMethod: 'DocMDP', TransformParams: { Type: 'TransformParams', P: 1, V: '1.2' } }]
+      Reference: [{ Type: 'SigRef', TransformMethod: 'DocMDP', TransformParams: { Type: 'TransformParams', P: level, V: '1.2' } }]
     }))
     doc.catalog.set(PDFName.of('Perms'), context.obj({ DocMDP: certification }))
-    const locked = await doc.save({ useObjectStreams: false })
-    await expect(signPdf(locked, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/DocMDP/) })
+    return await doc.save({ useObjectStreams: false })
+  }
+
+  it('refuses a certified PDF whose DocMDP permission (P=1) allows no change as SIGN_PDF_UNSUPPORTED', async () => {
+    await expect(signPdf(await certified(1), options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/DocMDP/) })
+  })
+
+  it('on a certified PDF adds only what its DocMDP level allows: P=2 no stamp, P=3 stamps but no page', async () => {
+    await expect(signPdf(await certified(2), options({ visualMode: 'STAMP_ONLY' }))).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED' })
+    await expect(signPdf(await certified(3), options({ visualMode: 'PAGE_ONLY' }))).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED' })
+    expect((await signPdf(await certified(2), options({ visualMode: 'NONE' }))).pdf.length).toBeGreaterThan(0)
+    expect((await signPdf(await certified(3), options({ visualMode: 'STAMP_ONLY' }))).pdf.length).toBeGreaterThan(0)
   })
 
   it('accepts NUL and whitespace padding after the final %%EOF', async () => {

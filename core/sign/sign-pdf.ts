@@ -31,6 +31,8 @@ export interface SignPdfOptions {
   timeZone: string
   documentIdentifier: string
   signedAt: Date
+  /** Bytes reserved for the CMS; default an estimate from the chain (cmsSizeBudget). */
+  reserveBytes?: number | undefined
 }
 
 export interface SignedPdf {
@@ -45,9 +47,28 @@ export interface SignedPdf {
 
 const signpdf = new SignPdf()
 
+/** Thrown by one attempt when the CMS came out larger than the room reserved for it. */
+class PlaceholderTooSmall extends Error {
+  constructor (readonly neededBytes: number) { super(`signature needs ${neededBytes} bytes`) }
+}
+
+/**
+ * Signs `input`. The room reserved for the CMS is an estimate (the timestamp token's
+ * size is only known once it arrives); if it proves too small, the whole signature is
+ * made once more with the measured size, from the original bytes.
+ */
 export async function signPdf (input: Uint8Array, options: SignPdfOptions): Promise<SignedPdf> {
+  assertValidAt(options.material, options.signedAt)
+  try {
+    return await signOnce(input, options, options.reserveBytes ?? cmsSizeBudget(options.material, options.tsa !== undefined, options.policy))
+  } catch (err) {
+    if (!(err instanceof PlaceholderTooSmall)) throw err
+    return await signOnce(input, options, err.neededBytes + 4096)
+  }
+}
+
+async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<SignedPdf> {
   const { material, signedAt } = options
-  assertValidAt(material, signedAt)
   const opened = await openPdf(input)
   const tracked = track(opened)
   const { doc } = opened
@@ -56,6 +77,11 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
   const withStamp = options.visualMode === 'STAMP_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
   const withPage = options.visualMode === 'PAGE_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
   const total = pages.length + (withPage ? 1 : 0)
+  // A certified document allows only what its DocMDP level allows after it (§12.8.2.2):
+  // level 2 no annotations, so no stamp; neither level a new page.
+  if ((opened.certification === 2 && withStamp) || (opened.certification !== undefined && withPage)) {
+    throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is certified with DocMDP permission ${opened.certification}, which forbids ${withPage ? 'adding a page' : 'adding stamp annotations'}; signing it with the visual mode ${options.visualMode} would invalidate the certification.`)
+  }
   const facts = {
     identity: material.identity,
     document: formatDocument(material.identity),
@@ -82,7 +108,7 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
   const withTimestamp = options.tsa !== undefined
   const sigDict = addSignatureField(tracked, {
     page: finalPage ?? pages[0]!,
-    contentsBytes: cmsSizeBudget(material, withTimestamp, options.policy),
+    contentsBytes,
     pdfDate: pdfDate(signedAt, options.timeZone),
     reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
   })
@@ -106,6 +132,8 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
     pdf = await signpdf.sign(prepared, signer)
   } catch (err) {
     if (err instanceof SignError) throw err
+    const exceeded = err instanceof SignPdfError ? /exceeds placeholder length: (\d+) >/.exec(err.message) : null
+    if (exceeded !== null) throw new PlaceholderTooSmall(Number(exceeded[1]) / 2)
     if (err instanceof SignPdfError) throw new Error(`placing the signature failed: ${err.message}`, { cause: err })
     throw err
   }

@@ -111,6 +111,7 @@ describe('GET /api/v1/health', () => {
     expect(Number.isInteger(res.body.executionTimeMs)).toBe(true)
     expect(res.body.timestamp).toMatch(ISO_OFFSET)
     expect(res.headers.get('x-request-id')).toMatch(/.+/)
+    expect(res.body.requestId).toBe(res.headers.get('x-request-id'))
   })
 
   it('says DOWN with a warning when the certificate has expired', async () => {

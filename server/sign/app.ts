@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isoWithOffset } from '../../core/sign/index.js'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions } from '../logging.js'
 import { keyMatches } from '../secrets.js'
@@ -139,7 +140,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
 
   const devWarning = certificate.developmentDir === undefined
     ? []
-    : [`Signed with the DEVELOPMENT certificate in ${certificate.developmentDir} (test chain, not ICP-Brasil, trusted nowhere). Set SIGN_CERT_PATH and SIGN_CERT_PASSWORD for real signatures.`]
+    : [`Uses the DEVELOPMENT certificate in ${certificate.developmentDir} (test chain, not ICP-Brasil, trusted nowhere). Set SIGN_CERT_PATH and SIGN_CERT_PASSWORD for real signatures.`]
 
   app.post('/api/v1/sign', async (request, reply) => {
     const parsed = parseSignRequest(request.body, config.maxPdfBytes)
@@ -191,12 +192,13 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     }
   })
 
-  app.get('/api/v1/health', async () => {
+  app.get('/api/v1/health', async (request) => {
     const started = performance.now()
     const { status, warnings } = certState.report(Date.now())
     return {
       success: true,
       message: status === 'UP' ? 'Service is up.' : 'Service is running but cannot sign: see warnings.',
+      requestId: request.id,
       data: {
         service: SIGN_SERVICE_NAME,
         status,
@@ -239,12 +241,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
 }
 
 function nowIso (timeZone: string): string {
-  const now = new Date()
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' }).formatToParts(now)
-  const offset = /GMT([+-]\d{2}:\d{2})/.exec(parts.find((p) => p.type === 'timeZoneName')?.value ?? '')?.[1] ?? '+00:00'
-  const sign = offset.startsWith('-') ? -1 : 1
-  const minutes = sign * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)))
-  return new Date(now.getTime() + minutes * 60_000).toISOString().replace('Z', offset)
+  return isoWithOffset(new Date(), timeZone)
 }
 
 /** Aborts the pool task when the client goes away before the reply is sent. */

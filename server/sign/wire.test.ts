@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest'
+import { decodedLength, parseSignRequest, signedFileName } from './wire.js'
+
+const pdf = Buffer.from('%PDF-1.7 tiny')
+
+describe('parseSignRequest', () => {
+  it('decodes plain Base64, Base64 with line breaks and a data URI to the same bytes', () => {
+    const b64 = pdf.toString('base64')
+    for (const pdfBase64 of [b64, b64.replace(/(.{4})/g, '$1\r\n'), `data:application/pdf;base64,${b64}`, `data:Application/PDF;name=a.pdf;base64,${b64}`]) {
+      expect(parseSignRequest({ pdfBase64 }, 1024).pdf.equals(pdf)).toBe(true)
+    }
+  })
+
+  it('knows the decoded size before decoding', () => {
+    for (const n of [1, 2, 3, 4, 100]) expect(decodedLength(Buffer.alloc(n).toString('base64'))).toBe(n)
+  })
+})
+
+describe('signedFileName', () => {
+  it('suggests <name>_assinado.pdf, dropping folders', () => {
+    expect(signedFileName('Contrato.PDF')).toBe('Contrato_assinado.pdf')
+    expect(signedFileName('C:\\docs\\nota fiscal.pdf')).toBe('nota fiscal_assinado.pdf')
+    expect(signedFileName('relatorio')).toBe('relatorio_assinado.pdf')
+    expect(signedFileName('../')).toBe('documento_assinado.pdf')
+  })
+})
