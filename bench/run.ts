@@ -4,7 +4,7 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  */
@@ -12,13 +12,14 @@ import { parseArgs } from 'node:util'
 import type { ContenderId } from './child/protocol.js'
 import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyze-http.bench.js'
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
+import { benchSign, signTable } from './sign.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
 import type { MeasureSettings } from './lib/measure.js'
 import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign']
 
 interface RunPlan {
   sizes: number[]
@@ -26,6 +27,7 @@ interface RunPlan {
   httpRows: number | undefined
   processSizes: number[] | undefined
   processRounds: number
+  sign: boolean
   seed: number
   settings: Omit<MeasureSettings, 'distDir'>
 }
@@ -60,7 +62,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId | 'process', isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process' | 'sign', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -72,6 +74,7 @@ function planFromArgs (argv: string[]): RunPlan {
     httpRows: wanted('http', false) ? positiveInt('http-rows', values['http-rows'], 500_000) : undefined,
     processSizes: wanted('process', false) ? (values['process-rows'] ?? '100000,500000').split(',').map((s) => positiveInt('process-rows', s.trim(), 0)) : undefined,
     processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
+    sign: wanted('sign', false),
     seed: positiveInt('seed', values.seed, 1),
     settings: {
       repeat: {
@@ -128,6 +131,10 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
       timeoutMs: settings.timeoutMs,
       distDir: settings.distDir
     }, adminUrl, (run) => print(processTable(run, 1000))))
+  }
+  if (plan.sign) {
+    process.stderr.write('PDF signing: ours beside @signpdf\n')
+    print(signTable(await benchSign({}, (line) => process.stderr.write(`${line}\n`))))
   }
   const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)

@@ -109,11 +109,18 @@ describe('razao', () => {
     expect(run.stderr).toMatch(/IMPORT_MAX_INFLATED_BYTES/)
   })
 
+  it('refuses to start the sign service in production without a certificate (exit 2, naming the variable)', async () => {
+    const run = await razao(['serve', 'sign'], { NODE_ENV: 'production', SIGN_PORT: '0', SIGN_CERT_PATH: '', SIGN_API_KEY: 'k'.repeat(40) })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/SIGN_CERT_PATH/)
+    expect(run.stderr).not.toMatch(/listening/)
+  })
+
   it('refuses an unknown command and services not built yet', async () => {
     expect((await razao(['frobnicate'])).code).toBe(2)
-    const sign = await razao(['serve', 'sign'])
-    expect(sign.code).toBe(2)
-    expect(sign.stderr).toMatch(/not built yet/)
+    const extract = await razao(['serve', 'extract'])
+    expect(extract.code).toBe(2)
+    expect(extract.stderr).toMatch(/not built yet/)
   })
 
   it('serve all starts on embedded defaults, prints a generated key once, and stops on SIGTERM', async () => {
@@ -123,6 +130,10 @@ describe('razao', () => {
     const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
     expect(first.stderr).toContain(key)
     expect(first.health).toEqual({ success: true, service: 'razao-import', environment: 'development' })
+    // The sign service starts beside it on a development certificate, and says so.
+    expect(first.signHealth).toMatchObject({ success: true, data: { service: expect.any(String), status: 'UP' } })
+    expect(JSON.stringify(first.signHealth)).toMatch(/development/i)
+    expect((await readFile(join(dataDir, 'sign-api-key'), 'utf8')).trim().length).toBeGreaterThanOrEqual(32)
     expect(first.code).toBe(0)
     expect(first.stderr).toMatch(/embedded PostgreSQL started/)
     expect(first.stderr).toMatch(/embedded PostgreSQL stopped/)
@@ -143,26 +154,29 @@ describe('razao', () => {
 })
 
 /** Starts `razao serve all` on a free port, calls it, then sends SIGTERM. */
-function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, authorized: number, companies: Run | undefined, stillUp: number }> {
+function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, signHealth: unknown, authorized: number, companies: Run | undefined, stillUp: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
+      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
       stdio: ['ignore', 'ignore', 'pipe']
     })
     let stderr = ''
     let health: unknown
     let authorized = 0
     let companies: Run | undefined
+    let signHealth: unknown
     let stillUp = 0
     let asked = false
     child.stderr.on('data', (c: Buffer) => {
       stderr += c.toString()
-      const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1]
-      if (url === undefined || asked) return
+      const url = /import service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
+      const signUrl = /sign service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
+      if (url === undefined || signUrl === undefined || asked) return
       asked = true
       void (async () => {
         health = await (await fetch(`${url}/health`)).json()
+        signHealth = await (await fetch(`${signUrl}/api/v1/health`)).json()
         const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
         // With the right key and no body, the request gets past authentication.
         authorized = (await fetch(`${url}/v1/analyze`, { method: 'POST', headers: { 'x-api-key': key } })).status
@@ -175,6 +189,6 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
         child.kill('SIGTERM')
       })().catch(reject)
     })
-    child.on('close', (code) => resolve({ code, stderr, health, authorized, companies, stillUp }))
+    child.on('close', (code) => resolve({ code, stderr, health, signHealth, authorized, companies, stillUp }))
   })
 }

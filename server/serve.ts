@@ -8,12 +8,14 @@ import type { Config } from './config.js'
 import { openDatabase } from './database.js'
 import type { Database } from './database.js'
 import { buildImportApp } from './import/app.js'
+import { buildSignApp } from './sign/app.js'
+import { loadSignConfig } from './sign/config.js'
 import { resolveApiKey } from './secrets.js'
 import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
 
 /** Services that exist; `all` starts each of them. */
-export const SERVICES = ['import'] as const
+export const SERVICES = ['import', 'sign'] as const
 export type ServiceName = typeof SERVICES[number]
 /** Names the CLI accepts, including services specified but not built yet. */
 export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
@@ -25,7 +27,13 @@ export interface RunningServices {
   close: () => Promise<void>
 }
 
-export async function startServices (names: readonly ServiceName[], config: Config, log: (line: string) => void): Promise<RunningServices> {
+/**
+ * `env` is read here for the services whose variables live beside their code
+ * (SIGN_*: server/sign/config.ts); it is validated before anything starts, so a
+ * bad value stops the process (ConfigError) with nothing half running.
+ */
+export async function startServices (names: readonly ServiceName[], config: Config, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<RunningServices> {
+  const signConfig = names.includes('sign') ? loadSignConfig(env, config.shared) : undefined
   const pool = createPool({ maxThreads: config.shared.poolSize })
   const apps: RunningServices['apps'] = []
   let database: Database | undefined
@@ -34,17 +42,25 @@ export async function startServices (names: readonly ServiceName[], config: Conf
     await pool.destroy()
     await database?.close()
   }
+  const apiKey = async (name: ServiceName, configured: string | undefined, variable: string): Promise<string> => {
+    const key = await resolveApiKey(configured, config.shared.dataDir, name)
+    if (key.generated) {
+      // Printed once, on the terminal, never through the logger.
+      log(`Generated a development API key for the ${name} service (kept in ${key.file}):\n  ${key.key}\nSend it in the X-API-Key header. Set ${variable} to use your own.`)
+    }
+    return key.key
+  }
   try {
-    if (names.includes('import')) database = await openDatabase(config.shared, { role: 'server', log })
     for (const name of names) {
-      const key = await resolveApiKey(config.import.apiKey, config.shared.dataDir, name)
-      if (key.generated) {
-        // Printed once, on the terminal, never through the logger.
-        log(`Generated a development API key for the ${name} service (kept in ${key.file}):\n  ${key.key}\nSend it in the X-API-Key header. Set IMPORT_API_KEY to use your own.`)
+      if (name === 'import') {
+        database = await openDatabase(config.shared, { role: 'server', log })
+        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool, database })
+        apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
+      } else {
+        const sign = signConfig!
+        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool })
+        apps.push({ name, app, url: await app.listen({ host: sign.host, port: sign.port }) })
       }
-      const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: key.key, pool, database })
-      const url = await app.listen({ host: config.import.host, port: config.import.port })
-      apps.push({ name, app, url })
     }
   } catch (err) {
     await close()
