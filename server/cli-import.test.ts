@@ -13,7 +13,6 @@ import { freshDatabase } from '../fixtures/db/test-database.js'
 import type { TestDatabase } from '../fixtures/db/test-database.js'
 import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
-import { recoverInterruptedImports } from '../core/importer/process-ledger.js'
 import { centsToDecimal } from '../core/money/index.js'
 
 const CLI = join(import.meta.dirname, 'cli.ts')
@@ -108,7 +107,7 @@ describe('razao import', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ replaced_importacao_id: body.importacao_id, modo_importacao: 'REIMPORTAR' })
   })
 
-  it('a process killed mid-load leaves nothing visible, and recovery marks its import FALHOU', async () => {
+  it('a process killed mid-load leaves nothing visible, and the next start marks its import FALHOU', async () => {
     await db.pool.query("CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$")
     await db.pool.query('CREATE TRIGGER stall BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 3000) EXECUTE FUNCTION stall()')
     try {
@@ -126,12 +125,14 @@ describe('razao import', () => {
       await exited
       // The dead client's session ends when its backend next reads the socket (at
       // once, or after the stall); recovery only marks it once the session is gone.
-      let recovered = 0
-      while (recovered === 0 && Date.now() < until) {
-        recovered = await recoverInterruptedImports(db.pool)
-        if (recovered === 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      // The next start of any razao process (here: a CLI command) marks it failed.
+      let status = 'PROCESSANDO'
+      while (status === 'PROCESSANDO' && Date.now() < until) {
+        const next = await razao(['companies', 'list'])
+        expect(next.code).toBe(0)
+        status = (await db.pool.query<{ status: string }>('SELECT status FROM importacoes WHERE id = $1', [inProgress])).rows[0]!.status
       }
-      expect(recovered).toBe(1)
+      expect(status).toBe('FALHOU')
       const { rows } = await db.pool.query<{ status: string, erro: string, n: string }>(
         'SELECT status, erro, (SELECT count(*) FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)) AS n FROM importacoes WHERE id = $1', [inProgress])
       expect(rows[0]).toMatchObject({ status: 'FALHOU', n: '0' })
