@@ -204,7 +204,16 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err
 })
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+// Node exits 0 when nothing is left to wait for, even with the command unfinished (a
+// promise nobody will settle). That must never look like success.
+let settled = false
+process.once('beforeExit', () => {
+  if (settled) return
+  process.stderr.write('razao: the command stopped before finishing (nothing left to wait for); treat the operation as failed\n')
+  process.exit(1)
+})
+
+main(process.argv.slice(2)).finally(() => { settled = true }).catch((err: unknown) => {
   if (err instanceof UsageError || err instanceof ConfigError || hasCode(err, 'REQUEST_INVALID')) {
     process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)

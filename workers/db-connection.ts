@@ -33,6 +33,10 @@ export async function discardThreadConnection (): Promise<void> {
 
 export async function connect (url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, application_name: 'razao-import-worker' })
+  // A connection that dies between queries (server restart, admin termination) emits
+  // 'error' on the client; the query in flight, if any, rejects on its own. Without a
+  // listener the process would crash.
+  client.on('error', () => undefined)
   try {
     await client.connect()
   } catch (err) {

@@ -45,7 +45,14 @@ class SharedCopy implements BatchSink {
   }
 
   write (lines: string): void {
-    if (!this.copy.write(lines)) this.drained ??= new Promise((resolve) => this.copy.once('drain', resolve))
+    if (!this.copy.write(lines)) {
+      // Settles on 'drain' or on the COPY failing: a dead connection never drains, and a
+      // wait on it alone would leave the read pending forever.
+      if (this.drained === undefined) {
+        this.drained = Promise.race([new Promise<void>((resolve) => this.copy.once('drain', resolve)), this.done])
+        this.drained.catch(() => undefined)
+      }
+    }
   }
 
   backpressure (): Promise<void> | undefined {

@@ -366,4 +366,30 @@ describe('POST /v1/process: concurrency and failures', () => {
     expect(retry.status).toBe(200)
     expect(retry.body.inserted_rows).toBe(bigFacts.totalRows)
   }, 90_000)
+
+  it('the database connection dropped mid-load: 500 naming the database, nothing visible, FALHOU; the next request reconnects', async () => {
+    const heal = await injectAtRow(3000, 'sleep')
+    let res: Reply
+    try {
+      const pending = processFile(files.big, { codigo_dominio: '800', modo_importacao: 'REIMPORTAR' })
+      await waitFor(async () => (await importsOf('800')).find((i) => i.status === 'PROCESSANDO'), 20_000)
+      await db.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'razao-import-worker' AND datname = current_database()")
+      res = await pending
+    } finally {
+      await heal()
+    }
+    expect(res.status).toBe(500)
+    expect(res.body.detail).toMatch(/database/)
+    expect(res.body.detail).not.toMatch(/postgres:\/\//)
+    const settled = await waitFor(async () => {
+      const imports = await importsOf('800')
+      const last = imports[imports.length - 1]!
+      return last.status !== 'PROCESSANDO' ? imports : undefined
+    }, 30_000)
+    expect(settled.map((i) => i.status)).toEqual(['FALHOU', 'VALIDADO', 'FALHOU'])
+    expect(settled[2]!.movimentos).toBe('0')
+    const retry = await processFile(files.big, { codigo_dominio: '800', modo_importacao: 'REIMPORTAR' })
+    expect(retry.status).toBe(200)
+    expect(retry.body.replaced_importacao_id).toBe(settled[1]!.id)
+  }, 90_000)
 })
