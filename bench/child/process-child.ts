@@ -98,17 +98,16 @@ async function main (): Promise<void> {
 async function rawCopyStep (job: ProcessJob, db: pg.Client): Promise<Step> {
   const { readXlsxFirstSheet } = await importDist<Xlsx>(job.distDir, 'core/xlsx/index.js')
   const { LedgerAnalyzer } = await importDist<Ledger>(job.distDir, 'core/ledger/index.js')
-  const { MovementLines, COPY_MOVEMENTS_SQL } = await importDist<typeof RowsModule>(job.distDir, 'core/importer/movement-rows.js')
+  const { MovementEncoder, COPY_MOVEMENTS_SQL } = await importDist<typeof RowsModule>(job.distDir, 'core/importer/movement-rows.js')
   const file = join(job.scratchDir, 'rows.copy')
   const out = createWriteStream(file)
-  const lines = new MovementLines('1')
-  let buffer = ''
+  const encoder = new MovementEncoder('1')
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
-    buffer += lines.line(row, cells, columns)
-    if (buffer.length > 1 << 20) { out.write(buffer); buffer = '' }
+    encoder.add(row, cells, columns)
+    if (encoder.pending >= 4096) out.write(encoder.take())
   })
   await readXlsxFirstSheet(job.file, analyzer.visit, { maxInflatedBytes: MAX_INFLATED_BYTES })
-  await new Promise<void>((resolve, reject) => out.end(buffer, () => resolve()).once('error', reject))
+  await new Promise<void>((resolve, reject) => out.end(encoder.take(), () => resolve()).once('error', reject))
   return async () => {
     await db.query('BEGIN')
     const copy = db.query(copyFrom(COPY_MOVEMENTS_SQL))

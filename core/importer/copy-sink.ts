@@ -13,8 +13,8 @@ import { COPY_MOVEMENTS_SQL } from './movement-rows.js'
 export type CopyMode = 'stream' | 'per-batch'
 
 export interface BatchSink {
-  /** Queues one batch of lines. */
-  write: (lines: string) => void
+  /** Queues one batch of COPY text lines. */
+  write: (lines: Buffer) => void
   /** What the reader must await before going on, if anything (or a rejection: stop reading). */
   backpressure: () => Promise<void> | undefined
   /** All batches written and acknowledged by the server. */
@@ -44,7 +44,7 @@ class SharedCopy implements BatchSink {
     this.done.catch(() => undefined)
   }
 
-  write (lines: string): void {
+  write (lines: Buffer): void {
     if (!this.copy.write(lines)) {
       // Settles on 'drain' or on the COPY failing: a dead connection never drains, and a
       // wait on it alone would leave the read pending forever.
@@ -80,7 +80,7 @@ class CopyPerBatch implements BatchSink {
 
   constructor (private readonly db: ClientBase) {}
 
-  write (lines: string): void {
+  write (lines: Buffer): void {
     this.inFlight++
     this.chain = this.chain.then(async () => {
       if (this.failure !== undefined) return

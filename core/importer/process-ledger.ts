@@ -26,7 +26,7 @@ import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js
 import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { openBatchSink } from './copy-sink.js'
 import type { CopyMode } from './copy-sink.js'
-import { MovementLines } from './movement-rows.js'
+import { MovementEncoder } from './movement-rows.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
 
@@ -157,19 +157,14 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
  */
 async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string): Promise<LedgerAnalysis> {
   const sink = openBatchSink(db, request.copyMode ?? 'stream')
-  const lines = new MovementLines(importacaoSeq)
-  let batch = ''
-  let inBatch = 0
+  const encoder = new MovementEncoder(importacaoSeq)
   const flush = (): void => {
-    if (inBatch === 0) return
-    sink.write(batch)
-    batch = ''
-    inBatch = 0
+    if (encoder.pending > 0) sink.write(encoder.take())
   }
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
     if (analyzer.blockingProblems() > 0 || sink.failure !== undefined) return
-    batch += lines.line(row, cells, columns)
-    if (++inBatch >= request.batchSize) flush()
+    encoder.add(row, cells, columns)
+    if (encoder.pending >= request.batchSize) flush()
   })
   try {
     await source(analyzer.visit, () => sink.backpressure())
