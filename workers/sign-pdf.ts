@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
 import { SignError, isSignError, isoWithOffset, loadPkcs12, newDocumentIdentifier, signPdf } from '../core/sign/index.js'
-import type { SignCode, SigningMaterial, VisualMode } from '../core/sign/index.js'
+import type { SignCode, SignerIdentity, SigningMaterial, VisualMode } from '../core/sign/index.js'
 import { defineTask } from './task.js'
 
 export interface SignPdfInput {
@@ -45,9 +45,25 @@ export type SignPdfOutput =
   }
   | { outcome: 'refused', code: SignCode, message: string, field: string | null }
 
+/** The API's view of the certificate, dates in `timeZone`. */
+export function certificateFacts (identity: SignerIdentity, timeZone: string): CertificateFacts {
+  return {
+    signerName: identity.signerName,
+    signerDocument: identity.signerDocument,
+    certificateAuthority: identity.certificateAuthority,
+    certificateSerialNumber: identity.serialNumber,
+    validFrom: isoWithOffset(identity.validFrom, timeZone),
+    validUntil: isoWithOffset(identity.validUntil, timeZone)
+  }
+}
+
 const cache = new Map<string, SigningMaterial | SignError>()
 
-async function material (path: string, password: string): Promise<SigningMaterial> {
+/**
+ * The certificate of `path`, opened once per thread and kept while the file's mtime, size
+ * and the password stay the same. A file that cannot be read or opened is SIGN_CERT_INVALID.
+ */
+export async function loadMaterial (path: string, password: string): Promise<SigningMaterial> {
   let key: string
   try {
     const s = await stat(path)
@@ -71,7 +87,7 @@ async function material (path: string, password: string): Promise<SigningMateria
 
 export default defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> => {
   try {
-    const m = await material(input.certificate.path, input.certificate.password)
+    const m = await loadMaterial(input.certificate.path, input.certificate.password)
     const signedAt = new Date()
     const documentIdentifier = newDocumentIdentifier()
     const signed = await signPdf(input.pdf, {
@@ -86,7 +102,6 @@ export default defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> =>
       documentIdentifier,
       signedAt
     })
-    const id = m.identity
     return {
       outcome: 'signed',
       pdf: signed.pdf,
@@ -95,14 +110,7 @@ export default defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> =>
       signedAt: isoWithOffset(signedAt, input.timeZone),
       signatureStandard: signed.standard,
       timestampApplied: signed.timestampApplied,
-      certificate: {
-        signerName: id.signerName,
-        signerDocument: id.signerDocument,
-        certificateAuthority: id.certificateAuthority,
-        certificateSerialNumber: id.serialNumber,
-        validFrom: isoWithOffset(id.validFrom, input.timeZone),
-        validUntil: isoWithOffset(id.validUntil, input.timeZone)
-      }
+      certificate: certificateFacts(m.identity, input.timeZone)
     }
   } catch (err) {
     if (err instanceof SignError || isSignError(err)) {

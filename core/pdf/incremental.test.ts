@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { PDFDocument, PDFName } from 'pdf-lib'
+import { PDFDict, PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeFormPdf, makePdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
 import { toolsAvailable } from '../../fixtures/pdf/verify.js'
@@ -93,6 +93,27 @@ describe.skipIf(!toolsAvailable('qpdf'))('writeUpdate', () => {
     const bumped = Buffer.from(input.toString('latin1').replace(/\/Size \d+/, `/Size ${size + 50}`), 'latin1')
     const tail = (await update(bumped)).subarray(bumped.length).toString('latin1')
     const newNumbers = [...tail.matchAll(/^(\d+) 0 obj$/gm)].map((m) => Number(m[1])).filter((n) => n >= size)
+    expect(newNumbers.length).toBeGreaterThan(0)
     expect(Math.min(...newNumbers)).toBeGreaterThanOrEqual(size + 50)
+  })
+
+  it('keeps the first /ID element, renews the second, and sets /SigFlags 3 on an existing form without losing its entries', async () => {
+    const permanent = '00112233445566778899AABBCCDDEEFF'
+    // pdf-lib writes no /ID; one goes into the trailer, which lies after every offset the file names.
+    const input = Buffer.from(Buffer.from(await makeFormPdf()).toString('latin1').replace(/trailer\n<<\n/, `trailer\n<< /ID [<${permanent}> <${permanent}>]\n`), 'latin1')
+    const before = await PDFDocument.load(input)
+    const formBefore = before.catalog.lookup(PDFName.of('AcroForm'), PDFDict)
+    const out = await update(input)
+    const newId = /\/ID \[\s*<([0-9A-F]+)>\s*<([0-9A-F]+)>\s*\]/i.exec(out.subarray(input.length).toString('latin1'))
+    expect(newId?.[1]).toBe(permanent)
+    expect(newId?.[2]).toMatch(/^[0-9A-F]{32}$/)
+    expect(newId?.[2]).not.toBe(permanent)
+    const after = await PDFDocument.load(out)
+    const form = after.catalog.lookup(PDFName.of('AcroForm'), PDFDict)
+    expect(form.get(PDFName.of('SigFlags'))?.toString()).toBe('3')
+    for (const key of formBefore.keys()) {
+      if (key.asString() !== '/Fields' && key.asString() !== '/SigFlags') expect(form.get(key)?.toString()).toBe(formBefore.get(key)?.toString())
+    }
+    expect(await qpdfCheck(out, 'form-update')).toMatch(/No syntax or stream encoding errors/)
   })
 })

@@ -52,10 +52,15 @@ export function track (opened: OpenedPdf): Tracked {
   return { opened, originalMax: context.largestObjectNumber, before }
 }
 
-function objectBytes (ref: PDFRef, object: PDFObject): Buffer {
+/** `N G obj`, the body, `endobj`. */
+function indirect (ref: PDFRef, body: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${ref.objectNumber} ${ref.generationNumber} obj\n`, 'latin1'), body, Buffer.from('\nendobj\n', 'latin1')])
+}
+
+function serialized (object: PDFObject): Buffer {
   const body = Buffer.alloc(object.sizeInBytes())
   object.copyBytesInto(body, 0)
-  return Buffer.concat([Buffer.from(`${ref.objectNumber} ${ref.generationNumber} obj\n`, 'latin1'), body, Buffer.from('\nendobj\n', 'latin1')])
+  return body
 }
 
 function idArray (trailer: PDFDict): string {
@@ -113,12 +118,13 @@ export function writeUpdate (tracked: Tracked, raw: RawObject[]): Buffer {
     if (rawNumbers.has(ref.objectNumber)) continue
     const isNew = ref.objectNumber > tracked.originalMax
     const before = tracked.before.get(ref.tag)
-    if (isNew || (before !== undefined && before !== fingerprint(object))) push(ref, objectBytes(ref, object))
+    if (isNew || (before !== undefined && before !== fingerprint(object))) push(ref, indirect(ref, serialized(object)))
   }
   for (const r of raw) {
-    push(r.ref, Buffer.concat([Buffer.from(`${r.ref.objectNumber} ${r.ref.generationNumber} obj\n`, 'latin1'), r.body, Buffer.from('\nendobj\n', 'latin1')]))
+    push(r.ref, indirect(r.ref, r.body))
   }
-  const highest = Math.max(last.size - 1, ...entries.map((e) => e.ref.objectNumber))
+  // A loop, not Math.max(...spread): a stamp on every page of a long file is many entries.
+  const highest = entries.reduce((n, e) => Math.max(n, e.ref.objectNumber), last.size - 1)
   if (last.kind === 'table') {
     entries.sort((a, b) => a.ref.objectNumber - b.ref.objectNumber)
     const byNumber = new Map(entries.map((e) => [e.ref.objectNumber, e]))

@@ -27,6 +27,8 @@ export interface OpenedPdf {
   certification: 2 | 3 | undefined
 }
 
+const MAX_OBJECTS = 8_388_607
+
 const latin1 = (bytes: Uint8Array, start: number, end: number): string => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1')
 
 function invalid (message: string, cause?: unknown): never {
@@ -37,17 +39,34 @@ function unsupported (message: string): never {
   throw new SignError('SIGN_PDF_UNSUPPORTED', message)
 }
 
-/** The offset in the final `startxref`, checking the file ends with %%EOF (else it is truncated). */
-export function findStartXref (bytes: Uint8Array): number {
+/** Where a file's last revision ends, and the offset its final `startxref` names. */
+export interface FileEnd {
+  startXref: number
+  /** Offset just past the final `%%EOF` (and its end-of-line): what a reader takes as the file. */
+  end: number
+}
+
+/**
+ * Finds the final %%EOF in the last 2 KiB (readers look no further, ISO 32000-1 §7.5.5
+ * and Annex H) and the `startxref` before it. Bytes after that %%EOF (NUL padding from
+ * mail gateways, a download page's HTML) are not part of the PDF: they are kept in the
+ * output untouched but never parsed, so they cannot pose as objects.
+ */
+export function findFileEnd (bytes: Uint8Array): FileEnd {
   const tailStart = Math.max(0, bytes.length - 2048)
   const tail = latin1(bytes, tailStart, bytes.length)
   const eof = tail.lastIndexOf('%%EOF')
-  // Whitespace and NUL padding after %%EOF (mail gateways add it) is tolerated.
-  if (eof < 0 || tail.slice(eof + 5).replace(/[\s\0]+/g, '') !== '') invalid('The PDF is truncated: it does not end with %%EOF.')
+  if (eof < 0) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
   const at = tail.lastIndexOf('startxref', eof)
   const match = at < 0 ? null : /^startxref\s+(\d+)\s*$/.exec(tail.slice(at, eof))
   if (match === null) invalid('The PDF is truncated or damaged: no startxref before the final %%EOF.')
-  return Number(match[1])
+  const eol = /^(\r\n|\r|\n)?/.exec(tail.slice(eof + 5))![0]
+  return { startXref: Number(match[1]), end: tailStart + eof + 5 + eol.length }
+}
+
+/** The offset in the final `startxref`. */
+export function findStartXref (bytes: Uint8Array): number {
+  return findFileEnd(bytes).startXref
 }
 
 export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: number): LastSection {
@@ -85,15 +104,19 @@ function sizeOf (dict: PDFDict): number {
 export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
   const head = latin1(bytes, 0, Math.min(bytes.length, 1024))
   if (!head.includes('%PDF-')) invalid('The content is not a PDF (no %PDF- header).')
-  const startXref = findStartXref(bytes)
+  const { startXref, end } = findFileEnd(bytes)
   let doc: PDFDocument
   try {
-    doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
+    doc = await PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
   } catch (err) {
     return invalid('The PDF could not be parsed.', err)
   }
   if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
-  const last = readLastSection(doc, bytes, startXref)
+  const last = readLastSection(doc, bytes.subarray(0, end), startXref)
+  // ISO 32000-1 Annex C: 8,388,607 indirect objects at most. A larger /Size makes our new
+  // objects' numbers, and the reader's tables sized from /Size, absurd.
+  const highest = Math.max(last.size - 1, doc.context.largestObjectNumber)
+  if (highest > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${highest}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
   if (doc.isEncrypted) refuseEncrypted(doc, last.trailer)
   let pages = 0
   try { pages = doc.getPageCount() } catch (err) { invalid('The PDF\'s page tree cannot be read.', err) }

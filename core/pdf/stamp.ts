@@ -85,12 +85,14 @@ export function addStamp (tracked: Tracked, page: PDFPage, font: PDFFont, lines:
   const texts = lines.map((l) => printable(font, l))
   const pad = 3
   const maxLength = Math.max(20, edge - 2 * EDGE_GAP)
-  const widest = (size: number): number => Math.max(...texts.map((t) => font.widthOfTextAtSize(t, size)))
-  let size = MAX_FONT
-  while (size > MIN_FONT && widest(size) + 2 * pad > maxLength) size -= 0.25
+  // Width is proportional to size: measure once at 1 pt and take the largest quarter point
+  // that fits (a search over sizes re-measured every line of every page of a long file).
+  const unitWidth = texts.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, 1)), 0)
+  const fitting = unitWidth === 0 ? MAX_FONT : Math.floor((maxLength - 2 * pad) / unitWidth * 4) / 4
+  const size = Math.min(MAX_FONT, Math.max(MIN_FONT, fitting))
   const fitted = texts.map((t) => fitText(font, t, size, maxLength - 2 * pad))
   const leading = size * 1.22
-  const length = Math.min(maxLength, widest(size) + 2 * pad)
+  const length = Math.min(maxLength, unitWidth * size + 2 * pad)
   const height = fitted.length * leading + 2 * pad - (leading - size)
   const placement = placeStamp(box, rotation, length, height)
 

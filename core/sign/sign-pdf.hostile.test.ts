@@ -1,18 +1,25 @@
 /**
- * Hostile PDFs end in a refusal, quickly, never a hang or a crash of the thread.
+ * Hostile PDFs end in a refusal (or, where the file is merely odd, a signature), quickly:
+ * never a hang, and never a crash that the service would answer as INTERNAL_ERROR. Each
+ * runs in a thread of its own that is terminated at a hard deadline.
  */
 import { PDFArray, PDFDict, PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
-import { loadPkcs12 } from './certificate.js'
+import { signIsolated } from '../../fixtures/pdf/isolated.js'
+import type { IsolatedOutcome } from '../../fixtures/pdf/isolated.js'
+import { rawPdf } from '../../fixtures/pdf/samples.js'
 import { createDevChain } from './dev-chain.js'
-import { signPdf } from './sign-pdf.js'
-import type { SignPdfOptions } from './sign-pdf.js'
+import type { VisualMode } from './sign-pdf.js'
 
 const chain = createDevChain({ password: 'x' })
-const options: SignPdfOptions = {
-  material: loadPkcs12(chain.pkcs12, 'x'), visualMode: 'STAMP_AND_PAGE', validatorUrl: 'https://validar.iti.gov.br/',
-  timeZone: 'UTC', documentIdentifier: 'RZ-HOST-ILE0-0000-0000', signedAt: new Date()
+const LIMIT_MS = 20_000
+
+async function sign (pdf: Uint8Array, visualMode: VisualMode = 'STAMP_AND_PAGE'): Promise<IsolatedOutcome> {
+  return await signIsolated(pdf, chain.pkcs12, 'x', visualMode, LIMIT_MS)
 }
+
+const catalog = '<< /Type /Catalog /Pages 2 0 R >>'
+const pages = (kids: string, count = 1): string => `<< /Type /Pages /Kids [${kids}] /Count ${count} >>`
 
 describe('hostile PDFs', () => {
   it('refuses a page tree that contains itself', async () => {
@@ -20,16 +27,48 @@ describe('hostile PDFs', () => {
     doc.addPage()
     const pagesRef = doc.catalog.get(PDFName.of('Pages'))!
     doc.context.lookup(pagesRef, PDFDict).lookup(PDFName.of('Kids'), PDFArray).push(pagesRef)
-    const bytes = await doc.save({ useObjectStreams: false })
-    await expect(signPdf(bytes, options)).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID' })
-  }, 10_000)
+    expect(await sign(await doc.save({ useObjectStreams: false }))).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID' })
+  }, 30_000)
+
+  it('refuses a page whose /Parent chain loops when the stamp looks up inherited attributes', async () => {
+    const pdf = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 3 0 R /MediaBox [0 0 200 200] >>'])
+    expect(await sign(pdf)).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/loop/) })
+  }, 30_000)
+
+  it.each([
+    ['no MediaBox anywhere', '<< /Type /Page /Parent 2 0 R >>'],
+    ['a MediaBox holding a string', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 (a) 100] >>']
+  ])('refuses a page with %s as SIGN_PDF_INVALID when a stamp must be placed', async (_name, page) => {
+    expect(await sign(rawPdf([catalog, pages('3 0 R'), page]), 'STAMP_ONLY')).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/damaged/) })
+  }, 30_000)
+
+  it('refuses a trailer claiming four billion objects', async () => {
+    const pdf = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>'], { size: 4_000_000_000 })
+    expect(await sign(pdf, 'NONE')).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/8388607/) })
+  }, 30_000)
 
   it('refuses a PDF nested a hundred thousand arrays deep', async () => {
     const deep = Buffer.from(`%PDF-1.7\n1 0 obj\n${'['.repeat(100_000)}\nendobj\ntrailer\n<< /Root 1 0 R >>\nstartxref\n9\n%%EOF\n`)
-    await expect(signPdf(deep, options)).rejects.toMatchObject({ code: expect.stringMatching(/^SIGN_PDF_/) })
-  }, 10_000)
+    expect(await sign(deep)).toMatchObject({ outcome: 'refused', code: expect.stringMatching(/^SIGN_PDF_/) })
+  }, 30_000)
+
+  it('survives an object stream that claims a hundred million objects', async () => {
+    const packed = '4 0 (x)'
+    const pdf = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>',
+      `<< /Type /ObjStm /N 100000000 /First 4 /Length ${packed.length} >>\nstream\n${packed}\nendstream`])
+    expect((await sign(pdf)).outcome).toMatch(/^(signed|refused)$/)
+  }, 30_000)
+
+  it('stamps three thousand tiny pages in a few seconds (no per-character re-measuring)', async () => {
+    const count = 3000
+    const kids = Array.from({ length: count }, (_, i) => `${i + 3} 0 R`).join(' ')
+    const leaves = Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 90 90] >>')
+    const out = await sign(rawPdf([catalog, pages(kids, count), ...leaves]), 'STAMP_ONLY')
+    expect(out).toMatchObject({ outcome: 'signed' })
+    expect(out.ms).toBeLessThan(8000)
+  }, 30_000)
 
   it('refuses a file that is all header', async () => {
-    await expect(signPdf(Buffer.from('%PDF-1.7\n%%EOF'), options)).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID' })
-  })
+    expect(await sign(Buffer.from('%PDF-1.7\n%%EOF'))).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID' })
+  }, 30_000)
 })

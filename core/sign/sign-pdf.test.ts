@@ -13,14 +13,15 @@ import { PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
 import type { TestPki } from '../../fixtures/pdf/pki.js'
-import { makeFormPdf, makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
+import { makeFormPdf, makeHybridPdf, makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
 import { startLocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import type { LocalTsa } from '../../fixtures/pdf/tsa-server.js'
-import { checkSignedPdf, findSignatures, opensslVerifyToken, padesAttributeProblems, pdfsig, signerInfoParts, toolsAvailable } from '../../fixtures/pdf/verify.js'
+import { checkSignedPdf, findSignatures, opensslVerifyToken, padesAttributeProblems, pdfsig, signerInfoParts, signingCertificateProblems, toolsAvailable } from '../../fixtures/pdf/verify.js'
 import { loadPkcs12 } from './certificate.js'
 import type { SigningMaterial } from './certificate.js'
 import { signPdf } from './sign-pdf.js'
 import { pdfDate } from './time.js'
+import { findStartXref as findStartXrefOf } from '../pdf/index.js'
 import type { SignPdfOptions, VisualMode } from './sign-pdf.js'
 
 const run = promisify(execFile)
@@ -68,6 +69,18 @@ describe.skipIf(!tools)('PAdES-B', () => {
     const { certificateCount, token } = signerInfoParts(findSignatures(out.pdf)[0]!.cms)
     expect(certificateCount).toBe(3)
     expect(token).toBeUndefined()
+  })
+
+  it('names the signer in signing-certificate-v2 by its SHA-256 and issuer/serial, as OpenSSL reads the certificate', async () => {
+    const out = await signPdf(await makePdf([{}]), options())
+    const check = await checkSignedPdf(dir, out.pdf, pki.rootPemPath, 'b-ess')
+    const signer = check.signers[0]!
+    expect(signer.serial).toBe(material.identity.serialNumber)
+    expect(signingCertificateProblems(check.attributes[0]!, signer)).toEqual([])
+    // The check itself can fail: another certificate's hash, serial or issuer is reported.
+    expect(signingCertificateProblems(check.attributes[0]!, { ...signer, sha256: '00'.repeat(32) })).toHaveLength(1)
+    expect(signingCertificateProblems(check.attributes[0]!, { ...signer, serial: '01' })).toHaveLength(1)
+    expect(signingCertificateProblems(check.attributes[0]!, { ...signer, issuerCommonName: 'AC OUTRA' })).toHaveLength(1)
   })
 
   it('writes the claimed time in /M with the configured zone\'s offset', async () => {
@@ -186,6 +199,64 @@ describe.skipIf(!tools)('input shapes', () => {
     await expectPades(out.pdf, 'odd')
   })
 
+  it('signs a hybrid-reference file (/XRefStm) with a classic update that keeps the hidden objects reachable, twice', async () => {
+    const input = makeHybridPdf()
+    expect(Buffer.from(input).toString('latin1')).toMatch(/\/XRefStm \d+/)
+    const first = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+    await expectPades(first.pdf, 'hybrid-signed')
+    const update = Buffer.from(first.pdf.subarray(input.length)).toString('latin1')
+    expect(update).toMatch(/^xref$/m)
+    // The AcroForm lived in the object stream; the new field list replaces it in the update.
+    const doc = await PDFDocument.load(first.pdf)
+    expect(doc.getForm().getFields().map((f) => f.getName())).toEqual(['Assinatura1'])
+    const { stdout } = await run('pdftotext', ['-f', '1', '-l', '1', join(dir, 'hybrid-signed.pdf'), '-'])
+    expect(stdout).toContain('Arquivo com referencias hibridas')
+    const second = await signPdf(first.pdf, options({ visualMode: 'STAMP_ONLY' }))
+    const check = await checkSignedPdf(dir, second.pdf, pki.rootPemPath, 'hybrid-twice')
+    expect(check.signatures).toHaveLength(2)
+  })
+
+  it('signs a file that already has an unsigned incremental update, building on its newest objects', async () => {
+    const base = Buffer.from(await makePdf([{}]))
+    const opened = await PDFDocument.load(base)
+    const page = opened.getPages()[0]!
+    const pageNumber = page.ref.objectNumber
+    // Revision 2, written by hand: a new content stream for the page and the page itself again.
+    const text = 'BT /Helv 18 Tf 72 700 Td (Texto da segunda revisao) Tj ET'
+    const size = Number(/\/Size (\d+)/.exec(base.toString('latin1'))![1])
+    const pageBody = `<< /Type /Page /Parent ${page.node.get(PDFName.of('Parent'))!.toString()} /MediaBox [0 0 595.28 841.89] ` +
+      `/Resources << /Font << /Helv ${size + 1} 0 R >> >> /Contents ${size} 0 R >>`
+    const objects = [
+      `${pageNumber} 0 obj\n${pageBody}\nendobj\n`,
+      `${size} 0 obj\n<< /Length ${text.length} >>\nstream\n${text}\nendstream\nendobj\n`,
+      `${size + 1} 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\n`
+    ]
+    let body = ''
+    const offsets: number[] = []
+    for (const o of objects) { offsets.push(base.length + body.length); body += o }
+    const row = (o: number): string => `${String(o).padStart(10, '0')} 00000 n\r\n`
+    const xrefAt = base.length + body.length
+    const xref = `xref\n${pageNumber} 1\n${row(offsets[0]!)}${size} 2\n${row(offsets[1]!)}${row(offsets[2]!)}` +
+      `trailer\n<< /Size ${size + 2} /Root ${/\/Root (\d+ \d+ R)/.exec(base.toString('latin1'))![1]} /Prev ${findStartXrefOf(base)} >>\nstartxref\n${xrefAt}\n%%EOF\n`
+    const twoRevisions = Buffer.concat([base, Buffer.from(body + xref, 'latin1')])
+    const out = await signPdf(twoRevisions, options({ visualMode: 'STAMP_ONLY' }))
+    await expectPades(out.pdf, 'two-revisions')
+    const { stdout } = await run('pdftotext', [join(dir, 'two-revisions.pdf'), '-'])
+    expect(stdout).toContain('Texto da segunda revisao')
+    expect(stdout).not.toContain('conteúdo de teste')
+  })
+
+  it('keeps bytes after the final %%EOF as they are but never reads objects from them', async () => {
+    const pdf = Buffer.from(await makePdf([{}]))
+    // If this were parsed, the document would lose its only page.
+    const junk = Buffer.from('<html>2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n</html>', 'latin1')
+    const input = Buffer.concat([pdf, junk])
+    const out = await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))
+    expect(Buffer.from(out.pdf.subarray(0, input.length)).equals(input)).toBe(true)
+    await expectPades(out.pdf, 'junk-after-eof')
+    expect((await PDFDocument.load(out.pdf)).getPageCount()).toBe(1)
+  })
+
   it('signs a linearized file (qpdf --linearize) as an update after the whole file', async () => {
     const input = await qpdf(dir, await makePdf([{}, {}]), ['--linearize'], 'linear')
     await expectPades((await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))).pdf, 'linear-signed')
@@ -255,6 +326,19 @@ describe.skipIf(!tools)('refusals', () => {
   it('accepts NUL and whitespace padding after the final %%EOF', async () => {
     const padded = Buffer.concat([Buffer.from(await makePdf([{}])), Buffer.from('\r\n\0\0\0\n')])
     await expectPades((await signPdf(padded, options())).pdf, 'padded')
+  })
+
+  it('refuses a PDF followed by more than 2 KiB of other data, saying so', async () => {
+    const input = Buffer.concat([Buffer.from(await makePdf([{}])), Buffer.alloc(4096, 'x')])
+    await expect(signPdf(input, options())).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID', field: 'pdfBase64', message: expect.stringMatching(/no %%EOF in its last 2 KiB/) })
+  })
+
+  it('refuses a PDF that already holds another tool\'s unfilled signature placeholder as SIGN_PDF_UNSUPPORTED', async () => {
+    const doc = await PDFDocument.load(await makePdf([{}]))
+    const { context } = doc
+    doc.catalog.set(PDFName.of('Orphan'), context.register(context.obj({ Type: 'Sig', ByteRange: [0, PDFName.of('**********'), PDFName.of('**********'), PDFName.of('**********')] })))
+    const input = await doc.save({ useObjectStreams: false })
+    await expect(signPdf(input, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/placeholder/) })
   })
 
   it('refuses a file whose startxref points nowhere (no safe /Prev) as SIGN_PDF_UNSUPPORTED', async () => {

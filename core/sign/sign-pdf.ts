@@ -67,52 +67,81 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
   }
 }
 
-async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<SignedPdf> {
+/**
+ * pdf-lib throws plain errors (a TypeError, a stack overflow) when a page tree or an
+ * inherited attribute is not what ISO 32000 requires: a /Parent loop, a missing MediaBox,
+ * a string where a number belongs. Those are the file's faults, so they become
+ * SIGN_PDF_INVALID with a fixed message; pdf-lib's own text is not passed on, since
+ * some of its messages quote bytes of the document.
+ */
+function damaged (err: unknown): SignError {
+  const loop = err instanceof RangeError
+  return new SignError('SIGN_PDF_INVALID', loop
+    ? 'The PDF\'s objects refer to each other in a loop or nest too deeply to be processed.'
+    : 'The PDF\'s structure is damaged: a page or form object is missing an entry the format requires or has one of the wrong type.', 'pdfBase64', { cause: err })
+}
+
+interface PreparedUpdate {
+  /** The original bytes plus our update, with the ByteRange and /Contents placeholders. */
+  bytes: Buffer
+  originalPages: number
+}
+
+/** Opens the PDF and writes the appearance and the signature field as an incremental update. */
+async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<PreparedUpdate> {
   const { material, signedAt } = options
   const opened = await openPdf(input)
-  const tracked = track(opened)
-  const { doc } = opened
   const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
-  const pages = doc.getPages()
   const withStamp = options.visualMode === 'STAMP_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
   const withPage = options.visualMode === 'PAGE_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
-  const total = pages.length + (withPage ? 1 : 0)
   // A certified document allows only what its DocMDP level allows after it (§12.8.2.2):
   // level 2 no annotations, so no stamp; neither level a new page.
   if ((opened.certification === 2 && withStamp) || (opened.certification !== undefined && withPage)) {
     throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is certified with DocMDP permission ${opened.certification}, which forbids ${withPage ? 'adding a page' : 'adding stamp annotations'}; signing it with the visual mode ${options.visualMode} would invalidate the certification.`)
   }
-  const facts = {
-    identity: material.identity,
-    document: formatDocument(material.identity),
-    when: displayDate(signedAt, options.timeZone),
-    standard,
-    documentIdentifier: options.documentIdentifier,
-    validatorUrl: options.validatorUrl,
-    originalPages: pages.length,
-    totalPages: total
-  } as const
+  try {
+    const tracked = track(opened)
+    const { doc } = opened
+    const pages = doc.getPages()
+    const facts = {
+      identity: material.identity,
+      document: formatDocument(material.identity),
+      when: displayDate(signedAt, options.timeZone),
+      standard,
+      documentIdentifier: options.documentIdentifier,
+      validatorUrl: options.validatorUrl,
+      originalPages: pages.length,
+      totalPages: pages.length + (withPage ? 1 : 0)
+    } as const
 
-  const fonts = withStamp || withPage
-    ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
-    : undefined
-  if (withStamp && fonts !== undefined) {
-    pages.forEach((page, i) => addStamp(tracked, page, fonts.regular, stampLines(facts, i + 1), `${options.documentIdentifier}-${i + 1}`))
+    const fonts = withStamp || withPage
+      ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
+      : undefined
+    if (withStamp && fonts !== undefined) {
+      pages.forEach((page, i) => addStamp(tracked, page, fonts.regular, stampLines(facts, i + 1), `${options.documentIdentifier}-${i + 1}`))
+    }
+    const finalPage = withPage && fonts !== undefined ? appendFinalPage(tracked, fonts, finalPageContent(facts)) : undefined
+    if (fonts !== undefined) {
+      await fonts.regular.embed()
+      await fonts.bold.embed()
+    }
+    const sigDict = addSignatureField(tracked, {
+      page: finalPage ?? pages[0]!,
+      contentsBytes,
+      pdfDate: pdfDate(signedAt, options.timeZone),
+      reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
+    })
+    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length }
+  } catch (err) {
+    if (err instanceof SignError) throw err
+    throw damaged(err)
   }
-  const finalPage = withPage && fonts !== undefined ? appendFinalPage(tracked, fonts, finalPageContent(facts)) : undefined
-  if (fonts !== undefined) {
-    await fonts.regular.embed()
-    await fonts.bold.embed()
-  }
+}
 
-  const withTimestamp = options.tsa !== undefined
-  const sigDict = addSignatureField(tracked, {
-    page: finalPage ?? pages[0]!,
-    contentsBytes,
-    pdfDate: pdfDate(signedAt, options.timeZone),
-    reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
-  })
-  const prepared = writeUpdate(tracked, [sigDict])
+async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<SignedPdf> {
+  const { material } = options
+  const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
+  const { bytes: prepared, originalPages } = await prepareUpdate(input, options, contentsBytes)
 
   let timestampTime: Date | undefined
   const tsa = options.tsa
@@ -134,6 +163,10 @@ async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsByt
     if (err instanceof SignError) throw err
     const exceeded = err instanceof SignPdfError ? /exceeds placeholder length: (\d+) >/.exec(err.message) : null
     if (exceeded !== null) throw new PlaceholderTooSmall(Number(exceeded[1]) / 2)
+    // Another tool's prepared but never signed field: @signpdf cannot tell it from ours.
+    if (err instanceof SignPdfError && /multiple ByteRange placeholders/.test(err.message)) {
+      throw new SignError('SIGN_PDF_UNSUPPORTED', 'The PDF already holds an unfilled signature placeholder (a /ByteRange of asterisks) left by another tool; sign or remove that field first.')
+    }
     if (err instanceof SignPdfError) throw new Error(`placing the signature failed: ${err.message}`, { cause: err })
     throw err
   }
@@ -144,8 +177,8 @@ async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsByt
     pdf,
     sha256: createHash('sha256').update(pdf).digest('hex'),
     standard,
-    timestampApplied: withTimestamp,
+    timestampApplied: options.tsa !== undefined,
     timestampTime,
-    originalPages: pages.length
+    originalPages
   }
 }

@@ -56,7 +56,10 @@ export async function requestTimestamp (digest: Buffer, options: TsaOptions): Pr
   let body: Buffer
   try {
     const res = await fetch(url, { method: 'POST', headers, body: timestampRequest(digest, nonce), signal: AbortSignal.timeout(options.timeoutMs) })
-    if (!res.ok) fail(`The timestamp authority answered HTTP ${res.status}.`)
+    if (!res.ok) {
+      await res.body?.cancel()
+      fail(`The timestamp authority answered HTTP ${res.status}.`)
+    }
     body = Buffer.from(await res.arrayBuffer())
   } catch (err) {
     if (err instanceof SignError) throw err
@@ -86,8 +89,10 @@ export function checkTimestampResponse (body: Buffer, digest: Buffer, nonce: big
     if (genTimeNode === undefined || genTimeNode.tag !== TAG.GENERALIZED_TIME) fail('The timestamp token has no genTime.')
     const nonceNode = tst.slice(5).find((n) => n.tag === TAG.INTEGER)
     if (nonceNode === undefined || intValue(nonceNode) !== nonce) fail('The timestamp token does not repeat our nonce.')
+    const genTime = parseGeneralizedTime(genTimeNode.content.toString('ascii'))
+    if (Number.isNaN(genTime.getTime())) fail('The timestamp token\'s genTime is not a UTC GeneralizedTime (RFC 3161 §2.4.2).')
     verifyTokenSignature(sd, tstInfoDer)
-    return { token: token.bytes, genTime: parseGeneralizedTime(genTimeNode.content.toString('ascii')) }
+    return { token: token.bytes, genTime }
   } catch (err) {
     if (err instanceof SignError) throw err
     return fail('The timestamp authority sent a response that is not a valid RFC 3161 TimeStampResp.', err)

@@ -31,7 +31,7 @@ let pki: TestPki
 let tsa: LocalTsa
 let pool: WorkerPool
 const apps: FastifyInstance[] = []
-const base: Record<'b' | 't' | 'expired' | 'dev' | 'broken', string> = { b: '', t: '', expired: '', dev: '', broken: '' }
+const base: Record<'b' | 't' | 'expired' | 'dev' | 'broken' | 'slow', string> = { b: '', t: '', expired: '', dev: '', broken: '', slow: '' }
 const logs = new PassThrough()
 let logText = ''
 logs.on('data', (chunk: Buffer) => { logText += chunk.toString() })
@@ -64,6 +64,8 @@ beforeAll(async () => {
   // A pool of its own whose worker thread the test kills in the middle of a signature.
   doomed = createPool({ maxThreads: 1 })
   base.broken = await start({ ...cert, SIGN_MAX_PDF_BYTES: String(4 * 1024 * 1024), SIGN_VISUAL_MODE: 'STAMP_AND_PAGE' }, doomed)
+  // Same pool, a time limit far below what a 100-page STAMP_AND_PAGE signature takes.
+  base.slow = await start({ ...cert, SIGN_MAX_PDF_BYTES: String(4 * 1024 * 1024), SIGN_VISUAL_MODE: 'STAMP_AND_PAGE', SIGN_TASK_TIMEOUT_MS: '40' }, doomed)
   hundredPages = await makeTextPdf(100)
   onePage = await makePdf([{}, { rotate: 90 }])
 }, 120_000)
@@ -300,6 +302,18 @@ describe('errors (spec 2 §7)', () => {
     expect(res.body.message).not.toMatch(/at |Error:|worker/i)
   })
 
+  it('INTERNAL_ERROR 500 when a signature passes SIGN_TASK_TIMEOUT_MS; its thread is stopped and the pool keeps serving', async () => {
+    const res = await sign(base.slow, { pdfBase64: Buffer.from(hundredPages).toString('base64') })
+    expectError(res, 500, 'INTERNAL_ERROR')
+    expect(res.body.message).toMatch(/did not finish within 40 ms/)
+    const after = await sign(base.broken, { pdfBase64: Buffer.from(onePage).toString('base64') })
+    expect(after.status).toBe(200)
+  })
+
+  it('reads application/json with a charset parameter as JSON', async () => {
+    expectError(await sign(base.b, {}, { 'content-type': 'application/json; charset=utf-8' }), 400, 'VALIDATION_ERROR', 'pdfBase64')
+  })
+
   it('RESOURCE_NOT_FOUND 404 for an unknown path', async () => {
     expectError(await call(`${base.b}/api/v1/nothing`, { headers: { 'x-api-key': API_KEY } }), 404, 'RESOURCE_NOT_FOUND')
   })
@@ -314,8 +328,12 @@ describe('logs', () => {
     expect(logText).toContain('"reqId"')
     const middle = (s: string): string => s.slice(Math.floor(s.length / 2), Math.floor(s.length / 2) + 64)
     expect(logText).not.toContain(middle(b64))
-    if (res.status === 200) expect(logText).not.toContain(middle(res.body.data.signedPdfBase64))
+    expect(res.status).toBe(200)
+    expect(logText).not.toContain(middle(res.body.data.signedPdfBase64))
     expect(logText).not.toContain(API_KEY)
     expect(logText).not.toContain(pki.password)
+    // The failures above (a killed thread, a time limit) were logged, without a stack.
+    expect(logText).toContain('"request failed"')
+    expect(logText).not.toContain('"stack"')
   })
 })

@@ -126,15 +126,16 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       return send(request, reply, framework.status, framework.code, framework.message)
     }
     const engine = (ENGINE_ERRORS as Record<string, { code: PublicCode, status: number } | undefined>)[code]
-    if (engine !== undefined && engine.status < 500) return send(request, reply, engine.status, engine.code, error.message)
-    if (code === 'ABORTED') {
-      request.log.info({ code }, 'client went away')
-      return send(request, reply, 499, 'INTERNAL_ERROR', 'The request was cancelled.')
+    if (engine !== undefined && engine.status < 500) {
+      request.log.info({ code }, 'request ended early')
+      return send(request, reply, engine.status, engine.code, error.message)
     }
     if (engine === undefined && typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       return send(request, reply, error.statusCode, 'INVALID_REQUEST', error.message)
     }
-    request.log.error({ err: error }, 'request failed')
+    // Name and code only: no stack, and no message, which for an unexpected failure inside
+    // the PDF library may quote bytes of the document.
+    request.log.error({ code: code === '' ? 'INTERNAL' : code, errorName: error.name }, 'request failed')
     return send(request, reply, 500, 'INTERNAL_ERROR', `Internal error while processing; quote requestId ${request.id} when reporting it.`)
   })
 
@@ -154,9 +155,16 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       timeZone: config.timeZone
     }
     const cancel = abortOnDisconnect(reply)
+    // A hard limit: a PDF that sends the library into a very long loop must not hold a
+    // pool thread for ever. Piscina stops the thread of an aborted task that is running.
+    const deadline = AbortSignal.timeout(config.taskTimeoutMs)
     let out: SignPdfOutput
     try {
-      out = await runTask<SignPdfInput, SignPdfOutput>(pool, 'sign-pdf', input, cancel.signal)
+      out = await runTask<SignPdfInput, SignPdfOutput>(pool, 'sign-pdf', input, AbortSignal.any([cancel.signal, deadline]))
+    } catch (err) {
+      if (!deadline.aborted || cancel.signal.aborted) throw err
+      request.log.error({ code: 'TASK_TIMEOUT', limitMs: config.taskTimeoutMs }, 'signature stopped at the time limit')
+      return send(request, reply, 500, 'INTERNAL_ERROR', `The signature did not finish within ${config.taskTimeoutMs} ms and was stopped; the PDF may be too large or too complex to sign.`)
     } finally {
       cancel.dispose()
     }

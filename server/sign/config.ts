@@ -24,6 +24,8 @@ export interface SignConfig {
   /** Set: PAdES-T with tokens from this RFC 3161 authority. */
   tsaUrl: string | undefined
   tsaTimeoutMs: number
+  /** Longest a signature may take in the pool (queueing included) before its thread is stopped. */
+  taskTimeoutMs: number
   visualMode: SignVisualMode
   maxPdfBytes: number
   validatorUrl: string
@@ -67,6 +69,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     certPassword: env.SIGN_CERT_PASSWORD ?? '',
     tsaUrl,
     tsaTimeoutMs: read.integer('SIGN_TSA_TIMEOUT_MS', 30_000, 100, 600_000),
+    taskTimeoutMs: read.integer('SIGN_TASK_TIMEOUT_MS', 120_000, 10, 3_600_000),
     visualMode: read.oneOf('SIGN_VISUAL_MODE', [...VISUAL_MODES], 'STAMP_AND_PAGE') as SignVisualMode,
     maxPdfBytes: read.integer('SIGN_MAX_PDF_BYTES', 50 * MIB, 1024, 512 * MIB),
     validatorUrl,

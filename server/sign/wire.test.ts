@@ -11,6 +11,15 @@ describe('parseSignRequest', () => {
     }
   })
 
+  it('refuses what is not Base64 or a PDF data URI as VALIDATION_ERROR on pdfBase64, and an oversized PDF as 413', () => {
+    const b64 = pdf.toString('base64')
+    for (const pdfBase64 of ['JVBER-_x', 'AB==CD==', 'JVBERi0xL', `data:text/plain;base64,${b64}`, `data:application/pdf,${b64}`, ' \r\n ']) {
+      expect(() => parseSignRequest({ pdfBase64 }, 1024)).toThrow(expect.objectContaining({ status: 400, publicCode: 'VALIDATION_ERROR', field: 'pdfBase64' }))
+    }
+    expect(() => parseSignRequest({ pdfBase64: b64 }, pdf.length - 1)).toThrow(expect.objectContaining({ status: 413, publicCode: 'FILE_TOO_LARGE' }))
+    expect(parseSignRequest({ pdfBase64: b64 }, pdf.length).pdf.equals(pdf)).toBe(true)
+  })
+
   it('knows the decoded size before decoding', () => {
     for (const n of [1, 2, 3, 4, 100]) expect(decodedLength(Buffer.alloc(n).toString('base64'))).toBe(n)
   })
