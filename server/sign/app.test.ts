@@ -36,7 +36,8 @@ const logs = new PassThrough()
 let logText = ''
 logs.on('data', (chunk: Buffer) => { logText += chunk.toString() })
 let onePage: Uint8Array
-let hundredPages: Uint8Array
+/** Slow enough to sign (about a second) that a thread can be stopped mid-signature on any machine. */
+let thousandPages: Uint8Array
 let doomed: WorkerPool
 
 async function start (env: Record<string, string>, appPool: WorkerPool = pool): Promise<string> {
@@ -66,7 +67,7 @@ beforeAll(async () => {
   base.broken = await start({ ...cert, SIGN_MAX_PDF_BYTES: String(4 * 1024 * 1024), SIGN_VISUAL_MODE: 'STAMP_AND_PAGE' }, doomed)
   // Same pool, a time limit far below what a 100-page STAMP_AND_PAGE signature takes.
   base.slow = await start({ ...cert, SIGN_MAX_PDF_BYTES: String(4 * 1024 * 1024), SIGN_VISUAL_MODE: 'STAMP_AND_PAGE', SIGN_TASK_TIMEOUT_MS: '40' }, doomed)
-  hundredPages = await makeTextPdf(100)
+  thousandPages = await makeTextPdf(1000)
   onePage = await makePdf([{}, { rotate: 90 }])
 }, 120_000)
 
@@ -292,8 +293,8 @@ describe('errors (spec 2 §7)', () => {
   })
 
   it('INTERNAL_ERROR 500 with only the request id when the worker thread dies mid-signature', async () => {
-    const pending = sign(base.broken, { pdfBase64: Buffer.from(hundredPages).toString('base64') })
-    // A 100-page STAMP_AND_PAGE signature takes a few hundred ms; the thread goes at 80 ms.
+    const pending = sign(base.broken, { pdfBase64: Buffer.from(thousandPages).toString('base64') })
+    // A 1000-page STAMP_AND_PAGE signature takes about a second; the thread goes at 80 ms.
     await new Promise((resolve) => setTimeout(resolve, 80))
     await Promise.all(doomed.threads.map(async (t) => await t.terminate()))
     const res = await pending
@@ -303,7 +304,7 @@ describe('errors (spec 2 §7)', () => {
   })
 
   it('INTERNAL_ERROR 500 when a signature passes SIGN_TASK_TIMEOUT_MS; its thread is stopped and the pool keeps serving', async () => {
-    const res = await sign(base.slow, { pdfBase64: Buffer.from(hundredPages).toString('base64') })
+    const res = await sign(base.slow, { pdfBase64: Buffer.from(thousandPages).toString('base64') })
     expectError(res, 500, 'INTERNAL_ERROR')
     expect(res.body.message).toMatch(/did not finish within 40 ms/)
     const after = await sign(base.broken, { pdfBase64: Buffer.from(onePage).toString('base64') })
