@@ -7,6 +7,11 @@
  * Chunks arrive in any size; whatever element is cut at the end of a chunk is kept
  * and retried with the next chunk, so the element grammar never sees a partial tag.
  *
+ * Rows and cells in the shapes nearly every writer produces go through fastRows, which
+ * compares fixed markup four bytes at a time and keeps its state in locals; any other
+ * element falls back to the general element-by-element path below it, which handles
+ * the whole grammar.
+ *
  * Grammar covered (ECMA-376 Part 1, 18.3.1): `<sheetData>` holding `<row r?>`
  * holding `<c r? s? t?>` with `<v>`, `<f>` and `<is>` children; element prefixes
  * such as `x:` are accepted. Anything else in the part is skipped.
@@ -38,8 +43,41 @@ const QUOTE = 0x22
 const APOS = 0x27
 const COLON = 0x3a
 
-/** How much of a new chunk is joined to the previous chunk's unfinished element. */
-const JOIN_HEAD_BYTES = 64 * 1024
+/** Starting size of the work buffer; it grows to the largest chunk (plus carry-over) it is given. */
+const WORK_BYTES = 512 * 1024
+/** A work buffer grown past this for one huge element is given back once that element is done. */
+const WORK_KEEP_BYTES = 8 << 20
+/** Fixed markup of the fast path as little-endian integers (DataView reads). */
+const C_OPEN = le('<c')
+const ATTR_R = le(' r="')
+const ATTR_S = le(' s="')
+const ATTR_T = le(' t="')
+const TYPE_S = le('s"')
+const TYPE_N = le('n"')
+const GT_V_OPEN = le('><v>')
+const V_CLOSE = le('</v>')
+const C_CLOSE = le('</c>')
+const EMPTY_CLOSE = le('/>')
+const CLOSE_OPEN = le('</')
+const ROW_CLOSE = le('row>')
+const ROW_OPEN_HEAD = le('<r')
+const ROW_OPEN_MID = le('ow r')
+const EQ_QUOTE = le('="')
+
+function le (text: string): number {
+  let n = 0
+  for (let i = text.length - 1; i >= 0; i--) n = n * 256 + text.charCodeAt(i)
+  return n
+}
+
+/**
+ * Written right after the data in the work buffer. `<` ends the fast path's search for
+ * the next element and `>` its skip over a row's attributes; neither is a digit or a
+ * letter, so the number and column loops stop there too. The zeros cover the four-byte
+ * reads. A row or cell is taken only when its last byte lies before the sentinel, so
+ * what the loops read of it (or of stale bytes after it) never reaches a result.
+ */
+const SENTINEL = Buffer.from([LT, GT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
 
 const enum CellType { Number, Shared, Inline, Str, Bool, Error, IsoDate }
 
@@ -51,8 +89,16 @@ export interface ScannerContext {
 }
 
 export class SheetScanner {
-  private pending: Buffer | undefined
-  private readonly join = Buffer.allocUnsafe(2 * JOIN_HEAD_BYTES)
+  /**
+   * Chunks are copied into this buffer behind the unfinished element of the previous
+   * chunk, and followed by SENTINEL: every loop of the fast path stops at a byte of it,
+   * so the fast path needs no end-of-buffer test per byte (see fastRows).
+   */
+  private work = Buffer.allocUnsafe(WORK_BYTES + SENTINEL.length)
+  /** The work buffer as a DataView, to compare fixed markup four bytes at a time. */
+  private view = viewOf(this.work)
+  /** Bytes at the start of `work` carried over from the previous chunk. */
+  private carried = 0
   private inSheetData = false
   private finished = false
   private rowNumber = 0
@@ -73,51 +119,44 @@ export class SheetScanner {
   }
 
   /**
-   * Scans a chunk. The element cut at the end of the previous chunk is completed by
-   * joining it with the head of this chunk in a reused buffer; the rest of the chunk
-   * is scanned in place. Joining whole chunks (Buffer.concat) would allocate as many
-   * bytes as the sheet inflates to, and V8 answers that much external memory with a
-   * full garbage collection every few megabytes.
+   * Scans a chunk. The element cut at the end of the previous chunk stays at the start
+   * of the work buffer and the chunk is copied after it, so no element is ever seen cut
+   * except at the very end. One copy (a memcpy) per byte is far cheaper than the bounds
+   * tests it saves in the scan. The buffer grows only for an element longer than a
+   * chunk (a huge inline string) and shrinks back afterwards.
    */
   push (chunk: Buffer): void {
     if (this.finished) return
-    let from = 0
-    const pending = this.pending
-    if (pending !== undefined) {
-      this.pending = undefined
-      const take = Math.min(chunk.length, JOIN_HEAD_BYTES)
-      if (pending.length + take <= this.join.length) {
-        pending.copy(this.join, 0)
-        chunk.copy(this.join, pending.length, 0, take)
-        const joined = this.join.subarray(0, pending.length + take)
-        const stop = this.scan(joined, 0)
-        if (take === chunk.length) {
-          if (stop < joined.length) this.pending = Buffer.from(joined.subarray(stop))
-          return
-        }
-        if (stop > pending.length) {
-          from = stop - pending.length
-        } else {
-          // An element longer than the joined head (a huge inline string): join it all.
-          return this.scanWhole(Buffer.concat([pending, chunk]))
-        }
+    const carried = this.carried
+    const len = carried + chunk.length
+    let work = this.work
+    if (len + SENTINEL.length > work.length) {
+      // Doubling keeps an element that spans many chunks from being copied once per chunk.
+      const grown = Buffer.allocUnsafe(Math.max(len + SENTINEL.length, 2 * work.length))
+      work.copy(grown, 0, 0, carried)
+      work = this.work = grown
+      this.view = viewOf(grown)
+    }
+    chunk.copy(work, carried)
+    SENTINEL.copy(work, len)
+    const stop = this.scan(work.subarray(0, len), work, 0)
+    this.carried = len - stop
+    if (stop < len && stop > 0) {
+      if (work.length > WORK_KEEP_BYTES && this.carried <= WORK_BYTES) {
+        const small = Buffer.allocUnsafe(WORK_BYTES + SENTINEL.length)
+        work.copy(small, 0, stop, len)
+        this.work = small
+        this.view = viewOf(small)
       } else {
-        return this.scanWhole(Buffer.concat([pending, chunk]))
+        work.copyWithin(0, stop, len)
       }
     }
-    const stop = this.scan(chunk, from)
-    if (stop < chunk.length) this.pending = Buffer.from(chunk.subarray(stop))
-  }
-
-  private scanWhole (data: Buffer): void {
-    const stop = this.scan(data, 0)
-    if (stop < data.length) this.pending = Buffer.from(data.subarray(stop))
   }
 
   /** Call after the last chunk; a sheet cut before `</sheetData>` is a truncated file. */
   end (): void {
     if (this.finished) return
-    if (!this.inSheetData && this.rowsRead === 0 && this.pending === undefined) {
+    if (!this.inSheetData && this.rowsRead === 0 && this.carried === 0) {
       // A worksheet with no sheetData element at all: an empty sheet.
       this.finished = true
       return
@@ -130,10 +169,14 @@ export class SheetScanner {
    * Short hops use plain byte loops: a cell is ~30 bytes, and a Buffer.indexOf call
    * costs more in its JS-to-C++ crossing than the loop costs to walk that far.
    */
-  private scan (data: Buffer, from: number): number {
+  private scan (data: Buffer, padded: Buffer, from: number): number {
     const len = data.length
     let pos = from
     while (!this.finished) {
+      if (this.inSheetData) {
+        pos = this.fastRows(padded, pos, len)
+        if (this.finished) break
+      }
       let lt = pos
       if (this.inSheetData) {
         while (lt < len && data[lt] !== LT) lt++
@@ -193,6 +236,170 @@ export class SheetScanner {
       pos = gt + 1
     }
     return len
+  }
+
+  /**
+   * The fast path over the shapes Excel and most libraries write, element after
+   * element, with the scanner's state in locals:
+   *   `<row r="N" ...>`, `</row>`, `<c r="AB12" s="3" t="s"><v>42</v></c>`, `<c .../>`
+   * (attributes r, s and t in any order, each optional; t one of s, n; a value that is
+   * a plain decimal of up to 15 digits). Anything else (prefixed names, other types,
+   * formulas, inline strings, exponents, odd spacing, an element cut by the end of the
+   * data) returns the position of its `<`, and the general path takes that element.
+   *
+   * `d` is the work buffer with SENTINEL at `len`: loops stop there without testing the
+   * index, and an element is taken only when its last byte is before `len`, so the
+   * sentinel (or stale bytes after it) can never reach a result. Nothing is written to
+   * the scanner's state before an element is known to be complete.
+   */
+  private fastRows (d: Buffer, from: number, len: number): number {
+    const v = this.view
+    const shared = this.ctx.sharedStrings
+    const dateStyles = this.ctx.dateStyles
+    const dateOffset = this.dateOffset
+    let cells = this.cells
+    let next = this.nextColumn
+    let rowDigits = this.rowDigits
+    let pos = from
+    let lt = from
+    rows: for (;;) {
+      lt = pos
+      let head = v.getUint16(lt, true)
+      if ((head & 0xff) !== LT) {
+        // Between elements of sheetData there is only white space, if anything.
+        do lt++; while (d[lt] !== LT)
+        if (lt >= len) break
+        head = v.getUint16(lt, true)
+      }
+      if (head === C_OPEN) {
+        let i = lt + 2
+        let column = next
+        let style = 0
+        let shared_ = false
+        let x = v.getUint32(i, true)
+        // Attributes r, s and t, each written ` r="`; one four-byte read tells which.
+        for (;;) {
+          if (x === ATTR_R) {
+            i += 4
+            let col = 0
+            let b = 0
+            while ((b = d[i]!) >= CH_A && b <= CH_Z) { col = col * 26 + (b - CH_A + 1); i++ }
+            // The digits are normally the current row number: jump over them at once.
+            if (d[i + rowDigits] === QUOTE) {
+              i += rowDigits
+            } else {
+              while ((b = d[i]!) >= CH_0 && b <= CH_9) i++
+              if (b !== QUOTE) break rows
+            }
+            if (col === 0 || col > MAX_COLUMNS) break rows
+            column = col - 1
+          } else if (x === ATTR_S) {
+            i += 4
+            const start = i
+            let n = 0
+            let b = 0
+            while ((b = d[i]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); i++ }
+            if (b !== QUOTE || i === start || i - start > 9) break rows
+            style = n
+          } else if (x === ATTR_T) {
+            const t = v.getUint16(i + 4, true)
+            if (t === TYPE_S) shared_ = true
+            else if (t === TYPE_N) shared_ = false
+            else break rows
+            i += 5
+          } else {
+            break
+          }
+          // Stale bytes past the sentinel may have carried the attribute loop anywhere.
+          if (++i >= len) break rows
+          x = v.getUint32(i, true)
+        }
+        if (x === GT_V_OPEN) {
+          // <v>value</v></c>
+          let j = i + 4
+          let b = d[j]!
+          const negative = b === CH_MINUS
+          if (negative) b = d[++j]!
+          const digitsStart = j
+          let n = 0
+          while (b >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); b = d[++j]! }
+          let count = j - digitsStart
+          if (b === CH_DOT) {
+            const dot = j
+            b = d[++j]!
+            while (b >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); b = d[++j]! }
+            const scale = j - dot - 1
+            count += scale
+            // Dividing the exact integer by an exact power of ten rounds once, as Number() does.
+            if (scale > 0 && count <= 15 && !shared_) n = n / POW10[scale]!
+            else count = 0
+          }
+          if (b !== LT || count === 0 || count > 15 || (negative && shared_)) break rows
+          if (v.getUint32(j, true) !== V_CLOSE || v.getUint32(j + 4, true) !== C_CLOSE) break rows
+          pos = j + 8
+          if (pos > len) break rows
+          let value: Cell
+          if (shared_) {
+            const text = shared[n]
+            if (text === undefined) break rows
+            value = text
+          } else {
+            if (negative) n = -n
+            value = dateStyles[style] === 1 ? new DateCell(n + dateOffset) : n
+          }
+          if (column === cells.length) cells.push(value)
+          else place(cells, column, value)
+          next = column + 1
+          continue
+        }
+        if ((x & 0xffff) === EMPTY_CLOSE) {
+          // An empty cell (a style without a value): it only moves the column on.
+          pos = i + 2
+          if (pos > len) break
+          next = column + 1
+          continue
+        }
+        break
+      }
+      if (head === CLOSE_OPEN) {
+        if (v.getUint32(lt + 2, true) !== ROW_CLOSE) break
+        pos = lt + 6
+        if (pos > len) break
+        this.cells = cells
+        this.finishRow()
+        if (this.finished) return pos
+        cells = this.cells
+        next = 0
+        continue
+      }
+      if (head === ROW_OPEN_HEAD) {
+        // <row r="N" ...>: the attributes after r (spans, ht, ...) are not used.
+        if (v.getUint32(lt + 2, true) !== ROW_OPEN_MID || v.getUint16(lt + 6, true) !== EQ_QUOTE) break
+        let i = lt + 8
+        let n = 0
+        let b = 0
+        while ((b = d[i]!) >= CH_0 && b <= CH_9) { n = n * 10 + (b - CH_0); i++ }
+        const digits = i - lt - 8
+        if (b !== QUOTE || digits === 0 || digits > 9) break
+        while (d[i] !== GT) i++
+        pos = i + 1
+        if (pos > len) break
+        this.rowNumber = n
+        rowDigits = this.rowDigits = digits
+        cells = this.cells = []
+        next = 0
+        if (d[i - 1] === SLASH) {
+          this.finishRow()
+          if (this.finished) return pos
+          cells = this.cells
+        }
+        continue
+      }
+      break
+    }
+    this.cells = cells
+    this.nextColumn = next
+    return lt
   }
 
   /**
@@ -351,18 +558,8 @@ export class SheetScanner {
     if (value === null) return i
     const cells = this.cells
     if (column === cells.length) cells.push(value)
-    else this.place(column, value)
+    else place(cells, column, value)
     return i
-  }
-
-  private place (column: number, value: Cell): void {
-    const cells = this.cells
-    if (column < cells.length) {
-      cells[column] = value
-      return
-    }
-    while (cells.length < column) cells.push(null)
-    cells.push(value)
   }
 
   /** Comments, processing instructions and declarations; a DTD is refused outright. */
@@ -439,6 +636,20 @@ export class SheetScanner {
         return null
     }
   }
+}
+
+function viewOf (buffer: Buffer): DataView {
+  return new DataView(buffer.buffer, buffer.byteOffset, buffer.length)
+}
+
+/** Puts a value at a column that is not the next one: over an earlier value, or after empty columns. */
+function place (cells: Cell[], column: number, value: Cell): void {
+  if (column < cells.length) {
+    cells[column] = value
+    return
+  }
+  while (cells.length < column) cells.push(null)
+  cells.push(value)
 }
 
 function isNameEndByte (b: number): boolean {
