@@ -165,7 +165,6 @@ async function importFile (path: string, values: Flags, config: Config): Promise
     try {
       const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
       const result = await runProcessJob(input, format, client, progress.update)
-      progress.finish()
       process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
     } finally {
       progress.finish()

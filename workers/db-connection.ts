@@ -5,7 +5,6 @@
  */
 import pg from 'pg'
 import { EngineError } from '../core/errors.js'
-import { isConnectionError } from '../core/db/pg-errors.js'
 
 let cached: { url: string, client: pg.Client, broken: boolean } | undefined
 
@@ -52,4 +51,3 @@ export function databaseUnavailable (err: unknown): EngineError {
   return new EngineError('DATABASE_UNAVAILABLE', `The database could not be reached or closed the connection${code === '' ? '' : ` (${code})`}; nothing was committed. Try again.`, undefined, { cause: err })
 }
 
-export { isConnectionError }

@@ -10,7 +10,8 @@ import type { ImportMode, ProcessResult } from '../core/importer/process-ledger.
 import type { CopyMode } from '../core/importer/copy-sink.js'
 import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import type { SpreadsheetFormat } from '../core/xlsx/index.js'
-import { databaseUnavailable, discardThreadConnection, isConnectionError } from './db-connection.js'
+import { isConnectionError } from '../core/db/pg-errors.js'
+import { databaseUnavailable, discardThreadConnection } from './db-connection.js'
 
 export interface ProcessJobInput {
   /** Temporary file holding the upload; the caller owns and removes it. */

@@ -131,36 +131,40 @@ export class EmbeddedPostgres {
     }
   }
 
-  private async ensureDatabase (): Promise<void> {
-    const c = this.credentials!
-    const client = new pg.Client({ connectionString: this.url('postgres') })
-    await client.connect()
-    try {
-      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [c.database])
-      if (rowCount === 0) {
-        try {
-          await client.query(`CREATE DATABASE ${pg.escapeIdentifier(c.database)}`)
-        } catch (err) {
-          // 42P04: created by a concurrent process.
-          if ((err as { code?: string }).code !== '42P04') throw err
-        }
-      }
-    } finally {
-      await client.end()
-    }
-  }
-
-  private async otherSessions (): Promise<number> {
+  /** Runs `work` on a short connection to the cluster's `postgres` database. */
+  private async withMaintenanceClient<T> (work: (client: pg.Client) => Promise<T>): Promise<T> {
     const client = new pg.Client({ connectionString: this.url('postgres') })
     try {
       await client.connect()
-      const { rows } = await client.query<{ n: string }>(
-        "SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
-      return Number(rows[0]!.n)
-    } catch {
-      return 0
+      return await work(client)
     } finally {
       await client.end().catch(() => undefined)
+    }
+  }
+
+  private async ensureDatabase (): Promise<void> {
+    const { database } = this.credentials!
+    await this.withMaintenanceClient(async (client) => {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])
+      if (rowCount !== 0) return
+      try {
+        await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`)
+      } catch (err) {
+        // 42P04: created by a concurrent process.
+        if ((err as { code?: string }).code !== '42P04') throw err
+      }
+    })
+  }
+
+  private async otherSessions (): Promise<number> {
+    try {
+      return await this.withMaintenanceClient(async (client) => {
+        const { rows } = await client.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+        return Number(rows[0]!.n)
+      })
+    } catch {
+      return 0
     }
   }
 

@@ -32,6 +32,11 @@ export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) =>
 /** Problems that make a file unfit to store as typed rows (see ProblemKind). */
 const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN']
 
+/** Whether a problem of this kind makes the file unfit to import. */
+export function isBlocking (kind: ProblemKind): boolean {
+  return BLOCKING.includes(kind)
+}
+
 /** How many cells make the file unfit to import (the wire's `invalid_cells`). */
 export function countBlocking (counts: Record<ProblemKind, number>): number {
   let n = 0
