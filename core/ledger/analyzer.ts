@@ -48,8 +48,14 @@ export class LedgerAnalyzer {
   constructor (private readonly onDataRow?: DataRowSink) {}
 
   private columns: ColumnMap | undefined
+  /** Column positions read for every row, as plain numbers (keyed lookups by name cost more). */
+  private at = NO_POSITIONS
   private readonly groups = new GroupBalances()
-  private readonly types = new Map<string, number>()
+  /** Rows per `tipo`; boxed so that one lookup counts a row. */
+  private readonly types = new Map<string, { rows: number }>()
+  /** The last `tipo` cell and its counter: consecutive rows usually share the same string. */
+  private lastTypeCell: Cell | undefined = NOT_A_CELL
+  private lastTypeBox = { rows: 0 }
   private readonly samples: CellProblem[] = []
   private readonly problemCounts: Record<ProblemKind, number> = {
     INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID_MOVIM_FINAN: 0
@@ -66,6 +72,7 @@ export class LedgerAnalyzer {
   readonly visit = (rowNumber: number, cells: Cell[]): void => {
     if (this.columns === undefined) {
       this.columns = mapColumns(cells)
+      this.at = positionsOf(this.columns)
       return
     }
     const row = this.parseRow(rowNumber, cells)
@@ -85,11 +92,11 @@ export class LedgerAnalyzer {
    * required cells are all empty (blank rows are skipped, not counted).
    */
   parseRow (rowNumber: number, cells: Cell[]): LedgerRow | undefined {
-    const c = this.columns!
-    if (isBlank(cells, c)) return undefined
-    const debit = this.amount(rowNumber, 'debito', cells[c.debito])
-    const credit = this.amount(rowNumber, 'credito', cells[c.credito])
-    const groupCell = cells[c.id_movim_finan]
+    const at = this.at
+    if (isBlank(cells, at.blankCheck)) return undefined
+    const debit = this.amount(rowNumber, 'debito', cells[at.debito])
+    const credit = this.amount(rowNumber, 'credito', cells[at.credito])
+    const groupCell = cells[at.group]
     let groupId: number | null = null
     if (isIntegerNumber(groupCell)) {
       groupId = groupCell
@@ -99,12 +106,12 @@ export class LedgerAnalyzer {
       else if (group.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id_movim_finan', groupCell)
       else this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
     }
-    for (const name of INTEGER_COLUMNS) {
-      const cell = cells[c[name]]
-      if (!isIntegerNumber(cell) && readInteger(cell).kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, name, cell)
-    }
-    const date = readDate(cells[c.data])
-    if (date.kind === 'invalid') this.problem('INVALID_DATE', rowNumber, 'data', cells[c.data])
+    this.integer(rowNumber, 'id', cells[at.id])
+    this.integer(rowNumber, 'id_conta', cells[at.account])
+    this.integer(rowNumber, 'id_planejamento', cells[at.plan])
+    const dateCell = cells[at.date]
+    const date = readDate(dateCell)
+    if (date.kind === 'invalid') this.problem('INVALID_DATE', rowNumber, 'data', dateCell)
     return {
       rowNumber,
       groupId,
@@ -114,20 +121,41 @@ export class LedgerAnalyzer {
     }
   }
 
+  /** An optional integer column: only an unreadable value is a problem. */
+  private integer (rowNumber: number, column: string, cell: Cell | undefined): void {
+    if (!isIntegerNumber(cell) && readInteger(cell).kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, column, cell)
+  }
+
   private count (row: LedgerRow, cells: Cell[]): void {
-    const c = this.columns!
     this.totalRows++
-    this.debitCents = addCents(this.debitCents, row.debitCents)
-    this.creditCents = addCents(this.creditCents, row.creditCents)
-    if (row.debitCents !== 0 && row.creditCents !== 0) this.bothSides++
-    if (row.debitCents === 0 && row.creditCents === 0) this.noValues++
-    if (row.date !== null) {
-      if (this.minDate === null || row.date < this.minDate) this.minDate = row.date
-      if (this.maxDate === null || row.date > this.maxDate) this.maxDate = row.date
+    const debit = row.debitCents
+    const credit = row.creditCents
+    this.debitCents = addCents(this.debitCents, debit)
+    this.creditCents = addCents(this.creditCents, credit)
+    if (debit !== 0 && credit !== 0) this.bothSides++
+    if (debit === 0 && credit === 0) this.noValues++
+    const date = row.date
+    // Parsed dates are shared strings per day, so the same day compares by identity.
+    if (date !== null && date !== this.minDate && date !== this.maxDate) {
+      if (this.minDate === null || date < this.minDate) this.minDate = date
+      if (this.maxDate === null || date > this.maxDate) this.maxDate = date
     }
-    const type = readText(cells[c.tipo]) ?? ''
-    this.types.set(type, (this.types.get(type) ?? 0) + 1)
-    if (row.groupId !== null) this.groups.add(row.groupId, row.debitCents - row.creditCents)
+    this.countType(cells[this.at.type])
+    if (row.groupId !== null) this.groups.add(row.groupId, debit - credit)
+  }
+
+  private countType (cell: Cell | undefined): void {
+    if (cell !== this.lastTypeCell || typeof cell === 'object') {
+      const type = readText(cell) ?? ''
+      let box = this.types.get(type)
+      if (box === undefined) {
+        box = { rows: 0 }
+        this.types.set(type, box)
+      }
+      this.lastTypeCell = cell
+      this.lastTypeBox = box
+    }
+    this.lastTypeBox.rows++
   }
 
   /** Cents of an amount cell; an unreadable amount counts as zero and is reported. */
@@ -172,7 +200,7 @@ export class LedgerAnalyzer {
       distinctGroups: this.groups.size,
       minDate: this.minDate,
       maxDate: this.maxDate,
-      types: Object.fromEntries(this.types),
+      types: Object.fromEntries([...this.types].map(([type, box]) => [type, box.rows])),
       rowsWithBothDebitCredit: this.bothSides,
       rowsWithoutValues: this.noValues,
       unbalancedGroups: this.unbalancedGroupIds().size,
@@ -182,16 +210,46 @@ export class LedgerAnalyzer {
   }
 }
 
-const INTEGER_COLUMNS = ['id', 'id_conta', 'id_planejamento'] as const
-
 /** The common case, checked without building a parse result: a whole number cell. */
 function isIntegerNumber (cell: Cell | undefined): cell is number {
   return typeof cell === 'number' && Number.isSafeInteger(cell)
 }
 
-function isBlank (cells: Cell[], c: ColumnMap): boolean {
-  for (const name of ['id', 'id_movim_finan', 'data', 'credito', 'debito', 'id_conta', 'tipo'] as const) {
-    const cell = cells[c[name]]
+/** Positions of the columns the analyzer reads on every row. */
+interface Positions {
+  id: number
+  group: number
+  date: number
+  account: number
+  plan: number
+  type: number
+  debito: number
+  credito: number
+  /** The required cells of which at least one must be filled for a row to count. */
+  blankCheck: number[]
+}
+
+const NO_POSITIONS: Positions = { id: -1, group: -1, date: -1, account: -1, plan: -1, type: -1, debito: -1, credito: -1, blankCheck: [] }
+/** Matches no cell, so the first row always looks its type up. */
+const NOT_A_CELL = Symbol('no cell yet') as unknown as Cell
+
+function positionsOf (c: ColumnMap): Positions {
+  return {
+    id: c.id,
+    group: c.id_movim_finan,
+    date: c.data,
+    account: c.id_conta,
+    plan: c.id_planejamento,
+    type: c.tipo,
+    debito: c.debito,
+    credito: c.credito,
+    blankCheck: [c.id, c.id_movim_finan, c.data, c.credito, c.debito, c.id_conta, c.tipo]
+  }
+}
+
+function isBlank (cells: Cell[], positions: number[]): boolean {
+  for (let i = 0; i < positions.length; i++) {
+    const cell = cells[positions[i]!]
     if (cell !== null && cell !== undefined && !(typeof cell === 'string' && cell.trim() === '')) return false
   }
   return true

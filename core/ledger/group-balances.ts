@@ -12,6 +12,9 @@ export class GroupBalances {
   private count = 0
   /** Open addressing: slot → 1 + index into ids (0 = empty). */
   private slots = new Int32Array(2048)
+  /** The rows of one group usually follow each other: the last group found is checked first. */
+  private lastId = Number.NaN
+  private lastIndex = -1
 
   get size (): number {
     return this.count
@@ -19,7 +22,12 @@ export class GroupBalances {
 
   /** Adds `cents` (debit positive, credit negative) to the group's balance. */
   add (id: number, cents: number): void {
-    const index = this.indexOf(id)
+    let index = this.lastIndex
+    if (id !== this.lastId) {
+      index = this.indexOf(id)
+      this.lastId = id
+      this.lastIndex = index
+    }
     this.balances[index] = this.balances[index]! + cents
   }
 

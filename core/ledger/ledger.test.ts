@@ -52,6 +52,25 @@ describe('analyzeLedger', () => {
     expect(a.problemSamples).toEqual([])
   })
 
+  it('counts kinds and balances groups however rows alternate (runs, repeats, other cell types)', async () => {
+    const tipos: Cell[] = ['PAGAR', 'PAGAR', ' PAGAR ', 'RECEBER', 'PAGAR', null, null, 7, 7, new DateCell(45000), new DateCell(45000), '', 'RECEBER']
+    const rows: Row[] = [[1, HEADER]]
+    // Groups 1 and 2 interleave, then run; even rows debit 10.00, odd rows credit it.
+    const groups = [1, 2, 1, 2, 2, 2, 1, 1, 3, 3, 3, 1, 2]
+    tipos.forEach((tipo, i) => {
+      const debit = i % 2 === 0 ? 10 : null
+      const credit = i % 2 === 0 ? null : 10
+      rows.push(row(i + 2, i + 1, groups[i]!, '01/01/2024', credit, debit, tipo))
+    })
+    const a = await analyzeLedger(source(rows).read, { batchSize: 100 })
+    expect(a.types).toEqual({ PAGAR: 4, RECEBER: 2, '': 3, 7: 2, '2023-03-15': 2 })
+    expect(a.distinctGroups).toBe(3)
+    const d = await diagnoseLedger(source(rows).read, { batchSize: 100 })
+    // Group 1: three debits, two credits; group 2: two and three; group 3: two and one.
+    expect(d.groups.map((g) => [g.groupId, g.differenceCents])).toEqual([[1, 1000], [2, -1000], [3, 1000]])
+    expect(a.differenceCents).toBe(1000)
+  })
+
   it('reports garbage, negative and over-precise amounts instead of zeroing them silently', async () => {
     const { read } = source([
       [1, HEADER],

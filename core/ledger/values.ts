@@ -60,15 +60,22 @@ export function readDate (cell: Cell | undefined): DateParse {
 const dateCache = new Map<number, DateParse>()
 const DATE_CACHE_LIMIT = 50_000
 
+/** Rows of a ledger come in date order more often than not: the last day is checked first. */
+let lastDay = Number.NaN
+let lastParsed: DateParse = INVALID
+
 function fromSerial (serial: number): DateParse {
   if (!(serial >= 1 && serial <= MAX_SERIAL)) return INVALID
   const day = Math.floor(serial)
+  if (day === lastDay) return lastParsed
   let parsed = dateCache.get(day)
   if (parsed === undefined) {
     if (dateCache.size >= DATE_CACHE_LIMIT) dateCache.clear()
     parsed = { kind: 'ok', iso: serialToISO(day) }
     dateCache.set(day, parsed)
   }
+  lastDay = day
+  lastParsed = parsed
   return parsed
 }
 
