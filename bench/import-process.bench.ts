@@ -24,7 +24,7 @@ export const PROCESS_TARGETS = {
 } as const
 
 const LABELS: Record<ProcessCase, string> = {
-  'raw-copy': 'raw COPY of the same rows (one stream from a file)',
+  'raw-copy': 'raw COPY of the same rows as CSV (one stream from a file)',
   analyze: 'analyze alone (read + analysis)',
   'process-stream': 'process in-process, one COPY, a write per batch',
   'process-per-batch': 'process in-process, one COPY per batch (pipelined)',

@@ -1,20 +1,20 @@
 /**
- * Where batches of COPY lines go. Two ways, both measured by the process benchmark:
+ * Where batches of encoded rows go (binary COPY, see movement-rows.ts). Two ways, both measured by the process benchmark:
  * - `stream` (the default): one COPY for the whole load, one write per batch; the
- *   server parses while we read the next part of the file.
+ *   server stores rows while we read the next part of the file.
  * - `per-batch`: one COPY statement per batch, the next batch prepared while the
  *   previous one runs (at most two in flight).
  * Either way the reader waits (backpressure) instead of buffering the file.
  */
 import type { ClientBase } from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
-import { COPY_MOVEMENTS_SQL } from './movement-rows.js'
+import { COPY_HEADER, COPY_MOVEMENTS_SQL, COPY_TRAILER } from './movement-rows.js'
 
 export type CopyMode = 'stream' | 'per-batch'
 
 export interface BatchSink {
-  /** Queues one batch of COPY text lines. */
-  write: (lines: Buffer) => void
+  /** Queues one batch of encoded rows (MovementEncoder.take()). */
+  write: (rows: Buffer) => void
   /** What the reader must await before going on, if anything (or a rejection: stop reading). */
   backpressure: () => Promise<void> | undefined
   /** All batches written and acknowledged by the server. */
@@ -42,10 +42,11 @@ class SharedCopy implements BatchSink {
       this.copy.on('error', (err: Error) => { this.failure ??= err; reject(err) })
     })
     this.done.catch(() => undefined)
+    this.copy.write(COPY_HEADER)
   }
 
-  write (lines: Buffer): void {
-    if (!this.copy.write(lines)) {
+  write (rows: Buffer): void {
+    if (!this.copy.write(rows)) {
       // Settles on 'drain' or on the COPY failing: a dead connection never drains, and a
       // wait on it alone would leave the read pending forever.
       if (this.drained === undefined) {
@@ -63,7 +64,7 @@ class SharedCopy implements BatchSink {
   }
 
   async finish (): Promise<void> {
-    this.copy.end()
+    this.copy.end(COPY_TRAILER)
     await this.done
   }
 
@@ -80,7 +81,7 @@ class CopyPerBatch implements BatchSink {
 
   constructor (private readonly db: ClientBase) {}
 
-  write (lines: Buffer): void {
+  write (rows: Buffer): void {
     this.inFlight++
     this.chain = this.chain.then(async () => {
       if (this.failure !== undefined) return
@@ -88,7 +89,9 @@ class CopyPerBatch implements BatchSink {
       await new Promise<void>((resolve, reject) => {
         copy.on('finish', resolve)
         copy.on('error', reject)
-        copy.end(lines)
+        copy.write(COPY_HEADER)
+        copy.write(rows)
+        copy.end(COPY_TRAILER)
       })
     }).catch((err: Error) => { this.failure ??= err }).finally(() => { this.inFlight-- })
   }

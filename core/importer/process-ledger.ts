@@ -150,7 +150,7 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
 }
 
 /**
- * Streams the movements into COPY while analyzing, in batches of `batchSize` lines
+ * Streams the movements into COPY while analyzing, in batches of `batchSize` rows
  * (see copy-sink.ts). Once a blocking cell problem appears the rest is analyzed but
  * not sent: the load will be refused and rolled back anyway, and a malformed value
  * would fail COPY itself.
