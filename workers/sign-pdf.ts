@@ -4,12 +4,20 @@
  * Expected refusals come back as `{ outcome: 'refused', code, message, field }`
  * because the signing codes are not part of the shared catalog that the task wrapper
  * carries across threads; anything unexpected still travels as INTERNAL.
+ *
+ * The PDF bytes cross the thread boundary by transfer, not by copy: the signed file
+ * always, the input when the caller wraps it with `transferPdf`. A copy costs about 1 ms
+ * per MB (serialised on one side, deserialised on the other), half of it on the HTTP
+ * thread that every request shares.
  */
 import { createHash } from 'node:crypto'
-import { readFile, stat } from 'node:fs/promises'
+import { statSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { SignError, isSignError, isoWithOffset, loadPkcs12, newDocumentIdentifier, signPdf } from '../core/sign/index.js'
 import type { SignCode, SignerIdentity, SigningMaterial, VisualMode } from '../core/sign/index.js'
 import { defineTask } from './task.js'
+import type { TaskResult } from './task.js'
 
 export interface SignPdfInput {
   pdf: Uint8Array
@@ -45,16 +53,28 @@ export type SignPdfOutput =
   }
   | { outcome: 'refused', code: SignCode, message: string, field: string | null }
 
-/** The API's view of the certificate, dates in `timeZone`. */
+const factsByIdentity = new WeakMap<SignerIdentity, Map<string, CertificateFacts>>()
+
+/** The API's view of the certificate, dates in `timeZone`; formatted once per certificate and zone. */
 export function certificateFacts (identity: SignerIdentity, timeZone: string): CertificateFacts {
-  return {
-    signerName: identity.signerName,
-    signerDocument: identity.signerDocument,
-    certificateAuthority: identity.certificateAuthority,
-    certificateSerialNumber: identity.serialNumber,
-    validFrom: isoWithOffset(identity.validFrom, timeZone),
-    validUntil: isoWithOffset(identity.validUntil, timeZone)
+  let byZone = factsByIdentity.get(identity)
+  if (byZone === undefined) {
+    byZone = new Map()
+    factsByIdentity.set(identity, byZone)
   }
+  let facts = byZone.get(timeZone)
+  if (facts === undefined) {
+    facts = {
+      signerName: identity.signerName,
+      signerDocument: identity.signerDocument,
+      certificateAuthority: identity.certificateAuthority,
+      certificateSerialNumber: identity.serialNumber,
+      validFrom: isoWithOffset(identity.validFrom, timeZone),
+      validUntil: isoWithOffset(identity.validUntil, timeZone)
+    }
+    byZone.set(timeZone, facts)
+  }
+  return facts
 }
 
 const cache = new Map<string, SigningMaterial | SignError>()
@@ -66,7 +86,10 @@ const cache = new Map<string, SigningMaterial | SignError>()
 export async function loadMaterial (path: string, password: string): Promise<SigningMaterial> {
   let key: string
   try {
-    const s = await stat(path)
+    // Synchronous: this runs before every signature, and fs/promises' stat is a round trip
+    // through libuv's thread pool (about 30 µs of CPU and as long with this thread idle);
+    // statSync of a local file takes about 3 µs.
+    const s = statSync(path)
     key = `${path}\0${s.mtimeMs}\0${s.size}\0${createHash('sha256').update(password).digest('hex')}`
   } catch (err) {
     throw new SignError('SIGN_CERT_INVALID', 'The signing certificate file cannot be read (SIGN_CERT_PATH).', null, { cause: err })
@@ -85,7 +108,33 @@ export async function loadMaterial (path: string, password: string): Promise<Sig
   return found
 }
 
-export default defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> => {
+/** True when `bytes` is the whole of its ArrayBuffer, so that moving the buffer moves nothing else. */
+function ownsItsBuffer (bytes: Uint8Array): boolean {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+}
+
+/**
+ * `value` wrapped as a Piscina Transferable that moves `bytes`' memory to the other thread
+ * instead of copying it; Piscina unwraps it, so the receiver gets `value` itself. Bytes that
+ * share their ArrayBuffer (a small Buffer is a slice of Node's common pool) are copied as
+ * usual: moving the pool would detach every other Buffer cut from it.
+ */
+function moving<T> (value: T, bytes: Uint8Array): T {
+  if (!ownsItsBuffer(bytes)) return value
+  const buffer = bytes.buffer
+  return move({ get [transferableSymbol] () { return [buffer] }, get [valueSymbol] () { return value as object } }) as T
+}
+
+/**
+ * The task input with its PDF moved into the worker thread rather than copied. The caller
+ * must not touch `input.pdf` afterwards (its memory is gone from the calling thread); a PDF
+ * that shares its ArrayBuffer with other data is copied as before.
+ */
+export function transferPdf (input: SignPdfInput): SignPdfInput {
+  return moving(input, input.pdf)
+}
+
+const signOne = defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> => {
   try {
     const m = await loadMaterial(input.certificate.path, input.certificate.password)
     const signedAt = new Date()
@@ -119,3 +168,9 @@ export default defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> =>
     throw err
   }
 })
+
+/** The pool task: the signed bytes move to the calling thread instead of being copied. */
+export default async function signPdfTask (input: SignPdfInput): Promise<TaskResult<SignPdfOutput>> {
+  const result = await signOne(input)
+  return result.ok && result.value.outcome === 'signed' ? moving(result, result.value.pdf) : result
+}

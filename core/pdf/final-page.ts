@@ -69,21 +69,46 @@ export function appendFinalPage (tracked: Tracked, fonts: { regular: PDFFont, bo
   return page
 }
 
+/** A QR code as runs of dark modules per row: [row, first column, length]. */
+interface QrRuns { size: number, runs: Array<[number, number, number]> }
+
+/**
+ * QR codes by text. Every final page of a server carries the same one (the validator URL),
+ * and encoding it (Reed-Solomon, eight mask patterns scored) was a tenth of a one-page
+ * STAMP_AND_PAGE signature.
+ */
+const qrCache = new Map<string, QrRuns>()
+
+function qrRuns (text: string): QrRuns {
+  let found = qrCache.get(text)
+  if (found === undefined) {
+    const qr = QRCode.create(text, { errorCorrectionLevel: 'M' })
+    const n = qr.modules.size
+    const runs: Array<[number, number, number]> = []
+    for (let row = 0; row < n; row++) {
+      for (let col = 0; col < n; col++) {
+        if (!qr.modules.get(row, col)) continue
+        // Runs of dark modules in a row become one rectangle.
+        let end = col
+        while (end + 1 < n && Boolean(qr.modules.get(row, end + 1))) end++
+        runs.push([row, col, end - col + 1])
+        col = end
+      }
+    }
+    found = { size: n, runs }
+    if (qrCache.size >= 16) qrCache.clear()
+    qrCache.set(text, found)
+  }
+  return found
+}
+
 /** Draws `text` as a QR code (error correction M, 4-module quiet zone) in a `side`-point square. */
 export function drawQrCode (page: PDFPage, text: string, x: number, y: number, side: number): void {
-  const qr = QRCode.create(text, { errorCorrectionLevel: 'M' })
-  const n = qr.modules.size
+  const { size: n, runs } = qrRuns(text)
   const cell = side / (n + 8)
   const ops = [pushGraphicsState(), setFillingRgbColor(0, 0, 0)]
-  for (let row = 0; row < n; row++) {
-    for (let col = 0; col < n; col++) {
-      if (!qr.modules.get(row, col)) continue
-      // Runs of dark modules in a row become one rectangle.
-      let end = col
-      while (end + 1 < n && Boolean(qr.modules.get(row, end + 1))) end++
-      ops.push(rectangle(x + (col + 4) * cell, y + side - (row + 5) * cell, (end - col + 1) * cell, cell))
-      col = end
-    }
+  for (const [row, col, length] of runs) {
+    ops.push(rectangle(x + (col + 4) * cell, y + side - (row + 5) * cell, length * cell, cell))
   }
   ops.push(fill(), popGraphicsState())
   page.pushOperators(...ops)

@@ -70,23 +70,55 @@ function policyAttribute (policy: SignaturePolicy): Buffer {
   return attribute(OID.signaturePolicyIdentifier, seq(oid(policy.oid), seq(sha256Id(), octets(policy.hash)), ...qualifiers))
 }
 
-/** The signed attributes, each a DER Attribute; the SET sorts them. */
-export function signedAttributes (contentDigest: Buffer, leafDer: Buffer, policy?: SignaturePolicy): Buffer[] {
+/**
+ * The pieces of the SignedData that depend on the certificate alone. A pool thread signs
+ * with one certificate for its whole life, so they are encoded once per material instead
+ * of on every signature (parsing the leaf, hashing it and copying the chain: tens of
+ * microseconds each time, next to about 0.5 ms for the RSA signature itself).
+ */
+interface CertificateParts {
+  /** The signing-certificate-v2 attribute. */
+  signingCertificate: Buffer
+  /** IssuerAndSerialNumber of the leaf, the SignerInfo's sid. */
+  sid: Buffer
+  /** The chain as the [0] IMPLICIT CertificateSet. */
+  certificates: Buffer
+}
+
+const partsByMaterial = new WeakMap<SigningMaterial, CertificateParts>()
+
+function certificateParts (material: SigningMaterial): CertificateParts {
+  let parts = partsByMaterial.get(material)
+  if (parts === undefined) {
+    const leaf = material.chain[0]
+    if (leaf === undefined) throw new RangeError('empty certificate chain')
+    const { issuer, serial } = issuerAndSerial(leaf)
+    parts = { signingCertificate: signingCertificateV2(leaf), sid: seq(issuer, serial), certificates: tlv(0xa0, ...material.chain) }
+    partsByMaterial.set(material, parts)
+  }
+  return parts
+}
+
+function attributesWith (contentDigest: Buffer, signingCertificate: Buffer, policy?: SignaturePolicy): Buffer[] {
   const attrs = [
     attribute(OID.contentType, oid(OID.data)),
     attribute(OID.messageDigest, octets(contentDigest)),
-    signingCertificateV2(leafDer)
+    signingCertificate
   ]
   if (policy !== undefined) attrs.push(policyAttribute(policy))
   return attrs
 }
 
+/** The signed attributes, each a DER Attribute; the SET sorts them. */
+export function signedAttributes (contentDigest: Buffer, leafDer: Buffer, policy?: SignaturePolicy): Buffer[] {
+  return attributesWith(contentDigest, signingCertificateV2(leafDer), policy)
+}
+
 /** Builds the DER ContentInfo(SignedData) for a detached signature over content hashing to `contentDigest`. */
 export async function buildCades (contentDigest: Buffer, options: CadesOptions): Promise<Buffer> {
   const { material } = options
-  const leaf = material.chain[0]
-  if (leaf === undefined) throw new RangeError('empty certificate chain')
-  const signedSet = setOf(...signedAttributes(contentDigest, leaf, options.policy))
+  const parts = certificateParts(material)
+  const signedSet = setOf(...attributesWith(contentDigest, parts.signingCertificate, options.policy))
   // The signature covers the attributes encoded as a SET (tag 0x31); in the SignerInfo
   // the same content carries the [0] IMPLICIT tag (RFC 5652 §5.4).
   const signature = sign('sha256', signedSet, material.key)
@@ -95,10 +127,9 @@ export async function buildCades (contentDigest: Buffer, options: CadesOptions):
     const token = await options.timestamp(createHash('sha256').update(signature).digest())
     unsigned.push(attribute(OID.signatureTimeStampToken, token))
   }
-  const { issuer, serial } = issuerAndSerial(leaf)
   const signerInfo = seq(
     integer(1),
-    seq(issuer, serial),
+    parts.sid,
     sha256Id(),
     tlv(0xa0, readNode(signedSet).content),
     seq(oid(OID.rsaEncryption), derNull()),
@@ -109,7 +140,7 @@ export async function buildCades (contentDigest: Buffer, options: CadesOptions):
     integer(1),
     setOf(sha256Id()),
     seq(oid(OID.data)),
-    tlv(0xa0, ...material.chain),
+    parts.certificates,
     setOf(signerInfo)
   )
   return seq(oid(OID.signedData), ctx(0, signedData))

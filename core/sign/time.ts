@@ -35,14 +35,35 @@ export function isValidTimeZone (timeZone: string): boolean {
   try { formatterFor(timeZone); return true } catch { return false }
 }
 
-function zoned (date: Date, timeZone: string): ZonedParts {
-  const parts: Record<string, string> = {}
-  for (const p of formatterFor(timeZone).formatToParts(date)) parts[p.type] = p.value
-  const match = /GMT([+-])(\d{2}):(\d{2})/.exec(parts.timeZoneName ?? '')
+/**
+ * Each zone's UTC offset during the last UTC minute asked about. formatToParts is the
+ * costly step (10-60 µs a call, a few per cent of a one-page signature, which needs the
+ * same instant three times: `signedAt`, /M and the printed time); the fields themselves
+ * follow from the offset. Offsets change only at whole minutes (tz transitions fall on
+ * local wall-clock minutes), so within one UTC minute the cached offset is exact.
+ */
+const lastOffset = new Map<string, { minute: number, offsetMinutes: number }>()
+
+function offsetMinutesAt (date: Date, timeZone: string): number {
+  const minute = Math.floor(date.getTime() / 60_000)
+  const last = lastOffset.get(timeZone)
+  if (last !== undefined && last.minute === minute) return last.offsetMinutes
+  const name = formatterFor(timeZone).formatToParts(date).find((p) => p.type === 'timeZoneName')?.value ?? ''
+  const match = /GMT([+-])(\d{2}):(\d{2})/.exec(name)
   const offsetMinutes = match === null ? 0 : (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3]))
+  lastOffset.set(timeZone, { minute, offsetMinutes })
+  return offsetMinutes
+}
+
+const two = (n: number): string => String(n).padStart(2, '0')
+
+function zoned (date: Date, timeZone: string): ZonedParts {
+  const offsetMinutes = offsetMinutesAt(date, timeZone)
+  // The wall-clock time in the zone, read with the UTC getters of a shifted instant.
+  const local = new Date(date.getTime() + offsetMinutes * 60_000)
   return {
-    year: parts.year ?? '', month: parts.month ?? '', day: parts.day ?? '',
-    hour: parts.hour ?? '', minute: parts.minute ?? '', second: parts.second ?? '', offsetMinutes
+    year: String(local.getUTCFullYear()), month: two(local.getUTCMonth() + 1), day: two(local.getUTCDate()),
+    hour: two(local.getUTCHours()), minute: two(local.getUTCMinutes()), second: two(local.getUTCSeconds()), offsetMinutes
   }
 }
 
