@@ -1,42 +1,69 @@
 /**
  * Signing benchmark (issue 4): latency (median, p95) and throughput at concurrency 1 and 8
  * for a 1-page and a 100-page PDF, our signer in NONE and STAMP_AND_PAGE beside the plain
- * @signpdf baseline (bench/sign/baseline.ts), all in one Piscina pool of `threads` workers
- * so that both sides pay the same thread hop. Each row starts with warm-up rounds on every thread. Latency is per task as the caller sees it
- * (queueing included at concurrency 8); throughput is tasks over wall time.
+ * @signpdf baseline (bench/sign/baseline.ts), all in one pool made by the service's own
+ * createPool, so that both sides pay the same thread hop. Ours is the service's task
+ * (workers/sign-pdf.ts) called as server/sign/app.ts calls it: certificate by path, the
+ * PDF moved with transferPdf, an abort signal with the task time limit.
  *
- *   node --import tsx bench/sign.bench.ts [--runs 30] [--threads 2]
+ * Warm-up: before its first row, each signer and input runs on every thread for
+ * `warmupMs` (and 3 rounds before every row). A fresh thread's first few hundred
+ * signatures also pay V8's optimizing compiler, which runs on background threads: for a
+ * thread's first ~50 one-page signatures that is as much CPU as the signing itself, still
+ * about half after a few hundred, and on 2 cores it takes the core the second worker
+ * needs (docs/signature.md, "Benchmark"). `--warmup-ms 0` measures such cold threads.
+ *
+ * Latency is per task as the caller sees it (queueing included at concurrency 8);
+ * throughput is tasks over wall time; a row lasts at least `runs` tasks and `minMs`.
+ * CPU ms per signature is the whole process's CPU time (main thread, workers, V8's
+ * compiler and GC threads) over the row, so `threads / cpu` bounds the throughput.
+ *
+ *   node --import tsx bench/sign.bench.ts [--runs 30] [--threads 2] [--pages 1,100] [--warmup-ms 3000] [--min-ms 1000]
  *
  * `benchSign` and `signTable` are exported for bench/run.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Piscina } from 'piscina'
+import { fromWire } from '../core/errors.js'
 import { createDevChain } from '../core/sign/index.js'
+import type { VisualMode } from '../core/sign/index.js'
 import { makeTextPdf } from '../fixtures/pdf/samples.js'
+import { createPool } from '../workers/pool.js'
+import type { WorkerPool } from '../workers/pool.js'
+import { transferPdf } from '../workers/sign-pdf.js'
+import type { SignPdfInput } from '../workers/sign-pdf.js'
 import { baselineKind } from './sign/baseline.js'
-import type { BenchOutcome, BenchTask } from './sign/worker.js'
+import type { TimedSignResult } from './sign/timed-sign-pdf.js'
+import type { BaselineOutcome, BaselineTask } from './sign/worker.js'
 
 export interface SignBenchOptions {
-  /** Measured tasks per row (after 3 warm-up tasks). */
+  /** Measured tasks per row, at least (100-page rows: half); a row also lasts at least `minMs`. */
   runs: number
+  minMs: number
+  /** Warm-up of each signer and input on every thread before its first row. */
+  warmupMs: number
   threads: number
   pages: number[]
   concurrency: number[]
 }
 
+export type Contender = 'baseline' | VisualMode
+
 export interface SignBenchRow {
   pages: number
-  contender: BenchTask['contender']
+  contender: Contender
   concurrency: number
+  tasks: number
   medianMs: number
   p95Ms: number
   /** Median time inside the worker: the signature itself, without queueing. */
   workerMedianMs: number
   perSecond: number
+  /** CPU time of the whole process (every thread) per signature. */
+  cpuMsPerTask: number
   inputBytes: number
   outputBytes: number
 }
@@ -45,28 +72,85 @@ export interface SignBenchResult {
   rows: SignBenchRow[]
   baseline: string
   threads: number
+  warmupMs: number
 }
 
-const CONTENDERS: Array<BenchTask['contender']> = ['baseline', 'NONE', 'STAMP_AND_PAGE']
+const CONTENDERS: Contender[] = ['baseline', 'NONE', 'STAMP_AND_PAGE']
+/** server/sign/config.ts's default SIGN_TASK_TIMEOUT_MS: app.ts gives every task this deadline. */
+const TASK_TIMEOUT_MS = 120_000
 
 function percentile (sorted: number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))
   return sorted[i]!
 }
 
-async function measure (pool: Piscina, task: BenchTask, concurrency: number, runs: number): Promise<Omit<SignBenchRow, 'pages' | 'contender' | 'inputBytes'>> {
-  // Warm every thread (JIT, pdf-lib and forge tables), not only the one a serial run would reuse.
-  for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: Math.max(2, pool.threads.length) }, async () => await pool.run(task)))
+interface Outcome { outputBytes: number, workerMs: number }
+type RunOne = () => Promise<Outcome>
+
+/**
+ * Runs `run` with a signal as app.ts gives each task (one controller, aborted by the time
+ * limit, the timer cleared when the task ends). Both sides get one, because Piscina queues
+ * a task with a signal apart from one without (only the latter counts against the pool's
+ * maxQueue, threads² with the service's 'auto').
+ */
+async function withTaskSignal<T> (run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), TASK_TIMEOUT_MS)
+  timer.unref()
+  try {
+    return await run(controller.signal)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** One signature by `contender` of `pdf`, through `pool`. */
+function signer (pool: WorkerPool, contender: Contender, pdf: Uint8Array, certificate: { path: string, password: string, pkcs12: Uint8Array }): RunOne {
+  if (contender === 'baseline') {
+    const filename = fileURLToPath(new URL('./sign/worker.ts', import.meta.url))
+    const task: BaselineTask = { pdf, p12: certificate.pkcs12, password: certificate.password }
+    return async () => await withTaskSignal(async (signal) => await pool.run(task, { filename, signal }) as BaselineOutcome)
+  }
+  const filename = fileURLToPath(new URL('./sign/timed-sign-pdf.ts', import.meta.url))
+  return async () => {
+    // A fresh buffer per request, as the HTTP thread decodes one; the transfer takes it away.
+    const input: SignPdfInput = {
+      pdf: Buffer.from(pdf),
+      certificate: { path: certificate.path, password: certificate.password },
+      visualMode: contender,
+      tsa: undefined,
+      policy: undefined,
+      validatorUrl: 'https://validar.iti.gov.br/',
+      timeZone: 'America/Sao_Paulo'
+    }
+    const { result, workerMs } = await withTaskSignal(async (signal) => await pool.run(transferPdf(input), { filename, signal }) as TimedSignResult)
+    // As runTask unwraps it; a refusal is a broken build, not a fast one.
+    if (!result.ok) throw fromWire(result.error)
+    if (result.value.outcome !== 'signed') throw new Error(`${contender} refused the benchmark PDF: ${result.value.code} ${result.value.message}`)
+    return { outputBytes: result.value.pdf.byteLength, workerMs }
+  }
+}
+
+/** Keeps `lanes` tasks in flight until `rounds` rounds are done and `minMs` has passed. */
+async function warmUp (runOne: RunOne, lanes: number, rounds: number, minMs: number): Promise<void> {
+  const started = performance.now()
+  for (let i = 0; i < rounds || performance.now() - started < minMs; i++) {
+    await Promise.all(Array.from({ length: lanes }, runOne))
+  }
+}
+
+async function measure (runOne: RunOne, concurrency: number, runs: number, minMs: number): Promise<Omit<SignBenchRow, 'pages' | 'contender' | 'inputBytes'>> {
   const latencies: number[] = []
   const inWorker: number[] = []
   let outputBytes = 0
   let next = 0
+  const cpuBefore = process.cpuUsage()
   const started = performance.now()
   const lane = async (): Promise<void> => {
-    while (next < runs) {
+    while (next < runs || performance.now() - started < minMs) {
       next++
       const t0 = performance.now()
-      const outcome = await pool.run(task) as BenchOutcome
+      const outcome = await runOne()
       latencies.push(performance.now() - t0)
       inWorker.push(outcome.workerMs)
       outputBytes = outcome.outputBytes
@@ -74,31 +158,45 @@ async function measure (pool: Piscina, task: BenchTask, concurrency: number, run
   }
   await Promise.all(Array.from({ length: concurrency }, lane))
   const wallMs = performance.now() - started
+  const cpu = process.cpuUsage(cpuBefore)
+  const tasks = latencies.length
   latencies.sort((a, b) => a - b)
   inWorker.sort((a, b) => a - b)
-  return { concurrency, medianMs: percentile(latencies, 0.5), p95Ms: percentile(latencies, 0.95), workerMedianMs: percentile(inWorker, 0.5), perSecond: runs / (wallMs / 1000), outputBytes }
+  return {
+    concurrency,
+    tasks,
+    medianMs: percentile(latencies, 0.5),
+    p95Ms: percentile(latencies, 0.95),
+    workerMedianMs: percentile(inWorker, 0.5),
+    perSecond: tasks / (wallMs / 1000),
+    cpuMsPerTask: (cpu.user + cpu.system) / 1000 / tasks,
+    outputBytes
+  }
 }
 
 export async function benchSign (options: Partial<SignBenchOptions> = {}, log: (line: string) => void = () => {}): Promise<SignBenchResult> {
-  const o: SignBenchOptions = { runs: 30, threads: availableParallelism(), pages: [1, 100], concurrency: [1, 8], ...options }
+  const o: SignBenchOptions = { runs: 30, minMs: 1000, warmupMs: 3000, threads: availableParallelism(), pages: [1, 100], concurrency: [1, 8], ...options }
   const chain = createDevChain({ password: 'bench' })
   const dir = await mkdtemp(join(tmpdir(), 'razao-bench-sign-'))
-  const pool = new Piscina({
-    filename: fileURLToPath(new URL('./sign/worker.ts', import.meta.url)),
-    minThreads: o.threads,
-    maxThreads: o.threads,
-    execArgv: ['--import', 'tsx']
-  })
+  const certificate = { path: join(dir, 'bench.p12'), password: chain.password, pkcs12: chain.pkcs12 }
+  await writeFile(certificate.path, chain.pkcs12)
+  const pool = createPool({ maxThreads: o.threads })
+  const lanes = Math.max(2, o.threads)
   const rows: SignBenchRow[] = []
   try {
     for (const pages of o.pages) {
       const pdf = await makeTextPdf(pages)
       for (const contender of CONTENDERS) {
+        const runOne = signer(pool, contender, pdf, certificate)
+        // Every thread, not only the one a serial run would reuse: JIT, pdf-lib and forge tables.
+        await warmUp(runOne, lanes, 3, o.warmupMs)
         for (const concurrency of o.concurrency) {
           const runs = Math.max(concurrency * 2, pages >= 100 ? Math.ceil(o.runs / 2) : o.runs)
-          const row = await measure(pool, { contender, pdf, p12: chain.pkcs12, password: chain.password }, concurrency, runs)
+          await warmUp(runOne, lanes, 3, 0)
+          const row = await measure(runOne, concurrency, runs, o.minMs)
           rows.push({ pages, contender, inputBytes: pdf.length, ...row })
-          log(`  ${pages} p ${contender.padEnd(14)} c=${concurrency}: median ${row.medianMs.toFixed(1)} ms, p95 ${row.p95Ms.toFixed(1)} ms, in worker ${row.workerMedianMs.toFixed(1)} ms, ${row.perSecond.toFixed(1)}/s`)
+          log(`  ${pages} p ${contender.padEnd(14)} c=${concurrency}: ${row.tasks} tasks, median ${row.medianMs.toFixed(1)} ms, p95 ${row.p95Ms.toFixed(1)} ms, ` +
+            `in worker ${row.workerMedianMs.toFixed(1)} ms, ${row.perSecond.toFixed(1)}/s, CPU ${row.cpuMsPerTask.toFixed(1)} ms/signature`)
         }
       }
     }
@@ -106,7 +204,7 @@ export async function benchSign (options: Partial<SignBenchOptions> = {}, log: (
     await pool.destroy()
     await rm(dir, { recursive: true, force: true })
   }
-  return { rows, baseline: await baselineKind(), threads: o.threads }
+  return { rows, baseline: await baselineKind(), threads: o.threads, warmupMs: o.warmupMs }
 }
 
 /** The markdown table with ratios to the baseline of the same input and concurrency, then the targets. */
@@ -114,16 +212,19 @@ export function signTable (result: SignBenchResult): string {
   const base = (r: SignBenchRow): SignBenchRow | undefined =>
     result.rows.find((b) => b.contender === 'baseline' && b.pages === r.pages && b.concurrency === r.concurrency)
   const lines = [
-    `### PDF signing (${result.threads} worker threads; baseline: @signpdf, ${result.baseline})`,
+    `### PDF signing (${result.threads} worker threads, warmed ${(result.warmupMs / 1000).toFixed(1)} s per signer and input; baseline: @signpdf, ${result.baseline})`,
     '',
-    '| input | signer | concurrency | median ms | p95 ms | in-worker median ms | signatures/s | median vs baseline | output KB |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|'
+    'CPU ms/signature is the whole process (main thread, workers, V8 compiler and GC threads); cores busy = CPU time over wall time.',
+    '',
+    '| input | signer | concurrency | tasks | median ms | p95 ms | in-worker median ms | signatures/s | CPU ms/signature | cores busy | median vs baseline | output KB |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of result.rows) {
     const b = base(r)
     const ratio = b === undefined || r.contender === 'baseline' ? '1.00×' : `${(r.medianMs / b.medianMs).toFixed(2)}×`
-    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} (${Math.round(r.inputBytes / 1024)} KB) | ${r.contender === 'baseline' ? '@signpdf baseline' : `ours ${r.contender}`} | ${r.concurrency} | ` +
-      `${r.medianMs.toFixed(1)} | ${r.p95Ms.toFixed(1)} | ${r.workerMedianMs.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${ratio} | ${Math.round(r.outputBytes / 1024)} |`)
+    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} (${Math.round(r.inputBytes / 1024)} KB) | ${r.contender === 'baseline' ? '@signpdf baseline' : `ours ${r.contender}`} | ${r.concurrency} | ${r.tasks} | ` +
+      `${r.medianMs.toFixed(1)} | ${r.p95Ms.toFixed(1)} | ${r.workerMedianMs.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.cpuMsPerTask.toFixed(1)} | ` +
+      `${(r.perSecond * r.cpuMsPerTask / 1000).toFixed(2)} | ${ratio} | ${Math.round(r.outputBytes / 1024)} |`)
   }
   lines.push('', '| target | measured | verdict |', '|---|---|---|')
   for (const r of result.rows.filter((x) => x.contender === 'NONE' && x.concurrency === 1)) {
@@ -146,10 +247,16 @@ export function signTable (result: SignBenchResult): string {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { runs: { type: 'string' }, threads: { type: 'string' } }, strict: true })
+  const { values } = parseArgs({
+    options: { runs: { type: 'string' }, threads: { type: 'string' }, pages: { type: 'string' }, 'warmup-ms': { type: 'string' }, 'min-ms': { type: 'string' } },
+    strict: true
+  })
   const result = await benchSign({
     ...(values.runs === undefined ? {} : { runs: Number(values.runs) }),
-    ...(values.threads === undefined ? {} : { threads: Number(values.threads) })
+    ...(values.threads === undefined ? {} : { threads: Number(values.threads) }),
+    ...(values.pages === undefined ? {} : { pages: values.pages.split(',').map(Number) }),
+    ...(values['warmup-ms'] === undefined ? {} : { warmupMs: Number(values['warmup-ms']) }),
+    ...(values['min-ms'] === undefined ? {} : { minMs: Number(values['min-ms']) })
   }, (line) => process.stderr.write(`${line}\n`))
   process.stdout.write(`${signTable(result)}\n`)
 }
