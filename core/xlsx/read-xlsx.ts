@@ -11,7 +11,7 @@ export const DEFAULT_MAX_METADATA_BYTES = 256 * 1024 * 1024
  * Memory stays flat in the number of rows: only the shared strings are held whole.
  */
 export async function readXlsxFirstSheet (path: string, onRow: RowVisitor, options: ReadOptions): Promise<ReadSummary> {
-  const zip = await ZipArchive.open(path, { maxInflatedBytes: options.maxInflatedBytes, signal: options.signal })
+  const zip = await ZipArchive.open(path, { maxInflatedBytes: options.maxInflatedBytes, signal: options.signal, engine: options.inflateEngine })
   try {
     const parts = await loadWorkbookParts(zip, options.maxMetadataBytes ?? DEFAULT_MAX_METADATA_BYTES)
     const scanner = new SheetScanner({

@@ -1,4 +1,5 @@
 import type { Cell } from './cells.js'
+import type { InflateEngine } from './inflate.js'
 
 /**
  * Called once per non-empty row, in sheet order. `rowNumber` is the row number a
@@ -14,6 +15,8 @@ export interface ReadOptions {
   /** Cap for the parts held in memory (shared strings, styles, workbook). */
   maxMetadataBytes?: number
   signal?: AbortSignal
+  /** How the sheet is inflated; tests compare both, everything else keeps the default (inflate.ts). */
+  inflateEngine?: InflateEngine
   /**
    * Backpressure for slow consumers: awaited after each inflated chunk when given
    * (the CLI's `rows` command waits here for stdout to drain).

@@ -1,26 +1,14 @@
 /**
  * The ZIP side of XLSX: yauzl lists the central directory lazily, and we inflate
- * each part ourselves from a plain file stream. yauzl's own read stream inflates in
- * 16 KiB pieces; reading the raw deflate data in 1 MiB slices and inflating into
- * 256 KiB chunks roughly halves the inflate time on large sheets (bench/xlsx-read).
+ * each part ourselves from the file (inflate.ts): yauzl's own read stream inflates
+ * in 16 KiB pieces and allocates every one of them.
  */
-import { createReadStream } from 'node:fs'
-import { createInflateRaw } from 'node:zlib'
-import type { ZlibOptions } from 'node:zlib'
 import yauzl from 'yauzl'
 import type { Entry, ZipFile } from 'yauzl'
 import { EngineError } from '../errors.js'
+import { inflateEntry } from './inflate.js'
+import type { InflateEngine } from './inflate.js'
 
-const READ_SLICE_BYTES = 1 << 20
-const INFLATE_CHUNK_BYTES = 256 * 1024
-/**
- * How far inflation may run ahead of the scanner. zlib works on the libuv thread
- * pool, so with a few chunks of slack it inflates the next chunks while this thread
- * scans the current one, and the read costs about max(inflate, scan), not the sum.
- */
-const INFLATE_AHEAD_BYTES = 4 * INFLATE_CHUNK_BYTES
-// highWaterMark is a Transform option that zlib's own option type does not list.
-const INFLATE_OPTIONS: ZlibOptions = Object.assign({ chunkSize: INFLATE_CHUNK_BYTES }, { highWaterMark: INFLATE_AHEAD_BYTES })
 /** A workbook has a few dozen parts; thousands of entries mean a hostile or foreign archive. */
 const MAX_ENTRIES = 10_000
 /** General purpose flag bit 0 (APPNOTE 4.4.4): the entry is encrypted. */
@@ -30,6 +18,8 @@ export interface ZipLimits {
   /** Most bytes one part may declare or inflate to (zip-bomb guard). */
   maxInflatedBytes: number
   signal?: AbortSignal | undefined
+  /** Tests choose the zlib stream path here; everything else takes the default. */
+  engine?: InflateEngine | undefined
 }
 
 export class ZipArchive {
@@ -76,11 +66,15 @@ export class ZipArchive {
     const entry = this.entries.get(name.toLowerCase())
     if (entry === undefined) return undefined
     const chunks: Buffer[] = []
-    for await (const chunk of this.streamEntry(entry, Math.min(maxBytes, this.limits.maxInflatedBytes))) chunks.push(chunk)
+    // Copies: the inflater reuses a chunk's memory once the next one is asked for.
+    for await (const chunk of this.streamEntry(entry, Math.min(maxBytes, this.limits.maxInflatedBytes))) chunks.push(Buffer.from(chunk))
     return Buffer.concat(chunks)
   }
 
-  /** Inflates a part chunk by chunk; throws XLSX_ZIP_BOMB the moment it passes the limit. */
+  /**
+   * Inflates a part chunk by chunk; throws XLSX_ZIP_BOMB the moment it passes the limit.
+   * Each chunk is valid only until the next one is asked for: consumers copy what they keep.
+   */
   streamPart (name: string): AsyncGenerator<Buffer> {
     const entry = this.entries.get(name.toLowerCase())
     if (entry === undefined) throw new EngineError('SHEET_CORRUPT', `The workbook refers to a part "${name}" that is not in the archive.`)
@@ -90,20 +84,10 @@ export class ZipArchive {
   private async * streamEntry (entry: Entry, maxBytes: number): AsyncGenerator<Buffer> {
     checkEntry(entry, maxBytes)
     const { fileDataStart } = await this.zip.readLocalFileHeaderPromise(entry, { minimal: true })
-    if (entry.compressedSize === 0) return
-    const raw = createReadStream(this.path, {
-      start: fileDataStart,
-      end: fileDataStart + entry.compressedSize - 1,
-      highWaterMark: READ_SLICE_BYTES
-    })
-    const source = entry.compressionMethod === 8
-      ? raw.pipe(createInflateRaw(INFLATE_OPTIONS))
-      : raw
-    // pipe() does not forward errors from the file stream to the inflater.
-    if (source !== raw) raw.on('error', (err) => source.destroy(err))
     let total = 0
     try {
-      for await (const chunk of source as AsyncIterable<Buffer>) {
+      const data = { path: this.path, start: fileDataStart, compressedSize: entry.compressedSize, method: entry.compressionMethod }
+      for await (const chunk of inflateEntry(data, this.limits.engine)) {
         if (this.limits.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
         total += chunk.length
         if (total > maxBytes) throw zipBomb(entry.fileName, maxBytes)
@@ -117,9 +101,6 @@ export class ZipArchive {
     } catch (err) {
       if (err instanceof EngineError) throw err
       throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged and cannot be inflated.`, undefined, { cause: err })
-    } finally {
-      raw.destroy()
-      if (source !== raw) source.destroy()
     }
     if (total !== entry.uncompressedSize) {
       throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
