@@ -13,6 +13,8 @@ import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
 import { EngineError } from '../core/errors.js'
 
+const WRITE_QUEUE_BYTES = 4 << 20
+
 export interface Upload {
   /** Path of the stored file, or undefined when the request had no file part. */
   path: string | undefined
@@ -54,7 +56,9 @@ export async function receiveUpload (request: FastifyRequest, tmpDir: string, fi
           done(null, chunk)
         }
       })
-      await pipeline(part.file, tap, createWriteStream(path, { mode: 0o600 }))
+      // A deep write queue: with the default 16 KiB the socket waits for each 64 KiB
+      // write's round trip through the thread pool (a 28 MB upload took ~50 ms instead of ~38).
+      await pipeline(part.file, tap, createWriteStream(path, { mode: 0o600, highWaterMark: WRITE_QUEUE_BYTES }))
       upload.path = path
       upload.fileName = part.filename
       upload.sha256 = hash.digest('hex')
