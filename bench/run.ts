@@ -129,7 +129,8 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
       warmupRounds: 1,
       rounds: plan.processRounds,
       timeoutMs: settings.timeoutMs,
-      distDir: settings.distDir
+      distDir: settings.distDir,
+      measureServiceMemory: true
     }, adminUrl, (run) => print(processTable(run, 1000))))
   }
   if (plan.sign) {

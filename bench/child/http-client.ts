@@ -1,11 +1,15 @@
 /**
- * Worker thread: posts the ledger to the service (/v1/analyze or /v1/process) once
- * per 'post' message, as a multipart form whose file part streams from disk
- * (openAsBlob), never a copy.
+ * The benchmark's HTTP client, a process of its own (a real client is another
+ * machine): posts the ledger to the service (/v1/analyze or /v1/process) once per
+ * 'post' message, as a multipart form whose file part streams from disk
+ * (openAsBlob), never a copy. Being outside the service's process, its buffers do
+ * not count in the service's peak RSS. Start it with `startClient`.
  */
+import { fork } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { openAsBlob } from 'node:fs'
 import { basename } from 'node:path'
-import { parentPort, workerData } from 'node:worker_threads'
+import { fileURLToPath } from 'node:url'
 
 export interface ClientSetup {
   url: string
@@ -17,9 +21,36 @@ export interface ClientSetup {
 
 export type ClientReply = { ok: true, totalRows: number } | { ok: false, error: string }
 
-const setup = workerData as ClientSetup
+export interface Client {
+  /** One upload, answered with the service's total_rows. */
+  post: () => Promise<number>
+  close: () => Promise<void>
+}
 
-async function postOnce (): Promise<ClientReply> {
+/** Forks this module as the client process for `setup`. */
+export function startClient (setup: ClientSetup): Client {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [JSON.stringify(setup)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  return {
+    post: () => new Promise((resolve, reject) => {
+      const onExit = (code: number | null): void => reject(new Error(`the HTTP client exited (${code})`))
+      child.once('exit', onExit)
+      child.once('message', (reply: ClientReply) => {
+        child.off('exit', onExit)
+        if (reply.ok) resolve(reply.totalRows)
+        else reject(new Error(reply.error))
+      })
+      child.send('post')
+    }),
+    close: async () => {
+      if (child.exitCode !== null) return
+      const gone = new Promise((resolve) => child.once('exit', resolve))
+      child.kill()
+      await gone
+    }
+  }
+}
+
+async function postOnce (setup: ClientSetup): Promise<ClientReply> {
   const form = new FormData()
   for (const [name, value] of Object.entries(setup.fields ?? {})) form.append(name, value)
   form.append('file', await openAsBlob(setup.file), basename(setup.file))
@@ -29,9 +60,15 @@ async function postOnce (): Promise<ClientReply> {
   return { ok: true, totalRows: (JSON.parse(body) as { total_rows: number }).total_rows }
 }
 
-parentPort?.on('message', () => {
-  postOnce().then(
-    (reply) => parentPort?.postMessage(reply),
-    (err: unknown) => parentPort?.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) } satisfies ClientReply)
-  )
-})
+// Run as the forked client: answer each 'post' with one upload.
+if (process.send !== undefined && process.argv[1] === fileURLToPath(import.meta.url)) {
+  const setup = JSON.parse(process.argv[2] ?? '') as ClientSetup
+  // The benchmark process is gone (or done with us): so is the client.
+  process.on('disconnect', () => process.exit(0))
+  process.on('message', () => {
+    postOnce(setup).then(
+      (reply) => process.send?.(reply),
+      (err: unknown) => process.send?.({ ok: false, error: err instanceof Error ? err.message : String(err) } satisfies ClientReply)
+    )
+  })
+}

@@ -1,16 +1,17 @@
 /**
  * The HTTP case: the import service built from dist/ listening on 127.0.0.1, and
- * a client in a worker thread posting the ledger to /v1/analyze. The client gets
- * its own thread because a real client is another machine: sharing the server's
- * event loop would charge the multipart encoding to the server's upload phase.
+ * a client process posting the ledger to /v1/analyze. The client is a process of
+ * its own because a real client is another machine: sharing the server's event
+ * loop would charge the multipart encoding to the server's upload phase, and its
+ * memory would count as the service's.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { importDist, type App, type Config, type Pool } from './dist.js'
-import type { ClientReply, ClientSetup } from './http-client.js'
+import { startClient } from './http-client.js'
+import type { ClientSetup } from './http-client.js'
 import type { MeasureJob, Pass } from './protocol.js'
 
 export async function httpPass (job: MeasureJob): Promise<Pass> {
@@ -34,12 +35,6 @@ export async function httpPass (job: MeasureJob): Promise<Pass> {
   const { port } = app.server.address() as AddressInfo
 
   const setup: ClientSetup = { url: `http://127.0.0.1:${port}/v1/analyze`, apiKey, file: job.file }
-  const client = new Worker(new URL('./http-client.js', import.meta.url), { workerData: setup })
-  return () => new Promise((resolve, reject) => {
-    client.once('message', (reply: ClientReply) => {
-      if (reply.ok) resolve({ rows: reply.totalRows + 1, cells: 0, xmlBytes: 0 })
-      else reject(new Error(reply.error))
-    })
-    client.postMessage('post')
-  })
+  const client = startClient(setup)
+  return async () => ({ rows: (await client.post()) + 1, cells: 0, xmlBytes: 0 })
 }

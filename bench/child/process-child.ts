@@ -16,7 +16,6 @@ import { mkdir, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { Worker } from 'node:worker_threads'
 import pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
 import type * as CompaniesModule from '../../core/db/companies.js'
@@ -27,7 +26,8 @@ import type * as LedgerJobModule from '../../workers/ledger-job.js'
 import type * as ProcessJobModule from '../../workers/process-job.js'
 import type { Cell } from '../../core/xlsx/index.js'
 import { importDist, MAX_INFLATED_BYTES, type App, type Config, type Ledger, type Pool, type Xlsx } from './dist.js'
-import type { ClientReply, ClientSetup } from './http-client.js'
+import { startClient } from './http-client.js'
+import type { ClientSetup } from './http-client.js'
 import { REPORT_PREFIX, failureText, type ProcessCase, type ProcessJob, type ProcessReport, type Timing } from './protocol.js'
 import { median } from './repeat.js'
 
@@ -124,7 +124,9 @@ async function rawCopyStep (job: ProcessJob, db: pg.Client): Promise<Step> {
       lines = []
     }
   })
-  await readXlsxFirstSheet(job.file, analyzer.visit, { maxInflatedBytes: MAX_INFLATED_BYTES })
+  // Waits for the file to drain: unchecked writes would hold the whole CSV in memory.
+  const afterChunk = (): Promise<void> | undefined => out.writableNeedDrain ? new Promise((resolve) => out.once('drain', () => resolve())) : undefined
+  await readXlsxFirstSheet(job.file, analyzer.visit, { maxInflatedBytes: MAX_INFLATED_BYTES, afterChunk })
   await new Promise<void>((resolve, reject) => out.end(lines.length > 0 ? `${lines.join('\n')}\n` : '', () => resolve()).once('error', reject))
   return async () => {
     await db.query('BEGIN')
@@ -157,7 +159,7 @@ async function processStep (job: ProcessJob, url: string, copyMode: 'stream' | '
   return { step, close: () => client.end() }
 }
 
-/** The service from dist/ with its worker pool; the client posts from a thread of its own, streaming the file. */
+/** The service from dist/ with its worker pool; the client posts from a process of its own, streaming the file. */
 async function httpStep (job: ProcessJob, url: string): Promise<{ step: Step, close: () => Promise<void> }> {
   const { buildImportApp } = await importDist<App>(job.distDir, 'server/import/app.js')
   const { loadConfig } = await importDist<Config>(job.distDir, 'server/config.js')
@@ -170,15 +172,11 @@ async function httpStep (job: ProcessJob, url: string): Promise<{ step: Step, cl
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
   const setup: ClientSetup = { url: `http://127.0.0.1:${port}/v1/process`, apiKey, file: job.file, fields: { codigo_dominio: 'bench', batch_size: String(job.batchSize) } }
-  const client = new Worker(new URL('./http-client.js', import.meta.url), { workerData: setup })
-  const step: Step = () => new Promise((resolve, reject) => {
-    client.once('message', (reply: ClientReply) => reply.ok ? resolve(reply.totalRows) : reject(new Error(reply.error)))
-    client.postMessage('post')
-  })
+  const client = startClient(setup)
   return {
-    step,
+    step: () => client.post(),
     close: async () => {
-      await client.terminate()
+      await client.close()
       await app.close()
       await pool.destroy()
       await dbPool.end()

@@ -2,6 +2,10 @@
  * Repeated timing inside one child process, with tinybench. The JIT needs a few
  * passes before a streaming parser's hot loops are optimised, so the first pass
  * is a probe that doubles as warm-up and sizes the measured runs to the budget.
+ * Short passes are then warmed for WARMUP_MS more (at least one pass): on the 100k
+ * ledger our reader took 96, 62, 50, 52, 29 ms over its first five passes and
+ * 26-29 ms from then on, so two passes of warm-up left the median on V8's compile
+ * phase, not on the reader. Every contender is warmed the same way.
  */
 import { Bench } from 'tinybench'
 import type { PassOptions, Timing } from './protocol.js'
@@ -11,6 +15,8 @@ import type { PassOptions, Timing } from './protocol.js'
  * million rows takes half a minute): the probe alone is the warm-up.
  */
 const SLOW_PASS_MS = 5_000
+/** Warm-up time for passes shorter than SLOW_PASS_MS (about 40 passes of the 100k reader). */
+const WARMUP_MS = 1_500
 
 // Present when the child runs with --expose-gc (see PassOptions.collectBetweenPasses).
 const collectGarbage = (globalThis as { gc?: () => void }).gc
@@ -20,7 +26,7 @@ export async function timeRepeated<T> (name: string, pass: () => Promise<T>, opt
   const probeStart = performance.now()
   let last = await pass()
   const probeMs = performance.now() - probeStart
-  const extraWarmup = probeMs < SLOW_PASS_MS ? 1 : 0
+  const extraWarmup = probeMs < SLOW_PASS_MS ? Math.max(1, Math.ceil(WARMUP_MS / probeMs)) : 0
   const iterations = Math.min(options.maxIterations, Math.max(options.minIterations, Math.floor(options.budgetMs / probeMs)))
 
   const bench = new Bench({
