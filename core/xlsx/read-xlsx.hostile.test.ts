@@ -49,6 +49,52 @@ describe('hostile and foreign files', () => {
     await expect(readAll(path, 1 << 24)).rejects.toThrow(code('XLSX_ZIP_BOMB'))
   })
 
+  it('checks the small parts read in one step as it checks the sheet: sizes that lie, damaged data', async () => {
+    const wb: TinyWorkbook = { sharedStrings: ['a', 'b', 'c'], sheet: '<row r="1"><c t="s"><v>2</v></c></row>' }
+    const sst = 'xl/sharedStrings.xml'
+    const good = file()
+    await writeTinyXlsx(good, wb)
+    const rows: unknown[] = []
+    await readFirstSheet(good, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    expect(rows).toEqual([['c']])
+    const bytes = await readFile(good)
+    // Declared smaller than it inflates: refused as a bomb; declared larger: truncated.
+    const under = file()
+    await writeFile(under, patchCentral(bytes, 24, 10, sst))
+    await expect(readAll(under)).rejects.toThrow(code('XLSX_ZIP_BOMB'))
+    const over = file()
+    await writeFile(over, patchCentral(bytes, 24, 100_000, sst))
+    await expect(readAll(over)).rejects.toThrow(code('SHEET_CORRUPT'))
+    // The part's deflate data overwritten with junk.
+    const damaged = Buffer.from(bytes)
+    const at = damaged.indexOf(sst) + sst.length
+    for (let i = at; i < at + 12; i++) damaged[i] = 0xff
+    const broken = file()
+    await writeFile(broken, damaged)
+    await expect(readAll(broken)).rejects.toThrow(code('SHEET_CORRUPT'))
+    // Stored (uncompressed) parts are read the same way.
+    const stored = file()
+    await writeZip(stored, tinyXlsxParts(wb), true)
+    rows.length = 0
+    await readFirstSheet(stored, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    expect(rows).toEqual([['c']])
+  })
+
+  it('streams a shared-strings part too big to read in one step, with the same checks', async () => {
+    // Random strings: more than 1 MiB even compressed.
+    const strings = Array.from({ length: 120_000 }, (_, i) => `${i}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`)
+    const wb: TinyWorkbook = { sharedStrings: strings, sheet: '<row r="1"><c t="s"><v>59999</v></c></row>' }
+    const path = file()
+    await writeTinyXlsx(path, wb)
+    expect((await readFile(path)).length).toBeGreaterThan(1.5 * (1 << 20))
+    const rows: unknown[] = []
+    await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 26 })
+    expect(rows).toEqual([[strings[59_999]]])
+    const lying = file()
+    await writeFile(lying, patchCentral(await readFile(path), 24, 1000, 'xl/sharedStrings.xml'))
+    await expect(readAll(lying, 1 << 26)).rejects.toThrow(code('XLSX_ZIP_BOMB'))
+  })
+
   it('refuses DTDs and entity declarations in any XML part', async () => {
     const dtd = '<?xml version="1.0"?><!DOCTYPE lol [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
     const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'

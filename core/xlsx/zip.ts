@@ -3,12 +3,24 @@
  * each part ourselves from the file (inflate.ts): yauzl's own read stream inflates
  * in 16 KiB pieces and allocates every one of them.
  */
+import { closeSync, openSync, readSync } from 'node:fs'
+import { inflateRawSync } from 'node:zlib'
 import yauzl from 'yauzl'
 import type { Entry, ZipFile } from 'yauzl'
 import { EngineError } from '../errors.js'
 import { inflateEntry } from './inflate.js'
 import type { InflateEngine } from './inflate.js'
 
+/**
+ * Parts this small (compressed) are read and inflated in one synchronous step: the
+ * workbook, its relationships and styles, and usually the shared strings. Through the
+ * streaming path each cost about 0.26 ms of thread-pool round trips (open, read,
+ * inflate, close), ~1.3 ms of a 100k-row read; this way about 0.02 ms.
+ */
+const SMALL_PART_BYTES = 1 << 20
+/** Local file header signature and fixed length (APPNOTE 4.3.7). */
+const LOCAL_HEADER_SIGNATURE = 0x04034b50
+const LOCAL_HEADER_BYTES = 30
 /** A workbook has a few dozen parts; thousands of entries mean a hostile or foreign archive. */
 const MAX_ENTRIES = 10_000
 /** General purpose flag bit 0 (APPNOTE 4.4.4): the entry is encrypted. */
@@ -30,6 +42,9 @@ export class ZipArchive {
     private readonly entries: Map<string, Entry>,
     private readonly limits: ZipLimits
   ) {}
+
+  /** Our own descriptor for the synchronous small-part reads, opened on first use. */
+  private fd: number | undefined
 
   static async open (path: string, limits: ZipLimits): Promise<ZipArchive> {
     let zip: ZipFile
@@ -54,6 +69,8 @@ export class ZipArchive {
 
   close (): void {
     this.zip.close()
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
   }
 
   /** Declared inflated size of a part (0 when absent). */
@@ -65,6 +82,8 @@ export class ZipArchive {
   async readPart (name: string, maxBytes: number): Promise<Buffer | undefined> {
     const entry = this.entries.get(name.toLowerCase())
     if (entry === undefined) return undefined
+    const limit = Math.min(maxBytes, this.limits.maxInflatedBytes)
+    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= limit) return this.readSmallPart(entry, limit)
     const chunks: Buffer[] = []
     // Copies: the inflater reuses a chunk's memory once the next one is asked for.
     for await (const chunk of this.streamEntry(entry, Math.min(maxBytes, this.limits.maxInflatedBytes))) chunks.push(Buffer.from(chunk))
@@ -81,6 +100,37 @@ export class ZipArchive {
     return this.streamEntry(entry, this.limits.maxInflatedBytes)
   }
 
+  /** A small part whole, read and inflated synchronously, with the same checks as streamEntry. */
+  private readSmallPart (entry: Entry, maxBytes: number): Buffer {
+    checkEntry(entry, maxBytes)
+    const damaged = (why: string): EngineError => new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged: ${why}.`)
+    this.fd ??= openSync(this.path, 'r')
+    const header = Buffer.alloc(LOCAL_HEADER_BYTES)
+    if (readSync(this.fd, header, 0, LOCAL_HEADER_BYTES, entry.relativeOffsetOfLocalHeader) !== LOCAL_HEADER_BYTES ||
+      header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw damaged('its local header is missing')
+    // Name and extra field lengths of the local header, which may differ from the directory's.
+    const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28)
+    const data = Buffer.allocUnsafe(entry.compressedSize)
+    if (entry.compressedSize > 0 && readSync(this.fd, data, 0, data.length, start) !== data.length) {
+      throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
+    }
+    let out = data
+    if (entry.compressionMethod === 8) {
+      try {
+        // One byte more than declared: a part that inflates past its size is refused below.
+        out = inflateRawSync(data, { maxOutputLength: entry.uncompressedSize + 1 })
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw inflatesPastDeclared(entry)
+        throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged and cannot be inflated.`, undefined, { cause: err })
+      }
+    }
+    if (out.length > entry.uncompressedSize) throw inflatesPastDeclared(entry)
+    if (out.length !== entry.uncompressedSize) {
+      throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
+    }
+    return out
+  }
+
   private async * streamEntry (entry: Entry, maxBytes: number): AsyncGenerator<Buffer> {
     checkEntry(entry, maxBytes)
     const { fileDataStart } = await this.zip.readLocalFileHeaderPromise(entry, { minimal: true })
@@ -93,9 +143,7 @@ export class ZipArchive {
         if (total > maxBytes) throw zipBomb(entry.fileName, maxBytes)
         // A part that inflates past its declared size is lying about itself, the
         // classic trick of zip bombs that pass header checks.
-        if (total > entry.uncompressedSize) {
-          throw new EngineError('XLSX_ZIP_BOMB', `The part "${entry.fileName}" inflates to more bytes than the archive declares; the file is refused as a possible zip bomb.`, { part: entry.fileName })
-        }
+        if (total > entry.uncompressedSize) throw inflatesPastDeclared(entry)
         yield chunk
       }
     } catch (err) {
@@ -116,6 +164,10 @@ function checkEntry (entry: Entry, maxBytes: number): void {
     throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" uses ZIP compression method ${entry.compressionMethod}, which Excel never writes.`)
   }
   if (entry.uncompressedSize > maxBytes) throw zipBomb(entry.fileName, maxBytes)
+}
+
+function inflatesPastDeclared (entry: Entry): EngineError {
+  return new EngineError('XLSX_ZIP_BOMB', `The part "${entry.fileName}" inflates to more bytes than the archive declares; the file is refused as a possible zip bomb.`, { part: entry.fileName })
 }
 
 function zipBomb (name: string, maxBytes: number): EngineError {
