@@ -1,8 +1,8 @@
 /**
  * `npm run bench:quick`, the CI throughput guard, two gates, each a ratio measured
  * in one run (a slow or busy CI machine slows both sides and does not flip it):
- * - the reader against inflate-only on the same 200k-row ledger, alternating in
- *   one process: fails when median(reader) / median(inflate) > BENCH_MAX_RATIO (2.0);
+ * - the reader against inflate-only (our ZipArchive) on the same 200k-row ledger,
+ *   alternating in one process: fails when median(reader) / median(inflate) > BENCH_MAX_RATIO (2.0);
  * - /v1/process of a 100k-row ledger over HTTP against analyze + a raw COPY of the
  *   same rows into the same PostgreSQL: fails when the ratio > BENCH_MAX_PROCESS_RATIO (2.0).
  */
@@ -74,12 +74,12 @@ async function main (): Promise<number> {
     return 1
   }
   const { streamInflate } = outcome.report
-  // The gate: reader against inflating the sheet through yauzl's standard read stream,
-  // the baseline the issue's reference figures were measured on ("inflate alone 2.0 s"
-  // for 415 MB). The stricter ratio against our own faster inflate is printed beside it
-  // and tracked in the closing notes; it does not gate (see bench/README.md).
-  const measured = reader.medianMs / streamInflate.medianMs
-  const strict = reader.medianMs / inflate.medianMs
+  // The gate: reader against inflating the same sheet through our own ZipArchive, the
+  // raw limit the issue's 1.5x target is measured against (the reader cannot be faster
+  // than its input arrives). yauzl's standard read stream, about twice as slow, is
+  // printed beside it for reference (see bench/README.md).
+  const measured = reader.medianMs / inflate.medianMs
+  const overStream = reader.medianMs / streamInflate.medianMs
   const row = (label: string, ms: number, minMs: number): string[] =>
     [label, seconds(ms), seconds(minMs), integer(ledger.sheetRows / (ms / 1000)), megabytes(ledger.sheetXmlBytes / (ms / 1000), 1),
       ratio(ms / streamInflate.medianMs), ratio(ms / inflate.medianMs)]
@@ -87,15 +87,15 @@ async function main (): Promise<number> {
     ['contender', 'median s', 'min s', 'rows/s', 'MB/s of sheet XML', 'vs inflate (yauzl stream)', 'vs inflate (ZipArchive)'],
     [
       row('inflate only (yauzl read stream, 16 KiB)', streamInflate.medianMs, streamInflate.minMs),
-      row('inflate only (ZipArchive, 256 KiB)', inflate.medianMs, inflate.minMs),
+      row('inflate only (ZipArchive)', inflate.medianMs, inflate.minMs),
       row('razao reader', reader.medianMs, reader.minMs)
     ]
   )
   const verdict = measured <= maxRatio ? 'PASS' : 'FAIL'
   process.stdout.write(`### bench:quick — ${sizeLabel(ROWS)} rows, sheet XML ${megabytes(ledger.sheetXmlBytes, 1)} MB, ` +
     `${ROUNDS} rotating rounds after ${WARMUP_ROUNDS} warm-up\n\n${table}\n\n` +
-    `gate: reader / inflate (yauzl stream) = ${ratio(measured)} (limit ${ratio(maxRatio)}): ${verdict}\n` +
-    `tracked, not gating: reader / inflate (ZipArchive) = ${ratio(strict)} (target 1.5x)\n` +
+    `gate: reader / inflate (ZipArchive) = ${ratio(measured)} (limit ${ratio(maxRatio)}; the full run's target is 1.5x): ${verdict}\n` +
+    `for reference: reader / inflate (yauzl stream) = ${ratio(overStream)}\n` +
     `peak RSS ${megabytes(maxRssKb * 1024)} MB; dist/ of ${sourceVersion()}\n`)
   return verdict === 'PASS' && processPass ? 0 : 1
 }

@@ -1,8 +1,8 @@
 /**
  * The raw limit: inflating the sheet XML and nothing else. `zipArchivePass` goes
- * through our ZipArchive exactly as the reader does (1 MiB reads, 256 KiB inflate
- * chunks, inflate overlapping the consumer); `yauzlPass` is yauzl's own read
- * stream with zlib's default 16 KiB chunks, for reference.
+ * through our ZipArchive exactly as the reader does (core/xlsx/inflate.ts: zlib's
+ * native handle into reused buffers, overlapping the consumer); `yauzlPass` is
+ * yauzl's own read stream with zlib's default 16 KiB chunks, for reference.
  */
 import yauzl from 'yauzl'
 import { MAX_INFLATED_BYTES, importDist, type Zip } from './dist.js'

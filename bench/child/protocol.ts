@@ -91,7 +91,7 @@ export interface PairJob extends SheetTarget {
 }
 
 export interface PairReport {
-  /** Inflate-only through our ZipArchive (1 MiB reads, 256 KiB inflate chunks). */
+  /** Inflate-only through our ZipArchive (core/xlsx/inflate.ts, as the reader inflates). */
   inflate: Timing
   /** Inflate-only through yauzl's standard read stream (16 KiB pieces). */
   streamInflate: Timing
