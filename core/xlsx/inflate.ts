@@ -48,8 +48,13 @@ export type InflateEngine = 'native-handle' | 'stream'
 const OUT_BYTES = 1 << 20
 const OUT_BUFFERS = 3
 const IN_BYTES = 256 * 1024
-/** Largest piece of an output buffer handed out at once (see the header). */
-const PIECE_BYTES = 128 * 1024
+/**
+ * Largest piece of an output buffer handed out at once (see the header). Compared on
+ * the 100k and 1M ledgers, interleaved over many processes: 32 KiB gave the steadiest
+ * times (100k: 27-29 ms, against 24-35 ms with 128 KiB pieces); the extra event-loop
+ * turns cost less than zlib waiting for a whole 128 KiB to be scanned.
+ */
+const PIECE_BYTES = 32 * 1024
 /** Stream fallback: file slices and inflate chunks, as measured for the stream path. */
 const STREAM_READ_BYTES = 1 << 20
 const STREAM_CHUNK_BYTES = 256 * 1024
