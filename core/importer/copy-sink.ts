@@ -46,6 +46,9 @@ class SharedCopy implements BatchSink {
   }
 
   write (rows: Buffer): void {
+    // Once the server has refused the COPY, pg-copy-streams has let go of the connection
+    // and a further write would throw a TypeError of its own instead of that refusal.
+    if (this.failure !== undefined) return
     if (!this.copy.write(rows)) {
       // Settles on 'drain' or on the COPY failing: a dead connection never drains, and a
       // wait on it alone would leave the read pending forever.
@@ -64,7 +67,13 @@ class SharedCopy implements BatchSink {
   }
 
   async finish (): Promise<void> {
-    this.copy.end(COPY_TRAILER)
+    // The same: after a refusal, ending the stream would throw instead of reporting it.
+    if (this.failure !== undefined) throw this.failure
+    try {
+      this.copy.end(COPY_TRAILER)
+    } catch (err) {
+      throw this.failure ?? err
+    }
     await this.done
   }
 

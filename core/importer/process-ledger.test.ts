@@ -78,6 +78,27 @@ describe.each(['stream', 'per-batch'] as CopyMode[])('processLedger, copy mode %
     expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
     await db.pool.query("DELETE FROM importacoes WHERE sha256 = $1", ['b'.repeat(64)])
   })
+
+  it('reports the server\'s refusal, not a client-side error, when it arrives before the COPY is ended', async () => {
+    await db.pool.query("CREATE OR REPLACE FUNCTION fail_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'early boom'; END $$")
+    // The last row fails, and the batch size divides the row count: every batch is written
+    // while the file is read, and the pause below lets the refusal land before the COPY is ended.
+    expect(facts.totalRows % 100).toBe(0)
+    await db.pool.query(`CREATE TRIGGER fail_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = ${facts.totalRows + 1}) EXECUTE FUNCTION fail_row()`)
+    const slowEnd: ProcessSource = async (onRow, afterChunk) => {
+      const summary = await source(onRow, afterChunk)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      return summary
+    }
+    try {
+      await expect(processLedger(client, slowEnd, { fileName: 'ledger.xlsx', sha256: 'd'.repeat(64), codigoDominio: copyMode, mode: 'NORMAL', batchSize: 100, copyMode }))
+        .rejects.toThrow(/early boom/)
+    } finally {
+      await db.pool.query('DROP TRIGGER fail_row ON movimentos')
+    }
+    expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    await db.pool.query("DELETE FROM importacoes WHERE sha256 = $1", ['d'.repeat(64)])
+  })
 })
 
 describe('an import marked failed while it is written', () => {
