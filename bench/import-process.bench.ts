@@ -132,7 +132,9 @@ export function processTable (run: ProcessRun, batchSize: number): string {
       base === undefined ? DASH : ratio(t.medianMs / base), String(t.samplesMs.length)]
   })
   const table = markdownTable(['case', 'median s', 'min s', 'rows/s', 'vs analyze + raw COPY', 'runs'], rows)
-  return [title, '', table, `- peak RSS of the service process (server and pool threads, the HTTP case alone, uploads adding up to 256 MB): ${serviceRss(run) === undefined ? DASH : `${megabytes(serviceRss(run)! * 1024)} MB`}`,
+  const service = serviceRss(run)
+  return [title, '', table,
+    ...(service === undefined ? [] : [`- peak RSS of the service process (server and pool threads, the HTTP case alone, uploads adding up to 256 MB): ${megabytes(service * 1024)} MB`]),
     `- peak RSS of the measuring process (all cases above, the raw-COPY preparation included): ${megabytes(maxRssKb * 1024)} MB`,
     '- every case starts from empty tables after a CHECKPOINT; the database is PostgreSQL on this machine (embedded unless BENCH_DATABASE_URL)'].join('\n')
 }
