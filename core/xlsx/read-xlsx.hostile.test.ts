@@ -7,6 +7,7 @@ import { tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx
 import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
 import { detectFormat } from './detect.js'
 import { readFirstSheet } from './read-first-sheet.js'
+import { ZipArchive } from './zip.js'
 
 let dir: string
 let n = 0
@@ -78,6 +79,27 @@ describe('hostile and foreign files', () => {
     rows.length = 0
     await readFirstSheet(stored, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
     expect(rows).toEqual([['c']])
+  })
+
+  it('reports a damaged local header of the streamed sheet as a damaged file', async () => {
+    const path = file()
+    await writeTinyXlsx(path, { sheet: '<row r="1"><c><v>1</v></c></row>' })
+    const bytes = Buffer.from(await readFile(path))
+    const name = bytes.indexOf('xl/worksheets/sheet1.xml')
+    // The local header starts 30 bytes before its file name (APPNOTE 4.3.7).
+    expect(bytes.readUInt32LE(name - 30)).toBe(0x04034b50)
+    bytes.writeUInt32LE(0x12345678, name - 30)
+    await writeFile(path, bytes)
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_CORRUPT'))
+  })
+
+  it('refuses to read from an archive after it was closed', async () => {
+    const path = file()
+    await writeTinyXlsx(path, { sheet: '<row r="1"><c><v>1</v></c></row>' })
+    const zip = await ZipArchive.open(path, { maxInflatedBytes: 1 << 20 })
+    expect((await zip.readPart('xl/workbook.xml', 1 << 20))?.length).toBeGreaterThan(0)
+    zip.close()
+    await expect(zip.readPart('xl/workbook.xml', 1 << 20)).rejects.toThrow(/after close/)
   })
 
   it('streams a shared-strings part too big to read in one step, with the same checks', async () => {

@@ -18,6 +18,8 @@ import type { InflateEngine } from './inflate.js'
  * inflate, close), ~1.3 ms of a 100k-row read; this way about 0.02 ms.
  */
 const SMALL_PART_BYTES = 1 << 20
+/** ...and inflating to at most this, so that one step never blocks the thread for long. */
+const SMALL_PART_INFLATED_BYTES = 16 << 20
 /** Local file header signature and fixed length (APPNOTE 4.3.7). */
 const LOCAL_HEADER_SIGNATURE = 0x04034b50
 const LOCAL_HEADER_BYTES = 30
@@ -45,6 +47,11 @@ export class ZipArchive {
 
   /** Our own descriptor for the synchronous small-part reads, opened on first use. */
   private fd: number | undefined
+  private closed = false
+
+  private checkOpen (): void {
+    if (this.closed) throw new Error('ZipArchive used after close()')
+  }
 
   static async open (path: string, limits: ZipLimits): Promise<ZipArchive> {
     let zip: ZipFile
@@ -68,6 +75,7 @@ export class ZipArchive {
   }
 
   close (): void {
+    this.closed = true
     this.zip.close()
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
@@ -83,7 +91,7 @@ export class ZipArchive {
     const entry = this.entries.get(name.toLowerCase())
     if (entry === undefined) return undefined
     const limit = Math.min(maxBytes, this.limits.maxInflatedBytes)
-    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= limit) return this.readSmallPart(entry, limit)
+    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= Math.min(limit, SMALL_PART_INFLATED_BYTES)) return this.readSmallPart(entry, limit)
     const chunks: Buffer[] = []
     // Copies: the inflater reuses a chunk's memory once the next one is asked for.
     for await (const chunk of this.streamEntry(entry, Math.min(maxBytes, this.limits.maxInflatedBytes))) chunks.push(Buffer.from(chunk))
@@ -103,6 +111,7 @@ export class ZipArchive {
   /** A small part whole, read and inflated synchronously, with the same checks as streamEntry. */
   private readSmallPart (entry: Entry, maxBytes: number): Buffer {
     checkEntry(entry, maxBytes)
+    this.checkOpen()
     const damaged = (why: string): EngineError => new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged: ${why}.`)
     this.fd ??= openSync(this.path, 'r')
     const header = Buffer.alloc(LOCAL_HEADER_BYTES)
@@ -115,7 +124,8 @@ export class ZipArchive {
       throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
     }
     let out = data
-    if (entry.compressionMethod === 8) {
+    // An empty entry has no deflate data at all (as on the streaming path, it reads as empty).
+    if (entry.compressionMethod === 8 && entry.compressedSize > 0) {
       try {
         // One byte more than declared: a part that inflates past its size is refused below.
         out = inflateRawSync(data, { maxOutputLength: entry.uncompressedSize + 1 })
@@ -133,9 +143,12 @@ export class ZipArchive {
 
   private async * streamEntry (entry: Entry, maxBytes: number): AsyncGenerator<Buffer> {
     checkEntry(entry, maxBytes)
-    const { fileDataStart } = await this.zip.readLocalFileHeaderPromise(entry, { minimal: true })
+    this.checkOpen()
     let total = 0
     try {
+      // Inside the try: yauzl's own errors (a bad local header, data past the end of the
+      // file) are damage to report as such, like every other failure below.
+      const { fileDataStart } = await this.zip.readLocalFileHeaderPromise(entry, { minimal: true })
       const data = { path: this.path, start: fileDataStart, compressedSize: entry.compressedSize, method: entry.compressionMethod }
       for await (const chunk of inflateEntry(data, this.limits.engine)) {
         if (this.limits.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
