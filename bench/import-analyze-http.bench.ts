@@ -47,7 +47,7 @@ export function httpTable (run: HttpRun): string {
       String(samplesMs.length)
     ]
   })
-  notes.push('the HTTP row\'s peak RSS is the whole service process: server, worker pool and the client thread')
+  notes.push('the HTTP row\'s peak RSS is the whole service process: server and worker pool (the client is a process of its own)')
   const title = `### /v1/analyze over HTTP — ${sizeLabel(run.ledger.rows)} rows, upload ${megabytes(run.ledger.fileBytes, 1)} MB`
   const table = markdownTable(['contender', 'median s', 'min s', 'rows/s', 'peak RSS MB', 'ratio vs reader alone', 'runs'], rows)
   return [title, '', table, ...notes.map((n) => `- ${n}`)].join('\n')

@@ -119,6 +119,6 @@ export interface ProcessJob {
 
 export interface ProcessReport {
   timings: Partial<Record<ProcessCase, Timing>>
-  /** Peak RSS of the whole child (server, pool threads, client thread), KiB. */
+  /** Peak RSS of the whole child (server, pool threads, in-process cases; the HTTP client is a process of its own), KiB. */
   maxRssKb: number
 }
