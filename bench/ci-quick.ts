@@ -76,7 +76,7 @@ async function main (): Promise<number> {
   const { streamInflate } = outcome.report
   // The gate: reader against inflating the same sheet through our own ZipArchive, the
   // raw limit the 1.5x target is measured against (the reader cannot be faster
-  // than its input arrives). yauzl's standard read stream, about twice as slow, is
+  // than its input arrives). yauzl's standard read stream, about five times slower, is
   // printed beside it for reference (see bench/README.md).
   const measured = reader.medianMs / inflate.medianMs
   const overStream = reader.medianMs / streamInflate.medianMs

@@ -145,29 +145,21 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 /** The entry's bytes, inflated when it is deflated, chunk by chunk (each valid until the next is asked for). */
 export async function * inflateEntry (entry: EntryData, engine: InflateEngine = 'native-handle'): AsyncGenerator<Buffer> {
   if (entry.compressedSize === 0) return
-  if (engine === 'stream' || !(await nativeInflateAvailable())) {
+  // Stored (uncompressed) parts are rare in workbooks; the plain file stream serves them.
+  if (engine === 'stream' || entry.method !== 8 || !(await nativeInflateAvailable())) {
     yield * streamInflate(entry)
     return
   }
   const file = await open(entry.path, 'r')
   const buffers = takeBuffers()
   try {
-    yield * (entry.method === 8 ? nativeInflate(file, entry, buffers) : storedBytes(file, entry, buffers[0]!))
+    yield * nativeInflate(file, entry, buffers)
   } finally {
     await file.close()
   }
   // Only a read that ended cleanly gives its buffers back: after an early exit or an
   // error, a zlib write may still be filling one of them.
   giveBack(buffers)
-}
-
-async function * storedBytes (file: FileHandle, entry: EntryData, buffer: Buffer): AsyncGenerator<Buffer> {
-  for (let at = 0; at < entry.compressedSize;) {
-    const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, entry.compressedSize - at), entry.start + at)
-    if (bytesRead === 0) throw new Error('the file ends inside the entry')
-    at += bytesRead
-    yield buffer.subarray(0, bytesRead)
-  }
 }
 
 interface Filled { buffer: Buffer, length: number }

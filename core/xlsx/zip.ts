@@ -94,7 +94,7 @@ export class ZipArchive {
     if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= Math.min(limit, SMALL_PART_INFLATED_BYTES)) return this.readSmallPart(entry, limit)
     const chunks: Buffer[] = []
     // Copies: the inflater reuses a chunk's memory once the next one is asked for.
-    for await (const chunk of this.streamEntry(entry, Math.min(maxBytes, this.limits.maxInflatedBytes))) chunks.push(Buffer.from(chunk))
+    for await (const chunk of this.streamEntry(entry, limit)) chunks.push(Buffer.from(chunk))
     return Buffer.concat(chunks)
   }
 
@@ -112,16 +112,15 @@ export class ZipArchive {
   private readSmallPart (entry: Entry, maxBytes: number): Buffer {
     checkEntry(entry, maxBytes)
     this.checkOpen()
-    const damaged = (why: string): EngineError => new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged: ${why}.`)
     this.fd ??= openSync(this.path, 'r')
     const header = Buffer.alloc(LOCAL_HEADER_BYTES)
     if (readSync(this.fd, header, 0, LOCAL_HEADER_BYTES, entry.relativeOffsetOfLocalHeader) !== LOCAL_HEADER_BYTES ||
-      header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw damaged('its local header is missing')
+      header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged: its local header is missing.`)
     // Name and extra field lengths of the local header, which may differ from the directory's.
     const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28)
     const data = Buffer.allocUnsafe(entry.compressedSize)
     if (entry.compressedSize > 0 && readSync(this.fd, data, 0, data.length, start) !== data.length) {
-      throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
+      throw truncated(entry)
     }
     let out = data
     // An empty entry has no deflate data at all (as on the streaming path, it reads as empty).
@@ -131,12 +130,12 @@ export class ZipArchive {
         out = inflateRawSync(data, { maxOutputLength: entry.uncompressedSize + 1 })
       } catch (err) {
         if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw inflatesPastDeclared(entry)
-        throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged and cannot be inflated.`, undefined, { cause: err })
+        throw undecodable(entry, err)
       }
     }
     if (out.length > entry.uncompressedSize) throw inflatesPastDeclared(entry)
     if (out.length !== entry.uncompressedSize) {
-      throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
+      throw truncated(entry)
     }
     return out
   }
@@ -161,10 +160,10 @@ export class ZipArchive {
       }
     } catch (err) {
       if (err instanceof EngineError) throw err
-      throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged and cannot be inflated.`, undefined, { cause: err })
+      throw undecodable(entry, err)
     }
     if (total !== entry.uncompressedSize) {
-      throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
+      throw truncated(entry)
     }
   }
 }
@@ -177,6 +176,14 @@ function checkEntry (entry: Entry, maxBytes: number): void {
     throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" uses ZIP compression method ${entry.compressionMethod}, which Excel never writes.`)
   }
   if (entry.uncompressedSize > maxBytes) throw zipBomb(entry.fileName, maxBytes)
+}
+
+function truncated (entry: Entry): EngineError {
+  return new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" is shorter than the archive declares; the file is probably truncated.`)
+}
+
+function undecodable (entry: Entry, cause: unknown): EngineError {
+  return new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged and cannot be inflated.`, undefined, { cause })
 }
 
 function inflatesPastDeclared (entry: Entry): EngineError {
