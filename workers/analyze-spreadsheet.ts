@@ -33,27 +33,27 @@ export default defineTask(async (input: AnalyzeSpreadsheetInput): Promise<Analyz
   if (shared !== undefined) {
     const arrival = new ArrivalReader(shared, { maxIdleMs: MAX_IDLE_MS })
     const early = await readAlong(job, arrival)
-    if (early !== undefined) return early
-    if (arrival.state() !== 'complete') return { operation: 'unavailable', reason: 'the upload is still arriving' }
+    if (typeof early !== 'string') return early
+    if (arrival.state() !== 'complete') return { operation: 'unavailable', reason: early }
   }
   const format = await detectFormat(job.path)
   return format === 'xlsx' ? await runLedgerJob(job, 'xlsx') : await runXlsInIsolate({ job: 'ledger', input: job })
 })
 
-/** The answer read along with the upload, or undefined when the ordinary read must give it. */
-async function readAlong (job: LedgerJobInput, arrival: ArrivalReader): Promise<LedgerJobOutput | undefined> {
+/** The answer read along with the upload, or why the ordinary read must give it. */
+async function readAlong (job: LedgerJobInput, arrival: ArrivalReader): Promise<LedgerJobOutput | string> {
   try {
     // Eight bytes tell XLSX from XLS (detect.ts); a shorter file is the ordinary read's to judge.
     await arrival.waitFor(8)
-    if (await detectFormat(job.path) !== 'xlsx') return undefined
+    if (await detectFormat(job.path) !== 'xlsx') return 'not an XLSX file'
   } catch {
-    return undefined
+    return 'the format is for the ordinary read to judge'
   }
   try {
     return await runLedgerJob(job, 'xlsx', undefined, arrival)
   } catch (err) {
     // Anything else was raised after the read along was confirmed: the file's own error.
-    if (err instanceof EarlyReadUnavailable) return undefined
+    if (err instanceof EarlyReadUnavailable) return err.reason
     throw err
   }
 }

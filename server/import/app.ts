@@ -86,7 +86,8 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
       const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes }
       const early = along === undefined ? undefined : await along.result(cancel.signal)
-      const result = early ?? await runTask<AnalyzeSpreadsheetInput, LedgerJobOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
+      request.log.info(early?.output !== undefined ? { readAlong: true } : { readAlong: false, reason: early?.reason ?? 'no file part' }, 'analysis read along with the upload')
+      const result = early?.output ?? await runTask<AnalyzeSpreadsheetInput, LedgerJobOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
       const file = { fileName: upload.fileName, sha256: upload.sha256 }
       // The batch size may have come after the file, when the analysis had started.
       return result.operation === 'analyze'
@@ -161,8 +162,8 @@ function abortOnDisconnect (reply: FastifyReply): { signal: AbortSignal, dispose
 
 /** An analysis task started when the file part began, reading the upload as it lands. */
 interface ReadAlong {
-  /** Its answer, or undefined when the task could not be sure and the whole file must be read again. */
-  result: (signal: AbortSignal) => Promise<LedgerJobOutput | undefined>
+  /** Its answer, or why it has none (the task could not be sure, and the whole file must be read again). */
+  result: (signal: AbortSignal) => Promise<{ output: LedgerJobOutput } | { output?: undefined, reason: string }>
   /** Tells the task to stop (when it has not finished) and waits until it has. */
   stop: () => Promise<void>
 }
@@ -186,7 +187,7 @@ function readAlong (pool: WorkerPool, input: LedgerJobInput, arrival: ArrivalWri
       })
       aborted.catch(() => undefined)
       const output = await Promise.race([task, aborted])
-      return output.operation === 'unavailable' ? undefined : output
+      return output.operation === 'unavailable' ? { reason: output.reason } : { output }
     },
     stop: async () => {
       arrival.cancel()
