@@ -5,15 +5,13 @@
  * call `remove()` in a finally block, so the file is gone on every path.
  */
 import { createHash } from 'node:crypto'
-import type { Hash } from 'node:crypto'
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises'
-import type { FileHandle } from 'node:fs/promises'
+import { createWriteStream } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
+import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
 import { EngineError } from '../core/errors.js'
-import { ArrivalWriter } from '../core/files/arrival.js'
 
 const WRITE_QUEUE_BYTES = 4 << 20
 
@@ -27,19 +25,7 @@ export interface Upload {
   remove: () => Promise<void>
 }
 
-export interface UploadOptions {
-  /** The form field holding the file (default "file"). */
-  fileField?: string
-  /**
-   * Called when the file part starts, before its first byte is on disk: the path and
-   * the ArrivalWriter that tells another thread how much of it can be read so far
-   * (see core/files/arrival.ts). The upload completes or fails it.
-   */
-  onFile?: (path: string, arrival: ArrivalWriter) => void
-}
-
-export async function receiveUpload (request: FastifyRequest, tmpDir: string, options: UploadOptions = {}): Promise<Upload> {
-  const fileField = options.fileField ?? 'file'
+export async function receiveUpload (request: FastifyRequest, tmpDir: string, fileField = 'file'): Promise<Upload> {
   await mkdir(tmpDir, { recursive: true, mode: 0o700 })
   const dir = await mkdtemp(join(tmpDir, 'upload-'))
   const upload: Upload = {
@@ -62,59 +48,25 @@ export async function receiveUpload (request: FastifyRequest, tmpDir: string, op
       }
       const path = join(dir, 'upload')
       const hash = createHash('sha256')
-      const arrival = new ArrivalWriter()
-      const file = await open(path, 'wx', 0o600)
+      let size = 0
+      const tap = new Transform({
+        transform (chunk: Buffer, _enc, done) {
+          hash.update(chunk)
+          size += chunk.length
+          done(null, chunk)
+        }
+      })
+      // A deep write queue: with the default 16 KiB the socket waits for each 64 KiB
+      // write's round trip through the thread pool (a 28 MB upload took ~50 ms instead of ~38).
+      await pipeline(part.file, tap, createWriteStream(path, { mode: 0o600, highWaterMark: WRITE_QUEUE_BYTES }))
       upload.path = path
-      try {
-        options.onFile?.(path, arrival)
-        await pipeline(part.file, fileWriter(file, hash, arrival))
-        arrival.complete()
-      } catch (err) {
-        arrival.fail()
-        throw err
-      } finally {
-        await file.close()
-      }
       upload.fileName = part.filename
       upload.sha256 = hash.digest('hex')
-      upload.sizeBytes = arrival.bytes
+      upload.sizeBytes = size
     }
     return upload
   } catch (err) {
     await upload.remove()
     throw err
-  }
-}
-
-/**
- * Hashes the upload and writes it to `file` in arrival order, telling `arrival` after
- * each write has landed. Queued chunks go down in one writev. A deep queue: with the
- * default 16 KiB the socket waits for each 64 KiB write's round trip through the
- * thread pool (a 28 MB upload took ~50 ms instead of ~38).
- */
-function fileWriter (file: FileHandle, hash: Hash, arrival: ArrivalWriter): Writable {
-  const land = (chunks: Buffer[], done: (err?: Error | null) => void): void => {
-    for (const chunk of chunks) hash.update(chunk)
-    writeAll(file, chunks, arrival).then(() => done(), done)
-  }
-  return new Writable({
-    highWaterMark: WRITE_QUEUE_BYTES,
-    write (chunk: Buffer, _enc, done) { land([chunk], done) },
-    writev (chunks, done) { land(chunks.map((c) => c.chunk as Buffer), done) }
-  })
-}
-
-/** writev until every byte is down: a short write must not leave a hole in the file. */
-async function writeAll (file: FileHandle, chunks: Buffer[], arrival: ArrivalWriter): Promise<void> {
-  let rest = chunks
-  while (rest.length > 0) {
-    const { bytesWritten } = await file.writev(rest)
-    arrival.advance(bytesWritten)
-    let skip = bytesWritten
-    while (rest.length > 0 && skip >= rest[0]!.length) {
-      skip -= rest[0]!.length
-      rest = rest.slice(1)
-    }
-    if (skip > 0) rest = [rest[0]!.subarray(skip), ...rest.slice(1)]
   }
 }

@@ -32,11 +32,6 @@ export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) =>
 /** Problems that make a file unfit to store as typed rows (see ProblemKind). */
 const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN']
 
-/** Logical batches of `batchSize` rows the import of `rows` rows takes (the wire's `total_batches`). */
-export function countBatches (rows: number, batchSize: number): number {
-  return Math.ceil(rows / batchSize)
-}
-
 /** Whether a problem of this kind makes the file unfit to import. */
 export function isBlocking (kind: ProblemKind): boolean {
   return BLOCKING.includes(kind)
@@ -198,7 +193,7 @@ export class LedgerAnalyzer {
     }
     return {
       totalRows: this.totalRows,
-      totalBatches: countBatches(this.totalRows, batchSize),
+      totalBatches: Math.ceil(this.totalRows / batchSize),
       totalDebitCents: this.debitCents,
       totalCreditCents: this.creditCents,
       differenceCents: this.debitCents - this.creditCents,

@@ -1,7 +1,7 @@
 /** Ledger analysis and diagnosis over rows from any sheet source. */
 export { analyzeLedger, diagnoseLedger } from './ledger.js'
 export type { SheetSource, LedgerOptions } from './ledger.js'
-export { LedgerAnalyzer, countBatches, countBlocking, isBlocking } from './analyzer.js'
+export { LedgerAnalyzer, countBlocking, isBlocking } from './analyzer.js'
 export type { DataRowSink, LedgerRow } from './analyzer.js'
 export { REQUIRED_COLUMNS, HISTORY_COLUMN, mapColumns } from './columns.js'
 export type { ColumnMap } from './columns.js'

@@ -38,22 +38,9 @@ export interface EntryData {
   path: string
   /** Offset of the first data byte (after the local header). */
   start: number
-  /**
-   * Infinity when unknown (a part read while its upload arrives, whose local header
-   * leaves the sizes to a data descriptor): the deflate stream's own end ends it.
-   * The native engine only (see `arriving`).
-   */
   compressedSize: number
   /** 8: deflate; 0: stored. */
   method: number
-  /**
-   * For a file still being written: resolves with how many of the `length` bytes at
-   * `position` can be read now, at least one (rejects when none will come). Every
-   * input read asks it first. Native engine only.
-   */
-  arriving?: ((position: number, length: number) => Promise<number>) | undefined
-  /** Told, when the deflate stream has ended, how many compressed bytes it took. */
-  onEnd?: ((consumed: number) => void) | undefined
 }
 
 export type InflateEngine = 'native-handle' | 'stream'
@@ -196,8 +183,6 @@ async function * nativeInflate (file: FileHandle, entry: EntryData, buffers: Buf
   let nextInput = 0
   let reading = false
   let prefetched: { buffer: Buffer, length: number } | undefined
-  /** Why the last read ahead failed. */
-  let unreadable: Error | undefined
   let input: Buffer = inputs[0]!
   let inOffset = 0
   let inLeft = 0
@@ -216,22 +201,17 @@ async function * nativeInflate (file: FileHandle, entry: EntryData, buffers: Buf
     reading = true
     const buffer = inputs[nextInput]!
     nextInput ^= 1
+    const length = Math.min(IN_BYTES, entry.compressedSize - readAt)
     const position = entry.start + readAt
-    const wanted = Math.min(IN_BYTES, entry.compressedSize - readAt)
-    const ready = entry.arriving === undefined ? Promise.resolve(wanted) : entry.arriving(position, wanted)
-    ready.then(async (length) => {
-      const { bytesRead } = await file.read(buffer, 0, length, position)
+    readAt += length
+    file.read(buffer, 0, length, position).then(({ bytesRead }) => {
       reading = false
       if (bytesRead < length) throw new Error('the file ends inside the entry')
-      readAt += bytesRead
       prefetched = { buffer, length: bytesRead }
       step()
     }).catch((err: unknown) => {
-      reading = false
-      // A failed read matters only once its input is needed: a read ahead past the end
-      // of the file does not, when the deflate stream ends before it.
-      unreadable = err instanceof Error ? err : new Error(String(err))
-      step()
+      // A prefetch past the end of a stream that has already ended does not matter.
+      if (!finished) failure ??= err instanceof Error ? err : new Error(String(err))
     }).finally(wakeUp)
   }
 
@@ -240,8 +220,7 @@ async function * nativeInflate (file: FileHandle, entry: EntryData, buffers: Buf
     if (closed || writing || finished || failure !== undefined) return
     if (inLeft === 0 && flush !== Z_FINISH) {
       if (prefetched === undefined) {
-        if (unreadable !== undefined) failure ??= unreadable
-        else if (!reading) readSlice()
+        if (!reading) readSlice()
         return
       }
       input = prefetched.buffer
@@ -282,8 +261,6 @@ async function * nativeInflate (file: FileHandle, entry: EntryData, buffers: Buf
       if (currentLength > 0) filled.push({ buffer: current!, length: currentLength })
       current = undefined
       finished = true
-      // Read so far, less what is still unfed: the input zlib did not take, and a slice read ahead.
-      entry.onEnd?.(readAt - inLeft - (prefetched?.length ?? 0))
     }
     step()
     wakeUp()

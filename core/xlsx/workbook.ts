@@ -8,13 +8,7 @@ import sax from 'sax'
 import { EngineError } from '../errors.js'
 import { isBuiltinDateFormat, isDateFormatCode } from './number-format.js'
 import { LT, SLASH, closingTag, hasDoctype, isName, localStart, nameEnd, richText, tagEnd } from './xml-text.js'
-
-/** Where the small parts come from: the archive's directory, or the parts seen so far of an upload still arriving. */
-export interface PartSource {
-  has: (name: string) => boolean
-  /** The part inflated whole, or undefined when the package has no such part. */
-  readPart: (name: string, maxBytes: number) => Promise<Buffer | undefined>
-}
+import type { ZipArchive } from './zip.js'
 
 const REL_OFFICE_DOCUMENT = /\/officeDocument$/
 const REL_WORKSHEET = /\/worksheet$/
@@ -33,7 +27,7 @@ export interface WorkbookParts {
 interface Relationship { type: string, target: string }
 
 /** Locates the first sheet in workbook order and loads what the scanner needs to decode it. */
-export async function loadWorkbookParts (zip: PartSource, maxMetadataBytes: number): Promise<WorkbookParts> {
+export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: number): Promise<WorkbookParts> {
   const rootRels = await readRels(zip, '_rels/.rels', '', maxMetadataBytes)
   const officeDoc = [...rootRels.values()].find((r) => REL_OFFICE_DOCUMENT.test(r.type))
   const workbookPart = officeDoc?.target ?? 'xl/workbook.xml'
@@ -70,7 +64,7 @@ export async function loadWorkbookParts (zip: PartSource, maxMetadataBytes: numb
   }
 }
 
-async function readXmlPart (zip: PartSource, part: string, maxBytes: number): Promise<Buffer | undefined> {
+async function readXmlPart (zip: ZipArchive, part: string, maxBytes: number): Promise<Buffer | undefined> {
   const xml = await zip.readPart(part, maxBytes)
   if (xml !== undefined && hasDoctype(xml)) {
     throw new EngineError('XLSX_DTD_FORBIDDEN', `The part "${part}" declares a DTD or XML entities, which workbooks never need; the file is refused.`)
@@ -79,7 +73,7 @@ async function readXmlPart (zip: PartSource, part: string, maxBytes: number): Pr
 }
 
 /** Relationships of a part, targets resolved to archive paths (ECMA-376 Part 2, 9.3). */
-async function readRels (zip: PartSource, part: string, baseDir: string, maxBytes: number): Promise<Map<string, Relationship>> {
+async function readRels (zip: ZipArchive, part: string, baseDir: string, maxBytes: number): Promise<Map<string, Relationship>> {
   const rels = new Map<string, Relationship>()
   const xml = await readXmlPart(zip, part, maxBytes)
   if (xml === undefined) return rels

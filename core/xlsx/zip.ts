@@ -21,12 +21,12 @@ const SMALL_PART_BYTES = 1 << 20
 /** ...and inflating to at most this, so that one step never blocks the thread for long. */
 const SMALL_PART_INFLATED_BYTES = 16 << 20
 /** Local file header signature and fixed length (APPNOTE 4.3.7). */
-export const LOCAL_HEADER_SIGNATURE = 0x04034b50
-export const LOCAL_HEADER_BYTES = 30
+const LOCAL_HEADER_SIGNATURE = 0x04034b50
+const LOCAL_HEADER_BYTES = 30
 /** A workbook has a few dozen parts; thousands of entries mean a hostile or foreign archive. */
-export const MAX_ENTRIES = 10_000
+const MAX_ENTRIES = 10_000
 /** General purpose flag bit 0 (APPNOTE 4.4.4): the entry is encrypted. */
-export const FLAG_ENCRYPTED = 0x1
+const FLAG_ENCRYPTED = 0x1
 
 export interface ZipLimits {
   /** Most bytes one part may declare or inflate to (zip-bomb guard). */
@@ -34,15 +34,6 @@ export interface ZipLimits {
   signal?: AbortSignal | undefined
   /** Tests choose the zlib stream path here; everything else takes the default. */
   engine?: InflateEngine | undefined
-}
-
-/** The facts of one part that locate and size its bytes. */
-export interface EntryFacts {
-  headerOffset: number
-  compressedSize: number
-  uncompressedSize: number
-  method: number
-  flags: number
 }
 
 export class ZipArchive {
@@ -88,19 +79,6 @@ export class ZipArchive {
     this.zip.close()
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
-  }
-
-  /** What the central directory says of a part, or undefined when it lists no such part. */
-  describe (name: string): EntryFacts | undefined {
-    const entry = this.entries.get(name.toLowerCase())
-    if (entry === undefined) return undefined
-    return {
-      headerOffset: entry.relativeOffsetOfLocalHeader,
-      compressedSize: entry.compressedSize,
-      uncompressedSize: entry.uncompressedSize,
-      method: entry.compressionMethod,
-      flags: entry.generalPurposeBitFlag
-    }
   }
 
   /** Declared inflated size of a part (0 when absent). */

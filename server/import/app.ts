@@ -11,12 +11,7 @@ import { registerErrorHandler } from '../http-errors.js'
 import { loggerOptions } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { receiveUpload } from '../upload.js'
-import type { Upload } from '../upload.js'
 import { EngineError, hasCode } from '../../core/errors.js'
-import type { ArrivalWriter } from '../../core/files/arrival.js'
-import { countBatches } from '../../core/ledger/index.js'
-import type { LedgerAnalysis } from '../../core/ledger/index.js'
-import type { LedgerJobInput, LedgerJobOutput } from '../../workers/ledger-job.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import type { AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput } from '../../workers/analyze-spreadsheet.js'
@@ -24,7 +19,7 @@ import type { ProcessSpreadsheetInput, ProcessSpreadsheetOutput } from '../../wo
 import { recoverInterruptedImports } from '../../core/importer/process-ledger.js'
 import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
-import { BATCH_SIZE_DEFAULT, parseBatchSize, parseImportMode } from './params.js'
+import { parseBatchSize, parseImportMode } from './params.js'
 import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
 
 export interface ImportAppOptions {
@@ -69,34 +64,21 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   app.get('/health', async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment }))
 
   const analyze = async (request: FastifyRequest, reply: FastifyReply, operation: 'analyze' | 'diagnose') => {
+    const upload = await receiveUpload(request, shared.tmpDir)
     const cancel = abortOnDisconnect(reply)
-    let along: ReadAlong | undefined
-    let upload: Upload | undefined
     try {
-      // The analysis starts with the file part and reads along with the upload (see readAlong).
-      upload = await receiveUpload(request, shared.tmpDir, {
-        onFile: (path, arrival) => {
-          // The batch size only counts batches, set from the validated field at the end.
-          const input = { path, operation, batchSize: BATCH_SIZE_DEFAULT, maxInflatedBytes: config.maxInflatedBytes }
-          along = readAlong(pool, input, arrival)
-        }
-      })
       const batchSize = parseBatchSize(upload.fields.batch_size)
       if (upload.fields.modo_importacao !== undefined) parseImportMode(upload.fields.modo_importacao)
       if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
       const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes }
-      const early = along === undefined ? undefined : await along.result(cancel.signal)
-      request.log.info(early?.output !== undefined ? { readAlong: true } : { readAlong: false, reason: early?.reason ?? 'no file part' }, 'analysis read along with the upload')
-      const result = early?.output ?? await runTask<AnalyzeSpreadsheetInput, LedgerJobOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
+      const result = await runTask<AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
       const file = { fileName: upload.fileName, sha256: upload.sha256 }
-      // The batch size may have come after the file, when the analysis had started.
       return result.operation === 'analyze'
-        ? toAnalyzeResponse(file, withBatchSize(result.analysis, batchSize))
-        : toDiagnoseResponse(file, { ...result.diagnosis, analysis: withBatchSize(result.diagnosis.analysis, batchSize) })
+        ? toAnalyzeResponse(file, result.analysis)
+        : toDiagnoseResponse(file, result.diagnosis)
     } finally {
       cancel.dispose()
-      await along?.stop()
-      await upload?.remove()
+      await upload.remove()
     }
   }
   app.post('/v1/analyze', (request, reply) => analyze(request, reply, 'analyze'))
@@ -158,44 +140,4 @@ function abortOnDisconnect (reply: FastifyReply): { signal: AbortSignal, dispose
   const onClose = (): void => { if (!reply.raw.writableFinished) controller.abort() }
   reply.raw.on('close', onClose)
   return { signal: controller.signal, dispose: () => reply.raw.off('close', onClose) }
-}
-
-/** An analysis task started when the file part began, reading the upload as it lands. */
-interface ReadAlong {
-  /** Its answer, or why it has none (the task could not be sure, and the whole file must be read again). */
-  result: (signal: AbortSignal) => Promise<{ output: LedgerJobOutput } | { output?: undefined, reason: string }>
-  /** Tells the task to stop (when it has not finished) and waits until it has. */
-  stop: () => Promise<void>
-}
-
-/**
- * Starts the analysis task on a file still being written. It runs without the pool's
- * abort signal: piscina aborts a running task by ending its thread, while this task
- * stops by itself within one chunk once the ArrivalWriter is cancelled.
- */
-function readAlong (pool: WorkerPool, input: LedgerJobInput, arrival: ArrivalWriter): ReadAlong {
-  const task = runTask<AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput>(pool, 'analyze-spreadsheet', { ...input, arrival: arrival.shared })
-  // Settled is enough for stop(); result() rethrows the task's own errors.
-  const settled = task.then(() => undefined, () => undefined)
-  return {
-    result: async (signal) => {
-      const aborted = new Promise<never>((_resolve, reject) => {
-        const onAbort = (): void => reject(new EngineError('ABORTED', 'The request was cancelled.'))
-        if (signal.aborted) onAbort()
-        signal.addEventListener('abort', onAbort, { once: true })
-        void settled.then(() => signal.removeEventListener('abort', onAbort))
-      })
-      aborted.catch(() => undefined)
-      const output = await Promise.race([task, aborted])
-      return output.operation === 'unavailable' ? { reason: output.reason } : { output }
-    },
-    stop: async () => {
-      arrival.cancel()
-      await settled
-    }
-  }
-}
-
-function withBatchSize (analysis: LedgerAnalysis, batchSize: number): LedgerAnalysis {
-  return { ...analysis, totalBatches: countBatches(analysis.totalRows, batchSize) }
 }
