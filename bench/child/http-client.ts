@@ -22,24 +22,31 @@ export interface ClientSetup {
   fields?: Record<string, string>
 }
 
-export type ClientReply = { ok: true, totalRows: number } | { ok: false, error: string }
+export type ClientReply = { ok: true, totalRows: number, cpuMs: number } | { ok: false, error: string }
 
 export interface Client {
   /** One upload, answered with the service's total_rows. */
   post: () => Promise<number>
+  /** CPU time (user + system) the client process spent on the last upload, ms. */
+  lastCpuMs: () => number
   close: () => Promise<void>
 }
 
 /** Forks this module as the client process for `setup`. */
 export function startClient (setup: ClientSetup): Client {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), [JSON.stringify(setup)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  let cpuMs = Number.NaN
   return {
+    lastCpuMs: () => cpuMs,
     post: () => new Promise((resolve, reject) => {
       const onExit = (code: number | null): void => reject(new Error(`the HTTP client exited (${code})`))
       child.once('exit', onExit)
       child.once('message', (reply: ClientReply) => {
         child.off('exit', onExit)
-        if (reply.ok) resolve(reply.totalRows)
+        if (reply.ok) {
+          cpuMs = reply.cpuMs
+          resolve(reply.totalRows)
+        }
         else reject(new Error(reply.error))
       })
       child.send('post')
@@ -59,6 +66,7 @@ export function startClient (setup: ClientSetup): Client {
  * pieces and made the client, not the service, part of what the HTTP rows measured.
  */
 async function postOnce (setup: ClientSetup): Promise<ClientReply> {
+  const cpuBefore = process.cpuUsage()
   const boundary = `----razao-bench-${randomBytes(12).toString('hex')}`
   const fieldParts = Object.entries(setup.fields ?? {}).map(([name, value]) =>
     `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('')
@@ -88,7 +96,8 @@ async function postOnce (setup: ClientSetup): Promise<ClientReply> {
     file.pipe(request, { end: false })
   })
   if (status !== 200) return { ok: false, error: `HTTP ${status}: ${body.slice(0, 300)}` }
-  return { ok: true, totalRows: (JSON.parse(body) as { total_rows: number }).total_rows }
+  const cpu = process.cpuUsage(cpuBefore)
+  return { ok: true, totalRows: (JSON.parse(body) as { total_rows: number }).total_rows, cpuMs: (cpu.user + cpu.system) / 1000 }
 }
 
 // Run as the forked client: answer each 'post' with one upload.

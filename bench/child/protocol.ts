@@ -61,6 +61,8 @@ export interface PassCounts {
   rows: number
   cells: number
   xmlBytes: number
+  /** CPU another process spent on this pass (the HTTP client), ms; counted in Timing.cpuMedianMs. */
+  helperCpuMs?: number
 }
 
 /** One timed pass over the file. */
@@ -73,6 +75,12 @@ export interface Timing {
   minMs: number
   /** Runs discarded as warm-up (JIT, page cache, lazy module loading). */
   warmupRuns: number
+  /**
+   * CPU time (user + system, every thread of the measuring process, plus a helper
+   * process's share: PassCounts.helperCpuMs) of a measured run, median, ms. Beside
+   * the wall time it tells how many cores a run kept busy.
+   */
+  cpuMedianMs?: number
 }
 
 export interface MeasureReport {

@@ -21,7 +21,7 @@ const WARMUP_MS = 1_500
 // Present when the child runs with --expose-gc (see PassOptions.collectBetweenPasses).
 const collectGarbage = (globalThis as { gc?: () => void }).gc
 
-export async function timeRepeated<T> (name: string, pass: () => Promise<T>, options: PassOptions): Promise<{ timing: Timing, last: T }> {
+export async function timeRepeated<T extends { helperCpuMs?: number }> (name: string, pass: () => Promise<T>, options: PassOptions): Promise<{ timing: Timing, last: T }> {
   const collect = options.collectBetweenPasses ? collectGarbage : undefined
   const probeStart = performance.now()
   let last = await pass()
@@ -38,16 +38,25 @@ export async function timeRepeated<T> (name: string, pass: () => Promise<T>, opt
     retainSamples: true,
     throws: true
   })
-  bench.add(name, async () => { last = await pass() }, { beforeEach: () => { collect?.() } })
+  // CPU per run, warm-up runs included (tinybench runs them through the same function first).
+  const cpuMs: number[] = []
+  bench.add(name, async () => {
+    const before = process.cpuUsage()
+    last = await pass()
+    const used = process.cpuUsage(before)
+    cpuMs.push((used.user + used.system) / 1000 + (last.helperCpuMs ?? 0))
+  }, { beforeEach: () => { collect?.() } })
   await bench.run()
   const result = bench.getTask(name)?.result
   if (result === undefined || !('latency' in result)) throw new Error(`tinybench produced no timing for ${name}`)
+  const samplesMs = [...(result.latency.samples ?? [])]
   return {
     timing: {
-      samplesMs: [...(result.latency.samples ?? [])],
+      samplesMs,
       medianMs: result.latency.p50,
       minMs: result.latency.min,
-      warmupRuns: 1 + extraWarmup
+      warmupRuns: 1 + extraWarmup,
+      cpuMedianMs: median(cpuMs.slice(-samplesMs.length))
     },
     last
   }
