@@ -94,6 +94,15 @@ describe('authentication', () => {
       expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
     }
   })
+
+  it('refuses a keyless request whose path reaches a /v1 route only once percent-decoded', async () => {
+    // The router decodes "%76" to "v": a check on the raw URL would let these through.
+    for (const path of ['/%761/analyze', '/v%31/diagnose-unbalanced', '/%76%31/process']) {
+      const { status, body } = await post(path, {}, { path: files.balanced!, name: 'b.xlsx' }, {})
+      expect(status, path).toBe(401)
+      expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
+    }
+  })
 })
 
 describe('POST /v1/analyze', () => {

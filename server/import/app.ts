@@ -54,7 +54,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   })
 
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/v1/')) return
+    // The route that matched, not the raw URL: the router decodes percent-escapes, so
+    // "/%761/analyze" reaches /v1/analyze while its raw text does not start with "/v1/".
+    if (!(request.routeOptions.url ?? request.url).startsWith('/v1/')) return
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       return reply.code(401).send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })

@@ -162,6 +162,15 @@ describe('authentication', () => {
     const noHeader = await call(`${base.b}/api/v1/sign`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: API_KEY }, body: JSON.stringify(body) })
     expectError(noHeader, 401, 'UNAUTHORIZED')
   })
+
+  it('refuses a keyless request whose path reaches a protected route only once percent-decoded', async () => {
+    const body = JSON.stringify({ pdfBase64: Buffer.from(onePage).toString('base64') })
+    // The router decodes "%61" to "a" and "%31" to "1": a check on the raw URL would let these through.
+    for (const path of ['/%61pi/v1/sign', '/api/v%31/sign']) {
+      const res = await call(`${base.b}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      expectError(res, 401, 'UNAUTHORIZED')
+    }
+  })
 })
 
 describe.skipIf(!tools)('POST /api/v1/sign', () => {

@@ -101,7 +101,10 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id)
-    const path = request.url.split('?')[0]!
+    // The route that matched, not the raw URL: the router decodes percent-escapes, so
+    // "/%61pi/v1/..." reaches an /api route while its raw text does not start with "/api/".
+    // Without a route (a 404), the raw path decides, as nothing else will run.
+    const path = request.routeOptions.url ?? request.url.split('?')[0]!
     const protectedPath = (path.startsWith('/api/') && path !== '/api/v1/health') || (path.startsWith('/actuator') && config.actuatorAuth === 'api-key')
     if (!protectedPath) return
     const given = request.headers['x-api-key']
