@@ -22,8 +22,10 @@ export function createPool (options: PoolOptions = {}): WorkerPool {
     filename: workerFile('analyze-spreadsheet'),
     minThreads: Math.min(1, maxThreads),
     maxThreads,
-    // Queued tasks wait; a full queue is not an error for uploads already on disk.
-    maxQueue: 'auto',
+    // Queued tasks wait, however many: each is an upload already on disk, and refusing
+    // it would waste that. (piscina's 'auto' bound, threads², refused the 5th task
+    // queued on 2 threads, which the services answered 500.)
+    maxQueue: Number.POSITIVE_INFINITY,
     idleTimeout: 60_000,
     execArgv: workerExecArgv
   })
