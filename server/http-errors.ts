@@ -13,9 +13,10 @@ export type StatusTable = Record<Code, number>
 /** Fastify / @fastify/multipart error codes we answer with our own words. */
 const FRAMEWORK_ERRORS: Record<string, { status: number, detail: string }> = {
   FST_REQ_FILE_TOO_LARGE: { status: 413, detail: 'The uploaded file is larger than this service accepts.' },
-  FST_PARTS_LIMIT: { status: 413, detail: 'The request has too many multipart parts.' },
+  // Too many parts or fields is a malformed request (400); 413 is for a file above the size limit (spec 1, section 7).
+  FST_PARTS_LIMIT: { status: 400, detail: 'The request has too many multipart parts.' },
   FST_FILES_LIMIT: { status: 400, detail: 'Send exactly one file, in the field "file".' },
-  FST_FIELDS_LIMIT: { status: 413, detail: 'The request has too many form fields.' },
+  FST_FIELDS_LIMIT: { status: 400, detail: 'The request has too many form fields.' },
   FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 400, detail: 'The request body must be multipart/form-data.' },
   FST_MP_PREMATURE_CLOSE: { status: 400, detail: 'The upload ended before the multipart body was complete.' },
   FST_PROTO_VIOLATION: { status: 400, detail: 'A form field name is not allowed.' },

@@ -192,6 +192,23 @@ describe('POST /v1/analyze', () => {
     expect(next.status).toBe(200)
   })
 
+  it('refuses a form with more fields than any request needs with 400, not 413', async () => {
+    const fields = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`f${i}`, 'x']))
+    const { status, body } = await post('/v1/analyze', fields, { path: files.balanced!, name: 'b.xlsx' })
+    expect(status).toBe(400)
+    expect(body).toEqual({ detail: 'The request has too many form fields.' })
+    expect(await uploadsLeft()).toEqual([])
+  })
+
+  it('accepts batch_size at both ends of 100..10000 and counts batches by it', async () => {
+    for (const [size, batches] of [['100', 5], ['10000', 1]] as const) {
+      const { status, body } = await post('/v1/analyze', { batch_size: size }, { path: files.balanced!, name: 'b.xlsx' })
+      expect(status).toBe(200)
+      expect(body.total_rows).toBe(500)
+      expect(body.total_batches).toBe(batches)
+    }
+  })
+
   it('refuses a body that is not multipart with 400', async () => {
     const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } })
     expect(res.status).toBe(400)
