@@ -36,6 +36,13 @@ export default tseslint.config(
     ])
   },
   {
+    // Worker tests may build their inputs with the fixtures, as core tests do.
+    files: ['workers/**/*.test.ts'],
+    rules: restrict([
+      { group: ['**/server/**', '**/server', '**/bench/**'], message: 'workers/ are called by server/, never the reverse (STYLE.md).' }
+    ])
+  },
+  {
     files: ['plugins/**/*.ts'],
     ignores: ['plugins/**/*.test.ts'],
     rules: restrict([

@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
+import XLSX from 'xlsx'
 import { writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { readXlsxFirstSheet } from '../../core/xlsx/index.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { loadConfig } from '../config.js'
@@ -192,6 +194,35 @@ describe('POST /v1/analyze', () => {
     expect(next.status).toBe(200)
   })
 
+  it('refuses hostile workbooks with 400 and a clear detail, and the pool still serves the next request', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const dtd = join(dir, 'dtd.xlsx')
+    await writeTinyXlsx(dtd, { sheet: '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><worksheet><sheetData><row r="1"><c t="inlineStr"><is><t>&a;</t></is></c></row></sheetData></worksheet>' })
+    const noSheets = join(dir, 'no-sheets.xlsx')
+    await writeTinyXlsx(noSheets, { sheet: '', workbookXml: `<workbook xmlns="${NS}"><sheets/></workbook>` })
+    // A password-protected workbook: an OLE2 compound file holding an EncryptedPackage.
+    const cfb = XLSX.CFB.utils.cfb_new()
+    XLSX.CFB.utils.cfb_add(cfb, 'EncryptionInfo', Buffer.alloc(64, 1))
+    XLSX.CFB.utils.cfb_add(cfb, 'EncryptedPackage', Buffer.alloc(4096, 7))
+    const encrypted = join(dir, 'encrypted.xlsx')
+    await writeFile(encrypted, XLSX.CFB.write(cfb, { type: 'buffer' }) as Buffer)
+    // An OLE2 file whose workbook stream is garbage: SheetJS fails inside the isolate.
+    const garbage = XLSX.CFB.utils.cfb_new()
+    XLSX.CFB.utils.cfb_add(garbage, 'Workbook', Buffer.alloc(2048, 0xee))
+    const brokenXls = join(dir, 'broken.xls')
+    await writeFile(brokenXls, XLSX.CFB.write(garbage, { type: 'buffer' }) as Buffer)
+    for (const [path, detail] of [[dtd, /DTD/], [noSheets, /no sheets/], [encrypted, /encrypted/], [brokenXls, /no sheets|damaged|cannot be read/]] as const) {
+      const { status, body } = await post('/v1/analyze', {}, { path, name: 'hostile.xlsx' })
+      expect(status, path).toBe(400)
+      expect(Object.keys(body)).toEqual(['detail'])
+      expect(body.detail).toMatch(detail)
+      expect(body.detail).not.toMatch(/\n\s+at /)
+    }
+    const next = await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })
+    expect(next.status).toBe(200)
+    expect(await uploadsLeft()).toEqual([])
+  })
+
   it('refuses a form with more fields than any request needs with 400, not 413', async () => {
     const fields = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`f${i}`, 'x']))
     const { status, body } = await post('/v1/analyze', fields, { path: files.balanced!, name: 'b.xlsx' })
@@ -245,6 +276,20 @@ describe('POST /v1/diagnose-unbalanced', () => {
         expect(Object.keys(line).sort()).toEqual(['descricao_origem', 'historico_origem', 'id_conta', 'id_planejamento', 'linha_origem', 'tipo_origem', 'valor_credito', 'valor_debito'])
         expect(typeof line.id_conta).toBe('number')
       }
+    }
+    // historico_origem is the row's own "historico" cell (the fixture has that optional column).
+    const history = new Map<number, unknown>()
+    let at = -1
+    await readXlsxFirstSheet(files.ledger!, (row, cells) => {
+      if (at === -1) at = cells.findIndex((c) => typeof c === 'string' && c.trim().toLowerCase() === 'historico')
+      else history.set(row, cells[at])
+    }, { maxInflatedBytes: 1 << 26 })
+    expect(at).toBeGreaterThan(0)
+    const lines = groups.flatMap((g) => g.linhas as Array<Record<string, unknown>>)
+    expect(lines.length).toBeGreaterThan(0)
+    for (const line of lines) {
+      expect(line.historico_origem).toEqual(expect.any(String))
+      expect(line.historico_origem).toBe(String(history.get(line.linha_origem as number)).trim())
     }
   })
 
@@ -309,5 +354,12 @@ describe('temporary files and logs', () => {
     expect(requestLines.length).toBeGreaterThan(0)
     for (const l of requestLines) expect(l.reqId).toEqual(expect.any(String))
     expect(logText).not.toContain(API_KEY)
+    // Nor the file's contents: the texts of the ledger's cells appear in no log line.
+    const texts = new Set<string>()
+    await readXlsxFirstSheet(files.ledger!, (row, cells) => {
+      if (row > 1) for (const c of cells) if (typeof c === 'string' && c.length >= 8) texts.add(c)
+    }, { maxInflatedBytes: 1 << 26 })
+    expect(texts.size).toBeGreaterThan(10)
+    for (const text of texts) expect(logText).not.toContain(text)
   })
 })
