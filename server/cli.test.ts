@@ -96,6 +96,24 @@ describe('razao', () => {
     ])
   })
 
+  it('reads XLS in a thread of its own, with the same answers as for the same ledger in XLSX', async () => {
+    const xls = join(dir, 'ledger.xls')
+    const xlsFacts = await generateLedger({ path: xls, format: 'xls', rows: 800, seed: 5, unbalancedGroups: 2, dateStyle: 'text-br' })
+    const analyzed = await razao(['analyze', xls])
+    expect(analyzed.code).toBe(0)
+    expect(JSON.parse(analyzed.stdout)).toMatchObject({
+      file_name: 'ledger.xls',
+      total_rows: xlsFacts.totalRows,
+      total_debit: xlsFacts.totalDebitCents / 100,
+      total_credit: xlsFacts.totalCreditCents / 100,
+      unbalanced_lots: 2
+    })
+    const [fromXls, fromXlsx] = await Promise.all([razao(['rows', xls, '--limit', '5']), razao(['rows', ledger, '--limit', '5'])])
+    expect(fromXls.code).toBe(0)
+    expect(fromXls.stdout.trim().split('\n')).toHaveLength(5)
+    expect(fromXls.stdout).toBe(fromXlsx.stdout)
+  })
+
   it('fails with a clear message and exit 1 on a file it cannot read', async () => {
     const run = await razao(['analyze', join(dir, 'nope.xlsx')])
     expect(run.code).toBe(1)

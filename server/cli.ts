@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
 import { hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
-import { detectFormat, readFirstSheet } from '../core/xlsx/index.js'
+import { detectFormat, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import { runLedgerJob } from '../workers/ledger-job.js'
 import { ConfigError, loadConfig } from './config.js'
 import type { Config } from './config.js'
@@ -21,6 +21,7 @@ import type { Database } from './database.js'
 import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
 import { connect } from '../workers/db-connection.js'
 import { runProcessJob } from '../workers/process-job.js'
+import { runXlsInIsolate } from '../workers/xls-isolate.js'
 import { progressBar } from './progress.js'
 import { PLANNED_SERVICES, SERVICES, startServices } from './serve.js'
 import type { ServiceName } from './serve.js'
@@ -107,9 +108,11 @@ async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, bat
   const batchSize = parseBatchSize(batchSizeText)
   const format = await detectFormat(path)
   const progress = progressBar(`${operation} ${basename(path)}`)
+  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes }
+  // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
   const [sha256, result] = await Promise.all([
     sha256File(path),
-    runLedgerJob({ path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes }, format, progress.update)
+    format === 'xlsx' ? runLedgerJob(input, format, progress.update) : runXlsInIsolate({ job: 'ledger', input })
   ]).finally(() => progress.finish())
   const file = { fileName: basename(path), sha256 }
   const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
@@ -164,7 +167,8 @@ async function importFile (path: string, values: Flags, config: Config): Promise
     const progress = progressBar(`import ${fileName}`)
     try {
       const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
-      const result = await runProcessJob(input, format, client, progress.update)
+      // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
+      const result = format === 'xlsx' ? await runProcessJob(input, format, client, progress.update) : await runXlsInIsolate({ job: 'process', input })
       process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
     } finally {
       progress.finish()
@@ -186,7 +190,17 @@ async function printRows (path: string, limitText: string | undefined, config: C
     if (buffer !== '') out.write(buffer)
     buffer = ''
   }
-  await readFirstSheet(path, (row, cells) => {
+  if (await detectFormat(path) === 'xls') {
+    // SheetJS reads XLS in a thread of its own, as in the service; BIFF8's 65,536 rows at most come back whole.
+    const { lines } = await runXlsInIsolate({ job: 'rows', input: { path, limit, maxInflatedBytes: config.import.maxInflatedBytes } })
+    for (const line of lines) {
+      buffer += `${line}\n`
+      if (buffer.length > 65_536) flush()
+    }
+    flush()
+    return
+  }
+  await readXlsxFirstSheet(path, (row, cells) => {
     buffer += `${JSON.stringify({ row, cells })}\n`
     if (buffer.length > 65_536) flush()
     return ++printed < limit

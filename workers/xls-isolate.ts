@@ -10,6 +10,7 @@ import { connect } from './db-connection.js'
 import { runLedgerJob } from './ledger-job.js'
 import type { LedgerJobInput, LedgerJobOutput } from './ledger-job.js'
 import { runProcessJob } from './process-job.js'
+import { readXlsFirstSheet } from '../core/xlsx/index.js'
 import type { ProcessJobInput, ProcessJobOutput } from './process-job.js'
 import type { TaskResult } from './task.js'
 import { startWorker } from './paths.js'
@@ -20,9 +21,25 @@ const XLS_HEAP_MB = 1024
 /** Tells this module, when it is a thread's entry, that it was started as the isolate (not merely imported). */
 const ISOLATE_MARK = 'razaoXlsIsolate'
 
-/** The jobs an isolate runs: analysis (read only) or a process (read and COPY, on its own connection). */
-export type IsolateJob = { job: 'ledger', input: LedgerJobInput } | { job: 'process', input: ProcessJobInput }
-type IsolateOutput<J extends IsolateJob> = J extends { job: 'ledger' } ? LedgerJobOutput : ProcessJobOutput
+/**
+ * The jobs an isolate runs: analysis (read only), a process (read and COPY, on its own
+ * connection), or the rows of the sheet as the CLI's `razao rows` prints them.
+ */
+export type IsolateJob =
+  | { job: 'ledger', input: LedgerJobInput }
+  | { job: 'process', input: ProcessJobInput }
+  | { job: 'rows', input: RowsJobInput }
+type IsolateOutput<J extends IsolateJob> = J extends { job: 'ledger' } ? LedgerJobOutput : J extends { job: 'rows' } ? RowsJobOutput : ProcessJobOutput
+
+export interface RowsJobInput {
+  path: string
+  /** Most rows to return. */
+  limit: number
+  maxInflatedBytes: number
+}
+
+/** One JSON line per row, `{"row": N, "cells": [...]}`, dates and errors as their text. BIFF8 has at most 65,536 rows. */
+export interface RowsJobOutput { lines: string[] }
 
 export function runXlsInIsolate<J extends IsolateJob> (job: J): Promise<IsolateOutput<J>> {
   return new Promise((resolve, reject) => {
@@ -47,8 +64,17 @@ export function runXlsInIsolate<J extends IsolateJob> (job: J): Promise<IsolateO
   })
 }
 
-async function runJob (job: IsolateJob): Promise<LedgerJobOutput | ProcessJobOutput> {
+async function runJob (job: IsolateJob): Promise<LedgerJobOutput | ProcessJobOutput | RowsJobOutput> {
   if (job.job === 'ledger') return await runLedgerJob(job.input, 'xls')
+  if (job.job === 'rows') {
+    const lines: string[] = []
+    const { limit } = job.input
+    await readXlsFirstSheet(job.input.path, (row, cells) => {
+      lines.push(JSON.stringify({ row, cells }))
+      return lines.length < limit
+    }, { maxInflatedBytes: job.input.maxInflatedBytes })
+    return { lines }
+  }
   const client = await connect(job.input.databaseUrl)
   try {
     return await runProcessJob(job.input, 'xls', client)

@@ -6,7 +6,7 @@ import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
 /**
  * Reads the first sheet of either format, decided by the file's bytes. For XLS it
  * runs SheetJS in the calling thread, so call it only where that thread is thrown
- * away afterwards: the one-shot XLS worker, or a one-off CLI process.
+ * away afterwards: the one-shot XLS worker (workers/xls-isolate.ts), or a test.
  */
 export async function readFirstSheet (path: string, onRow: RowVisitor, options: ReadOptions): Promise<ReadSummary> {
   const format = await detectFormat(path)
