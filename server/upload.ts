@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -25,9 +25,43 @@ export interface Upload {
   remove: () => Promise<void>
 }
 
+const UPLOAD_PREFIX = 'upload-'
+/** Uploads untouched for this long belong to no live request (see sweepStaleUploads). */
+export const STALE_UPLOAD_MS = 60 * 60 * 1000
+
+/**
+ * Removes the upload folders that a process which died mid-request left in `tmpDir`
+ * (a crash runs no finally block). Only folders whose newest file is older than
+ * `staleMs` go: another instance sharing the folder may be receiving one right now.
+ * Returns how many were removed.
+ */
+export async function sweepStaleUploads (tmpDir: string, staleMs = STALE_UPLOAD_MS, now = Date.now()): Promise<number> {
+  let names: string[]
+  try {
+    names = await readdir(tmpDir)
+  } catch {
+    return 0
+  }
+  let removed = 0
+  for (const name of names) {
+    if (!name.startsWith(UPLOAD_PREFIX)) continue
+    const dir = join(tmpDir, name)
+    try {
+      let newest = (await stat(dir)).mtimeMs
+      for (const entry of await readdir(dir)) newest = Math.max(newest, (await stat(join(dir, entry))).mtimeMs)
+      if (now - newest < staleMs) continue
+      await rm(dir, { recursive: true, force: true })
+      removed++
+    } catch {
+      // Gone already, or not ours to read: leave it.
+    }
+  }
+  return removed
+}
+
 export async function receiveUpload (request: FastifyRequest, tmpDir: string, fileField = 'file'): Promise<Upload> {
   await mkdir(tmpDir, { recursive: true, mode: 0o700 })
-  const dir = await mkdtemp(join(tmpDir, 'upload-'))
+  const dir = await mkdtemp(join(tmpDir, UPLOAD_PREFIX))
   const upload: Upload = {
     path: undefined,
     fileName: '',

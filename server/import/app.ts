@@ -10,7 +10,7 @@ import type { ImportConfig, SharedConfig } from '../config.js'
 import { registerErrorHandler } from '../http-errors.js'
 import { loggerOptions } from '../logging.js'
 import { keyMatches } from '../secrets.js'
-import { receiveUpload } from '../upload.js'
+import { receiveUpload, sweepStaleUploads } from '../upload.js'
 import { EngineError, hasCode } from '../../core/errors.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -61,6 +61,12 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       return reply.code(401).send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
     }
+  })
+
+  // Uploads a crashed process left behind are removed once, when the service starts.
+  app.addHook('onReady', async () => {
+    const removed = await sweepStaleUploads(shared.tmpDir)
+    if (removed > 0) app.log.info({ removed }, 'removed uploads left by an earlier process')
   })
 
   app.get('/health', async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment }))
