@@ -41,11 +41,17 @@ export interface RowsJobInput {
 /** One JSON line per row, `{"row": N, "cells": [...]}`, dates and errors as their text. BIFF8 has at most 65,536 rows. */
 export interface RowsJobOutput { lines: string[] }
 
-export function runXlsInIsolate<J extends IsolateJob> (job: J): Promise<IsolateOutput<J>> {
+/** The isolate's bounds; tests shrink them to see a thread that runs out of time or memory. */
+export interface IsolateLimits {
+  deadlineMs: number
+  heapMb: number
+}
+
+export function runXlsInIsolate<J extends IsolateJob> (job: J, limits: IsolateLimits = { deadlineMs: XLS_DEADLINE_MS, heapMb: XLS_HEAP_MB }): Promise<IsolateOutput<J>> {
   return new Promise((resolve, reject) => {
     const worker = startWorker('xls-isolate', {
       workerData: { [ISOLATE_MARK]: true, job },
-      resourceLimits: { maxOldGenerationSizeMb: XLS_HEAP_MB }
+      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb }
     })
     let settled = false
     const settle = (fn: () => void): void => {
@@ -55,7 +61,7 @@ export function runXlsInIsolate<J extends IsolateJob> (job: J): Promise<IsolateO
       void worker.terminate()
       fn()
     }
-    const timer = setTimeout(() => settle(() => reject(new EngineError('SHEET_CORRUPT', 'The XLS workbook took too long to read and was abandoned; it may be damaged or crafted.'))), XLS_DEADLINE_MS)
+    const timer = setTimeout(() => settle(() => reject(new EngineError('SHEET_CORRUPT', 'The XLS workbook took too long to read and was abandoned; it may be damaged or crafted.'))), limits.deadlineMs)
     worker.once('message', (result: TaskResult<IsolateOutput<J>>) => {
       settle(() => result.ok ? resolve(result.value) : reject(fromWire(result.error)))
     })
