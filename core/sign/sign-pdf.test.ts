@@ -5,10 +5,11 @@
  */
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import jsQRModule from 'jsqr'
 import { PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
@@ -56,6 +57,24 @@ async function expectPades (pdf: Uint8Array, name: string): Promise<void> {
 }
 
 const tools = toolsAvailable('pdfsig', 'openssl', 'qpdf')
+
+/** jsqr is CommonJS whose typings declare an ES default export; at run time both shapes are the function. */
+const jsQR = jsQRModule.default
+
+/** Renders page `page` with pdftoppm (poppler) and decodes the QR code on it with jsQR; undefined when none is found. */
+async function qrOnPage (path: string, page: number): Promise<string | undefined> {
+  const out = join(dir, `qr-${counter}`)
+  await run('pdftoppm', ['-f', String(page), '-l', String(page), '-r', '150', '-gray', '-singlefile', path, out])
+  const pgm = await readFile(`${out}.pgm`)
+  // Binary PGM: "P5", width, height, maxval, each followed by whitespace, then one byte a pixel.
+  const header = /^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(pgm.toString('latin1', 0, 64))
+  if (header === null) throw new Error('pdftoppm did not write a PGM')
+  const [width, height] = [Number(header[1]), Number(header[2])]
+  const gray = pgm.subarray(header[0].length)
+  const rgba = new Uint8ClampedArray(width * height * 4)
+  for (let i = 0; i < width * height; i++) rgba.fill(gray[i]!, i * 4, i * 4 + 3).fill(255, i * 4 + 3, i * 4 + 4)
+  return jsQR(rgba, width, height)?.data
+}
 
 describe.skipIf(!tools)('PAdES-B', () => {
   it('signs a one-page PDF: valid in pdfsig over the whole file, CMS verified by OpenSSL, baseline attributes only', async () => {
@@ -144,7 +163,9 @@ describe.skipIf(!tools)('visual modes', () => {
   const modes: VisualMode[] = ['NONE', 'STAMP_ONLY', 'PAGE_ONLY', 'STAMP_AND_PAGE']
   it.each(modes)('%s: adds the stamps and/or the final page it promises, and the signature covers them', async (mode) => {
     const input = await makePdf([{}, { rotate: 90 }, { size: [300, 200] }])
-    const out = await signPdf(input, options({ visualMode: mode }))
+    const signedAt = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const signing = options({ visualMode: mode, signedAt, validatorUrl: 'https://validar.iti.gov.br/?origem=razao' })
+    const out = await signPdf(input, signing)
     await expectPades(out.pdf, `mode-${mode}`)
     const doc = await PDFDocument.load(out.pdf)
     const withPage = mode === 'PAGE_ONLY' || mode === 'STAMP_AND_PAGE'
@@ -158,6 +179,18 @@ describe.skipIf(!tools)('visual modes', () => {
       expect(stdout).toContain('Manifesto de assinatura digital')
       expect(stdout).toContain('11.222.333/0001-81')
       expect(stdout).toContain(material.identity.certificateAuthority)
+      // Signer, date and time in the configured zone, standard, identifier and pages.
+      expect(stdout).toContain(material.identity.signerName)
+      // São Paulo keeps UTC-03:00 all year (no daylight saving since 2019).
+      const local = new Date(signedAt.getTime() - 3 * 3600_000)
+      const two = (n: number): string => String(n).padStart(2, '0')
+      expect(stdout).toContain(`${two(local.getUTCDate())}/${two(local.getUTCMonth() + 1)}/${local.getUTCFullYear()} ` +
+        `${two(local.getUTCHours())}:${two(local.getUTCMinutes())}:${two(local.getUTCSeconds())} (UTC-03:00)`)
+      expect(stdout).toContain('PAdES-B')
+      expect(stdout).toContain(signing.documentIdentifier)
+      expect(stdout).toContain('3 do documento original + esta página')
+      // The QR code, rendered and decoded, points to the validator.
+      expect(await qrOnPage(path, 4)).toBe(signing.validatorUrl)
     }
   })
 })

@@ -240,6 +240,12 @@ describe('POST /v1/analyze', () => {
     }
   })
 
+  it('answers a URL with a bad percent-escape with 400 in the usual shape', async () => {
+    const res = await fetch(`${base}/v1/%zz`, { method: 'POST', headers: { 'x-api-key': API_KEY } })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({ detail: 'The request URL is malformed.' })
+  })
+
   it('refuses a body that is not multipart with 400', async () => {
     const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } })
     expect(res.status).toBe(400)

@@ -45,7 +45,13 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     genReqId: () => crypto.randomUUID(),
     // Uploads of hundreds of MB take a while on slow links.
     requestTimeout: 0,
-    bodyLimit: 1024 * 1024
+    bodyLimit: 1024 * 1024,
+    // A URL the router cannot decode (a bad percent-escape) fails before any hook runs:
+    // answer it as every other error, not in Fastify's own shape.
+    frameworkErrors: (error, request, reply) => {
+      request.log.info({ code: error.code }, 'request refused')
+      void (reply as FastifyReply).code(400).send({ detail: 'The request URL is malformed.' })
+    }
   })
   registerErrorHandler(app, IMPORT_STATUSES)
   await app.register(multipart, {

@@ -99,6 +99,8 @@ function expectError (res: { status: number, body: any, headers: Headers }, stat
   expect(typeof res.body.message).toBe('string')
   expect(res.body.requestId).toBe(res.headers.get('x-request-id'))
   expect(res.body.timestamp).toMatch(ISO_OFFSET)
+  // The request path, without its query string.
+  expect(res.body.path).toEqual(expect.stringMatching(/^\/[^?]*$/))
 }
 
 describe('GET /api/v1/health', () => {
@@ -146,8 +148,11 @@ describe('actuator', () => {
   })
 
   it('requires the key when SIGN_ACTUATOR_AUTH=api-key, refusing with the configured 403', async () => {
-    expectError(await call(`${base.dev}/actuator/info`), 403, 'UNAUTHORIZED')
+    for (const path of ['/actuator/info', '/actuator/health', '/%61ctuator/health']) {
+      expectError(await call(`${base.dev}${path}`), 403, 'UNAUTHORIZED')
+    }
     expect((await call(`${base.dev}/actuator/info`, { headers: { 'x-api-key': API_KEY } })).status).toBe(200)
+    expect((await call(`${base.dev}/actuator/health`, { headers: { 'x-api-key': API_KEY } })).status).toBe(200)
   })
 })
 
@@ -161,6 +166,12 @@ describe('authentication', () => {
     }
     const noHeader = await call(`${base.b}/api/v1/sign`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: API_KEY }, body: JSON.stringify(body) })
     expectError(noHeader, 401, 'UNAUTHORIZED')
+  })
+
+  it('answers a URL with a bad percent-escape in the envelope, with its request id', async () => {
+    const res = await call(`${base.b}/api/v1/%zz`, { headers: { 'x-api-key': API_KEY } })
+    expectError(res, 400, 'INVALID_REQUEST')
+    expect(res.body.path).toBe('/api/v1/%zz')
   })
 
   it('refuses a keyless request whose path reaches a protected route only once percent-decoded', async () => {
@@ -325,7 +336,9 @@ describe('errors (spec 2 §7)', () => {
   })
 
   it('RESOURCE_NOT_FOUND 404 for an unknown path', async () => {
-    expectError(await call(`${base.b}/api/v1/nothing`, { headers: { 'x-api-key': API_KEY } }), 404, 'RESOURCE_NOT_FOUND')
+    const missing = await call(`${base.b}/api/v1/nothing?x=1`, { headers: { 'x-api-key': API_KEY } })
+    expectError(missing, 404, 'RESOURCE_NOT_FOUND')
+    expect(missing.body.path).toBe('/api/v1/nothing')
   })
 })
 

@@ -82,7 +82,14 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     requestTimeout: 0,
-    bodyLimit
+    bodyLimit,
+    // A URL the router cannot decode (a bad percent-escape) fails before any hook runs:
+    // answer it in our envelope, with the request id, not in Fastify's own shape.
+    frameworkErrors: (error, request, reply) => {
+      void reply.header('x-request-id', request.id)
+      request.log.info({ code: error.code }, 'request refused')
+      void send(request, reply, 400, 'INVALID_REQUEST', 'The request URL is malformed.')
+    }
   })
 
   const send = (request: FastifyRequest, reply: FastifyReply, status: number, code: PublicCode, message: string, field: string | null = null): FastifyReply =>

@@ -20,6 +20,14 @@ describe('parseSignRequest', () => {
     expect(parseSignRequest({ pdfBase64: b64 }, pdf.length).pdf.equals(pdf)).toBe(true)
   })
 
+  it('refuses an originalFileName that is not a string, is blank or is over 255 characters, naming the field', () => {
+    const pdfBase64 = pdf.toString('base64')
+    for (const originalFileName of [42, '', '   ', 'a'.repeat(256)]) {
+      expect(() => parseSignRequest({ pdfBase64, originalFileName }, 1024)).toThrow(expect.objectContaining({ status: 400, publicCode: 'VALIDATION_ERROR', field: 'originalFileName' }))
+    }
+    expect(parseSignRequest({ pdfBase64, originalFileName: 'a'.repeat(255) }, 1024).originalFileName).toBe('a'.repeat(255))
+  })
+
   it('knows the decoded size before decoding', () => {
     for (const n of [1, 2, 3, 4, 100]) expect(decodedLength(Buffer.alloc(n).toString('base64'))).toBe(n)
   })
