@@ -182,6 +182,46 @@ describe('hostile and foreign files', () => {
     await expect(readAll(path)).rejects.toThrow(code('SHEET_CORRUPT'))
   })
 
+  it('reads a cell of several MiB arriving over many chunks, then the cells after it', async () => {
+    const long = 'ã'.repeat(3 << 20)
+    const path = file()
+    await writeTinyXlsx(path, { sheet: `<row r="1"><c t="inlineStr"><is><t>${long}</t></is></c><c><v>7</v></c></row><row r="2"><c><v>8</v></c></row>` })
+    const rows: unknown[][] = []
+    await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 28 })
+    expect(rows).toHaveLength(2)
+    expect((rows[0]![0] as string).length).toBe(long.length)
+    expect(rows[0]![1]).toBe(7)
+    expect(rows[1]).toEqual([8])
+  })
+
+  it('refuses an element longer than any workbook writes, without rescanning it chunk after chunk', async () => {
+    const path = file()
+    // A tag that never ends: scanned again from its start on every chunk, 20 MiB took minutes.
+    await writeTinyXlsx(path, { sheet: `<worksheet><x ${'a'.repeat(20 << 20)}` })
+    await expect(readAll(path, 1 << 28)).rejects.toThrow(code('SHEET_CORRUPT'))
+    await expect(readAll(path, 1 << 28)).rejects.toThrow(/longer than 16 MiB/)
+  })
+
+  it('refuses a row number beyond Excel\'s last row instead of storing it wrapped', async () => {
+    const path = file()
+    await writeTinyXlsx(path, { sheet: '<row r="1"><c><v>1</v></c></row><row r="3000000000"><c><v>2</v></c></row>' })
+    await expect(readAll(path)).rejects.toThrow(/row 3000000000, beyond Excel's last row/)
+    const slow = file()
+    await writeTinyXlsx(slow, { sheet: '<row r="1"><c><v>1</v></c></row><row spans="1:1" r="1048577"><c><v>2</v></c></row>' })
+    await expect(readAll(slow)).rejects.toThrow(code('SHEET_CORRUPT'))
+  })
+
+  it('keeps the search for an unclosed phonetic run inside its string item', async () => {
+    // Each <rPh> without its end tag made the search run to the end of the whole part: 50k items took 16 s.
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const items = '<si><t>a</t><rPh>x</si>'.repeat(50_000)
+    const path = file()
+    await writeTinyXlsx(path, { sharedStrings: `<sst xmlns="${NS}">${items}<si><t>last</t></si></sst>`, sheet: '<row r="1"><c t="s"><v>50000</v></c><c t="s"><v>0</v></c></row>' })
+    const rows: unknown[] = []
+    await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 28 })
+    expect(rows).toEqual([['last', 'a']])
+  })
+
   it('reads a million shared strings in bounded time', async () => {
     const strings = Array.from({ length: 1_000_000 }, (_, i) => `s${i}`)
     const path = file()

@@ -47,6 +47,17 @@ const COLON = 0x3a
 const WORK_BYTES = 512 * 1024
 /** A work buffer grown past this for one huge element is given back once that element is done. */
 const WORK_KEEP_BYTES = 8 << 20
+/**
+ * An unfinished element longer than this is scanned again only once the data held has
+ * doubled: each scan starts at the element's `<`, so scanning it again on every chunk
+ * would cost the square of its length (a crafted 34 KB upload of one unterminated tag
+ * held a thread for half a minute).
+ */
+const RESCAN_AFTER_BYTES = 256 * 1024
+/** No element of a worksheet comes near this (a cell holds at most 32,767 characters); longer is crafted or broken. */
+const MAX_ELEMENT_BYTES = 16 << 20
+/** Excel's last row (ECMA-376 Part 1, 18.3.1.73: r is at most 1,048,576). */
+const MAX_ROW = 1_048_576
 /** Fixed markup of the fast path as little-endian integers (DataView reads). */
 const C_OPEN = le('<c')
 const ATTR_R = le(' r="')
@@ -99,6 +110,8 @@ export class SheetScanner {
   private view = viewOf(this.work)
   /** Bytes at the start of `work` carried over from the previous chunk. */
   private carried = 0
+  /** While an element longer than RESCAN_AFTER_BYTES arrives: the data length at which to scan it again. */
+  private rescanAt = 0
   private inSheetData = false
   private finished = false
   private rowNumber = 0
@@ -138,9 +151,23 @@ export class SheetScanner {
       this.view = viewOf(grown)
     }
     chunk.copy(work, carried)
+    if (len < this.rescanAt) {
+      this.carried = len
+      return
+    }
+    this.scanHeld(len)
+  }
+
+  /** Scans the `len` bytes held in the work buffer, keeping the unfinished tail for the next chunk. */
+  private scanHeld (len: number): void {
+    const work = this.work
     SENTINEL.copy(work, len)
     const stop = this.scan(work.subarray(0, len), work, 0)
     this.carried = len - stop
+    if (this.carried > MAX_ELEMENT_BYTES) {
+      throw new EngineError('SHEET_CORRUPT', `The worksheet has an XML element longer than ${MAX_ELEMENT_BYTES >> 20} MiB, which no workbook writes; the file is damaged or crafted.`)
+    }
+    this.rescanAt = this.carried > RESCAN_AFTER_BYTES ? 2 * this.carried : 0
     if (stop < len && stop > 0) {
       if (work.length > WORK_KEEP_BYTES && this.carried <= WORK_BYTES) {
         const small = Buffer.allocUnsafe(WORK_BYTES + SENTINEL.length)
@@ -156,6 +183,12 @@ export class SheetScanner {
   /** Call after the last chunk; a sheet cut before `</sheetData>` is a truncated file. */
   end (): void {
     if (this.finished) return
+    // Data held back while a long element arrived is scanned now, once.
+    if (this.rescanAt > 0) {
+      this.rescanAt = 0
+      this.scanHeld(this.carried)
+      if (this.finished) return
+    }
     if (!this.inSheetData && this.rowsRead === 0 && this.carried === 0) {
       // A worksheet with no sheetData element at all: an empty sheet.
       this.finished = true
@@ -603,6 +636,9 @@ export class SheetScanner {
   }
 
   private finishRow (): void {
+    if (this.rowNumber > MAX_ROW) {
+      throw new EngineError('SHEET_CORRUPT', `The worksheet names row ${this.rowNumber}, beyond Excel's last row (${MAX_ROW}); the file is damaged or crafted.`)
+    }
     if (this.cells.length > 0) {
       this.rowsRead++
       if (this.ctx.onRow(this.rowNumber, this.cells) === false) this.finished = true

@@ -104,8 +104,9 @@ export function richText (data: Buffer, start: number, end: number): string {
     if (!selfClosing && isName(data, ls, ne, 't')) {
       pos = textContent(data, gt + 1, end, (piece) => { text += piece })
     } else if (!selfClosing && isName(data, ls, ne, 'rPh')) {
-      const close = data.indexOf(closingTag(data, lt + 1, ne), gt + 1)
-      pos = close === -1 || close > end ? end : close
+      // Searched within the item only: an unclosed run must not send every item's search to the end of the part.
+      const close = data.subarray(0, end).indexOf(closingTag(data, lt + 1, ne), gt + 1)
+      pos = close === -1 ? end : close
     } else {
       pos = gt + 1
     }
@@ -128,8 +129,9 @@ function textContent (data: Buffer, from: number, end: number, append: (piece: s
     if (lt === -1 || lt > end) lt = end
     if (lt > pos) append(decodeText(data, pos, lt))
     if (lt >= end || data[lt + 1] !== BANG || data.compare(CDATA_OPEN, 0, CDATA_OPEN.length, lt, lt + CDATA_OPEN.length) !== 0) return lt
-    const close = data.indexOf(CDATA_CLOSE, lt + CDATA_OPEN.length)
-    if (close === -1 || close > end) return end
+    // Within the element only (see richText's rPh).
+    const close = data.subarray(0, end).indexOf(CDATA_CLOSE, lt + CDATA_OPEN.length)
+    if (close === -1) return end
     append(data.toString('utf8', lt + CDATA_OPEN.length, close))
     pos = close + CDATA_CLOSE.length
   }
@@ -137,13 +139,18 @@ function textContent (data: Buffer, from: number, end: number, append: (piece: s
 }
 
 const closingTags = new Map<string, Buffer>()
+/**
+ * A file uses a handful of element names; the cache keeps the first few. A file that
+ * invents a prefix per element must not grow it in a thread that serves later requests.
+ */
+const CLOSING_TAGS_KEPT = 64
 /** `</name>` for the (possibly prefixed) element name in [start, end), cached. */
 export function closingTag (data: Buffer, start: number, end: number): Buffer {
   const name = data.toString('latin1', start, end)
   let tag = closingTags.get(name)
   if (tag === undefined) {
     tag = Buffer.from(`</${name}>`, 'latin1')
-    closingTags.set(name, tag)
+    if (closingTags.size < CLOSING_TAGS_KEPT) closingTags.set(name, tag)
   }
   return tag
 }
