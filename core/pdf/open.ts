@@ -100,11 +100,35 @@ function sizeOf (dict: PDFDict): number {
   return size.asNumber()
 }
 
+/**
+ * pdf-lib looks for the end of a stream that has no `endstream` by reading on to the
+ * end of the file, once per such stream: a few thousand of them in a few hundred KB
+ * held a thread for the whole signing deadline. A damaged file may lack one or two.
+ */
+const MAX_UNTERMINATED_STREAMS = 16
+
+/** Stream keywords after a dictionary (`>>`, white space, `stream`, end of line) less `endstream` keywords. */
+function unterminatedStreams (bytes: Uint8Array): number {
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let starts = 0
+  let ends = 0
+  for (let i = data.indexOf('stream'); i !== -1; i = data.indexOf('stream', i + 6)) {
+    if (i >= 3 && data[i - 3] === 0x65 && data[i - 2] === 0x6e && data[i - 1] === 0x64) { ends++; continue }
+    let j = i - 1
+    while (j >= 0 && (data[j] === 0x20 || data[j] === 0x0a || data[j] === 0x0d || data[j] === 0x09 || data[j] === 0x0c || data[j] === 0x00)) j--
+    const next = data[i + 6]
+    if (j >= 1 && data[j] === 0x3e && data[j - 1] === 0x3e && (next === 0x0a || next === 0x0d)) starts++
+  }
+  return starts - ends
+}
+
 /** Parses the PDF; not a PDF, truncated, unreadable or without pages is SIGN_PDF_INVALID. */
 export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
   const head = latin1(bytes, 0, Math.min(bytes.length, 1024))
   if (!head.includes('%PDF-')) invalid('The content is not a PDF (no %PDF- header).')
   const { startXref, end } = findFileEnd(bytes)
+  const unterminated = unterminatedStreams(bytes.subarray(0, end))
+  if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
   let doc: PDFDocument
   try {
     doc = await PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
