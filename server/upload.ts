@@ -101,6 +101,18 @@ export async function receiveUpload (request: FastifyRequest, tmpDir: string, fi
     return upload
   } catch (err) {
     await upload.remove()
-    throw err
+    throw malformedOrAsIs(err)
   }
+}
+
+/**
+ * busboy's parse errors ("Boundary not found", "Unexpected end of form", a malformed
+ * part header) carry no code and would be answered 500: they are the client's malformed
+ * body, a 400. Errors with a code (multipart limits, file system, a client that hung up:
+ * ECONNRESET, FST_MP_PREMATURE_CLOSE) and our own pass through.
+ */
+function malformedOrAsIs (err: unknown): unknown {
+  if (err instanceof EngineError) return err
+  if (!(err instanceof Error) || (err as { code?: unknown }).code !== undefined) return err
+  return new EngineError('REQUEST_INVALID', 'The multipart body is malformed: send the file as multipart/form-data, with its boundary in the Content-Type header.', undefined, { cause: err })
 }

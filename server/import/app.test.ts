@@ -246,6 +246,17 @@ describe('POST /v1/analyze', () => {
     expect(await res.json()).toEqual({ detail: 'The request URL is malformed.' })
   })
 
+  it('refuses a malformed multipart body with 400, keeping nothing', async () => {
+    const unterminated = '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.xlsx"\r\n\r\nPK\x03\x04abc'
+    const cases: Array<[string, string]> = [['multipart/form-data', 'garbage'], ['multipart/form-data; boundary=XX', 'garbage'], ['multipart/form-data; boundary=XX', unterminated]]
+    for (const [type, body] of cases) {
+      const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body, headers: { 'content-type': type, 'x-api-key': API_KEY } })
+      expect(res.status, `${type} ${body.slice(0, 10)}`).toBe(400)
+      expect(await res.json()).toEqual({ detail: expect.stringMatching(/multipart/) })
+    }
+    expect(await uploadsLeft()).toEqual([])
+  })
+
   it('refuses a body that is not multipart with 400', async () => {
     const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } })
     expect(res.status).toBe(400)
