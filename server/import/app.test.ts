@@ -364,6 +364,18 @@ describe('temporary files and logs', () => {
     expect(logText).toMatch(/"code":"ABORTED"/)
   })
 
+  it('keeps a client\'s plain X-Request-Id and replaces one that could forge log lines', async () => {
+    const seen = async (id: string): Promise<string | undefined> => {
+      const before = logText.length
+      await fetch(`${base}/v1/analyze`, { method: 'POST', headers: { 'x-request-id': id } })
+      const lines = logText.slice(before).trim().split('\n').map((l) => JSON.parse(l) as { reqId?: string })
+      return lines.find((l) => l.reqId !== undefined)?.reqId
+    }
+    expect(await seen('client-42.a:b')).toBe('client-42.a:b')
+    const forged = await seen('x" "level":60 "msg":"fake')
+    expect(forged).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
   it('logs a request id on request lines and never the API key', async () => {
     await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })
     const lines = logText.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)

@@ -11,7 +11,7 @@ import { registerErrorHandler } from '../http-errors.js'
 import { loggerOptions } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { receiveUpload, sweepStaleUploads } from '../upload.js'
-import { EngineError, hasCode } from '../../core/errors.js'
+import { EngineError } from '../../core/errors.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import type { AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput } from '../../workers/analyze-spreadsheet.js'
@@ -37,12 +37,20 @@ export interface ImportAppOptions {
 
 export const IMPORT_SERVICE_NAME = 'razao-import'
 
+/** What a client may choose as its request id. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/
+
 export async function buildImportApp (options: ImportAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
   const app = Fastify({
     logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // A client's X-Request-Id is kept when it is a plain token; anything else (log-line
+    // forgery, megabytes of header) is replaced by our own id.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID()
+    },
     // Uploads of hundreds of MB take a while on slow links.
     requestTimeout: 0,
     bodyLimit: 1024 * 1024,
@@ -126,7 +134,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       } catch (err) {
         // A cancelled or crashed worker drops its connection, which rolls the load back;
         // the importation row it left PROCESSANDO is marked FALHOU once the session is gone.
-        if (hasCode(err, 'ABORTED') || hasCode(err, 'INTERNAL') || hasCode(err, 'DATABASE_UNAVAILABLE')) settleInterrupted(database, request.log)
+        // Any failure may be one (an XLS isolate past its deadline answers SHEET_CORRUPT),
+        // and recovery touches only imports whose session has ended, so it always runs.
+        settleInterrupted(database, request.log)
         throw err
       }
     } finally {
