@@ -130,10 +130,17 @@ export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
   const unterminated = unterminatedStreams(bytes.subarray(0, end))
   if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
   let doc: PDFDocument
+  // pdf-lib reports each invalid object it skips with console.warn: two unstructured lines
+  // per object on the service's stderr, outside its logs (20,000 lines for a 249 KB file).
+  // Silenced for the load only; a pool thread signs one file at a time.
+  const warn = globalThis.console.warn
+  globalThis.console.warn = () => undefined
   try {
     doc = await PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
   } catch (err) {
     return invalid('The PDF could not be parsed.', err)
+  } finally {
+    globalThis.console.warn = warn
   }
   if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
   const last = readLastSection(doc, bytes.subarray(0, end), startXref)
