@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPool } from '../workers/pool.js'
 import { loadConfig } from './config.js'
 import { buildImportApp } from './import/app.js'
-import { STALE_UPLOAD_MS, sweepStaleUploads } from './upload.js'
+import { STALE_UPLOAD_MS, ensurePrivateDir, sweepStaleUploads } from './upload.js'
 
 let dir: string
 beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'razao-sweep-')) })
@@ -20,6 +20,26 @@ async function leftover (tmp: string, name: string, ageMs: number): Promise<void
   await utimes(join(folder, 'upload'), when, when)
   await utimes(folder, when, when)
 }
+
+describe('ensurePrivateDir', () => {
+  it('creates a missing folder private, and accepts it', async () => {
+    const tmp = join(dir, 'private', 'uploads')
+    await ensurePrivateDir(tmp)
+    expect((await stat(tmp)).mode & 0o777).toBe(0o700)
+    await ensurePrivateDir(tmp)
+  })
+
+  it('refuses a folder others can write to, and a link, naming RAZAO_TMP_DIR', async () => {
+    const open = join(dir, 'open')
+    await mkdir(open, { mode: 0o777 })
+    await chmod(open, 0o777)
+    await expect(ensurePrivateDir(open)).rejects.toThrow(/RAZAO_TMP_DIR .*open can be written by other users \(mode 777\)/)
+    const link = join(dir, 'link')
+    await mkdir(join(dir, 'target'), { mode: 0o700 })
+    await symlink(join(dir, 'target'), link)
+    await expect(ensurePrivateDir(link)).rejects.toThrow(/RAZAO_TMP_DIR .*link is not a folder/)
+  })
+})
 
 describe('sweepStaleUploads', () => {
   it('removes only upload folders untouched for longer than the limit', async () => {

@@ -6,12 +6,13 @@
  */
 import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
 import { EngineError } from '../core/errors.js'
+import { ConfigError } from './config.js'
 
 const WRITE_QUEUE_BYTES = 4 << 20
 
@@ -23,6 +24,26 @@ export interface Upload {
   sizeBytes: number
   fields: Record<string, string>
   remove: () => Promise<void>
+}
+
+/**
+ * Creates the uploads folder when missing and checks that it is ours alone: a real
+ * folder (not a link), owned by this process's user, writable by nobody else. The
+ * default sits in the shared /tmp: another local user who made /tmp/razao first could
+ * otherwise swap an upload between its receipt and its reading. Throws a message
+ * naming RAZAO_TMP_DIR.
+ */
+export async function ensurePrivateDir (dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  const facts = await lstat(dir)
+  const problem = !facts.isDirectory()
+    ? 'is not a folder (a link or a file)'
+    : process.getuid !== undefined && facts.uid !== process.getuid()
+      ? `belongs to another user (uid ${facts.uid})`
+      : (facts.mode & 0o022) !== 0
+          ? `can be written by other users (mode ${(facts.mode & 0o777).toString(8)})`
+          : undefined
+  if (problem !== undefined) throw new ConfigError('RAZAO_TMP_DIR', `RAZAO_TMP_DIR ${dir} ${problem}; point it at a private folder or fix its owner and mode (chmod 700)`)
 }
 
 const UPLOAD_PREFIX = 'upload-'

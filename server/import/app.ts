@@ -10,7 +10,7 @@ import type { ImportConfig, SharedConfig } from '../config.js'
 import { registerErrorHandler } from '../http-errors.js'
 import { loggerOptions } from '../logging.js'
 import { keyMatches } from '../secrets.js'
-import { receiveUpload, sweepStaleUploads } from '../upload.js'
+import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import { EngineError } from '../../core/errors.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -77,8 +77,10 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     }
   })
 
-  // Uploads a crashed process left behind are removed once, when the service starts.
+  // The uploads folder must be ours alone; uploads a crashed process left behind are
+  // removed once, when the service starts.
   app.addHook('onReady', async () => {
+    await ensurePrivateDir(shared.tmpDir)
     const removed = await sweepStaleUploads(shared.tmpDir)
     if (removed > 0) app.log.info({ removed }, 'removed uploads left by an earlier process')
   })
