@@ -20,6 +20,7 @@
  *   so they are exact by construction;
  * - text: the UTF-8 bytes.
  */
+import { EngineError } from '../errors.js'
 import { readInteger, readText } from '../ledger/index.js'
 import type { ColumnMap, LedgerRow } from '../ledger/index.js'
 import type { Cell } from '../xlsx/index.js'
@@ -70,6 +71,9 @@ export class MovementEncoder {
     this.buffer = Buffer.allocUnsafe(Math.max(batchBytesHint, ROW_ROOM + this.prefix.length))
   }
 
+  /** Sheet row of the row being encoded, for messages. */
+  private rowNumber = 0
+
   /** Rows encoded since the last take(). */
   get pending (): number {
     return this.rows
@@ -77,6 +81,7 @@ export class MovementEncoder {
 
   /** Appends one row of a file without blocking problems so far. */
   add (row: LedgerRow, cells: Cell[], c: ColumnMap): void {
+    this.rowNumber = row.rowNumber
     this.ensureAt(this.pos, ROW_ROOM + this.prefix.length)
     let buf = this.buffer
     buf.set(this.prefix, this.pos)
@@ -86,16 +91,16 @@ export class MovementEncoder {
     pos = row.groupId === null ? writeNull(buf, pos) : writeInt8(buf, pos, row.groupId)
     pos = row.date === null ? writeNull(buf, pos) : writeDate(buf, pos, this.dayOf(row.date))
     pos = this.integerCell(buf, pos, cells[c.id_conta])
-    pos = this.textCell(pos, cells[c.planejamento_analitico])
+    pos = this.textCell(pos, cells[c.planejamento_analitico], 'planejamento_analitico')
     buf = this.buffer
     pos = this.integerCell(buf, pos, cells[c.id_planejamento])
-    pos = this.textCell(pos, cells[c.planejamento])
-    pos = this.textCell(pos, cells[c.tipo])
-    pos = this.textCell(pos, cells[c.cod_planejamento])
+    pos = this.textCell(pos, cells[c.planejamento], 'planejamento')
+    pos = this.textCell(pos, cells[c.tipo], 'tipo')
+    pos = this.textCell(pos, cells[c.cod_planejamento], 'cod_planejamento')
     buf = this.buffer
     pos = writeCents(buf, pos, row.creditCents)
     pos = writeCents(buf, pos, row.debitCents)
-    this.pos = c.historico === undefined ? writeNull(buf, pos) : this.textCell(pos, cells[c.historico])
+    this.pos = c.historico === undefined ? writeNull(buf, pos) : this.textCell(pos, cells[c.historico], 'historico')
     this.rows++
   }
 
@@ -131,12 +136,17 @@ export class MovementEncoder {
    * without a word, so every text leaves ROW_ROOM after it; callers reload
    * `this.buffer` after this.
    */
-  private textCell (pos: number, cell: Cell | undefined): number {
+  private textCell (pos: number, cell: Cell | undefined, column: string): number {
     const key = typeof cell === 'string' ? cell : readText(cell)
     if (key === null) return writeNull(this.buffer, pos)
     let encoded = this.texts.get(key)
     if (encoded === undefined) {
       if (this.texts.size >= CACHE_LIMIT) this.texts.clear()
+      // Checked once per distinct text, as it is encoded: PostgreSQL text cannot hold U+0000,
+      // and COPY would fail on it with a database error (a 500) instead of a refusal.
+      if (key.includes('\u0000')) {
+        throw new EngineError('LEDGER_INVALID_CELLS', `Row ${this.rowNumber}, column ${column} holds a NUL character (U+0000), which the database cannot store as text; nothing was written. Remove it from the cell and send the file again.`, { invalid_cells: 1 })
+      }
       encoded = lengthPrefixed(readText(key))
       this.texts.set(key, encoded)
     }

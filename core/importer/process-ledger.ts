@@ -170,8 +170,11 @@ async function copyMovements (db: ClientBase, source: ProcessSource, request: Pr
     await source(analyzer.visit, () => sink.backpressure())
     flush()
   } catch (err) {
+    // A failure the server reported before this one is the cause (our writes after it
+    // fail for that reason); one that comes only from our abort is not.
+    const serverFailedFirst = sink.failure
     await sink.abort(err as Error)
-    throw sink.failure ?? err
+    throw serverFailedFirst ?? err
   }
   await sink.finish()
   return analyzer.finish(request.batchSize)

@@ -60,6 +60,9 @@ beforeAll(async () => {
   await writeFile(files.huge, Buffer.alloc(9 * 1024 * 1024, 1))
   files.invalid = join(dir, 'invalid.xlsx')
   await writeTinyXlsx(files.invalid, { sheet: ledgerXml([[1, 10, '01/02/2024', 'abc', '100,00'], [2, 10, '01/02/2024', '100,00', '']]) })
+  files.nul = join(dir, 'nul.xlsx')
+  // _x0000_ is ST_Xstring's escape for U+0000 (ECMA-376 Part 1, 22.9.2.19): a cell can carry one.
+  await writeTinyXlsx(files.nul, { sheet: ledgerXml([[1, 10, '01/02/2024', '100,00', '', 'Conta'], [2, 10, '01/02/2024', '', '100,00', 'Conta _x0000_ nula']]) })
   files.tricky = join(dir, 'tricky.xlsx')
   await writeTinyXlsx(files.tricky, { sheet: ledgerXml(TRICKY_TEXTS.map((text, i) => [i + 1, 500, '2024-03-05', i === 0 ? '10,00' : '', i === 1 ? '10,00' : '', text])) })
 
@@ -189,6 +192,14 @@ describe('POST /v1/process: refusals', () => {
     expect(res.status).toBe(422)
     expect(res.body.detail).toMatch(/cannot be imported.*row 2, column debito/s)
     expect(await importsOf('100')).toEqual([])
+  })
+
+  it('422 for a text cell holding a NUL character, which PostgreSQL text cannot store; nothing is written', async () => {
+    const res = await processFile(files.nul, { codigo_dominio: '100' })
+    expect(res.status).toBe(422)
+    expect(res.body.detail).toMatch(/Row 3, column planejamento_analitico holds a NUL character/)
+    expect(await importsOf('100')).toEqual([])
+    expect(await movementsOfCompany('100')).toBe(0)
   })
 
   it('reports an unbalanced file before an unknown company (the spec\'s order)', async () => {
