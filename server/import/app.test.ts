@@ -4,6 +4,7 @@
  * read-only routes can give is exercised here.
  */
 import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -95,6 +96,21 @@ describe('authentication', () => {
       expect(status).toBe(401)
       expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
     }
+  })
+
+  it('closes the connection after a 401 instead of reading the rest of an unauthenticated body', async () => {
+    const { port } = new URL(base)
+    const socket = connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (d: Buffer) => { answer += d.toString() })
+    const closed = new Promise((resolve) => socket.on('close', resolve))
+    // A gigabyte announced and a trickle sent: without a key none of it is wanted.
+    socket.write('POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 1000000000\r\n\r\nabc')
+    const trickle = setInterval(() => { if (!socket.destroyed) socket.write('a') }, 50)
+    await closed
+    clearInterval(trickle)
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /)
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i)
   })
 
   it('refuses a keyless request whose path reaches a /v1 route only once percent-decoded', async () => {

@@ -73,7 +73,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     if (!(request.routeOptions.url ?? request.url).startsWith('/v1/')) return
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
-      return reply.code(401).send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
+      // Connection: close ends the socket after the answer: otherwise Node goes on reading
+      // the unauthenticated body (a gigabyte announced, a byte now and then) for as long as it comes.
+      return reply.code(401).header('connection', 'close').send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
     }
   })
 

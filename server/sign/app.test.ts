@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDevChain } from '../../core/sign/index.js'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
@@ -172,6 +173,19 @@ describe('authentication', () => {
     const res = await call(`${base.b}/api/v1/%zz`, { headers: { 'x-api-key': API_KEY } })
     expectError(res, 400, 'INVALID_REQUEST')
     expect(res.body.path).toBe('/api/v1/%zz')
+  })
+
+  it('closes the connection after refusing a key instead of reading the rest of the body', async () => {
+    const { port } = new URL(base.b)
+    const socket = connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (d: Buffer) => { answer += d.toString() })
+    const closed = new Promise((resolve) => socket.on('close', resolve))
+    socket.write('POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 400000\r\n\r\n{"pdfBase64":"')
+    const trickle = setInterval(() => { if (!socket.destroyed) socket.write('A') }, 50)
+    await closed
+    clearInterval(trickle)
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /)
   })
 
   it('refuses a keyless request whose path reaches a protected route only once percent-decoded', async () => {

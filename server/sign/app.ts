@@ -117,6 +117,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
+      // Connection: close ends the socket after the answer, rather than read an unauthenticated body.
+      void reply.header('connection', 'close')
       return send(request, reply, config.unauthorizedStatus, 'UNAUTHORIZED', 'API key missing or invalid: send the key in the X-API-Key header.')
     }
   })
