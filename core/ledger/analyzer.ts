@@ -183,8 +183,13 @@ export class LedgerAnalyzer {
   }
 
   /** Ids of the unbalanced groups, in order of first appearance. */
-  unbalancedGroupIds (): Set<number> {
-    return new Set(this.groups.unbalancedIds())
+  unbalancedGroupIds (): number[] {
+    return this.groups.unbalancedIds()
+  }
+
+  /** Whether the group's debits and credits differ (false for a group never seen). */
+  isUnbalanced (id: number): boolean {
+    return this.groups.balanceOf(id) !== 0
   }
 
   finish (batchSize: number): LedgerAnalysis {
@@ -203,7 +208,7 @@ export class LedgerAnalyzer {
       types: Object.fromEntries([...this.types].map(([type, box]) => [type, box.rows])),
       rowsWithBothDebitCredit: this.bothSides,
       rowsWithoutValues: this.noValues,
-      unbalancedGroups: this.unbalancedGroupIds().size,
+      unbalancedGroups: this.groups.unbalancedCount(),
       problemCounts: { ...this.problemCounts },
       problemSamples: [...this.samples]
     }

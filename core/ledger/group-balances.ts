@@ -31,6 +31,23 @@ export class GroupBalances {
     this.balances[index] = this.balances[index]! + cents
   }
 
+  /** The group's balance, 0 for a group never seen. */
+  balanceOf (id: number): number {
+    const mask = this.slots.length - 1
+    for (let slot = hash(id) & mask; ; slot = (slot + 1) & mask) {
+      const entry = this.slots[slot]!
+      if (entry === 0) return 0
+      if (this.ids[entry - 1] === id) return this.balances[entry - 1]!
+    }
+  }
+
+  /** How many groups' debits and credits differ. */
+  unbalancedCount (): number {
+    let n = 0
+    for (let i = 0; i < this.count; i++) if (this.balances[i] !== 0) n++
+    return n
+  }
+
   /** Ids whose debits and credits differ, in order of first appearance. */
   unbalancedIds (): number[] {
     const out: number[] = []

@@ -113,11 +113,33 @@ describe('diagnoseLedger', () => {
       differenceCents: -1,
       description: 'desc 4',
       history: null,
+      lineCount: 2,
       lines: [
         { rowNumber: 4, type: 'RECEBER', accountId: 10, planningId: 20, description: 'desc 4', debitCents: 0, creditCents: 1000, history: null },
         { rowNumber: 6, type: 'RECEBER', accountId: 10, planningId: 20, description: 'desc 6', debitCents: 999, creditCents: 0, history: 'hist B' }
       ]
     }])
+  })
+
+  it('lists rows up to its cap and counts what it leaves out; totals still cover every row', async () => {
+    // Group 900 has 15 rows of debit only; then 30 groups of one debit row each: all unbalanced.
+    const rows: Row[] = [[1, HEADER]]
+    for (let i = 0; i < 15; i++) rows.push(row(2 + i, i, 900, 45000, null, 1))
+    for (let g = 0; g < 30; g++) rows.push(row(100 + g, 1000 + g, 1000 + g, 45000, null, 2))
+    const d = await diagnoseLedger(source(rows).read, { batchSize: 1000, maxLines: 10 })
+    expect(d.analysis.unbalancedGroups).toBe(31)
+    // Group 900 fills the cap with its first 10 rows; it is listed with them and its totals over all 15.
+    expect(d.groups.map((g) => g.groupId)).toEqual([900])
+    const cut = d.groups[0]!
+    expect(cut.lines.map((l) => l.rowNumber)).toEqual(Array.from({ length: 10 }, (_, i) => 2 + i))
+    expect(cut).toMatchObject({ lineCount: 15, debitCents: 1500, creditCents: 0, differenceCents: 1500 })
+    expect(d.omittedGroups).toBe(30)
+    // 5 rows cut from group 900 and the 30 rows of the omitted groups.
+    expect(d.omittedLines).toBe(5 + 30)
+    // With room for all, nothing is omitted.
+    const all = await diagnoseLedger(source(rows).read, { batchSize: 1000, maxLines: 45 })
+    expect(all.groups).toHaveLength(31)
+    expect(all.omittedGroups + all.omittedLines).toBe(0)
   })
 
   it('reads a balanced file once', async () => {

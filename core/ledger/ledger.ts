@@ -20,22 +20,39 @@ export async function analyzeLedger (source: SheetSource, options: LedgerOptions
 }
 
 /**
- * Analysis plus every original row of each unbalanced group. Two reads: the first
+ * The most rows a diagnosis lists, and the most groups. A file whose every group is
+ * unbalanced would otherwise list all of its rows: 1.8M of them (a 4.7 MB upload) took
+ * over a gigabyte of heap and ended in a 500. Past the cap the diagnosis still counts
+ * everything (`omittedGroups`, `omittedLines`, each group's `lineCount`); a person
+ * fixing the file starts from the first groups anyway.
+ */
+export const MAX_DIAGNOSTIC_LINES = 100_000
+
+export interface DiagnoseOptions extends LedgerOptions {
+  /** Cap on listed rows and on listed groups (default MAX_DIAGNOSTIC_LINES). */
+  maxLines?: number
+}
+
+/**
+ * Analysis plus the original rows of each unbalanced group. Two reads: the first
  * finds the unbalanced groups from per-group balances, the second keeps rows of
- * those groups only, so memory follows the unbalanced rows, not the file. A
+ * those groups only, so memory follows the unbalanced rows listed, not the file. A
  * balanced file is read once.
  */
-export async function diagnoseLedger (source: SheetSource, options: LedgerOptions): Promise<LedgerDiagnosis> {
+export async function diagnoseLedger (source: SheetSource, options: DiagnoseOptions): Promise<LedgerDiagnosis> {
+  const maxLines = options.maxLines ?? MAX_DIAGNOSTIC_LINES
   const analyzer = new LedgerAnalyzer()
   await source(analyzer.visit)
   const analysis = analyzer.finish(options.batchSize)
   const unbalanced = analyzer.unbalancedGroupIds()
-  if (unbalanced.size === 0) return { analysis, groups: [] }
+  if (unbalanced.length === 0) return { analysis, groups: [], omittedGroups: 0, omittedLines: 0 }
 
   const groups = new Map<number, DiagnosticGroup>()
-  for (const id of unbalanced) {
-    groups.set(id, { groupId: id, date: null, debitCents: 0, creditCents: 0, differenceCents: 0, description: null, history: null, lines: [] })
+  for (const id of unbalanced.slice(0, maxLines)) {
+    groups.set(id, { groupId: id, date: null, debitCents: 0, creditCents: 0, differenceCents: 0, description: null, history: null, lineCount: 0, lines: [] })
   }
+  let listed = 0
+  let omittedLines = 0
   let columns: ColumnMap | undefined
   await source((rowNumber: number, cells: Cell[]) => {
     if (columns === undefined) {
@@ -43,8 +60,20 @@ export async function diagnoseLedger (source: SheetSource, options: LedgerOption
       return
     }
     const id = readInteger(cells[columns.id_movim_finan])
-    const group = id.kind === 'ok' ? groups.get(id.value) : undefined
-    if (group === undefined) return
+    if (id.kind !== 'ok') return
+    const group = groups.get(id.value)
+    if (group === undefined) {
+      if (analyzer.isUnbalanced(id.value)) omittedLines++
+      return
+    }
+    group.lineCount++
+    if (listed >= maxLines) {
+      // Past the cap the group's totals still count every row.
+      group.debitCents += centsOrZero(cells[columns.debito])
+      group.creditCents += centsOrZero(cells[columns.credito])
+      omittedLines++
+      return
+    }
     const line = toLine(rowNumber, cells, columns)
     if (group.lines.length === 0) {
       const date = readDate(cells[columns.data])
@@ -53,11 +82,14 @@ export async function diagnoseLedger (source: SheetSource, options: LedgerOption
       group.history = line.history
     }
     group.lines.push(line)
+    listed++
     group.debitCents += line.debitCents
     group.creditCents += line.creditCents
   })
-  for (const group of groups.values()) group.differenceCents = group.debitCents - group.creditCents
-  return { analysis, groups: [...groups.values()] }
+  // A group whose rows all came after the cap was filled is omitted like those past it.
+  const shown = [...groups.values()].filter((group) => group.lines.length > 0)
+  for (const group of shown) group.differenceCents = group.debitCents - group.creditCents
+  return { analysis, groups: shown, omittedGroups: unbalanced.length - shown.length, omittedLines }
 }
 
 function toLine (rowNumber: number, cells: Cell[], c: ColumnMap): DiagnosticLine {

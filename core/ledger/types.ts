@@ -57,10 +57,17 @@ export interface DiagnosticGroup {
   differenceCents: number
   description: string | null
   history: string | null
+  /** Every row of the group; `lines` lists fewer only when the listing cap cut the group short. */
+  lineCount: number
   lines: DiagnosticLine[]
 }
 
 export interface LedgerDiagnosis {
   analysis: LedgerAnalysis
+  /** The unbalanced groups, in order of first appearance, up to the listing cap (see diagnoseLedger). */
   groups: DiagnosticGroup[]
+  /** Unbalanced groups past the cap: counted in the analysis, not listed. */
+  omittedGroups: number
+  /** Rows of unbalanced groups not listed: those of omitted groups and any cut from the last listed one. */
+  omittedLines: number
 }

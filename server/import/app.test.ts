@@ -295,6 +295,7 @@ describe('POST /v1/diagnose-unbalanced', () => {
       quantidade_grupos_desbalanceados: facts.unbalancedGroupIds.length,
       total_batches: Math.ceil(facts.totalRows / 1000)
     })
+    expect(body).toMatchObject({ grupos_omitidos: 0, linhas_omitidas: 0 })
     const groups = body.grupos_desbalanceados as Array<Record<string, any>>
     expect(groups.map((g) => g.id_movim_finan).sort((a, b) => a - b)).toEqual(facts.unbalancedGroupIds)
     for (const g of groups) {

@@ -103,7 +103,11 @@ export function toDiagnoseResponse (file: FileFacts, d: LedgerDiagnosis) {
       quantidade_grupos_desbalanceados: a.unbalancedGroups,
       total_batches: a.totalBatches
     },
-    grupos_desbalanceados: d.groups.map(toWireGroup)
+    grupos_desbalanceados: d.groups.map(toWireGroup),
+    /** Not in the spec: unbalanced groups past the listing cap (core/ledger/ledger.ts, MAX_DIAGNOSTIC_LINES). */
+    grupos_omitidos: d.omittedGroups,
+    /** Not in the spec: rows of unbalanced groups not listed. */
+    linhas_omitidas: d.omittedLines
   }
 }
 export type DiagnoseResponse = ReturnType<typeof toDiagnoseResponse>
@@ -115,7 +119,7 @@ function toWireGroup (g: DiagnosticGroup) {
     total_debito: centsToNumber(g.debitCents),
     total_credito: centsToNumber(g.creditCents),
     diferenca: centsToNumber(g.differenceCents),
-    quantidade_linhas: g.lines.length,
+    quantidade_linhas: g.lineCount,
     descricao_origem: g.description,
     historico_origem: g.history,
     linhas: g.lines.map((l) => ({
