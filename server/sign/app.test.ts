@@ -57,7 +57,7 @@ beforeAll(async () => {
   tsa = await startLocalTsa({ dir, certPath: pki.tsa.certPath, keyPath: pki.tsa.keyPath, rootPemPath: pki.tsa.rootPemPath })
   pool = createPool({ maxThreads: 2 })
   const cert = { SIGN_CERT_PATH: pki.p12Path, SIGN_CERT_PASSWORD: pki.password }
-  base.b = await start({ ...cert, SIGN_VISUAL_MODE: 'STAMP_AND_PAGE' })
+  base.b = await start({ ...cert, SIGN_VISUAL_MODE: 'STAMP_AND_PAGE', SIGN_MAX_IN_FLIGHT: '1' })
   base.t = await start({ ...cert, SIGN_VISUAL_MODE: 'NONE', SIGN_TSA_URL: tsa.url, SIGN_TSA_TIMEOUT_MS: '10000' })
   const old = createDevChain({ password: 'velha', signerNotBefore: new Date(Date.now() - 400 * 86_400_000), signerNotAfter: new Date(Date.now() - 86_400_000) })
   await writeFile(join(dir, 'expired.p12'), old.pkcs12)
@@ -154,6 +154,15 @@ describe('actuator', () => {
     }
     expect((await call(`${base.dev}/actuator/info`, { headers: { 'x-api-key': API_KEY } })).status).toBe(200)
     expect((await call(`${base.dev}/actuator/health`, { headers: { 'x-api-key': API_KEY } })).status).toBe(200)
+  })
+})
+
+describe('requests in flight', () => {
+  it('lets one sign request in at a time (SIGN_MAX_IN_FLIGHT=1) and answers every one of a burst', async () => {
+    const body = { pdfBase64: Buffer.from(onePage).toString('base64') }
+    const replies = await Promise.all(Array.from({ length: 5 }, () => sign(base.b, body)))
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+    expect(new Set(replies.map((r) => r.body.data.documentIdentifier)).size).toBe(5)
   })
 })
 

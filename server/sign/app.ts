@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isoWithOffset } from '../../core/sign/index.js'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions } from '../logging.js'
+import { Gate } from '../gate.js'
 import { keyMatches } from '../secrets.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -121,6 +122,23 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       void reply.header('connection', 'close')
       return send(request, reply, config.unauthorizedStatus, 'UNAUTHORIZED', 'API key missing or invalid: send the key in the X-API-Key header.')
     }
+  })
+
+  // Sign requests beyond the gate wait here, after the key check and before their body is
+  // read: memory stays bounded by the gate's size times the largest body.
+  const gate = new Gate(config.maxInFlight > 0 ? config.maxInFlight : Math.max(2, 2 * shared.poolSize))
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url !== '/api/v1/sign') return
+    await gate.enter()
+    let left = false
+    const leave = (): void => {
+      if (left) return
+      left = true
+      gate.leave()
+    }
+    // A client that went away while it waited gives its place back at once.
+    if (reply.raw.closed) leave()
+    else reply.raw.once('close', leave)
   })
 
   app.setNotFoundHandler((request, reply) => {

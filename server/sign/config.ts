@@ -26,6 +26,11 @@ export interface SignConfig {
   tsaTimeoutMs: number
   /** Longest a signature may take in the pool (queueing included) before its thread is stopped. */
   taskTimeoutMs: number
+  /**
+   * Sign requests let in at once (0: twice the pool's threads). The others wait before
+   * their body is read, so memory is bounded by this times the largest body.
+   */
+  maxInFlight: number
   visualMode: SignVisualMode
   maxPdfBytes: number
   validatorUrl: string
@@ -70,6 +75,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     tsaUrl,
     tsaTimeoutMs: read.integer('SIGN_TSA_TIMEOUT_MS', 30_000, 100, 600_000),
     taskTimeoutMs: read.integer('SIGN_TASK_TIMEOUT_MS', 120_000, 10, 3_600_000),
+    maxInFlight: read.integer('SIGN_MAX_IN_FLIGHT', 0, 0, 10_000),
     visualMode: read.oneOf('SIGN_VISUAL_MODE', [...VISUAL_MODES], 'STAMP_AND_PAGE') as SignVisualMode,
     maxPdfBytes: read.integer('SIGN_MAX_PDF_BYTES', 50 * MIB, 1024, 512 * MIB),
     validatorUrl,
