@@ -47,8 +47,11 @@ export async function ensurePrivateDir (dir: string): Promise<void> {
 }
 
 const UPLOAD_PREFIX = 'upload-'
-/** Uploads untouched for this long belong to no live request (see sweepStaleUploads). */
-export const STALE_UPLOAD_MS = 60 * 60 * 1000
+/**
+ * Uploads untouched for this long belong to no live request (see sweepStaleUploads): a
+ * day, far beyond any upload or any wait in the pool's queue of a sibling instance.
+ */
+export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000
 
 /**
  * Removes the upload folders that a process which died mid-request left in `tmpDir`
@@ -81,7 +84,9 @@ export async function sweepStaleUploads (tmpDir: string, staleMs = STALE_UPLOAD_
 }
 
 export async function receiveUpload (request: FastifyRequest, tmpDir: string, fileField = 'file'): Promise<Upload> {
-  await mkdir(tmpDir, { recursive: true, mode: 0o700 })
+  // Checked on every upload, not only at start: a folder removed meanwhile (tmp cleaners)
+  // could be made again by someone else.
+  await ensurePrivateDir(tmpDir)
   const dir = await mkdtemp(join(tmpDir, UPLOAD_PREFIX))
   const upload: Upload = {
     path: undefined,
@@ -133,7 +138,7 @@ export async function receiveUpload (request: FastifyRequest, tmpDir: string, fi
  * ECONNRESET, FST_MP_PREMATURE_CLOSE) and our own pass through.
  */
 function malformedOrAsIs (err: unknown): unknown {
-  if (err instanceof EngineError) return err
-  if (!(err instanceof Error) || (err as { code?: unknown }).code !== undefined) return err
+  // busboy throws plain Errors; a TypeError, a RangeError (memory) or anything coded is not the body's fault.
+  if (!(err instanceof Error) || err.constructor !== Error || (err as { code?: unknown }).code !== undefined) return err
   return new EngineError('REQUEST_INVALID', 'The multipart body is malformed: send the file as multipart/form-data, with its boundary in the Content-Type header.', undefined, { cause: err })
 }

@@ -170,11 +170,12 @@ async function copyMovements (db: ClientBase, source: ProcessSource, request: Pr
     await source(analyzer.visit, () => sink.backpressure())
     flush()
   } catch (err) {
-    // A failure the server reported before this one is the cause (our writes after it
-    // fail for that reason); one that comes only from our abort is not.
-    const serverFailedFirst = sink.failure
     await sink.abort(err as Error)
-    throw serverFailedFirst ?? err
+    // The server's failure is the cause (our writes after it fail for that reason),
+    // unless it only echoes our own abort ("COPY from stdin failed: <our message>").
+    const failure = sink.failure
+    const echo = failure !== undefined && err instanceof Error && failure.message.includes(err.message)
+    throw failure !== undefined && !echo ? failure : err
   }
   await sink.finish()
   return analyzer.finish(request.batchSize)

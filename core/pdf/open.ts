@@ -107,19 +107,30 @@ function sizeOf (dict: PDFDict): number {
  */
 const MAX_UNTERMINATED_STREAMS = 16
 
-/** Stream keywords after a dictionary (`>>`, white space, `stream`, end of line) less `endstream` keywords. */
+/**
+ * Streams whose start keyword (`>>`, white space, `stream`, end of line) is not followed
+ * by an `endstream` before the next start, in file order: the ones pdf-lib would look
+ * for to the end of the file. (Counting both kinds over the whole file would let
+ * `endstream` words placed before the streams hide them.)
+ */
 function unterminatedStreams (bytes: Uint8Array): number {
   const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  let starts = 0
-  let ends = 0
+  let unterminated = 0
+  let open = false
   for (let i = data.indexOf('stream'); i !== -1; i = data.indexOf('stream', i + 6)) {
-    if (i >= 3 && data[i - 3] === 0x65 && data[i - 2] === 0x6e && data[i - 1] === 0x64) { ends++; continue }
+    if (i >= 3 && data[i - 3] === 0x65 && data[i - 2] === 0x6e && data[i - 1] === 0x64) {
+      open = false
+      continue
+    }
     let j = i - 1
     while (j >= 0 && (data[j] === 0x20 || data[j] === 0x0a || data[j] === 0x0d || data[j] === 0x09 || data[j] === 0x0c || data[j] === 0x00)) j--
     const next = data[i + 6]
-    if (j >= 1 && data[j] === 0x3e && data[j - 1] === 0x3e && (next === 0x0a || next === 0x0d)) starts++
+    if (j >= 1 && data[j] === 0x3e && data[j - 1] === 0x3e && (next === 0x0a || next === 0x0d)) {
+      if (open) unterminated++
+      open = true
+    }
   }
-  return starts - ends
+  return open ? unterminated + 1 : unterminated
 }
 
 /** Parses the PDF; not a PDF, truncated, unreadable or without pages is SIGN_PDF_INVALID. */

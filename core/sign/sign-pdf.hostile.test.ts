@@ -27,6 +27,9 @@ describe('hostile PDFs', () => {
     const bodies = [catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>',
       ...Array.from({ length: 4000 }, () => '<< >>stream\nx')]
     expect(await sign(rawPdf(bodies))).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/4000 of its streams have no endstream/) })
+    // endstream words placed before the streams do not hide them.
+    const hidden = Buffer.concat([Buffer.from('%PDF-1.7\n%' + ' endstream'.repeat(4000) + '\n'), rawPdf(bodies).subarray('%PDF-1.7\n'.length)])
+    expect(await sign(hidden)).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/streams have no endstream/) })
   }, 30_000)
 
   it('signs a file with a stream missing its endstream, and text that mentions streams', async () => {

@@ -98,19 +98,20 @@ describe('authentication', () => {
     }
   })
 
-  it('closes the connection after a 401 instead of reading the rest of an unauthenticated body', async () => {
-    const { port } = new URL(base)
-    const socket = connect(Number(port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (d: Buffer) => { answer += d.toString() })
-    const closed = new Promise((resolve) => socket.on('close', resolve))
-    // A gigabyte announced and a trickle sent: without a key none of it is wanted.
-    socket.write('POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 1000000000\r\n\r\nabc')
-    const trickle = setInterval(() => { if (!socket.destroyed) socket.write('a') }, 50)
-    await closed
-    clearInterval(trickle)
-    expect(answer).toMatch(/^HTTP\/1\.1 401 /)
-    expect(answer).toMatch(/\r\nconnection: close\r\n/i)
+  it('closes the connection after a 401, or a 404 for a route that does not exist, instead of reading the body', async () => {
+    for (const [path, status] of [['/v1/analyze', 401], ['/nope', 404], ['/v1/nothing', 404]] as const) {
+      const socket = connect(Number(new URL(base).port), '127.0.0.1')
+      let answer = ''
+      socket.on('data', (d: Buffer) => { answer += d.toString() })
+      const closed = new Promise((resolve) => socket.on('close', resolve))
+      // A gigabyte announced and a trickle sent: none of it is wanted.
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 1000000000\r\n\r\nabc`)
+      const trickle = setInterval(() => { if (!socket.destroyed) socket.write('a') }, 50)
+      await closed
+      clearInterval(trickle)
+      expect(answer, path).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i)
+    }
   })
 
   it('refuses a keyless request whose path reaches a /v1 route only once percent-decoded', async () => {

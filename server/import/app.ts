@@ -70,7 +70,12 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   app.addHook('onRequest', async (request, reply) => {
     // The route that matched, not the raw URL: the router decodes percent-escapes, so
     // "/%761/analyze" reaches /v1/analyze while its raw text does not start with "/v1/".
-    if (!(request.routeOptions.url ?? request.url).startsWith('/v1/')) return
+    // No route: answered here, before a body nobody wants is read (Fastify would read and
+    // parse it before the not-found handler runs).
+    if (request.routeOptions.url === undefined) {
+      return reply.code(404).header('connection', 'close').send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.` })
+    }
+    if (!request.routeOptions.url.startsWith('/v1/')) return
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       // Connection: close ends the socket after the answer: otherwise Node goes on reading
@@ -119,6 +124,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       const codigoDominio = (upload.fields.codigo_dominio ?? '').trim()
       if (codigoDominio === '') throw new EngineError('REQUEST_INCOMPLETE', 'The request has no codigo_dominio: send the company code in that multipart field.')
       if (codigoDominio.length > 64) throw new EngineError('REQUEST_INVALID', 'codigo_dominio must be at most 64 characters.')
+      // PostgreSQL text cannot hold U+0000: refused here rather than failing in the database (a 500).
+      if (codigoDominio.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'codigo_dominio holds a NUL character.')
+      if (upload.fileName.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'The file name holds a NUL character; rename the file and send it again.')
       if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
       const database = options.database
       if (database === undefined) throw new EngineError('DATABASE_UNAVAILABLE', 'This service runs without a database, so it cannot import.')

@@ -194,6 +194,19 @@ describe('POST /v1/process: refusals', () => {
     expect(await importsOf('100')).toEqual([])
   })
 
+  it('400 for a NUL character in codigo_dominio or in the file name; nothing is written', async () => {
+    const code = await processFile(files.ledger, { codigo_dominio: '1\u000000' })
+    expect(code.status).toBe(400)
+    expect(code.body.detail).toMatch(/codigo_dominio holds a NUL/)
+    const form = new FormData()
+    form.append('codigo_dominio', '100')
+    form.append('file', new Blob([await readFile(files.ledger!)]), 'razao\u0000.xlsx')
+    const res = await fetch(`${base}/v1/process`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/file name holds a NUL/)
+    expect(await importsOf('100')).toEqual([])
+  })
+
   it('422 for a text cell holding a NUL character, which PostgreSQL text cannot store; nothing is written', async () => {
     const res = await processFile(files.nul, { codigo_dominio: '100' })
     expect(res.status).toBe(422)

@@ -157,7 +157,43 @@ describe('actuator', () => {
   })
 })
 
+/** Opens a raw connection, writes `text`, then a byte every 50 ms; resolves with what came back once the server closes it. */
+async function rawUntilClosed (url: string, text: string): Promise<string> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  let answer = ''
+  socket.on('data', (d: Buffer) => { answer += d.toString() })
+  const closed = new Promise((resolve) => socket.on('close', resolve))
+  socket.write(text)
+  const trickle = setInterval(() => { if (!socket.destroyed) socket.write('A') }, 50)
+  await closed
+  clearInterval(trickle)
+  return answer
+}
+
 describe('requests in flight', () => {
+  it('gives a place back when the connection of a pipelined request drops before its turn', async () => {
+    // base.b lets one sign request in at a time. A signature and a second request pipelined
+    // on one connection, which then drops: the second never gets a reply that closes.
+    // A thousand pages with stamps: still signing when the connection drops.
+    const body = JSON.stringify({ pdfBase64: Buffer.from(thousandPages).toString('base64') })
+    const head = (length: number): string => `POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nX-API-Key: ${API_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+    for (let round = 0; round < 3; round++) {
+      const socket = connect(Number(new URL(base.b).port), '127.0.0.1')
+      await new Promise((resolve) => socket.once('connect', resolve))
+      socket.write(head(body.length) + body + head(2) + '{}')
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      socket.destroy()
+    }
+    const after = await sign(base.b, { pdfBase64: Buffer.from(onePage).toString('base64') })
+    expect(after.status).toBe(200)
+  }, 20_000)
+
+  it('answers a route that does not exist before reading its body, and closes the connection', async () => {
+    const answer = await rawUntilClosed(base.b, 'POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{')
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /)
+    expect(answer).toMatch(/"code":"RESOURCE_NOT_FOUND"/)
+  })
+
   it('lets one sign request in at a time (SIGN_MAX_IN_FLIGHT=1) and answers every one of a burst', async () => {
     const body = { pdfBase64: Buffer.from(onePage).toString('base64') }
     const replies = await Promise.all(Array.from({ length: 5 }, () => sign(base.b, body)))
@@ -185,15 +221,7 @@ describe('authentication', () => {
   })
 
   it('closes the connection after refusing a key instead of reading the rest of the body', async () => {
-    const { port } = new URL(base.b)
-    const socket = connect(Number(port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (d: Buffer) => { answer += d.toString() })
-    const closed = new Promise((resolve) => socket.on('close', resolve))
-    socket.write('POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 400000\r\n\r\n{"pdfBase64":"')
-    const trickle = setInterval(() => { if (!socket.destroyed) socket.write('A') }, 50)
-    await closed
-    clearInterval(trickle)
+    const answer = await rawUntilClosed(base.b, 'POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 400000\r\n\r\n{"pdfBase64":"')
     expect(answer).toMatch(/^HTTP\/1\.1 401 /)
   })
 

@@ -82,7 +82,9 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
-    requestTimeout: 0,
+    // A client that stops sending mid-body (a dead link) must not hold a place of the
+    // gate below for ever: the whole request has to arrive within this.
+    requestTimeout: config.requestTimeoutMs,
     bodyLimit,
     // A URL the router cannot decode (a bad percent-escape) fails before any hook runs:
     // answer it in our envelope, with the request id, not in Fastify's own shape.
@@ -114,13 +116,18 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     // Without a route (a 404), the raw path decides, as nothing else will run.
     const path = request.routeOptions.url ?? request.url.split('?')[0]!
     const protectedPath = (path.startsWith('/api/') && path !== '/api/v1/health') || (path.startsWith('/actuator') && config.actuatorAuth === 'api-key')
-    if (!protectedPath) return
     const given = request.headers['x-api-key']
-    if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
+    if (protectedPath && !keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
       // Connection: close ends the socket after the answer, rather than read an unauthenticated body.
       void reply.header('connection', 'close')
       return send(request, reply, config.unauthorizedStatus, 'UNAUTHORIZED', 'API key missing or invalid: send the key in the X-API-Key header.')
+    }
+    // No route: answered here, before a body nobody wants is read (Fastify would read and
+    // parse it before the not-found handler runs).
+    if (request.routeOptions.url === undefined) {
+      void reply.header('connection', 'close')
+      return send(request, reply, 404, 'RESOURCE_NOT_FOUND', `No resource ${request.method} ${request.url.split('?')[0]}.`)
     }
   })
 
@@ -136,9 +143,20 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       left = true
       gate.leave()
     }
-    // A client that went away while it waited gives its place back at once.
-    if (reply.raw.closed) leave()
-    else reply.raw.once('close', leave)
+    // The place is given back when the reply closes, or when the connection does: a
+    // pipelined request whose connection drops before its turn never gets a reply that
+    // closes. A client that went away while it waited gives its place back at once.
+    const socket = request.raw.socket
+    if (reply.raw.closed || socket.destroyed) {
+      leave()
+      return
+    }
+    const onSocketClose = (): void => { leave() }
+    socket.once('close', onSocketClose)
+    reply.raw.once('close', () => {
+      socket.off('close', onSocketClose)
+      leave()
+    })
   })
 
   app.setNotFoundHandler((request, reply) => {

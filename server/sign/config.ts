@@ -31,6 +31,8 @@ export interface SignConfig {
    * their body is read, so memory is bounded by this times the largest body.
    */
   maxInFlight: number
+  /** Longest a client may take to send a whole request (headers and body); past it the connection is dropped. */
+  requestTimeoutMs: number
   visualMode: SignVisualMode
   maxPdfBytes: number
   validatorUrl: string
@@ -76,6 +78,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     tsaTimeoutMs: read.integer('SIGN_TSA_TIMEOUT_MS', 30_000, 100, 600_000),
     taskTimeoutMs: read.integer('SIGN_TASK_TIMEOUT_MS', 120_000, 10, 3_600_000),
     maxInFlight: read.integer('SIGN_MAX_IN_FLIGHT', 0, 0, 10_000),
+    requestTimeoutMs: read.integer('SIGN_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     visualMode: read.oneOf('SIGN_VISUAL_MODE', [...VISUAL_MODES], 'STAMP_AND_PAGE') as SignVisualMode,
     maxPdfBytes: read.integer('SIGN_MAX_PDF_BYTES', 50 * MIB, 1024, 512 * MIB),
     validatorUrl,
