@@ -27,19 +27,14 @@ export async function benchImportAnalyzeHttp (settings: HttpSettings): Promise<H
   return { ledger, results }
 }
 
-/** CPU time of a contender's measured runs (median), when the child reported it. */
-function cpuOf (run: HttpRun, id: string): number | undefined {
-  const result = run.results.find((r) => r.contender.id === id)
-  return result?.outcome.ok === true ? result.outcome.report.timing.cpuMedianMs : undefined
-}
-
 /**
  * The least wall time a run could take on this machine's cores with every core busy
  * from its first moment to its last: its CPU time shared out evenly. No overlap of
  * upload and analysis, however clever, gets the HTTP row below this.
  */
 export function cpuFloorMs (run: HttpRun, id: string, cores = availableParallelism()): number | undefined {
-  const cpu = cpuOf(run, id)
+  const result = find(run, id)
+  const cpu = result?.outcome.ok === true ? result.outcome.report.timing.cpuMedianMs : undefined
   return cpu === undefined ? undefined : cpu / cores
 }
 

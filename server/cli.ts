@@ -21,6 +21,7 @@ import type { Database } from './database.js'
 import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
 import { connect } from '../workers/db-connection.js'
 import { runProcessJob } from '../workers/process-job.js'
+import type { ProcessJobInput, ProcessJobOutput } from '../workers/process-job.js'
 import { runXlsInIsolate } from '../workers/xls-isolate.js'
 import { progressBar } from './progress.js'
 import { PLANNED_SERVICES, SERVICES, startServices } from './serve.js'
@@ -163,18 +164,23 @@ async function importFile (path: string, values: Flags, config: Config): Promise
   const sha256 = await sha256File(path)
   const fileName = basename(path)
   await withDatabase(config, async (db) => {
-    const client = await connect(db.url)
-    const progress = progressBar(`import ${fileName}`)
-    try {
-      const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
-      // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
-      const result = format === 'xlsx' ? await runProcessJob(input, format, client, progress.update) : await runXlsInIsolate({ job: 'process', input })
-      process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
-    } finally {
-      progress.finish()
-      await client.end().catch(() => undefined)
-    }
+    const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
+    // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
+    const result = format === 'xlsx' ? await loadHere(input, db.url) : await runXlsInIsolate({ job: 'process', input })
+    process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
   })
+}
+
+/** An XLSX load in this process, on a connection of its own, with a progress bar. */
+async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<ProcessJobOutput> {
+  const client = await connect(databaseUrl)
+  const progress = progressBar(`import ${input.fileName}`)
+  try {
+    return await runProcessJob(input, 'xlsx', client, progress.update)
+  } finally {
+    progress.finish()
+    await client.end().catch(() => undefined)
+  }
 }
 
 async function printRows (path: string, limitText: string | undefined, config: Config): Promise<void> {

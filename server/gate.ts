@@ -28,7 +28,7 @@ export class Gate {
     else this.holders--
   }
 
-  /** Holders now, and callers waiting: for tests and health reports. */
+  /** Holders now, and callers waiting (for tests). */
   get state (): { holders: number, waiting: number } {
     return { holders: this.holders, waiting: this.waiting.length }
   }

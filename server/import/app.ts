@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ImportConfig, SharedConfig } from '../config.js'
 import { registerErrorHandler } from '../http-errors.js'
-import { loggerOptions } from '../logging.js'
+import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import { EngineError } from '../../core/errors.js'
@@ -37,20 +37,12 @@ export interface ImportAppOptions {
 
 export const IMPORT_SERVICE_NAME = 'razao-import'
 
-/** What a client may choose as its request id. */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/
-
 export async function buildImportApp (options: ImportAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
   const app = Fastify({
     logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
-    // A client's X-Request-Id is kept when it is a plain token; anything else (log-line
-    // forgery, megabytes of header) is replaced by our own id.
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID()
-    },
+    genReqId: requestIdOf,
     // Uploads of hundreds of MB take a while on slow links.
     requestTimeout: 0,
     bodyLimit: 1024 * 1024,

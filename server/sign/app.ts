@@ -4,13 +4,12 @@
  * the certificate and signing run in the shared worker pool. Request bodies are never
  * logged (Fastify logs method, URL and status only), so the Base64 never reaches a log.
  */
-import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isoWithOffset } from '../../core/sign/index.js'
 import type { SharedConfig } from '../config.js'
-import { loggerOptions } from '../logging.js'
+import { loggerOptions, requestIdOf } from '../logging.js'
 import { Gate } from '../gate.js'
 import { keyMatches } from '../secrets.js'
 import { runTask } from '../../workers/pool.js'
@@ -40,7 +39,6 @@ export const SIGN_SERVICE_NAME = 'razao-sign'
 /** The API contract version the health response reports (spec 2 §9). */
 export const SIGN_API_VERSION = '1.0.0'
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/
 
 /** Framework errors answered with the spec's codes. */
 const FRAMEWORK_ERRORS: Record<string, { status: number, code: PublicCode, message: string }> = {
@@ -78,10 +76,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   const app = Fastify({
     logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
-    },
+    genReqId: requestIdOf,
     // A client that stops sending mid-body (a dead link) must not hold a place of the
     // gate below for ever: the whole request has to arrive within this.
     requestTimeout: config.requestTimeoutMs,
