@@ -75,4 +75,66 @@ describe('readXlsxFirstSheet', () => {
     const { rows } = await read({ sheet: '' })
     expect(rows).toEqual([])
   })
+
+  it('keeps the 1904 date system when Excel 2013+ adds an x15:workbookPr without date1904 (issue 11)', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const { rows } = await read({
+      styles: { cellXfs: [0, 14] },
+      sheet: '<row r="1"><c s="1"><v>43466</v></c></row>',
+      workbookXml: `<workbook xmlns="${NS}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" mc:Ignorable="x15" xmlns:x15="http://schemas.microsoft.com/office/spreadsheetml/2010/11/main">` +
+        '<fileVersion appName="xl" lastEdited="7"/><workbookPr date1904="1" defaultThemeVersion="166925"/>' +
+        '<sheets><sheet name="Razao" sheetId="1" r:id="rId1"/></sheets>' +
+        '<extLst><ext uri="{140A7094-0E35-4892-8432-C4D2E57EDEB5}" xmlns:x15="http://schemas.microsoft.com/office/spreadsheetml/2010/11/main"><x15:workbookPr chartTrackingRefBase="1"/></ext></extLst></workbook>'
+    })
+    // 43466 in the 1904 system is 2023-01-02 (in the 1900 system it would be 2019-01-01).
+    expect((rows[0]![1][0] as DateCell).toISO()).toBe('2023-01-02')
+  })
+
+  it('reads a workbook whose SpreadsheetML elements all carry an x: prefix', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const { rows, sheetName } = await read({
+      styles: `<x:styleSheet xmlns:x="${NS}"><x:numFmts count="1"><x:numFmt numFmtId="164" formatCode="dd/mm/yyyy"/></x:numFmts><x:cellXfs count="2"><x:xf numFmtId="0"/><x:xf numFmtId="164"/></x:cellXfs></x:styleSheet>`,
+      sharedStrings: `<x:sst xmlns:x="${NS}" count="1"><x:si><x:t>Caixa</x:t></x:si></x:sst>`,
+      workbookXml: `<x:workbook xmlns:x="${NS}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><x:workbookPr date1904="true"/><x:sheets><x:sheet name="Dados" sheetId="1" r:id="rId1"/></x:sheets></x:workbook>`,
+      sheet: `<x:worksheet xmlns:x="${NS}"><x:sheetData><x:row r="1"><x:c r="A1" s="1"><x:v>0</x:v></x:c><x:c r="B1" t="s"><x:v>0</x:v></x:c></x:row></x:sheetData></x:worksheet>`
+    })
+    expect(sheetName).toBe('Dados')
+    expect(rows).toEqual([[1, [new DateCell(1462), 'Caixa']]])
+  })
+
+  it('takes number formats from numFmts only, not from a differential format reusing the id', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const { rows } = await read({
+      styles: `<styleSheet xmlns="${NS}"><numFmts count="1"><numFmt numFmtId="164" formatCode="dd/mm/yyyy"/></numFmts>` +
+        '<cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="164"/></cellXfs>' +
+        '<dxfs count="1"><dxf><numFmt numFmtId="164" formatCode="#,##0.00"/></dxf></dxfs>' +
+        '<extLst><ext uri="{x}" xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"><x14:cellXfs><x14:xf numFmtId="0"/></x14:cellXfs></ext></extLst></styleSheet>',
+      sheet: '<row r="1"><c s="1"><v>45000</v></c></row>'
+    })
+    expect(rows).toEqual([[1, [new DateCell(45000)]]])
+  })
+
+  it('ignores shared-string items outside SpreadsheetML and in extension lists', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const { rows } = await read({
+      sharedStrings: `<sst xmlns="${NS}" xmlns:o="urn:other"><si><t>zero</t></si><o:si><o:t>not an item</o:t></o:si><si><t>one</t></si><extLst><ext uri="{y}"><si><t>nor this</t></si></ext></extLst></sst>`,
+      sheet: '<row r="1"><c t="s"><v>0</v></c><c t="s"><v>1</v></c></row>'
+    })
+    expect(rows).toEqual([[1, ['zero', 'one']]])
+  })
+
+  it('reads relationships only from the package relationships namespace', async () => {
+    const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+    const REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
+    const { rows } = await read({
+      sheetPath: 'xl/worksheets/real.xml',
+      sheet: '<row r="1"><c><v>7</v></c></row>',
+      extraParts: {
+        'xl/_rels/workbook.xml.rels': '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships" xmlns:o="urn:other">' +
+          `<Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/real.xml"/><o:Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/decoy.xml"/></Relationships>`,
+        'xl/worksheets/decoy.xml': `<worksheet xmlns="${NS}"><sheetData><row r="1"><c><v>1</v></c></row></sheetData></worksheet>`
+      }
+    })
+    expect(rows).toEqual([[1, [7]]])
+  })
 })

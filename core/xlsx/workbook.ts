@@ -5,9 +5,10 @@
  */
 import { posix } from 'node:path'
 import sax from 'sax'
+import type { QualifiedAttribute, QualifiedTag } from 'sax'
 import { EngineError } from '../errors.js'
 import { isBuiltinDateFormat, isDateFormatCode } from './number-format.js'
-import { LT, SLASH, closingTag, hasDoctype, isName, localStart, nameEnd, richText, tagEnd } from './xml-text.js'
+import { BANG, LT, QMARK, SLASH, closingTag, hasDoctype, isName, localStart, nameEnd, richText, tagEnd } from './xml-text.js'
 import type { ZipArchive } from './zip.js'
 
 const REL_OFFICE_DOCUMENT = /\/officeDocument$/
@@ -77,10 +78,12 @@ async function readRels (zip: ZipArchive, part: string, baseDir: string, maxByte
   const rels = new Map<string, Relationship>()
   const xml = await readXmlPart(zip, part, maxBytes)
   if (xml === undefined) return rels
-  forEachElement(xml, part, (name, attrs) => {
-    if (name !== 'Relationship' || attrs.Id === undefined || attrs.Target === undefined) return
-    if (attrs.TargetMode === 'External') return
-    rels.set(attrs.Id, { type: attrs.Type ?? '', target: resolveTarget(baseDir, attrs.Target) })
+  forEachElement(xml, part, (el) => {
+    if (el.local !== 'Relationship' || !(el.uri === '' || el.uri === PACKAGE_REL_NAMESPACE)) return
+    const id = plainAttribute(el, 'Id')
+    const target = plainAttribute(el, 'Target')
+    if (id === undefined || target === undefined || plainAttribute(el, 'TargetMode') === 'External') return
+    rels.set(id, { type: plainAttribute(el, 'Type') ?? '', target: resolveTarget(baseDir, target) })
   })
   return rels
 }
@@ -92,33 +95,58 @@ function resolveTarget (baseDir: string, target: string): string {
 
 interface WorkbookInfo { sheets: Array<{ name: string, relId: string }>, date1904: boolean }
 
+/**
+ * Sheets and the date system. Only SpreadsheetML elements count: Excel 2013+ writes a
+ * second `x15:workbookPr` inside `extLst` without `date1904`, and reading it as the
+ * main one put every date of a 1904-system file 1,462 days early.
+ */
 function parseWorkbook (xml: Buffer): WorkbookInfo {
   const info: WorkbookInfo = { sheets: [], date1904: false }
-  forEachElement(xml, 'workbook', (name, attrs) => {
-    if (name === 'workbookPr') {
-      info.date1904 = attrs.date1904 === '1' || attrs.date1904 === 'true'
-    } else if (name === 'sheet') {
-      const relId = attrs['r:id'] ?? Object.entries(attrs).find(([k]) => k.endsWith(':id'))?.[1]
-      if (relId !== undefined) info.sheets.push({ name: attrs.name ?? '', relId })
+  let seenWorkbookPr = false
+  forEachElement(xml, 'workbook', (el) => {
+    if (!isMain(el) || el.parent === undefined || !isMain(el.parent)) return
+    if (el.local === 'workbookPr' && el.parent.local === 'workbook' && !seenWorkbookPr) {
+      seenWorkbookPr = true
+      info.date1904 = isTrue(plainAttribute(el, 'date1904'))
+    } else if (el.local === 'sheet' && el.parent.local === 'sheets') {
+      const relId = relationshipId(el)
+      if (relId !== undefined) info.sheets.push({ name: plainAttribute(el, 'name') ?? '', relId })
     }
   })
   return info
 }
 
-/** Which cell styles (`cellXfs` entries, in order) show dates (ECMA-376 Part 1, 18.8.10). */
+/** `xsd:boolean` (XML Schema part 2, 3.2.2): "1" and "true" are true, surrounding white space allowed. */
+function isTrue (value: string | undefined): boolean {
+  const v = value?.trim()
+  return v === '1' || v === 'true'
+}
+
+/** The sheet's `r:id`: in the relationships namespace, else (a producer that bound it oddly) any prefixed `id`. */
+function relationshipId (el: XmlElement): string | undefined {
+  const attrs = Object.values(el.attributes)
+  return (attrs.find((a) => a.local === 'id' && OFFICE_REL_NAMESPACES.has(a.uri)) ??
+    attrs.find((a) => a.local === 'id' && a.prefix !== ''))?.value
+}
+
+/**
+ * Which cell styles (`cellXfs` entries, in order) show dates (ECMA-376 Part 1, 18.8.10).
+ * Number formats count only from the top-level `numFmts`: a differential format
+ * (`dxfs/dxf/numFmt`, for conditional formatting) may reuse an id with another code.
+ */
 function parseDateStyles (xml: Buffer): Uint8Array {
   const customFormats = new Map<number, string>()
   const xfFormatIds: number[] = []
-  let inCellXfs = false
-  forEachElement(xml, 'styles', (name, attrs) => {
-    if (name === 'numFmt' && attrs.numFmtId !== undefined) {
-      customFormats.set(Number(attrs.numFmtId), attrs.formatCode ?? '')
-    } else if (name === 'cellXfs') {
-      inCellXfs = true
-    } else if (name === 'xf' && inCellXfs) {
-      xfFormatIds.push(Number(attrs.numFmtId ?? 0))
+  forEachElement(xml, 'styles', (el) => {
+    const parent = el.parent
+    if (!isMain(el) || parent === undefined || !isMain(parent)) return
+    if (el.local === 'numFmt' && parent.local === 'numFmts' && parent.parent?.local === 'styleSheet') {
+      const id = plainAttribute(el, 'numFmtId')
+      if (id !== undefined) customFormats.set(Number(id), plainAttribute(el, 'formatCode') ?? '')
+    } else if (el.local === 'xf' && parent.local === 'cellXfs') {
+      xfFormatIds.push(Number(plainAttribute(el, 'numFmtId') ?? 0))
     }
-  }, (name) => { if (name === 'cellXfs') inCellXfs = false })
+  })
   const dates = new Uint8Array(xfFormatIds.length)
   xfFormatIds.forEach((id, i) => {
     const code = customFormats.get(id)
@@ -133,18 +161,32 @@ function parseDateStyles (xml: Buffer): Uint8Array {
  */
 export function parseSharedStrings (xml: Buffer): string[] {
   const strings: string[] = []
+  let mainPrefixes: Set<string> | undefined
   let pos = 0
   const end = xml.length
   while (pos < end) {
     const lt = xml.indexOf(LT, pos)
     if (lt === -1) break
-    if (xml[lt + 1] === SLASH) { pos = lt + 2; continue }
+    const next = xml[lt + 1]
+    if (next === SLASH || next === QMARK || next === BANG) { pos = lt + 2; continue }
     const ne = nameEnd(xml, lt + 1, end)
     const ls = localStart(xml, lt + 1, ne)
     const gt = tagEnd(xml, ne, end)
     if (gt === -1) break
-    if (!isName(xml, ls, ne, 'si')) { pos = gt + 1; continue }
-    if (xml[gt - 1] === SLASH) { strings.push(''); pos = gt + 1; continue }
+    if (mainPrefixes === undefined) {
+      // The root element: which prefixes (or none) name SpreadsheetML in this part.
+      mainPrefixes = mainPrefixesOf(xml.toString('utf8', lt, gt))
+      pos = gt + 1
+      continue
+    }
+    const selfClosing = xml[gt - 1] === SLASH
+    if (isName(xml, ls, ne, 'extLst') && !selfClosing) {
+      const close = xml.indexOf(closingTag(xml, lt + 1, ne), gt + 1)
+      pos = close === -1 ? end : close
+      continue
+    }
+    if (!isName(xml, ls, ne, 'si') || !mainPrefixes.has(xml.toString('latin1', lt + 1, ls === lt + 1 ? ls : ls - 1))) { pos = gt + 1; continue }
+    if (selfClosing) { strings.push(''); pos = gt + 1; continue }
     const close = xml.indexOf(closingTag(xml, lt + 1, ne), gt + 1)
     if (close === -1) throw new EngineError('SHEET_CORRUPT', 'The shared strings part of the workbook is truncated.')
     strings.push(richText(xml, gt + 1, close))
@@ -153,21 +195,83 @@ export function parseSharedStrings (xml: Buffer): string[] {
   return strings
 }
 
-type Attributes = Record<string, string | undefined>
+const NAMESPACE_DECLARATION = /\sxmlns(?::([^\s=]+))?\s*=\s*(?:"([^"]*)"|'([^']*)')/g
 
-/** Walks the elements of a small XML part with sax, giving local names and raw attributes. */
-function forEachElement (xml: Buffer, part: string, onOpen: (name: string, attrs: Attributes) => void, onClose?: (name: string) => void): void {
-  const parser = sax.parser(true, { trim: false, normalize: false, lowercase: false, xmlns: false, position: false })
-  parser.onopentag = (tag) => onOpen(localName(tag.name), tag.attributes as Attributes)
-  if (onClose !== undefined) parser.onclosetag = (name) => onClose(localName(name))
+/** Prefixes bound to SpreadsheetML on a root tag ('' for the default namespace, or when nothing is declared). */
+function mainPrefixesOf (rootTag: string): Set<string> {
+  const prefixes = new Set<string>()
+  let defaultDeclared = false
+  for (const m of rootTag.matchAll(NAMESPACE_DECLARATION)) {
+    const prefix = m[1] ?? ''
+    if (prefix === '') defaultDeclared = true
+    if (MAIN_NAMESPACES.has(m[2] ?? m[3] ?? '')) prefixes.add(prefix)
+  }
+  if (!defaultDeclared) prefixes.add('')
+  return prefixes
+}
+
+/** SpreadsheetML, transitional and strict (ECMA-376 Part 1, 18 and Part 1 Strict). */
+const MAIN_NAMESPACES = new Set([
+  'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
+  'http://purl.oclc.org/ooxml/spreadsheetml/main'
+])
+const OFFICE_REL_NAMESPACES = new Set([
+  'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
+  'http://purl.oclc.org/ooxml/officeDocument/relationships'
+])
+/** ECMA-376 Part 2, 9.3 (Open Packaging Conventions). */
+const PACKAGE_REL_NAMESPACE = 'http://schemas.openxmlformats.org/package/2006/relationships'
+
+interface XmlElement {
+  /** Namespace URI, resolved from the declarations in scope ('' for none). */
+  uri: string
+  local: string
+  attributes: Record<string, QualifiedAttribute>
+  parent: XmlElement | undefined
+}
+
+/**
+ * A SpreadsheetML element, whatever prefix binds it (`x:` on the main namespace is
+ * common in generated files). An element in no namespace at all is taken as one too:
+ * some exporters omit the declaration, and extensions are always namespaced.
+ */
+function isMain (el: XmlElement): boolean {
+  return el.uri === '' || MAIN_NAMESPACES.has(el.uri)
+}
+
+/** An unprefixed attribute (attributes take no default namespace: Namespaces in XML 1.0, 6.2). */
+function plainAttribute (el: XmlElement, local: string): string | undefined {
+  const a = el.attributes[local]
+  return a !== undefined && a.prefix === '' ? a.value : undefined
+}
+
+/**
+ * Walks the elements of a small XML part with sax, namespaces resolved, each with
+ * its parent. Extension lists (`extLst`, ECMA-376 Part 1, 18.2.10) are skipped whole:
+ * what they hold is for the application that wrote them.
+ */
+function forEachElement (xml: Buffer, part: string, onOpen: (el: XmlElement) => void): void {
+  const parser = sax.parser(true, { trim: false, normalize: false, lowercase: false, xmlns: true, position: false })
+  let current: XmlElement | undefined
+  let extDepth = 0
+  parser.onopentag = (tag) => {
+    const t = tag as QualifiedTag
+    const el: XmlElement = { uri: t.uri, local: t.local, attributes: t.attributes, parent: current }
+    current = el
+    if (extDepth > 0 || el.local === 'extLst') extDepth++
+    else onOpen(el)
+  }
+  parser.onclosetag = () => {
+    if (extDepth > 0) extDepth--
+    current = current?.parent
+  }
   parser.onerror = (err) => {
+    // A prefix nobody declared (seen in hand-made exports): its element simply belongs to no known namespace.
+    if (err.message.startsWith('Unbound namespace prefix')) {
+      parser.error = null as unknown as Error
+      return
+    }
     throw new EngineError('SHEET_CORRUPT', `The workbook part "${part}" is not well-formed XML.`, undefined, { cause: err })
   }
   parser.write(xml.toString('utf8')).close()
 }
-
-function localName (name: string): string {
-  const colon = name.indexOf(':')
-  return colon === -1 ? name : name.slice(colon + 1)
-}
-
