@@ -81,17 +81,17 @@ describe('razao', () => {
     }
   })
 
-  it('rows shows the first sheet as read, with sheet row numbers and typed cells', async () => {
+  it('rows shows the first sheet as read, with sheet row numbers and typed cells (a formula saved without its value as null)', async () => {
     const path = join(dir, 'rows.xlsx')
     await writeTinyXlsx(path, {
       styles: { cellXfs: [0, 14, 22] },
       sheet: '<row r="2"><c t="inlineStr"><is><t>texto</t></is></c><c><v>1.5</v></c><c s="1"><v>45000</v></c><c s="2"><v>45000.75</v></c>' +
-        '<c t="b"><v>1</v></c><c t="e"><v>#DIV/0!</v></c><c r="H2"><v>3</v></c></row><row r="9"><c><v>9</v></c></row><row r="10"><c><v>10</v></c></row>'
+        '<c t="b"><v>1</v></c><c t="e"><v>#DIV/0!</v></c><c r="H2"><v>3</v></c><c r="I2"><f>H2*2</f></c><c r="J2"><v>4</v></c></row><row r="9"><c><v>9</v></c></row><row r="10"><c><v>10</v></c></row>'
     })
     const run = await razao(['rows', path, '--limit', '2'])
     expect(run.code).toBe(0)
     expect(run.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
-      { row: 2, cells: ['texto', 1.5, '2023-03-15', '2023-03-15T18:00:00', true, '#DIV/0!', null, 3] },
+      { row: 2, cells: ['texto', 1.5, '2023-03-15', '2023-03-15T18:00:00', true, '#DIV/0!', null, 3, null, 4] },
       { row: 9, cells: [9] }
     ])
   })

@@ -20,7 +20,7 @@ import type { ClientBase, Pool } from 'pg'
 import { EngineError } from '../errors.js'
 import { companyInactive, companyNotFound } from '../db/companies.js'
 import { isUniqueViolation } from '../db/pg-errors.js'
-import { LedgerAnalyzer, countBlocking, isBlocking } from '../ledger/index.js'
+import { LedgerAnalyzer, PROBLEM_MESSAGES, countBlocking, isBlocking } from '../ledger/index.js'
 import type { LedgerAnalysis } from '../ledger/index.js'
 import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js'
 import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
@@ -186,7 +186,7 @@ function checkImportable (analysis: LedgerAnalysis): void {
   const invalid = countBlocking(analysis.problemCounts)
   if (invalid > 0) {
     const first = analysis.problemSamples.find((p) => isBlocking(p.kind))
-    const where = first === undefined ? '' : ` The first is row ${first.rowNumber}, column ${first.column} ("${first.value}"): ${first.kind}.`
+    const where = first === undefined ? '' : ` The first is row ${first.rowNumber}, column ${first.column} ("${first.value}"): ${first.kind}. ${PROBLEM_MESSAGES[first.kind]}`
     throw new EngineError('LEDGER_INVALID_CELLS', `The file has ${invalid} cell${invalid > 1 ? 's' : ''} that cannot be imported as typed values; nothing was written. /v1/analyze lists them.${where}`, { invalid_cells: invalid })
   }
   if (analysis.differenceCents !== 0) {

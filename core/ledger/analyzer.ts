@@ -5,8 +5,9 @@
  */
 import { EngineError } from '../errors.js'
 import { addCents, wholeCents } from '../money/index.js'
+import { EXCEL_MAX_CELL_CHARS, UncomputedFormula } from '../xlsx/index.js'
 import type { Cell } from '../xlsx/index.js'
-import { mapColumns } from './columns.js'
+import { REQUIRED_COLUMNS, mapColumns } from './columns.js'
 import { GroupBalances } from './group-balances.js'
 import type { ColumnMap } from './columns.js'
 import { MAX_PROBLEM_SAMPLES } from './types.js'
@@ -20,6 +21,8 @@ export interface LedgerRow {
   date: string | null
   debitCents: number
   creditCents: number
+  /** An amount cell is a formula without its value: the zero in its place is not a value. */
+  unknownAmount: boolean
 }
 
 /**
@@ -30,7 +33,7 @@ export interface LedgerRow {
 export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) => void
 
 /** Problems that make a file unfit to store as typed rows (see ProblemKind). */
-const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN']
+const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN', 'UNCOMPUTED_FORMULA', 'TEXT_TOO_LONG']
 
 /** Whether a problem of this kind makes the file unfit to import. */
 export function isBlocking (kind: ProblemKind): boolean {
@@ -58,7 +61,8 @@ export class LedgerAnalyzer {
   private lastTypeBox = { rows: 0 }
   private readonly samples: CellProblem[] = []
   private readonly problemCounts: Record<ProblemKind, number> = {
-    INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID_MOVIM_FINAN: 0
+    INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID_MOVIM_FINAN: 0,
+    UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0
   }
   private totalRows = 0
   private debitCents = 0
@@ -94,6 +98,7 @@ export class LedgerAnalyzer {
   parseRow (rowNumber: number, cells: Cell[]): LedgerRow | undefined {
     const at = this.at
     if (isBlank(cells, at.blankCheck)) return undefined
+    const unknownAmount = this.checkStoredCells(rowNumber, cells)
     const debit = this.amount(rowNumber, 'debito', cells[at.debito])
     const credit = this.amount(rowNumber, 'credito', cells[at.credito])
     const groupCell = cells[at.group]
@@ -104,7 +109,7 @@ export class LedgerAnalyzer {
       const group = readInteger(groupCell)
       if (group.kind === 'ok') groupId = group.value
       else if (group.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id_movim_finan', groupCell)
-      else this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
+      else if (!(groupCell instanceof UncomputedFormula)) this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
     }
     this.integer(rowNumber, 'id', cells[at.id])
     this.integer(rowNumber, 'id_conta', cells[at.account])
@@ -117,8 +122,32 @@ export class LedgerAnalyzer {
       groupId,
       date: date.kind === 'ok' ? date.iso : null,
       debitCents: debit,
-      creditCents: credit
+      creditCents: credit,
+      unknownAmount
     }
+  }
+
+  /**
+   * Cells whose value cannot be stored as read, in every column the ledger keeps:
+   * formulas saved without their value, and text past Excel's cell limit (a 1 MiB
+   * shared string on every row would push a gigabyte per thousand rows into COPY).
+   * Returns whether an amount of the row is unknown. Most rows hold neither, and a
+   * typeof test per column is all they cost.
+   */
+  private checkStoredCells (rowNumber: number, cells: Cell[]): boolean {
+    let unknownAmount = false
+    const stored = this.at.stored
+    for (let i = 0; i < stored.length; i++) {
+      const cell = cells[stored[i]!]
+      if (typeof cell === 'string') {
+        if (cell.length > EXCEL_MAX_CELL_CHARS) this.problem('TEXT_TOO_LONG', rowNumber, this.at.storedNames[i]!, cell)
+      } else if (cell instanceof UncomputedFormula) {
+        const column = this.at.storedNames[i]!
+        this.problem('UNCOMPUTED_FORMULA', rowNumber, column, cell)
+        if (column === 'debito' || column === 'credito') unknownAmount = true
+      }
+    }
+    return unknownAmount
   }
 
   /** An optional integer column: only an unreadable value is a problem. */
@@ -133,7 +162,8 @@ export class LedgerAnalyzer {
     this.debitCents = addCents(this.debitCents, debit)
     this.creditCents = addCents(this.creditCents, credit)
     if (debit !== 0 && credit !== 0) this.bothSides++
-    if (debit === 0 && credit === 0) this.noValues++
+    // A row whose amount is an uncomputed formula has a value nobody knows yet, not none.
+    if (debit === 0 && credit === 0 && !row.unknownAmount) this.noValues++
     const date = row.date
     // Parsed dates are shared strings per day, so the same day compares by identity.
     if (date !== null && date !== this.minDate && date !== this.maxDate) {
@@ -232,9 +262,12 @@ interface Positions {
   credito: number
   /** The required cells of which at least one must be filled for a row to count. */
   blankCheck: number[]
+  /** Every column stored by an import (the required ones and `historico`), and their names. */
+  stored: number[]
+  storedNames: string[]
 }
 
-const NO_POSITIONS: Positions = { id: -1, group: -1, date: -1, account: -1, plan: -1, type: -1, debito: -1, credito: -1, blankCheck: [] }
+const NO_POSITIONS: Positions = { id: -1, group: -1, date: -1, account: -1, plan: -1, type: -1, debito: -1, credito: -1, blankCheck: [], stored: [], storedNames: [] }
 /** Matches no cell, so the first row always looks its type up. */
 const NOT_A_CELL = Symbol('no cell yet') as unknown as Cell
 
@@ -248,7 +281,9 @@ function positionsOf (c: ColumnMap): Positions {
     type: c.tipo,
     debito: c.debito,
     credito: c.credito,
-    blankCheck: [c.id, c.id_movim_finan, c.data, c.credito, c.debito, c.id_conta, c.tipo]
+    blankCheck: [c.id, c.id_movim_finan, c.data, c.credito, c.debito, c.id_conta, c.tipo],
+    stored: [...REQUIRED_COLUMNS.map((name) => c[name]), ...(c.historico === undefined ? [] : [c.historico])],
+    storedNames: [...REQUIRED_COLUMNS, ...(c.historico === undefined ? [] : ['historico'])]
   }
 }
 

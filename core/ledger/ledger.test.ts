@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DateCell } from '../xlsx/index.js'
+import { DateCell, UncomputedFormula } from '../xlsx/index.js'
 import type { Cell, RowVisitor } from '../xlsx/index.js'
 import { analyzeLedger, diagnoseLedger } from './ledger.js'
 
@@ -79,11 +79,37 @@ describe('analyzeLedger', () => {
       row(4, 'x', null, '2024-02-01', 1.005, null)
     ])
     const a = await analyzeLedger(read, { batchSize: 1000 })
-    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID_MOVIM_FINAN: 1 })
+    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID_MOVIM_FINAN: 1, UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0 })
     expect(a.problemSamples).toContainEqual({ kind: 'INVALID_AMOUNT', rowNumber: 2, column: 'credito', value: 'abc' })
     expect(a.problemSamples).toContainEqual({ kind: 'INVALID_DATE', rowNumber: 3, column: 'data', value: '31/02/2024' })
     expect(a.totalCreditCents).toBe(-1000 + 101)
     expect(a.totalDebitCents).toBe(1000)
+  })
+
+  it('reports a formula saved without its value in any stored column, never reading it as empty (issue 11)', async () => {
+    const f = new UncomputedFormula('B2*2')
+    const { read } = source([
+      [1, HEADER],
+      row(2, 1, 100, '01/02/2024', f, null),
+      row(3, 2, f, f, null, 10, 'PAGAR', new UncomputedFormula('')),
+      row(4, 3, 100, '01/02/2024', 10, null)
+    ])
+    const a = await analyzeLedger(read, { batchSize: 1000 })
+    expect(a.problemCounts).toMatchObject({ UNCOMPUTED_FORMULA: 4, INVALID_DATE: 0, MISSING_ID_MOVIM_FINAN: 0, INVALID_AMOUNT: 0 })
+    expect(a.problemSamples.map((p) => [p.rowNumber, p.column, p.value])).toEqual([
+      [2, 'credito', '=B2*2'], [3, 'id_movim_finan', '=B2*2'], [3, 'data', '=B2*2'], [3, 'historico', '=(shared formula)']
+    ])
+    // Row 2's credit is unknown, not absent: the row is not one "without values".
+    expect(a.rowsWithoutValues).toBe(0)
+    expect(a.totalRows).toBe(3)
+  })
+
+  it('reports text longer than an Excel cell holds, shortened in the report (issue 11)', async () => {
+    const long = 'h'.repeat(32_768)
+    const { read } = source([[1, HEADER], row(2, 1, 100, '01/02/2024', 5, 5, 'PAGAR', long), row(3, 2, 100, '01/02/2024', 5, 5, 'x'.repeat(32_767))])
+    const a = await analyzeLedger(read, { batchSize: 1000 })
+    expect(a.problemCounts.TEXT_TOO_LONG).toBe(1)
+    expect(a.problemSamples).toEqual([{ kind: 'TEXT_TOO_LONG', rowNumber: 2, column: 'historico', value: `${'h'.repeat(200)}… (32768 characters)` }])
   })
 
   it('names every missing required column', async () => {
@@ -140,6 +166,11 @@ describe('diagnoseLedger', () => {
     const all = await diagnoseLedger(source(rows).read, { batchSize: 1000, maxLines: 45 })
     expect(all.groups).toHaveLength(31)
     expect(all.omittedGroups + all.omittedLines).toBe(0)
+  })
+
+  it('lists a text longer than a cell can hold by its start and length', async () => {
+    const d = await diagnoseLedger(source([[1, HEADER], row(2, 1, 100, 45000, null, 5, 'PAGAR', 'y'.repeat(1 << 20))]).read, { batchSize: 1000 })
+    expect(d.groups[0]!.lines[0]!.history).toBe(`${'y'.repeat(200)}… (1048576 characters)`)
   })
 
   it('reads a balanced file once', async () => {

@@ -3,7 +3,7 @@ import { LedgerAnalyzer } from './analyzer.js'
 import { mapColumns } from './columns.js'
 import type { ColumnMap } from './columns.js'
 import type { DiagnosticGroup, DiagnosticLine, LedgerAnalysis, LedgerDiagnosis } from './types.js'
-import { readAmount, readDate, readInteger, readText } from './values.js'
+import { listedText, readAmount, readDate, readInteger, readText } from './values.js'
 
 /** Reads the ledger's first sheet once, calling the visitor per row. Each call is a fresh read. */
 export type SheetSource = (onRow: RowVisitor) => Promise<ReadSummary>
@@ -95,13 +95,13 @@ export async function diagnoseLedger (source: SheetSource, options: DiagnoseOpti
 function toLine (rowNumber: number, cells: Cell[], c: ColumnMap): DiagnosticLine {
   return {
     rowNumber,
-    type: readText(cells[c.tipo]),
+    type: listedText(readText(cells[c.tipo])),
     accountId: integerOrNull(cells[c.id_conta]),
     planningId: integerOrNull(cells[c.id_planejamento]),
-    description: readText(cells[c.planejamento_analitico]),
+    description: listedText(readText(cells[c.planejamento_analitico])),
     debitCents: centsOrZero(cells[c.debito]),
     creditCents: centsOrZero(cells[c.credito]),
-    history: c.historico === undefined ? null : readText(cells[c.historico])
+    history: c.historico === undefined ? null : listedText(readText(cells[c.historico]))
   }
 }
 

@@ -2,14 +2,30 @@
 export const MAX_PROBLEM_SAMPLES = 100
 
 /**
- * What can be wrong with a cell. INVALID_* and MISSING_* make a file unfit to
- * import (the import refuses it); NEGATIVE_AMOUNT and ROUNDED_AMOUNT are kept in
- * the totals (with their sign, or rounded half away from zero to the cent) and
- * reported so that a person can check them.
+ * What can be wrong with a cell. INVALID_*, MISSING_*, UNCOMPUTED_FORMULA and
+ * TEXT_TOO_LONG make a file unfit to import (the import refuses it); NEGATIVE_AMOUNT
+ * and ROUNDED_AMOUNT are kept in the totals (with their sign, or rounded half away
+ * from zero to the cent) and reported so that a person can check them.
  */
 export type ProblemKind =
   | 'INVALID_AMOUNT' | 'NEGATIVE_AMOUNT' | 'ROUNDED_AMOUNT'
   | 'INVALID_DATE' | 'INVALID_INTEGER' | 'MISSING_ID_MOVIM_FINAN'
+  /** A formula saved without its computed value: the value is unknown (it counts as zero in the totals). */
+  | 'UNCOMPUTED_FORMULA'
+  /** Text longer than a cell can hold in Excel (32,767 characters): crafted or damaged. */
+  | 'TEXT_TOO_LONG'
+
+/** What each problem means, in a sentence for the person fixing the file. */
+export const PROBLEM_MESSAGES: Record<ProblemKind, string> = {
+  INVALID_AMOUNT: 'The amount cannot be read as a number: use digits with a comma or point for the cents (1.234,56 or 1234.56).',
+  NEGATIVE_AMOUNT: 'The amount is negative; it is kept with its sign in the totals. Check that this is intended.',
+  ROUNDED_AMOUNT: 'The amount has more than two decimals; it was rounded half away from zero to the cent.',
+  INVALID_DATE: 'The date cannot be read or does not exist: use a date cell, dd/mm/yyyy or yyyy-mm-dd.',
+  INVALID_INTEGER: 'The cell must hold a whole number.',
+  MISSING_ID_MOVIM_FINAN: 'The row has no id_movim_finan, so its group cannot be balanced.',
+  UNCOMPUTED_FORMULA: 'The cell holds a formula that was saved without its value (the program that wrote the file does not compute formulas). Open the file in Excel or LibreOffice and save it, so that the values are computed, then send it again.',
+  TEXT_TOO_LONG: 'The text is longer than the 32,767 characters an Excel cell can hold; the file is damaged or was not written by a spreadsheet program.'
+}
 
 export interface CellProblem {
   kind: ProblemKind

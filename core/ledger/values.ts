@@ -4,11 +4,16 @@
  */
 import { amountFromNumber, parseAmountText } from '../money/index.js'
 import type { AmountParse } from '../money/index.js'
-import { DateCell, ErrorCell, serialToISO } from '../xlsx/index.js'
+import { DateCell, EXCEL_MAX_CELL_CHARS, ErrorCell, UncomputedFormula, serialToISO } from '../xlsx/index.js'
 import type { Cell } from '../xlsx/index.js'
 
+/*
+ * An uncomputed formula reads as empty in every reader below: its value is unknown,
+ * and the analyzer reports it (UNCOMPUTED_FORMULA) instead of a type problem.
+ */
+
 export function readAmount (cell: Cell | undefined): AmountParse {
-  if (cell === null || cell === undefined) return EMPTY
+  if (cell === null || cell === undefined || cell instanceof UncomputedFormula) return EMPTY
   if (typeof cell === 'number') return amountFromNumber(cell)
   if (typeof cell === 'string') return parseAmountText(cell)
   return INVALID
@@ -21,7 +26,7 @@ const INVALID = { kind: 'invalid' } as const
 const DIGITS = /^-?\d{1,15}$/
 
 export function readInteger (cell: Cell | undefined): IntegerParse {
-  if (cell === null || cell === undefined) return EMPTY
+  if (cell === null || cell === undefined || cell instanceof UncomputedFormula) return EMPTY
   if (typeof cell === 'number') return Number.isSafeInteger(cell) ? { kind: 'ok', value: cell } : INVALID
   if (typeof cell === 'string') {
     const s = cell.trim()
@@ -43,7 +48,7 @@ const MAX_SERIAL = 2_958_465
  * dropped, never converted through the local time zone.
  */
 export function readDate (cell: Cell | undefined): DateParse {
-  if (cell === null || cell === undefined) return EMPTY
+  if (cell === null || cell === undefined || cell instanceof UncomputedFormula) return EMPTY
   if (cell instanceof DateCell) return fromSerial(cell.serial)
   if (typeof cell === 'number') return fromSerial(cell)
   if (typeof cell !== 'string') return INVALID
@@ -89,17 +94,32 @@ function fromParts (year: number, month: number, day: number): DateParse {
 
 /** Text of a descriptive cell, trimmed; numbers and booleans as they print; null when empty. */
 export function readText (cell: Cell | undefined): string | null {
-  if (cell === null || cell === undefined) return null
+  if (cell === null || cell === undefined || cell instanceof UncomputedFormula) return null
   if (cell instanceof DateCell) return cell.toISO()
   if (cell instanceof ErrorCell) return cell.text
   const s = String(cell).trim()
   return s === '' ? null : s
 }
 
-/** The cell as a person would type it back, for problem reports. */
+/** Longer texts are shown shortened in reports (a crafted file may hold megabytes in one cell). */
+const SHOWN_TEXT_CHARS = 200
+
+/** The cell as a person would type it back, for problem reports; a formula shows as `=...`. */
 export function displayCell (cell: Cell | undefined): string {
   if (cell === null || cell === undefined) return ''
   if (cell instanceof DateCell) return cell.toISO()
   if (cell instanceof ErrorCell) return cell.text
-  return String(cell)
+  return shortened(String(cell))
+}
+
+/**
+ * Text for a listing: as it is, unless it is longer than a cell can hold, which only
+ * a damaged or crafted file has; then its start and its length.
+ */
+export function listedText (text: string | null): string | null {
+  return text === null || text.length <= EXCEL_MAX_CELL_CHARS ? text : shortened(text)
+}
+
+function shortened (text: string): string {
+  return text.length <= SHOWN_TEXT_CHARS ? text : `${text.slice(0, SHOWN_TEXT_CHARS)}… (${text.length} characters)`
 }

@@ -10,6 +10,8 @@ const DAY_MS = 86_400_000
 const UNIX_EPOCH_SERIAL = 25_569
 /** Days between the 1900 and 1904 date systems' epochs (ECMA-376 Part 1, 18.17.4.1). */
 export const DATE1904_OFFSET_DAYS = 1_462
+/** The most characters a cell can hold in Excel (its specifications and limits); longer text no workbook writes. */
+export const EXCEL_MAX_CELL_CHARS = 32_767
 
 /**
  * A cell whose number format is a date format. `serial` is always in the 1900
@@ -42,7 +44,29 @@ export class ErrorCell {
   }
 }
 
-export type Cell = null | number | string | boolean | DateCell | ErrorCell
+/**
+ * A formula saved without its computed value: `<f>` with no `<v>` (ECMA-376 Part 1,
+ * 18.3.1.4). Libraries that write formulas without evaluating them (openpyxl,
+ * ExcelJS, many ERP exporters) leave cells like this; the value exists only once
+ * Excel or LibreOffice opens the file and saves it. It is never read as empty or
+ * zero. `formula` is the formula text as stored (without `=`; empty for a cell that
+ * shares another cell's formula).
+ */
+export class UncomputedFormula {
+  constructor (readonly formula: string) {}
+
+  /** What the cell shows a person: the formula, as Excel displays it in the formula bar. */
+  toString (): string {
+    return this.formula === '' ? '=(shared formula)' : `=${this.formula}`
+  }
+
+  /** The value is unknown: `razao rows` prints null. */
+  toJSON (): null {
+    return null
+  }
+}
+
+export type Cell = null | number | string | boolean | DateCell | ErrorCell | UncomputedFormula
 
 /**
  * Converts a 1900-system serial to ISO 8601 without touching local time.

@@ -3,7 +3,7 @@
  * XLSX is streamed by our own scanner; XLS goes through SheetJS and must be read
  * in a throw-away worker (workers/xls-isolate.ts), never in a shared thread.
  */
-export { DateCell, ErrorCell, serialToISO, dateToSerial } from './cells.js'
+export { DateCell, ErrorCell, UncomputedFormula, serialToISO, dateToSerial, EXCEL_MAX_CELL_CHARS } from './cells.js'
 export type { Cell } from './cells.js'
 export type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
 export type { InflateEngine } from './inflate.js'

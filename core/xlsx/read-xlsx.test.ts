@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
-import { DateCell, ErrorCell } from './cells.js'
+import { DateCell, ErrorCell, UncomputedFormula } from './cells.js'
 import type { Cell } from './cells.js'
 import { readXlsxFirstSheet } from './read-xlsx.js'
 
@@ -136,5 +136,20 @@ describe('readXlsxFirstSheet', () => {
       }
     })
     expect(rows).toEqual([[1, [7]]])
+  })
+
+  it('reads a formula saved without its value as uncomputed, never as empty; a cached value is what counts (issue 11)', async () => {
+    const { rows } = await read({
+      sheet: '<row r="1"><c r="A1"><f>SUM(B1:B3)</f></c><c r="B1"><f>1+1</f><v>2</v></c><c r="C1"><f t="shared" ref="C1:D1" si="0">A1*2</f></c>' +
+        '<c r="D1"><f t="shared" si="0"/></c><c r="E1" t="str"><f>"a"&amp;"b"</f></c><c r="F1" t="str"><f>""</f><v></v></c><c r="G1"><f>X1</f><v></v></c>' +
+        '<c r="H1"><v>5</v><extLst><ext uri="{z}"><x:v xmlns:x="urn:other">99</x:v></ext></extLst></c></row>' +
+        '<row r="2"><c r="A2"><v>1</v></c><extLst><ext uri="{r}"><c r="B2"><v>7</v></c></ext></extLst></row>'
+    })
+    expect(rows).toEqual([
+      [1, [new UncomputedFormula('SUM(B1:B3)'), 2, new UncomputedFormula('A1*2'), new UncomputedFormula(''), new UncomputedFormula('"a"&"b"'), '', new UncomputedFormula('X1'), 5]],
+      [2, [1]]
+    ])
+    expect(JSON.stringify(rows[0]![1][0])).toBe('null')
+    expect(String(rows[0]![1][3])).toBe('=(shared formula)')
   })
 })

@@ -17,11 +17,11 @@
  * such as `x:` are accepted. Anything else in the part is skipped.
  */
 import { EngineError } from '../errors.js'
-import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell, dateToSerial } from './cells.js'
+import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell, UncomputedFormula, dateToSerial } from './cells.js'
 import type { Cell } from './cells.js'
 import type { RowVisitor } from './types.js'
 import {
-  BANG, GT, LT, QMARK, SLASH, attributeRange, decodeText, isName, localStart, nameEnd, richText
+  BANG, GT, LT, QMARK, SLASH, attributeRange, closingTag, decodeText, isName, localStart, nameEnd, richText
 } from './xml-text.js'
 
 /** Excel's last column is XFD (16,384 columns; ECMA-376 Part 1, 18.3.1.4). */
@@ -33,6 +33,7 @@ const CH_Z = 0x5a
 const CH_MINUS = 0x2d
 const CH_DOT = 0x2e
 const CH_C = 0x63
+const CH_F = 0x66
 const CH_I = 0x69
 const CH_R = 0x72
 const CH_S = 0x73
@@ -257,6 +258,13 @@ export class SheetScanner {
       while (gt < len && data[gt] !== GT) gt++
       if (gt >= len) return lt
       const selfClosing = data[gt - 1] === SLASH
+      if (this.inSheetData && !selfClosing && isName(data, ls, ne, 'extLst')) {
+        // A row's extension data (ECMA-376 Part 1, 18.3.1.73): skipped whole, so no cell is read from it.
+        const close = data.indexOf(closingTag(data, lt + 1, ne), gt + 1)
+        if (close === -1) return lt
+        pos = close
+        continue
+      }
       if (!this.inSheetData) {
         if (isName(data, ls, ne, 'sheetData')) {
           this.inSheetData = true
@@ -507,6 +515,9 @@ export class SheetScanner {
     let valueEnd = -1
     let inlineStart = -1
     let closeStart = -1
+    /** [start, end) of the formula text when the cell has an `<f>`; start -1 when it has none. */
+    let formulaStart = -1
+    let formulaEnd = -1
     // Fast path for the layout nearly every writer uses: <v>text</v></c>.
     // A plain unsigned number of up to 15 digits (shared-string indexes, ids, most
     // amounts) is assembled on the way; anything else is parsed afterwards.
@@ -568,14 +579,35 @@ export class SheetScanner {
           i = valueEnd
           continue
         }
+        if (ne - ls === 1 && data[ls] === CH_F) {
+          formulaStart = gt + 1
+          formulaEnd = formulaStart
+          while (formulaEnd < len && data[formulaEnd] !== LT) formulaEnd++
+          if (formulaEnd >= len) return -1
+          i = formulaEnd
+          continue
+        }
         if (ne - ls === 2 && data[ls] === CH_I && data[ls + 1] === CH_S) inlineStart = gt + 1
+        if (isName(data, ls, ne, 'extLst')) {
+          // An application's extension data: nothing in it is the cell's value.
+          const close = data.subarray(0, len).indexOf(closingTag(data, i + 1, ne), gt + 1)
+          if (close === -1) return -1
+          i = close
+          continue
+        }
+      } else if (ne - ls === 1 && data[ls] === CH_F) {
+        // <f t="shared" si="0"/>: the formula of another cell, shared.
+        formulaStart = formulaEnd = gt
       }
       i = gt + 1
     }
     this.nextColumn = column + 1
     let value: Cell
     // Numbers and shared strings are nearly every cell; they skip the general decoder.
-    if (type === CellType.Number && valueStart >= 0 && valueEnd > valueStart) {
+    if (formulaStart >= 0 && (valueStart < 0 || (valueEnd === valueStart && type !== CellType.Str))) {
+      // A formula whose value was never computed: its value is unknown, not empty.
+      value = new UncomputedFormula(decodeText(data, formulaStart, formulaEnd))
+    } else if (type === CellType.Number && valueStart >= 0 && valueEnd > valueStart) {
       const n = digits >= 0 ? digits : parseNumber(data, valueStart, valueEnd)
       value = this.ctx.dateStyles[style] === 1 ? new DateCell(n + this.dateOffset) : n
     } else if (type === CellType.Shared && valueStart >= 0) {

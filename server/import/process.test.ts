@@ -63,6 +63,11 @@ beforeAll(async () => {
   files.nul = join(dir, 'nul.xlsx')
   // _x0000_ is ST_Xstring's escape for U+0000 (ECMA-376 Part 1, 22.9.2.19): a cell can carry one.
   await writeTinyXlsx(files.nul, { sheet: ledgerXml([[1, 10, '01/02/2024', '100,00', '', 'Conta'], [2, 10, '01/02/2024', '', '100,00', 'Conta _x0000_ nula']]) })
+  files.formulas = join(dir, 'formulas.xlsx')
+  // Balanced as read today (both amounts lost to zero), which is how the lost amounts went unnoticed.
+  await writeTinyXlsx(files.formulas, { sheet: ledgerXml([[1, 10, '01/02/2024', { f: 'SUM(K5:K9)' }, '', 'Conta'], [2, 10, '01/02/2024', '', { f: 'SUM(J5:J9)' }, 'Conta']]) })
+  files.longText = join(dir, 'long-text.xlsx')
+  await writeTinyXlsx(files.longText, { sheet: ledgerXml([[1, 10, '01/02/2024', '100,00', '', 'x'.repeat(40_000)], [2, 10, '01/02/2024', '', '100,00', 'Conta']]) })
   files.tricky = join(dir, 'tricky.xlsx')
   await writeTinyXlsx(files.tricky, { sheet: ledgerXml(TRICKY_TEXTS.map((text, i) => [i + 1, 500, '2024-03-05', i === 0 ? '10,00' : '', i === 1 ? '10,00' : '', text])) })
 
@@ -81,9 +86,10 @@ afterAll(async () => {
 })
 
 /** A minimal ledger sheet: header plus rows of [id, id_movim_finan, data, debito, credito, planejamento_analitico?]. */
-function ledgerXml (rows: Array<Array<string | number>>): string {
+function ledgerXml (rows: Array<Array<string | number | { f: string }>>): string {
   const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito']
-  const cell = (v: string | number | undefined) => v === undefined || v === '' ? '<c/>' : typeof v === 'number' ? `<c><v>${v}</v></c>` : `<c t="inlineStr"><is><t xml:space="preserve">${escapeXml(v)}</t></is></c>`
+  // { f } is a formula saved without its value, as openpyxl and ExcelJS write them.
+  const cell = (v: string | number | { f: string } | undefined) => v === undefined || v === '' ? '<c/>' : typeof v === 'number' ? `<c><v>${v}</v></c>` : typeof v === 'object' ? `<c><f>${escapeXml(v.f)}</f></c>` : `<c t="inlineStr"><is><t xml:space="preserve">${escapeXml(v)}</t></is></c>`
   const lines = [`<row>${header.map(cell).join('')}</row>`]
   for (const [id, group, date, debit, credit, text] of rows) {
     lines.push(`<row>${[id, group, date, 3001, text ?? 'Conta', 77, 'Plano', 'AJUSTE', '1.2.3', credit, debit].map(cell).join('')}</row>`)
@@ -211,6 +217,34 @@ describe('POST /v1/process: refusals', () => {
     const res = await processFile(files.nul, { codigo_dominio: '100' })
     expect(res.status).toBe(422)
     expect(res.body.detail).toMatch(/Row 3, column planejamento_analitico holds a NUL character/)
+    expect(await importsOf('100')).toEqual([])
+    expect(await movementsOfCompany('100')).toBe(0)
+  })
+
+  it('422 for amounts that are formulas saved without their values, saying to save the file in Excel or LibreOffice; nothing is written (issue 11)', async () => {
+    const analysis = await fetchAnalysis(files.formulas!)
+    expect(analysis).toMatchObject({ total_rows: 2, invalid_cells: 2, rows_without_values: 0, total_debit: 0, total_credit: 0 })
+    expect(analysis.cell_problems).toEqual([
+      { linha: 2, coluna: 'debito', valor: '=SUM(K5:K9)', problema: 'UNCOMPUTED_FORMULA', mensagem: expect.stringMatching(/Open the file in Excel or LibreOffice and save it/) },
+      { linha: 3, coluna: 'credito', valor: '=SUM(J5:J9)', problema: 'UNCOMPUTED_FORMULA', mensagem: expect.stringMatching(/values are computed/) }
+    ])
+    const res = await processFile(files.formulas, { codigo_dominio: '100' })
+    expect(res.status).toBe(422)
+    expect(res.body.detail).toMatch(/row 2, column debito \("=SUM\(K5:K9\)"\): UNCOMPUTED_FORMULA\. .*Excel or LibreOffice/)
+    expect(await importsOf('100')).toEqual([])
+    expect(await movementsOfCompany('100')).toBe(0)
+  })
+
+  it('422 for text longer than an Excel cell holds, reported shortened; nothing is written (issue 11)', async () => {
+    const analysis = await fetchAnalysis(files.longText!)
+    expect(analysis.invalid_cells).toBe(1)
+    expect(analysis.cell_problems).toEqual([
+      { linha: 2, coluna: 'planejamento_analitico', valor: `${'x'.repeat(200)}… (40000 characters)`, problema: 'TEXT_TOO_LONG', mensagem: expect.stringMatching(/32,767 characters/) }
+    ])
+    const res = await processFile(files.longText, { codigo_dominio: '100' })
+    expect(res.status).toBe(422)
+    expect(res.body.detail).toMatch(/TEXT_TOO_LONG/)
+    expect(res.body.detail.length).toBeLessThan(1000)
     expect(await importsOf('100')).toEqual([])
     expect(await movementsOfCompany('100')).toBe(0)
   })

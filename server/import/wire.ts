@@ -4,7 +4,7 @@
  */
 import { centsToNumber } from '../../core/money/index.js'
 import type { ProcessResult } from '../../core/importer/process-ledger.js'
-import { countBlocking } from '../../core/ledger/index.js'
+import { PROBLEM_MESSAGES, countBlocking } from '../../core/ledger/index.js'
 import type { CellProblem, DiagnosticGroup, LedgerAnalysis, LedgerDiagnosis, ProblemKind } from '../../core/ledger/index.js'
 
 export interface FileFacts { fileName: string, sha256: string }
@@ -32,7 +32,7 @@ export interface AnalyzeResponse {
   /** Not in the spec: amounts with more than two decimals, rounded to the cent. */
   rounded_amounts: number
   /** Not in the spec: the first problem cells, for the person fixing the file. */
-  cell_problems: Array<{ linha: number, coluna: string, valor: string, problema: ProblemKind }>
+  cell_problems: Array<{ linha: number, coluna: string, valor: string, problema: ProblemKind, mensagem: string }>
 }
 
 export function toAnalyzeResponse (file: FileFacts, a: LedgerAnalysis): AnalyzeResponse {
@@ -84,7 +84,7 @@ export function toProcessResponse (file: FileFacts, codigoDominio: string, mode:
 }
 
 function toWireProblem (p: CellProblem): AnalyzeResponse['cell_problems'][number] {
-  return { linha: p.rowNumber, coluna: p.column, valor: p.value, problema: p.kind }
+  return { linha: p.rowNumber, coluna: p.column, valor: p.value, problema: p.kind, mensagem: PROBLEM_MESSAGES[p.kind] }
 }
 
 export function toDiagnoseResponse (file: FileFacts, d: LedgerDiagnosis) {
