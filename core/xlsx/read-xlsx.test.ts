@@ -152,4 +152,12 @@ describe('readXlsxFirstSheet', () => {
     expect(JSON.stringify(rows[0]![1][0])).toBe('null')
     expect(String(rows[0]![1][3])).toBe('=(shared formula)')
   })
+
+  it('turns literal CR LF and lone CR in text into LF before decoding _x000D_ and &#13; (issue 11)', async () => {
+    const { rows } = await read({
+      sharedStrings: '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>ABC_x000D_\r\nDEF</t></si><si><r><t>um\rdois</t></r><r><t><![CDATA[três\r\nquatro]]></t></r></si></sst>',
+      sheet: '<row r="1"><c t="s"><v>0</v></c><c t="s"><v>1</v></c><c t="inlineStr"><is><t>in&#13;\r\nline</t></is></c><c t="str"><f>A1</f><v>f_x000D_\r\nx\r</v></c></row>'
+    })
+    expect(rows).toEqual([[1, ['ABC\r\nDEF', 'um\ndoistrês\nquatro', 'in\r\nline', 'f\r\nx\n']]])
+  })
 })

@@ -68,9 +68,21 @@ const ENTITY = /&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);/g
 /** ST_Xstring escapes characters XML cannot carry as `_xHHHH_` (ECMA-376 Part 1, 22.9.2.19). */
 const XSTRING_ESCAPE = /_x([0-9A-Fa-f]{4})_/g
 
-/** UTF-8 text in [start, end) with XML entities and ST_Xstring escapes resolved. */
+/** A literal CR LF or a lone CR (XML 1.0, 2.11). */
+const LITERAL_LINE_END = /\r\n?/g
+
+/**
+ * Line ends as an XML processor hands them over: every literal CR LF and lone CR
+ * becomes LF before anything else is decoded (XML 1.0, 2.11). A CR that is data is
+ * written as `&#13;` or `_x000D_` and survives, because those are decoded after.
+ */
+function normalizeLineEnds (text: string): string {
+  return text.includes('\r') ? text.replace(LITERAL_LINE_END, '\n') : text
+}
+
+/** UTF-8 text in [start, end) with line ends normalized, then XML entities and ST_Xstring escapes resolved. */
 export function decodeText (data: Buffer, start: number, end: number): string {
-  let text = data.toString('utf8', start, end)
+  let text = normalizeLineEnds(data.toString('utf8', start, end))
   if (text.includes(AMP)) text = text.replace(ENTITY, replaceEntity)
   if (text.includes(ESCAPE_MARK)) text = text.replace(XSTRING_ESCAPE, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
   return text
@@ -132,7 +144,7 @@ function textContent (data: Buffer, from: number, end: number, append: (piece: s
     // Within the element only (see richText's rPh).
     const close = data.subarray(0, end).indexOf(CDATA_CLOSE, lt + CDATA_OPEN.length)
     if (close === -1) return end
-    append(data.toString('utf8', lt + CDATA_OPEN.length, close))
+    append(normalizeLineEnds(data.toString('utf8', lt + CDATA_OPEN.length, close)))
     pos = close + CDATA_CLOSE.length
   }
   return pos
