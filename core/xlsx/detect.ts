@@ -9,7 +9,8 @@ const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04])
 const OLE2_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
 
 /**
- * Decides the format from the file's first bytes only. Names and content types
+ * Decides the format from the file's first bytes only: an XLSX is a ZIP archive; an XLS
+ * is an OLE2 compound file or, from Excel 2.x-4.0 and old exporters, a bare BIFF stream. Names and content types
  * are whatever the client's software put there and are never trusted.
  */
 export async function detectFormat (path: string): Promise<SpreadsheetFormat> {
@@ -19,8 +20,25 @@ export async function detectFormat (path: string): Promise<SpreadsheetFormat> {
     const { bytesRead } = await handle.read(head, 0, 8, 0)
     if (bytesRead >= 4 && head.subarray(0, 4).equals(ZIP_MAGIC)) return 'xlsx'
     if (bytesRead === 8 && head.equals(OLE2_MAGIC)) return 'xls'
+    if (bytesRead === 8 && isBiffStream(head)) return 'xls'
   } finally {
     await handle.close()
   }
   throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is neither an XLSX nor an XLS workbook. Upload the ledger saved as .xlsx or .xls.')
+}
+
+/** BOF record ids of BIFF2, BIFF3, BIFF4 and BIFF5-8 ([MS-XLS] 2.4.21; OpenOffice's "Excel File Format", 5.8). */
+const BOF_RECORD_IDS = new Set([0x0009, 0x0209, 0x0409, 0x0809])
+/** Sheet types a BOF may open with: workbook globals, worksheet, BIFF4 workbook, chart, macro sheet. */
+const BOF_SHEET_TYPES = new Set([0x0005, 0x0010, 0x0100, 0x0020, 0x0040])
+
+/**
+ * A bare BIFF record stream, as Excel 2.x-4.0 and older export components write it
+ * (no OLE2 container around the workbook): it opens with a BOF record, whose
+ * payload (4 to 20 bytes) starts with the BIFF version and the sheet type.
+ */
+export function isBiffStream (head: Buffer): boolean {
+  if (head.length < 8) return false
+  const length = head.readUInt16LE(2)
+  return BOF_RECORD_IDS.has(head.readUInt16LE(0)) && length >= 4 && length <= 20 && BOF_SHEET_TYPES.has(head.readUInt16LE(6))
 }

@@ -1,5 +1,5 @@
 /**
- * XLS (BIFF8) through SheetJS. The published `xlsx` package has advisories for
+ * XLS (BIFF8 in an OLE2 container, or a bare BIFF2-BIFF5 stream) through SheetJS. The published `xlsx` package has advisories for
  * crafted files (prototype pollution, ReDoS), so this module must only run in a
  * worker thread that is discarded after the file (see workers/xls-isolate.ts):
  * whatever a hostile file does to that isolate dies with it.
@@ -9,6 +9,7 @@ import type * as SheetJSModule from 'xlsx'
 import type { CellObject, WorkBook } from 'xlsx'
 import { EngineError } from '../errors.js'
 import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell } from './cells.js'
+import { isBiffStream } from './detect.js'
 import type { Cell } from './cells.js'
 import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
 
@@ -25,12 +26,15 @@ async function loadSheetJS (): Promise<SheetJS> {
 export async function readXlsFirstSheet (path: string, onRow: RowVisitor, options: ReadOptions): Promise<ReadSummary> {
   const XLSX = await loadSheetJS()
   const bytes = await readFile(path)
-  const container = readContainer(XLSX, bytes)
-  if (XLSX.CFB.find(container, 'EncryptedPackage') !== null || XLSX.CFB.find(container, 'EncryptionInfo') !== null) {
-    throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
-  }
-  if (XLSX.CFB.find(container, 'Workbook') === null && XLSX.CFB.find(container, 'Book') === null) {
-    throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an OLE2 compound document but not an Excel workbook. Upload the ledger saved as .xlsx or .xls.')
+  // A bare BIFF2-BIFF5 stream (detect.ts) has no container to check; SheetJS reads its records directly.
+  if (!isBiffStream(bytes)) {
+    const container = readContainer(XLSX, bytes)
+    if (XLSX.CFB.find(container, 'EncryptedPackage') !== null || XLSX.CFB.find(container, 'EncryptionInfo') !== null) {
+      throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
+    }
+    if (XLSX.CFB.find(container, 'Workbook') === null && XLSX.CFB.find(container, 'Book') === null) {
+      throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an OLE2 compound document but not an Excel workbook. Upload the ledger saved as .xlsx or .xls.')
+    }
   }
   if (options.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
   let workbook: WorkBook

@@ -165,6 +165,32 @@ describe('POST /v1/analyze', () => {
     })
   })
 
+  it.each([['biff5-stream'], ['biff2-stream']] as const)('reads a bare %s (no OLE2 container) through the isolated reader with the same contract (issue 11)', async (variant) => {
+    const path = join(dir, `ledger-${variant}.xls`)
+    // SheetJS's BIFF2 writer keeps no number formats: its date cells arrive as serial numbers, which a ledger also accepts.
+    const truth = await generateLedger({ path, format: 'xls', xlsVariant: variant, rows: 800, seed: 31, unbalancedGroups: 2, dateStyle: 'mixed', textAmountEvery: 11 })
+    const { status, body } = await post('/v1/analyze', {}, { path, name: 'antigo.xls' })
+    expect(status).toBe(200)
+    expect(body).toMatchObject({
+      total_rows: truth.totalRows,
+      total_debit: truth.totalDebitCents / 100,
+      total_credit: truth.totalCreditCents / 100,
+      unbalanced_lots: truth.unbalancedGroupIds.length,
+      min_date: truth.minDate,
+      max_date: truth.maxDate,
+      invalid_cells: 0
+    })
+  })
+
+  it('refuses a file that opens like a BIFF stream but is damaged with 400, and the pool still serves', async () => {
+    const path = join(dir, 'broken-biff.xls')
+    await writeFile(path, Buffer.concat([Buffer.from([0x09, 0x08, 0x08, 0x00, 0x00, 0x05, 0x05, 0x00, 0, 0, 0, 0]), Buffer.alloc(300, 0xee)]))
+    const { status, body } = await post('/v1/analyze', {}, { path, name: 'x.xls' })
+    expect(status).toBe(400)
+    expect(body.detail).toMatch(/no sheets|damaged/)
+    expect((await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' })).status).toBe(200)
+  })
+
   it.each([['99'], ['10001'], ['abc'], ['1e3'], ['-100']])('refuses batch_size=%s with 400', async (value) => {
     const { status, body } = await post('/v1/analyze', { batch_size: value }, { path: files.balanced!, name: 'b.xlsx' })
     expect(status).toBe(400)
