@@ -185,7 +185,7 @@ export function parseSharedStrings (xml: Buffer): string[] {
       pos = close === -1 ? end : close
       continue
     }
-    if (!isName(xml, ls, ne, 'si') || !mainPrefixes.has(xml.toString('latin1', lt + 1, ls === lt + 1 ? ls : ls - 1))) { pos = gt + 1; continue }
+    if (!isName(xml, ls, ne, 'si') || !mainPrefixes.has(ls === lt + 1 ? '' : xml.toString('latin1', lt + 1, ls - 1))) { pos = gt + 1; continue }
     if (selfClosing) { strings.push(''); pos = gt + 1; continue }
     const close = xml.indexOf(closingTag(xml, lt + 1, ne), gt + 1)
     if (close === -1) throw new EngineError('SHEET_CORRUPT', 'The shared strings part of the workbook is truncated.')
