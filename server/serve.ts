@@ -10,6 +10,7 @@ import type { Database } from './database.js'
 import { buildImportApp } from './import/app.js'
 import { buildSignApp } from './sign/app.js'
 import { loadSignConfig } from './sign/config.js'
+import { unsupportedLineWarning } from './runtime.js'
 import { resolveApiKey } from './secrets.js'
 import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
@@ -34,6 +35,8 @@ export interface RunningServices {
  */
 export async function startServices (names: readonly ServiceName[], config: Config, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<RunningServices> {
   const signConfig = names.includes('sign') ? loadSignConfig(env, config.shared) : undefined
+  const untested = unsupportedLineWarning()
+  if (untested !== undefined) log(`Warning: ${untested}`)
   const pool = createPool({ maxThreads: config.shared.poolSize })
   const apps: RunningServices['apps'] = []
   let database: Database | undefined

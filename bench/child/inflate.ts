@@ -6,13 +6,14 @@
  */
 import yauzl from 'yauzl'
 import { MAX_INFLATED_BYTES, importDist, type Zip } from './dist.js'
+import type { InflateEngine } from '../../core/xlsx/index.js'
 import type { Pass, SheetTarget } from './protocol.js'
 import { findEntry } from './zip-entry.js'
 
-export async function zipArchivePass (job: SheetTarget): Promise<Pass> {
+export async function zipArchivePass (job: SheetTarget, engine?: InflateEngine): Promise<Pass> {
   const { ZipArchive } = await importDist<Zip>(job.distDir, 'core/xlsx/zip.js')
   return async () => {
-    const zip = await ZipArchive.open(job.file, { maxInflatedBytes: MAX_INFLATED_BYTES })
+    const zip = await ZipArchive.open(job.file, { maxInflatedBytes: MAX_INFLATED_BYTES, engine })
     let xmlBytes = 0
     try {
       for await (const chunk of zip.streamPart(job.sheetPart)) xmlBytes += chunk.length

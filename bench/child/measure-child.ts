@@ -18,6 +18,8 @@ const PASSES: Record<ContenderId, (job: MeasureJob) => Promise<Pass>> = {
   inflate: async (job) => (await import('./inflate.js')).zipArchivePass(job),
   yauzl: async (job) => (await import('./inflate.js')).yauzlPass(job),
   reader: async (job) => (await import('./ours.js')).readerPass(job),
+  'inflate-stream': async (job) => (await import('./inflate.js')).zipArchivePass(job, 'stream'),
+  'reader-stream': async (job) => (await import('./ours.js')).readerPass(job, 'stream'),
   analyze: async (job) => (await import('./ours.js')).analyzePass(job),
   sheetjs: async (job) => (await import('./peers.js')).sheetjsPass(job),
   exceljs: async (job) => (await import('./peers.js')).exceljsPass(job),

@@ -2,11 +2,12 @@
  * Our side: the streaming reader alone, and the reader feeding analyzeLedger
  * (what the /v1/analyze task does, without the upload and the thread hop).
  */
-import type { Cell } from '../../core/xlsx/index.js'
+import type { Cell, InflateEngine } from '../../core/xlsx/index.js'
 import { MAX_INFLATED_BYTES, importDist, type Ledger, type Xlsx } from './dist.js'
 import type { Pass, SheetTarget } from './protocol.js'
 
-export async function readerPass (job: SheetTarget): Promise<Pass> {
+/** `engine` forces one inflate engine; by default the reader picks (core/xlsx/inflate.ts). */
+export async function readerPass (job: SheetTarget, engine?: InflateEngine): Promise<Pass> {
   const { readXlsxFirstSheet } = await importDist<Xlsx>(job.distDir, 'core/xlsx/index.js')
   return async () => {
     let rows = 0
@@ -16,7 +17,7 @@ export async function readerPass (job: SheetTarget): Promise<Pass> {
       rows++
       for (const cell of row) if (cell !== null && cell !== undefined) cells++
     }
-    await readXlsxFirstSheet(job.file, onRow, { maxInflatedBytes: MAX_INFLATED_BYTES })
+    await readXlsxFirstSheet(job.file, onRow, engine === undefined ? { maxInflatedBytes: MAX_INFLATED_BYTES } : { maxInflatedBytes: MAX_INFLATED_BYTES, inflateEngine: engine })
     return { rows, cells, xmlBytes: 0 }
   }
 }

@@ -19,6 +19,7 @@ export function failureText (err: unknown): string {
 /** Things one child process can measure; each id is one row of a table. */
 export type ContenderId =
   | 'inflate' | 'yauzl' | 'reader' | 'sheetjs' | 'exceljs' | 'sax' | 'saxes'
+  | 'inflate-stream' | 'reader-stream'
   | 'analyze' | 'http'
 
 export interface RepeatOptions {

@@ -19,6 +19,10 @@ export const READ_CONTENDERS: readonly Contender[] = [
   INFLATE,
   { id: 'yauzl', label: 'inflate only (yauzl stream, 16 KiB)', isPeer: false, sees: 'bytes', nodeArgs: [], collectBetweenPasses: false },
   { id: 'reader', label: '**razao reader**', isPeer: false, sees: 'cells', nodeArgs: [], collectBetweenPasses: false },
+  // The same two on zlib's plain stream, the path every Node line without a checked
+  // native handle takes (core/xlsx/inflate.ts): is the handle still worth keeping?
+  { id: 'inflate-stream', label: 'inflate only (ZipArchive, stream engine)', isPeer: false, sees: 'bytes', nodeArgs: [], collectBetweenPasses: false },
+  { id: 'reader-stream', label: 'razao reader, stream engine', isPeer: false, sees: 'cells', nodeArgs: [], collectBetweenPasses: false },
   // readFile holds the whole workbook: ~2.3 GB at a million rows, past node's default heap.
   { id: 'sheetjs', label: 'SheetJS xlsx (readFile, dense)', isPeer: true, sees: 'cells', nodeArgs: ['--max-old-space-size=8192'], collectBetweenPasses: true },
   { id: 'exceljs', label: 'ExcelJS streaming reader', isPeer: true, sees: 'cells', nodeArgs: [], collectBetweenPasses: false },

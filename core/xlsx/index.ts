@@ -7,6 +7,7 @@ export { DateCell, ErrorCell, UncomputedFormula, serialToISO, dateToSerial, EXCE
 export type { Cell } from './cells.js'
 export type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
 export type { InflateEngine } from './inflate.js'
+export { defaultInflateEngine } from './inflate.js'
 export { detectFormat } from './detect.js'
 export type { SpreadsheetFormat } from './detect.js'
 export { readXlsxFirstSheet, DEFAULT_MAX_METADATA_BYTES } from './read-xlsx.js'

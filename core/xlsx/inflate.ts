@@ -21,7 +21,7 @@
  * against 245 ms for the stream path, peak RSS 95 MB against 142 MB.
  *
  * The handle is not a documented API. It is used only on the Node majors it was checked
- * on (CHECKED_NODE_MAJORS) and, there, only after `nativeInflateAvailable()` has inflated
+ * on (NATIVE_HANDLE_NODE_MAJORS) and, there, only after `nativeInflateAvailable()` has inflated
  * a known sample through it; otherwise reads take the plain zlib stream
  * (`streamInflate`), which gives the same bytes.
  *
@@ -29,7 +29,7 @@
  * is written again afterwards. Consumers copy what they keep.
  */
 import { createReadStream } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { open, stat } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import zlib from 'node:zlib'
 
@@ -87,15 +87,16 @@ function nativeZlibClass (): NativeZlibClass | undefined {
 }
 
 /**
- * Node majors whose zlib binding this file was checked against (inflate.test.ts runs on
- * them). A different binding can abort the process in a native assertion rather than
- * fail politely, which no self-test could catch, so other versions take the stream path
- * until someone runs the tests there and adds them here.
+ * Node majors whose zlib binding this file was checked against: inflate.test.ts (the
+ * self-test, every engine test, the memory test) passes on the newest release of each,
+ * run by .ci/run through .ci/node-line. A different binding can abort the process in a
+ * native assertion rather than fail politely, which no self-test could catch, so other
+ * lines take the stream path until someone runs the tests there and adds them here.
  */
-const CHECKED_NODE_MAJORS = new Set([20])
+export const NATIVE_HANDLE_NODE_MAJORS: ReadonlySet<number> = new Set([20, 22, 24, 26])
 const nodeMajor = Number(process.versions.node.split('.')[0])
 
-const NativeZlib = CHECKED_NODE_MAJORS.has(nodeMajor) ? nativeZlibClass() : undefined
+const NativeZlib = NATIVE_HANDLE_NODE_MAJORS.has(nodeMajor) ? nativeZlibClass() : undefined
 let nativeChecked: Promise<boolean> | undefined
 
 /**
@@ -105,6 +106,11 @@ let nativeChecked: Promise<boolean> | undefined
 export function nativeInflateAvailable (): Promise<boolean> {
   nativeChecked ??= selfTest()
   return nativeChecked
+}
+
+/** The engine reads of this thread take when none is forced: the handle where it passed its self-test. */
+export async function defaultInflateEngine (): Promise<InflateEngine> {
+  return await nativeInflateAvailable() ? 'native-handle' : 'stream'
 }
 
 async function selfTest (): Promise<boolean> {
@@ -299,6 +305,10 @@ async function * nativeInflate (file: FileHandle, entry: EntryData, buffers: Buf
 /** The same bytes through a plain zlib stream: the fallback, and the reference in tests. */
 export async function * streamInflate (entry: EntryData): AsyncGenerator<Buffer> {
   if (entry.compressedSize === 0) return
+  // A read stream given an end past the file's simply stops early, and zlib, having met
+  // the end of the deflate data, raises nothing: without this check a truncated entry
+  // read as complete on this path, while the native path reports it.
+  if (entry.start + entry.compressedSize > (await stat(entry.path)).size) throw new Error('the file ends inside the entry')
   const raw = createReadStream(entry.path, { start: entry.start, end: entry.start + entry.compressedSize - 1, highWaterMark: STREAM_READ_BYTES })
   const source = entry.method === 8
     // highWaterMark lets zlib run a few chunks ahead of the consumer (a Transform option zlib's types omit).

@@ -17,6 +17,8 @@ import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
 import XLSX from 'xlsx'
 import { writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import { readXlsxFirstSheet } from '../../core/xlsx/index.js'
+import { NATIVE_HANDLE_NODE_MAJORS } from '../../core/xlsx/inflate.js'
+import { SUPPORTED_NODE_LINES } from '../runtime.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { loadConfig } from '../config.js'
@@ -82,10 +84,22 @@ async function uploadsLeft (): Promise<string[]> {
 }
 
 describe('GET /health', () => {
-  it('answers without a key', async () => {
+  it('answers without a key: the spec\'s fields, then the Node line and the reader\'s inflate engine on it', async () => {
     const res = await fetch(`${base}/health`)
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ success: true, service: 'razao-import', environment: 'development' })
+    const line = Number(process.versions.node.split('.')[0])
+    expect(await res.json()).toEqual({
+      success: true,
+      service: 'razao-import',
+      environment: 'development',
+      runtime: {
+        name: 'Node.js',
+        version: process.versions.node,
+        line,
+        supported: SUPPORTED_NODE_LINES.includes(line),
+        xlsxInflate: NATIVE_HANDLE_NODE_MAJORS.has(line) ? 'native-handle' : 'stream'
+      }
+    })
   })
 })
 

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { ImportConfig, SharedConfig } from '../config.js'
 import { registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
+import { runtimeReport } from '../runtime.js'
 import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import { EngineError } from '../../core/errors.js'
@@ -84,7 +85,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     if (removed > 0) app.log.info({ removed }, 'removed uploads left by an earlier process')
   })
 
-  app.get('/health', async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment }))
+  // The spec's three fields, then `runtime` (beyond the spec): the Node line, whether the
+  // suite runs on it, and the inflate engine the reader takes there (server/runtime.ts).
+  app.get('/health', async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment, runtime: await runtimeReport() }))
 
   const analyze = async (request: FastifyRequest, reply: FastifyReply, operation: 'analyze' | 'diagnose') => {
     const upload = await receiveUpload(request, shared.tmpDir)

@@ -22,6 +22,7 @@ import { checkSignedPdf, findSignatures, opensslVerifyToken, padesAttributeProbl
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { loadConfig } from '../config.js'
+import { SUPPORTED_NODE_LINES } from '../runtime.js'
 import { buildSignApp } from './app.js'
 import { loadSignConfig } from './config.js'
 
@@ -141,6 +142,8 @@ describe('actuator', () => {
     expect(health.body).toMatchObject({ status: 'UP', components: { certificate: { status: 'UP' } } })
     const info = await call(`${base.b}/actuator/info`)
     expect(info.body).toMatchObject({ app: { name: 'razao-sign', apiVersion: '1.0.0' }, signature: { standard: 'PAdES-B', visualMode: 'STAMP_AND_PAGE' } })
+    const line = Number(process.versions.node.split('.')[0])
+    expect(info.body.runtime).toEqual({ name: 'Node.js', version: process.versions.node, supported: SUPPORTED_NODE_LINES.includes(line), testedLines: SUPPORTED_NODE_LINES })
     expect(JSON.stringify(info.body)).not.toContain(pki.password)
   })
 

@@ -11,6 +11,7 @@ import { isoWithOffset } from '../../core/sign/index.js'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { Gate } from '../gate.js'
+import { SUPPORTED_NODE_LINES, unsupportedLineWarning } from '../runtime.js'
 import { keyMatches } from '../secrets.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -186,6 +187,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   const devWarning = certificate.developmentDir === undefined
     ? []
     : [`Uses the DEVELOPMENT certificate in ${certificate.developmentDir} (test chain, not ICP-Brasil, trusted nowhere). Set SIGN_CERT_PATH and SIGN_CERT_PASSWORD for real signatures.`]
+  const untested = unsupportedLineWarning()
+  const runtimeWarning = untested === undefined ? [] : [untested]
 
   app.post('/api/v1/sign', async (request, reply) => {
     const parsed = parseSignRequest(request.body, config.maxPdfBytes)
@@ -258,7 +261,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
         // No Java here: the field the contract names reports the runtime that does run.
         javaVersion: `Node.js ${process.versions.node}`
       },
-      warnings: [...devWarning, ...warnings],
+      warnings: [...devWarning, ...warnings, ...runtimeWarning],
       executionTimeMs: Math.round(performance.now() - started),
       timestamp: nowIso(config.timeZone),
       version: SIGN_API_VERSION
@@ -279,7 +282,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
 
   app.get('/actuator/info', async () => ({
     app: { name: SIGN_SERVICE_NAME, version, apiVersion: SIGN_API_VERSION },
-    runtime: { name: 'Node.js', version: process.versions.node },
+    runtime: { name: 'Node.js', version: process.versions.node, supported: runtimeWarning.length === 0, testedLines: SUPPORTED_NODE_LINES },
     signature: {
       standard,
       format: 'PAdES',
