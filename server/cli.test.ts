@@ -147,7 +147,7 @@ describe('razao', () => {
     expect(first.stderr).toMatch(/Generated a development API key/)
     const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
     expect(first.stderr).toContain(key)
-    expect(first.health).toEqual({ success: true, service: 'razao-import', environment: 'development' })
+    expect(first.health).toMatchObject({ success: true, service: 'razao-import', environment: 'development', runtime: { version: process.versions.node } })
     // The sign service starts beside it on a development certificate, and says so.
     expect(first.signHealth).toMatchObject({ success: true, data: { service: expect.any(String), status: 'UP' } })
     expect(JSON.stringify(first.signHealth)).toMatch(/development/i)
