@@ -79,7 +79,7 @@ describe('hostile PDFs', () => {
   it('stamps three thousand tiny pages in a few seconds (no per-character re-measuring)', async () => {
     const count = 3000
     const kids = Array.from({ length: count }, (_, i) => `${i + 3} 0 R`).join(' ')
-    const leaves = Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 90 90] >>')
+    const leaves = Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 150 150] >>')
     const out = await sign(rawPdf([catalog, pages(kids, count), ...leaves]), 'STAMP_ONLY')
     expect(out).toMatchObject({ outcome: 'signed' })
     expect(out.ms).toBeLessThan(8000)
