@@ -13,7 +13,10 @@ import type { PDFPage } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
 import type { TestPki } from '../../fixtures/pdf/pki.js'
+import { makeCornerTextPdf } from '../../fixtures/pdf/samples.js'
+import type { TextPlace } from '../../fixtures/pdf/samples.js'
 import { checkSignedPdf, toolsAvailable } from '../../fixtures/pdf/verify.js'
+import { readTextPositions } from '../pdf/index.js'
 import { loadPkcs12 } from './certificate.js'
 import type { SigningMaterial } from './certificate.js'
 import { signPdf } from './sign-pdf.js'
@@ -93,7 +96,27 @@ function inkBox (img: { width: number, height: number, gray: Buffer }, below = 1
   return right < 0 ? undefined : { left, top, right, bottom }
 }
 
-const tools = toolsAvailable('pdfsig', 'openssl', 'qpdf', 'pdfinfo', 'pdftoppm')
+const tools = toolsAvailable('pdfsig', 'openssl', 'qpdf', 'pdfinfo', 'pdftoppm', 'pdftotext')
+
+/**
+ * The corner the stamp shows in, judged on a colour render as poppler shows the page: the
+ * stamp's frame and text are the only blue ink (the page's text is black).
+ */
+async function shownCorner (path: string, page: number): Promise<string | undefined> {
+  const out = join(dir, `corner-${counter}-${page}`)
+  await run('pdftoppm', ['-f', String(page), '-l', String(page), '-r', '30', '-singlefile', path, out])
+  const ppm = await readFile(`${out}.ppm`)
+  const header = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(ppm.toString('latin1', 0, 64))!
+  const [width, height] = [Number(header[1]), Number(header[2])]
+  const px = ppm.subarray(header[0].length)
+  let sx = 0; let sy = 0; let n = 0
+  for (let i = 0; i < width * height; i++) {
+    const [r, , b] = [px[i * 3]!, px[i * 3 + 1]!, px[i * 3 + 2]!]
+    if (b - r > 50 && b < 200) { sx += i % width; sy += Math.floor(i / width); n++ }
+  }
+  if (n === 0) return undefined
+  return `${sy / n > height / 2 ? 'bottom' : 'top'}-${sx / n > width / 2 ? 'right' : 'left'}`
+}
 
 function setRotate (page: PDFPage, value: number): void {
   page.node.set(PDFName.of('Rotate'), PDFNumber.of(value))
@@ -206,3 +229,80 @@ describe.skipIf(!tools)('stamp geometry', () => {
     expect(img.gray[10 * img.width + 10]).toBeLessThan(30)
   })
 })
+
+describe.skipIf(!tools)('stamp placement by the page\'s text', () => {
+  const cases: Array<[string, { text: TextPlace[], rotate?: number }, string]> = [
+    ['an empty page', { text: [] }, 'bottom-right'],
+    ['text in the bottom-right corner', { text: ['bottom-right'] }, 'bottom-left'],
+    ['text in both bottom corners', { text: ['bottom-right', 'bottom-left'] }, 'top-right'],
+    ['text in three corners', { text: ['bottom-right', 'bottom-left', 'top-right'] }, 'top-left'],
+    // /Rotate 90 shows the user space's top right at the bottom right.
+    ['/Rotate 90 with text shown at the bottom right', { text: ['top-right'], rotate: 90 }, 'bottom-left'],
+    // /Rotate 180 shows the user space's top left at the bottom right, its top right at the bottom left.
+    ['/Rotate 180 with text shown in both bottom corners', { text: ['top-left', 'top-right'], rotate: 180 }, 'top-right'],
+    // /Rotate 270 shows the user space's bottom left at the bottom right.
+    ['/Rotate 270 with text shown at the bottom right', { text: ['bottom-left'], rotate: 270 }, 'bottom-left']
+  ]
+
+  it('puts each stamp in the first free corner (bottom right, bottom left, top right, top left) as the reader sees the page', async () => {
+    const input = await makeCornerTextPdf(cases.map(([, spec]) => spec))
+    const out = await signPdf(input, options())
+    const path = join(dir, 'placement.pdf')
+    await writeFile(path, out.pdf)
+    await checkSignedPdf(dir, out.pdf, pki.rootPemPath, 'placement')
+    expect(out.warnings, out.warnings.join()).toEqual([])
+    for (const [i, [name, , corner]] of cases.entries()) {
+      expect(await shownCorner(path, i + 1), name).toBe(corner)
+    }
+    // The page content is untouched: poppler and pdf.js read the same text from the signed file.
+    const inPath = join(dir, 'placement-in.pdf')
+    await writeFile(inPath, input)
+    const text = async (p: string): Promise<string> => (await run('pdftotext', ['-enc', 'UTF-8', p, '-'])).stdout
+    const before = await text(inPath)
+    expect(before).toContain('Canto bottom-right, linha 5')
+    // pdftotext also prints the stamps' appearance text; every original line is still there.
+    const after = await text(path)
+    for (const line of before.split('\n').map((l) => l.replace(/\f/g, '').trim()).filter((l) => l !== '')) expect(after).toContain(line)
+    expect(after).toContain('Assinado digitalmente por')
+    const runs = async (bytes: Uint8Array): Promise<string[]> => (await readTextPositions(bytes)).pages.flatMap((p) => (p ?? []).map((r) => r.text))
+    expect(await runs(out.pdf)).toEqual(await runs(input))
+  })
+
+  it('with text in every corner, takes the corner covering least and says so', async () => {
+    const out = await signPdf(await makeCornerTextPdf([{ text: ['everywhere'] }, { text: [] }]), options())
+    expect(out.warnings).toEqual(['Page 1 has content in all four corners; the stamp was put where it covers the least.'])
+    const rects = await stampRects(out.pdf)
+    expect(rects[0]).toBeDefined()
+  })
+
+  it('keeps clear of an existing annotation, and a second signature\'s stamp of the first one\'s', async () => {
+    const doc = await PDFDocument.load(await makeCornerTextPdf([{ text: [] }]))
+    const page = doc.getPage(0)
+    const link = doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Link', Rect: [20, 10, 80, 30], Border: [0, 0, 0] }))
+    page.node.set(PDFName.of('Annots'), doc.context.obj([link]))
+    const first = await signPdf(await doc.save({ useObjectStreams: false }), options())
+    const second = await signPdf(first.pdf, options())
+    const path = join(dir, 'twice.pdf')
+    await writeFile(path, second.pdf)
+    await checkSignedPdf(dir, second.pdf, pki.rootPemPath, 'twice')
+    expect(await allStampRects(second.pdf)).toHaveLength(2)
+    const rects = await allStampRects(second.pdf)
+    // First stamp bottom right; the link holds the bottom left; the second stamp goes to the top right.
+    expect(rects[0]![0]).toBeGreaterThan(100)
+    expect(rects[0]![1]).toBeLessThan(100)
+    expect(rects[1]![1]).toBeGreaterThan(700)
+    expect(rects[1]![2]).toBeGreaterThan(500)
+  })
+})
+
+/** Every stamp /Rect on page 1, in /Annots order. */
+async function allStampRects (pdf: Uint8Array): Promise<Rect[]> {
+  const doc = await PDFDocument.load(pdf)
+  const annots = doc.getPage(0).node.lookup(PDFName.of('Annots'), PDFArray)
+  const out: Rect[] = []
+  for (let i = 0; i < annots.size(); i++) {
+    const a = annots.lookup(i, PDFDict)
+    if (a.get(PDFName.of('Subtype'))?.toString() === '/Stamp') out.push(a.lookup(PDFName.of('Rect'), PDFArray).asArray().map((n) => (n as PDFNumber).asNumber()) as Rect)
+  }
+  return out
+}

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
 import { StandardFonts } from 'pdf-lib'
-import { addSignatureField, appendFinalPage, openPdf, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
+import { addSignatureField, appendFinalPage, openPdf, readStampObstacles, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
+import type { TextReadingBudget } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
 import { assertValidAt } from './certificate.js'
 import { CadesSigner, cmsSizeBudget } from './cms.js'
@@ -33,6 +34,8 @@ export interface SignPdfOptions {
   signedAt: Date
   /** Bytes reserved for the CMS; default an estimate from the chain (cmsSizeBudget). */
   reserveBytes?: number | undefined
+  /** Bounds on reading page text to place the stamps; defaults in core/pdf/stamp-pages.ts. */
+  textBudget?: Partial<TextReadingBudget> | undefined
 }
 
 export interface SignedPdf {
@@ -120,8 +123,9 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
     const fonts = withStamp || withPage
       ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
       : undefined
+    const textFor = withStamp ? await readStampObstacles(input, doc, options.textBudget) : undefined
     const warnings = withStamp && fonts !== undefined
-      ? stampWarnings(stampPages(tracked, pages, { font: fonts.regular, linesFor: (i) => stampLines(facts, i + 1), nameFor: (i) => `${options.documentIdentifier}-${i + 1}` }))
+      ? stampWarnings(stampPages(tracked, pages, { font: fonts.regular, linesFor: (i) => stampLines(facts, i + 1), nameFor: (i) => `${options.documentIdentifier}-${i + 1}`, textFor }))
       : []
     const finalPage = withPage && fonts !== undefined ? appendFinalPage(tracked, fonts, finalPageContent(facts)) : undefined
     if (fonts !== undefined) {
