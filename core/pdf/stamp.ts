@@ -3,119 +3,146 @@
  * (ISO 32000-1 §12.5.6.12) instead of rewriting the page's content: the page objects
  * only gain an /Annots entry, so an earlier signature's content stays byte-identical.
  *
- * Placement: a thin strip along the edge that is at the *bottom as the reader sees the
- * page*, inside the visible area (CropBox ∩ MediaBox), a few points from the edge,
- * where documents normally keep a blank margin. With /Rotate the viewer turns the
- * page and its annotations together, so the strip sits on the edge that ends up at
- * the bottom and its appearance /Matrix turns the text by the same angle, which makes
- * it read left to right after rotation (§12.5.5: the transformed BBox is fitted to /Rect).
+ * Size: the text is set at 6.5 points as printed (UserUnit applied), shrinking to fit the
+ * width of the page as shown; below the legibility floor (MIN_FONT_PT) it wraps onto more
+ * lines instead of shrinking further. A stamp that still does not fit inside the visible
+ * box, or would cover more than a quarter of it, is not drawn: the caller reports the page.
+ *
+ * Placement: a corner of the visible box as the reader sees it (see page-box.ts for the
+ * box, /Rotate and UserUnit), a few points from both edges. With /Rotate the viewer turns
+ * the page and its annotations together, so the rectangle is computed in the reader's
+ * frame and mapped back to user space, and the appearance /Matrix turns the text by the
+ * same angle so it reads left to right (§12.5.5: the transformed BBox is fitted to /Rect).
  */
 import { PDFHexString, PDFString } from 'pdf-lib'
 import type { PDFFont, PDFPage } from 'pdf-lib'
 import type { Tracked } from './incremental.js'
 import { appendAnnotation } from './incremental.js'
-import { fitText, num, printable } from './text.js'
+import { readerSize, toUserRect, uprightMatrix } from './page-box.js'
+import type { Box, Corner, PageGeometry } from './page-box.js'
+import { num, printable, wrapText } from './text.js'
 
 /** A PDF text string: literal when plain ASCII (shorter), UTF-16 hex otherwise (§7.9.2.2). */
 function textString (text: string): PDFString | PDFHexString {
   return /^[\x20-\x7e]*$/.test(text) && !/[()\\]/.test(text) ? PDFString.of(text) : PDFHexString.fromText(text)
 }
 
-export interface Box { x: number, y: number, width: number, height: number }
+/** Largest font size, in points as printed. */
+export const MAX_FONT_PT = 6.5
+/**
+ * The legibility floor, in points as printed: Helvetica capitals are then about 1 mm tall,
+ * the smallest print a reader takes in without a magnifier. Text never gets smaller; it wraps.
+ */
+export const MIN_FONT_PT = 4
+/** Distance from the page's edges, in points as printed (less on small pages). */
+const EDGE_GAP_PT = 6
+/** A stamp may cover at most this share of the visible box. */
+const MAX_SHARE = 0.25
+/** Inner margin and line spacing, relative to the font size. */
+const PAD = 0.45
+const LEADING = 1.22
 
-const EDGE_GAP = 6
-const MIN_FONT = 3.5
-const MAX_FONT = 6.5
-
-/** The visible area of a page: CropBox clipped to MediaBox (§14.11.2). */
-export function visibleBox (page: PDFPage): Box {
-  const media = page.getMediaBox()
-  const crop = page.getCropBox()
-  const x = Math.max(media.x, crop.x)
-  const y = Math.max(media.y, crop.y)
-  const right = Math.min(media.x + media.width, crop.x + crop.width)
-  const top = Math.min(media.y + media.height, crop.y + crop.height)
-  return right > x && top > y ? { x, y, width: right - x, height: top - y } : media
-}
-
-/** /Rotate as 0, 90, 180 or 270 (it may be negative or above 360 in the file). */
-export function pageRotation (page: PDFPage): 0 | 90 | 180 | 270 {
-  const angle = ((Math.round(page.getRotation().angle / 90) * 90) % 360 + 360) % 360
-  return angle as 0 | 90 | 180 | 270
-}
-
-export interface StampPlacement {
-  /** Annotation rectangle in default user space. */
-  rect: [number, number, number, number]
-  /** Form XObject matrix turning the horizontal strip onto the rotated edge. */
-  matrix: [number, number, number, number, number, number]
-  /** Strip length along the edge and its height, in the form's own space. */
+export interface StampLayout {
+  /** Font size, lines, outer size and edge gap, in points as printed (the appearance's own space). */
+  size: number
+  lines: string[]
   length: number
   height: number
-}
-
-/** Where a strip `length × height` goes on a page of `box` shown with `rotation`. */
-export function placeStamp (box: Box, rotation: 0 | 90 | 180 | 270, length: number, height: number): StampPlacement {
-  const { x, y, width, height: boxHeight } = box
-  const alongWidth = rotation === 0 || rotation === 180
-  const edgeLength = alongWidth ? width : boxHeight
-  const start = (edgeLength - length) / 2
-  switch (rotation) {
-    case 0:
-      return { rect: [x + start, y + EDGE_GAP, x + start + length, y + EDGE_GAP + height], matrix: [1, 0, 0, 1, 0, 0], length, height }
-    case 90:
-      // The right edge ends up at the bottom; text runs up the page.
-      return { rect: [x + width - EDGE_GAP - height, y + start, x + width - EDGE_GAP, y + start + length], matrix: [0, 1, -1, 0, 0, 0], length, height }
-    case 180:
-      return { rect: [x + start, y + boxHeight - EDGE_GAP - height, x + start + length, y + boxHeight - EDGE_GAP], matrix: [-1, 0, 0, -1, 0, 0], length, height }
-    case 270:
-      return { rect: [x + EDGE_GAP, y + start, x + EDGE_GAP + height, y + start + length], matrix: [0, -1, 1, 0, 0, 0], length, height }
-  }
+  gap: number
 }
 
 /**
- * Adds the stamp annotation to one page. Font size shrinks (down to 3.5 pt) for narrow
- * pages; lines still too long are cut with an ellipsis.
+ * Sets `texts` for a page of geometry `g`, or returns undefined when no legible stamp fits.
+ * Sizes are in printed points; the viewer scales the appearance to /Rect, which is in user units.
  */
-export function addStamp (tracked: Tracked, page: PDFPage, font: PDFFont, lines: string[], nameSuffix: string): void {
-  const { context } = tracked.opened.doc
-  const box = visibleBox(page)
-  const rotation = pageRotation(page)
-  const edge = rotation === 0 || rotation === 180 ? box.width : box.height
-  const texts = lines.map((l) => printable(font, l))
-  const pad = 3
-  const maxLength = Math.max(20, edge - 2 * EDGE_GAP)
-  // Width is proportional to size: measure once at 1 pt and take the largest quarter point
-  // that fits (a search over sizes re-measured every line of every page of a long file).
+export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): StampLayout | undefined {
+  const shown = readerSize(g)
+  const width = shown.width * g.userUnit
+  const height = shown.height * g.userUnit
+  const gap = Math.min(EDGE_GAP_PT, Math.min(width, height) * 0.04)
+  const room = width - 2 * gap
+  // Width is proportional to size: measure once at 1 pt (a search over sizes re-measured every line of every page).
   const unitWidth = texts.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, 1)), 0)
-  const fitting = unitWidth === 0 ? MAX_FONT : Math.floor((maxLength - 2 * pad) / unitWidth * 4) / 4
-  const size = Math.min(MAX_FONT, Math.max(MIN_FONT, fitting))
-  const fitted = texts.map((t) => fitText(font, t, size, maxLength - 2 * pad))
-  const leading = size * 1.22
-  const length = Math.min(maxLength, unitWidth * size + 2 * pad)
-  const height = fitted.length * leading + 2 * pad - (leading - size)
-  const placement = placeStamp(box, rotation, length, height)
+  let size = unitWidth === 0 ? MAX_FONT_PT : Math.min(MAX_FONT_PT, Math.floor(room / (unitWidth + 2 * PAD) * 4) / 4)
+  let lines = texts
+  if (size < MIN_FONT_PT) {
+    size = MIN_FONT_PT
+    const lineRoom = room - 2 * PAD * size
+    // Wrapped at spaces only: a word cut in two (the document identifier, a CNPJ) is worse than no stamp.
+    const widestWord = texts.reduce((w, t) => t.split(' ').reduce((m, word) => Math.max(m, font.widthOfTextAtSize(word, size)), w), 0)
+    if (widestWord > lineRoom) return undefined
+    lines = texts.flatMap((t) => wrapText(font, t, size, lineRoom))
+  }
+  const textWidth = lines.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, size)), 0)
+  const length = textWidth + 2 * PAD * size
+  const boxHeight = lines.length * LEADING * size + 2 * PAD * size - (LEADING - 1) * size
+  if (length > room || boxHeight > height - 2 * gap || length * boxHeight > MAX_SHARE * width * height) return undefined
+  return { size, lines, length, height: boxHeight, gap }
+}
 
-  let content = `q 0.12 0.2 0.45 RG 0.4 w 0.2 0.2 ${num(length - 0.4)} ${num(height - 0.4)} re S BT 0.1 0.16 0.4 rg /F1 ${num(size)} Tf`
-  fitted.forEach((text, i) => {
+/** Where a stamp of `layout` goes in `corner`, as a rectangle in default user space. */
+export function stampRect (g: PageGeometry, layout: StampLayout, corner: Corner): Box {
+  const u = g.userUnit
+  const shown = readerSize(g)
+  const length = layout.length / u
+  const height = layout.height / u
+  const gap = layout.gap / u
+  const x = corner.endsWith('right') ? shown.width - gap - length : gap
+  const y = corner.startsWith('bottom') ? gap : shown.height - gap - height
+  return toUserRect(g, { x, y, width: length, height })
+}
+
+/**
+ * A rectangle's four numbers rounded inward, so that rounding never pushes it past the box
+ * it was fitted in. More decimals for a large UserUnit, where a point is a small fraction of a unit.
+ */
+function rectNumbers (r: Box, userUnit: number): [number, number, number, number] {
+  const scale = 10 ** Math.min(9, 3 + Math.max(0, Math.ceil(Math.log10(userUnit))))
+  return [Math.ceil(r.x * scale) / scale, Math.ceil(r.y * scale) / scale, Math.floor((r.x + r.width) * scale) / scale, Math.floor((r.y + r.height) * scale) / scale]
+}
+
+/** The appearance's content: an opaque light background, a frame, then the lines. */
+function appearanceContent (font: PDFFont, layout: StampLayout): string {
+  const { size, length, height } = layout
+  const pad = PAD * size
+  const leading = LEADING * size
+  const frame = Math.max(0.3, size * 0.07)
+  let content = `q 0.97 0.97 1 rg 0.12 0.2 0.45 RG ${num(frame)} w ${num(frame / 2)} ${num(frame / 2)} ${num(length - frame)} ${num(height - frame)} re B ` +
+    `BT 0.1 0.16 0.4 rg /F1 ${num(size)} Tf`
+  layout.lines.forEach((text, i) => {
     const baseline = height - pad - size * 0.82 - i * leading
     content += ` 1 0 0 1 ${num(pad)} ${num(baseline)} Tm ${font.encodeText(text).toString()} Tj`
   })
-  content += ' ET Q'
+  return `${content} ET Q`
+}
+
+/**
+ * Adds the stamp annotation to one page in `corner`. `layout` comes from layoutStamp for
+ * the same page; `lines` (the stamp's full text) also goes in /Contents for accessibility.
+ */
+export function addStamp (tracked: Tracked, page: PDFPage, g: PageGeometry, font: PDFFont, layout: StampLayout, corner: Corner, fullText: string, nameSuffix: string): Box {
+  const { context } = tracked.opened.doc
+  const rect = stampRect(g, layout, corner)
   // Left uncompressed: a few hundred bytes each, and a deflate state per page costs more than it saves.
-  const appearance = context.register(context.stream(content, {
-    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, num(length), num(height)].map(Number), Matrix: placement.matrix,
+  const appearance = context.register(context.stream(appearanceContent(font, layout), {
+    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(layout.length)), Number(num(layout.height))], Matrix: uprightMatrix(g.rotation),
     Resources: { Font: { F1: font.ref } }
   }))
   const annotation = context.register(context.obj({
     Type: 'Annot', Subtype: 'Stamp', Name: 'razaoSignature',
-    Rect: placement.rect.map((n) => Number(num(n))),
+    Rect: rectNumbers(rect, g.userUnit),
     // Print + ReadOnly + Locked + LockedContents (§12.5.3): printed, not movable or editable.
     F: 4 | 64 | 128 | 512,
     P: page.ref,
     AP: { N: appearance },
-    Contents: textString(lines.join(' - ')),
+    Contents: textString(fullText),
     NM: PDFString.of(`razao-stamp-${nameSuffix}`)
   }))
   appendAnnotation(tracked, page.node, annotation)
+  return rect
+}
+
+/** The stamp's texts as the font can print them. */
+export function stampTexts (font: PDFFont, lines: string[]): string[] {
+  return lines.map((l) => printable(font, l))
 }

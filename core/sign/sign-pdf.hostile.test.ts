@@ -3,6 +3,7 @@
  * never a hang, and never a crash that the service would answer as INTERNAL_ERROR. Each
  * runs in a thread of its own that is terminated at a hard deadline.
  */
+import { deflateSync } from 'node:zlib'
 import { PDFArray, PDFDict, PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { signIsolated } from '../../fixtures/pdf/isolated.js'
@@ -79,10 +80,20 @@ describe('hostile PDFs', () => {
   it('stamps three thousand tiny pages in a few seconds (no per-character re-measuring)', async () => {
     const count = 3000
     const kids = Array.from({ length: count }, (_, i) => `${i + 3} 0 R`).join(' ')
-    const leaves = Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 90 90] >>')
+    const leaves = Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 150 150] >>')
     const out = await sign(rawPdf([catalog, pages(kids, count), ...leaves]), 'STAMP_ONLY')
     expect(out).toMatchObject({ outcome: 'signed' })
     expect(out.ms).toBeLessThan(8000)
+  }, 30_000)
+
+  it('signs a page whose content is a decompression bomb quickly: its text is not read, the stamp takes the default corner', async () => {
+    // 200 MB of drawing operators in about 400 KB: pdf.js took 20 s and 630 MB to walk through it.
+    const ops = deflateSync(Buffer.alloc(200 << 20, '0 0 m 1 1 l S\n'))
+    const pdf = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>',
+      `<< /Length ${ops.length} /Filter /FlateDecode >>\nstream\n${ops.toString('latin1')}\nendstream`])
+    const out = await sign(pdf, 'STAMP_ONLY')
+    expect(out).toMatchObject({ outcome: 'signed' })
+    expect(out.ms).toBeLessThan(5000)
   }, 30_000)
 
   it('refuses a file that is all header', async () => {

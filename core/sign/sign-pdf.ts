@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
 import { StandardFonts } from 'pdf-lib'
-import { addSignatureField, addStamp, appendFinalPage, openPdf, track, writeUpdate } from '../pdf/index.js'
+import { addSignatureField, appendFinalPage, openPdf, readStampObstacles, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
+import type { TextReadingBudget } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
 import { assertValidAt } from './certificate.js'
 import { CadesSigner, cmsSizeBudget } from './cms.js'
@@ -33,6 +34,8 @@ export interface SignPdfOptions {
   signedAt: Date
   /** Bytes reserved for the CMS; default an estimate from the chain (cmsSizeBudget). */
   reserveBytes?: number | undefined
+  /** Bounds on reading page text to place the stamps; defaults in core/pdf/stamp-pages.ts. */
+  textBudget?: Partial<TextReadingBudget> | undefined
 }
 
 export interface SignedPdf {
@@ -43,6 +46,8 @@ export interface SignedPdf {
   /** The authority's time for B-T (the trusted time; `signedAt` is the claimed one). */
   timestampTime: Date | undefined
   originalPages: number
+  /** Non-fatal remarks for the response (pages left without a stamp, stamps over content). */
+  warnings: string[]
 }
 
 const signpdf = new SignPdf()
@@ -85,6 +90,7 @@ interface PreparedUpdate {
   /** The original bytes plus our update, with the ByteRange and /Contents placeholders. */
   bytes: Buffer
   originalPages: number
+  warnings: string[]
 }
 
 /** Opens the PDF and writes the appearance and the signature field as an incremental update. */
@@ -117,9 +123,10 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
     const fonts = withStamp || withPage
       ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
       : undefined
-    if (withStamp && fonts !== undefined) {
-      pages.forEach((page, i) => addStamp(tracked, page, fonts.regular, stampLines(facts, i + 1), `${options.documentIdentifier}-${i + 1}`))
-    }
+    const textFor = withStamp ? await readStampObstacles(input, doc, options.textBudget) : undefined
+    const warnings = withStamp && fonts !== undefined
+      ? stampWarnings(stampPages(tracked, pages, { font: fonts.regular, linesFor: (i) => stampLines(facts, i + 1), nameFor: (i) => `${options.documentIdentifier}-${i + 1}`, textFor }))
+      : []
     const finalPage = withPage && fonts !== undefined ? appendFinalPage(tracked, fonts, finalPageContent(facts)) : undefined
     if (fonts !== undefined) {
       await fonts.regular.embed()
@@ -131,7 +138,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
       pdfDate: pdfDate(signedAt, options.timeZone),
       reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
     })
-    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length }
+    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length, warnings }
   } catch (err) {
     if (err instanceof SignError) throw err
     throw damaged(err)
@@ -141,7 +148,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
 async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<SignedPdf> {
   const { material } = options
   const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
-  const { bytes: prepared, originalPages } = await prepareUpdate(input, options, contentsBytes)
+  const { bytes: prepared, originalPages, warnings } = await prepareUpdate(input, options, contentsBytes)
 
   let timestampTime: Date | undefined
   const tsa = options.tsa
@@ -179,6 +186,7 @@ async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsByt
     standard,
     timestampApplied: options.tsa !== undefined,
     timestampTime,
-    originalPages
+    originalPages,
+    warnings
   }
 }

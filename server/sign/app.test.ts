@@ -263,6 +263,15 @@ describe.skipIf(!tools)('POST /api/v1/sign', () => {
     expect(pdf.toString('latin1')).toContain('razao-stamp-' + data.documentIdentifier)
   })
 
+  it('answers 200 with a warning naming the pages too small for a legible stamp', async () => {
+    // ImageMagick writes 3.84 pt pages; the stamp used to land outside them without a word.
+    const pdf = await makePdf([{}, { size: [3.84, 3.84] }, { size: [3.84, 3.84] }, { size: [3.84, 3.84] }])
+    const res = await sign(base.b, { pdfBase64: Buffer.from(pdf).toString('base64') })
+    expect(res.status).toBe(200)
+    expect(res.body.warnings).toEqual([expect.stringMatching(/^Pages 2-4 \(3 pages\) are too small for a legible signature stamp \(smallest 3\.84 x 3\.84 pt\) and were left without one/)])
+    await checkSignedPdf(dir, Buffer.from(res.body.data.signedPdfBase64, 'base64'), pki.rootPemPath, 'http-tiny')
+  })
+
   it('accepts a data:application/pdf;base64, URI and omits the file names when none was sent', async () => {
     const res = await sign(base.b, { pdfBase64: `data:application/pdf;base64,${Buffer.from(onePage).toString('base64')}` })
     expect(res.status).toBe(200)
