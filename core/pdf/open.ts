@@ -8,6 +8,9 @@
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
 import { SignError } from '../sign/errors.js'
+import { loadDecrypted } from './crypt.js'
+import { firstId, openSecurity } from './security.js'
+import type { SecurityHandler } from './security.js'
 
 export interface LastSection {
   kind: 'table' | 'stream'
@@ -25,6 +28,16 @@ export interface OpenedPdf {
   last: LastSection
   /** DocMDP permission of a certification signature (2: forms and signatures, 3: also annotations). */
   certification: 2 | 3 | undefined
+  /** Set for an encrypted file that opens without a password: pdf-lib holds its objects decrypted. */
+  encryption: Encryption | undefined
+}
+
+export interface Encryption {
+  handler: SecurityHandler
+  /** The trailer's /Encrypt value (a reference, rarely a direct dictionary), repeated in our trailer. */
+  entry: PDFObject
+  /** Whether the trailer has an /ID; without one the key was made with an empty identifier and none may be added. */
+  hasId: boolean
 }
 
 const MAX_OBJECTS = 8_388_607
@@ -140,40 +153,53 @@ export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
   const { startXref, end } = findFileEnd(bytes)
   const unterminated = unterminatedStreams(bytes.subarray(0, end))
   if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
-  let doc: PDFDocument
-  // pdf-lib reports each invalid object it skips with console.warn: two unstructured lines
-  // per object on the service's stderr, outside its logs (20,000 lines for a 249 KB file).
-  // Silenced for the load only; a pool thread signs one file at a time.
-  const warn = globalThis.console.warn
-  globalThis.console.warn = () => undefined
-  try {
-    doc = await PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
-  } catch (err) {
-    return invalid('The PDF could not be parsed.', err)
-  } finally {
-    globalThis.console.warn = warn
-  }
-  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  let doc = await loadQuietly(() => PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
+  if (!(doc.catalog instanceof PDFDict) && doc.context.trailerInfo.Encrypt === undefined) invalid('The PDF has no document catalog.')
   const last = readLastSection(doc, bytes.subarray(0, end), startXref)
   // ISO 32000-1 Annex C: 8,388,607 indirect objects at most. A larger /Size makes our new
   // objects' numbers, and the reader's tables sized from /Size, absurd.
   const highest = Math.max(last.size - 1, doc.context.largestObjectNumber)
   if (highest > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${highest}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
-  if (doc.isEncrypted) refuseEncrypted(doc, last.trailer)
+  const encryption = encryptionOf(doc, last.trailer)
+  if (encryption !== undefined) {
+    // The first parse found the encryption dictionary; the second reads every object decrypted.
+    const { handler, entry } = encryption
+    doc = await loadQuietly(async () => await loadDecrypted(bytes.subarray(0, end), handler, entry instanceof PDFRef ? entry : undefined))
+    if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  }
   let pages = 0
   try { pages = doc.getPageCount() } catch (err) { invalid('The PDF\'s page tree cannot be read.', err) }
   if (pages === 0) invalid('The PDF has no pages.')
   const certification = certificationLevel(doc)
   if (certification === 1) unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
-  return { doc, bytes, last, certification }
+  return { doc, bytes, last, certification, encryption }
 }
 
-function refuseEncrypted (doc: PDFDocument, trailer: PDFDict): never {
-  const encrypt = doc.context.lookup(trailer.get(PDFName.of('Encrypt')) ?? doc.context.trailerInfo.Encrypt)
-  const p = encrypt instanceof PDFDict ? encrypt.get(PDFName.of('P')) : undefined
-  // Bit 4 (value 8) of /P: modify the document (ISO 32000-1 Table 22).
-  if (p instanceof PDFNumber && (p.asNumber() & 8) === 0) invalid('The PDF is encrypted and its permissions do not allow modifying it.')
-  return unsupported('The PDF is encrypted (password-protected); this service signs unencrypted PDFs only. Remove the protection and send it again.')
+/**
+ * pdf-lib reports each invalid object it skips with console.warn: two unstructured lines
+ * per object on the service's stderr, outside its logs (20,000 lines for a 249 KB file).
+ * Silenced for the load only; a pool thread signs one file at a time.
+ */
+async function loadQuietly (load: () => Promise<PDFDocument>): Promise<PDFDocument> {
+  const warn = globalThis.console.warn
+  globalThis.console.warn = () => undefined
+  try {
+    return await load()
+  } catch (err) {
+    return invalid('The PDF could not be parsed.', err)
+  } finally {
+    globalThis.console.warn = warn
+  }
+}
+
+/** The security handler of an encrypted file, opened with the empty user password; undefined when not encrypted. */
+function encryptionOf (doc: PDFDocument, trailer: PDFDict): Encryption | undefined {
+  const entry = trailer.get(PDFName.of('Encrypt')) ?? doc.context.trailerInfo.Encrypt
+  if (entry === undefined) return undefined
+  const encrypt = doc.context.lookup(entry)
+  if (!(encrypt instanceof PDFDict)) invalid('The PDF is encrypted but its encryption dictionary cannot be read.')
+  const id = trailer.get(PDFName.of('ID')) ?? doc.context.trailerInfo.ID
+  return { handler: openSecurity(encrypt, firstId(id)), entry, hasId: id instanceof PDFArray }
 }
 
 /**

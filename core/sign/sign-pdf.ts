@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
 import { StandardFonts } from 'pdf-lib'
-import { addSignatureField, addStamp, appendFinalPage, openPdf, track, writeUpdate } from '../pdf/index.js'
+import { addSignatureField, addStamp, appendFinalPage, missingPermissions, openPdf, track, writeUpdate } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
 import { assertValidAt } from './certificate.js'
 import { CadesSigner, cmsSizeBudget } from './cms.js'
@@ -98,6 +98,11 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
   // level 2 no annotations, so no stamp; neither level a new page.
   if ((opened.certification === 2 && withStamp) || (opened.certification !== undefined && withPage)) {
     throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is certified with DocMDP permission ${opened.certification}, which forbids ${withPage ? 'adding a page' : 'adding stamp annotations'}; signing it with the visual mode ${options.visualMode} would invalidate the certification.`)
+  }
+  const encryption = opened.encryption
+  const missing = encryption === undefined ? [] : missingPermissions(encryption.handler, { stamps: withStamp, page: withPage })
+  if (missing.length > 0) {
+    throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is encrypted (${encryption!.handler.label}) but opens without a password; its owner's permissions do not allow ${missing.join(', nor ')}, which signing with the visual mode ${options.visualMode} needs. Ask the sender for a copy without these restrictions${withStamp || withPage ? ', or sign with a visual mode that adds less' : ''}.`)
   }
   try {
     const tracked = track(opened)
