@@ -1,0 +1,195 @@
+/**
+ * Issue 13, items 1, 4 and 5, end to end on files made here: encrypted files that open
+ * without a password (qpdf writes every revision), bytes before the header, and damaged
+ * cross-reference data. Every output is judged by qpdf, pdfsig and OpenSSL
+ * (fixtures/pdf/verify.ts); encrypted outputs are also decrypted by qpdf and read back.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, decodePDFRawStream } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestPki } from '../../fixtures/pdf/pki.js'
+import type { TestPki } from '../../fixtures/pdf/pki.js'
+import { makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
+import { checkSignedPdf, findSignatures, padesAttributeProblems, pdfsig, toolsAvailable } from '../../fixtures/pdf/verify.js'
+import type { FullCheck } from '../../fixtures/pdf/verify.js'
+import { loadPkcs12 } from './certificate.js'
+import type { SigningMaterial } from './certificate.js'
+import { signPdf } from './sign-pdf.js'
+import type { SignPdfOptions } from './sign-pdf.js'
+
+const run = promisify(execFile)
+let dir: string
+let pki: TestPki
+let material: SigningMaterial
+let plain: Uint8Array
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-issue13-'))
+  pki = await createTestPki(dir)
+  material = loadPkcs12(pki.signer.pkcs12, pki.password)
+  plain = await makePdf([{}, { rotate: 90 }])
+})
+afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+
+let counter = 0
+function options (over: Partial<SignPdfOptions> = {}): SignPdfOptions {
+  counter++
+  return {
+    material, visualMode: 'NONE', validatorUrl: 'https://validar.iti.gov.br/', timeZone: 'America/Sao_Paulo',
+    documentIdentifier: `RZ-I13-${String(counter).padStart(4, '0')}`, signedAt: new Date(), ...over
+  }
+}
+
+const tools = toolsAvailable('pdfsig', 'openssl', 'qpdf')
+
+/** `qpdf --encrypt <args> --` of `input`. */
+async function encrypt (input: Uint8Array, args: string[], name: string): Promise<Uint8Array> {
+  return await qpdf(dir, input, ['--allow-weak-crypto', '--encrypt', ...args, '--'], name)
+}
+
+/** The decrypted copy qpdf writes (uncompressed, one object per line group), as text and as a path. */
+async function decrypted (pdf: Uint8Array, name: string): Promise<{ path: string, text: string }> {
+  const inPath = join(dir, `${name}.pdf`)
+  const path = join(dir, `${name}-clear.pdf`)
+  await writeFile(inPath, pdf)
+  await run('qpdf', ['--decrypt', '--qdf', '--object-streams=disable', inPath, path]).catch((err: { code?: number }) => { if (err.code !== 3) throw err })
+  return { path, text: (await readFile(path)).toString('latin1') }
+}
+
+/** The text drawn by each stamp's appearance stream, read from qpdf's decrypted copy with pdf-lib. */
+async function stampTexts (clearPath: string): Promise<string[]> {
+  const doc = await PDFDocument.load(await readFile(clearPath))
+  const out: string[] = []
+  for (const [, object] of doc.context.enumerateIndirectObjects()) {
+    if (!(object instanceof PDFDict) || object.get(PDFName.of('Subtype')) !== PDFName.of('Stamp')) continue
+    const ap = object.lookup(PDFName.of('AP'), PDFDict).lookup(PDFName.of('N'))
+    if (!(ap instanceof PDFRawStream)) continue
+    const content = Buffer.from(decodePDFRawStream(ap).decode()).toString('latin1')
+    // The stamp shows WinAnsi text as hex strings (pdf-lib's encodeText).
+    out.push([...content.matchAll(/<([0-9A-Fa-f]+)> Tj/g)].map((m) => Buffer.from(m[1]!, 'hex').toString('latin1')).join(' '))
+  }
+  return out
+}
+
+/** checkSignedPdf plus the PAdES attribute set; /M is read from the decrypted copy, since it is encrypted in the file. */
+async function expectSigned (pdf: Uint8Array, name: string): Promise<FullCheck> {
+  const check = await checkSignedPdf(dir, pdf, pki.rootPemPath, name)
+  check.signatures.forEach((sig, i) => {
+    expect(padesAttributeProblems(check.attributes[i]!, sig.dictionary).filter((p) => p !== '/M missing')).toEqual([])
+  })
+  return check
+}
+
+describe.skipIf(!tools)('item 1: encrypted PDFs that open without a password', () => {
+  const revisions = [
+    ['RC4 40-bit, revision 2', ['', 'dono', '40'], 2],
+    ['RC4 128-bit, revision 3', ['', 'dono', '128', '--use-aes=n'], 3],
+    ['AES-128, revision 4', ['', 'dono', '128', '--use-aes=y'], 4],
+    ['AES-256, revision 5', ['', 'dono', '256', '--force-R5'], 5],
+    ['AES-256, revision 6', ['', 'dono', '256'], 6]
+  ] as const
+
+  it.each(revisions)('%s: signed in NONE and STAMP_AND_PAGE; qpdf decrypts it without errors, pdfsig and OpenSSL verify, the stamp and page read back', async (label, args, revision) => {
+    const input = await encrypt(plain, [...args], `enc-r${revision}`)
+    for (const mode of ['NONE', 'STAMP_AND_PAGE'] as const) {
+      const name = `enc-r${revision}-${mode}`
+      const signing = options({ visualMode: mode })
+      const out = await signPdf(input, signing)
+      expect(Buffer.from(out.pdf.subarray(0, input.length)).equals(Buffer.from(input))).toBe(true)
+      await expectSigned(out.pdf, name)
+      const path = join(dir, `${name}.pdf`)
+      const { stdout: shown } = await run('qpdf', ['--show-encryption', path])
+      expect(shown).toContain(`R = ${revision}`)
+      expect(shown).toMatch(/User password = \n/)
+      // The update keeps the encryption dictionary and the permanent identifier.
+      const update = Buffer.from(out.pdf.subarray(input.length)).toString('latin1')
+      const source = Buffer.from(input).toString('latin1')
+      expect(update).toContain(`/Encrypt ${/\/Encrypt (\d+ \d+ R)/.exec(source)![1]}`)
+      expect(update).toContain(`/ID [<${/\/ID \[<([0-9a-fA-F]+)>/.exec(source)![1]}>`)
+      // Nothing we add is left in clear: not the field name, the stamp's text and name, or /M.
+      for (const clear of ['Assinatura1', 'razao-stamp', 'Assinado digitalmente', '/M (D:']) expect(update).not.toContain(clear)
+      const clear = await decrypted(out.pdf, name)
+      expect(clear.text).toContain('/T (Assinatura1)')
+      expect(clear.text).toMatch(/\/M \(D:\d{14}-03'00'\)/)
+      expect(clear.text.toLowerCase()).toContain(`/reason ${PDFHexString.fromText('Assinado digitalmente (PAdES-B)').toString().toLowerCase()}`)
+      if (mode === 'STAMP_AND_PAGE') {
+        const { stdout } = await run('pdftotext', ['-f', '3', '-l', '3', '-enc', 'UTF-8', clear.path, '-'])
+        expect(stdout, label).toContain('Manifesto de assinatura digital')
+        expect(stdout).toContain(signing.documentIdentifier)
+        const stamps = await stampTexts(clear.path)
+        expect(stamps).toHaveLength(2)
+        for (const text of stamps) expect(text).toContain(`Assinado digitalmente por ${material.identity.signerName}`)
+        expect(clear.text).toContain(`/NM (razao-stamp-${signing.documentIdentifier}-1)`)
+      }
+    }
+  })
+
+  it('signs encrypted files with object streams and a cross-reference stream (AES-128 and AES-256), answering with an xref stream', async () => {
+    for (const bits of ['128', '256']) {
+      const input = await encrypt(await withObjectStreams(dir, plain, `objstm-src-${bits}`), ['', 'dono', bits, ...(bits === '128' ? ['--use-aes=y'] : [])], `enc-objstm-${bits}`)
+      expect(Buffer.from(input).toString('latin1')).toContain('/ObjStm')
+      const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+      await expectSigned(out.pdf, `enc-objstm-${bits}-signed`)
+      expect(Buffer.from(out.pdf.subarray(input.length)).toString('latin1')).toContain('/Type /XRef')
+      const clear = await decrypted(out.pdf, `enc-objstm-${bits}-signed`)
+      expect(await stampTexts(clear.path)).toHaveLength(2)
+    }
+  })
+
+  it('keeps an earlier signature in an encrypted file valid when it signs again', async () => {
+    const input = await encrypt(plain, ['', 'dono', '128', '--use-aes=y'], 'enc-twice')
+    const first = await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))
+    const second = await signPdf(first.pdf, options({ visualMode: 'STAMP_AND_PAGE' }))
+    expect(Buffer.from(second.pdf.subarray(0, first.pdf.length)).equals(first.pdf)).toBe(true)
+    const check = await expectSigned(second.pdf, 'enc-twice')
+    expect(check.signatures).toHaveLength(2)
+    expect(check.pdfsig.signatures[0]).toMatchObject({ valid: true, totalDocument: false })
+    const [, , c, d] = check.signatures[0]!.byteRange
+    const rev1 = join(dir, 'enc-twice-rev1.pdf')
+    await writeFile(rev1, second.pdf.subarray(0, c + d))
+    expect((await pdfsig(rev1)).signatures[0]).toMatchObject({ valid: true, totalDocument: true })
+    const clear = await decrypted(second.pdf, 'enc-twice')
+    expect(clear.text).toContain('/T (Assinatura2)')
+  })
+
+  it('writes the signature\'s /Contents in clear, so its hex is the CMS OpenSSL verified', async () => {
+    const input = await encrypt(plain, ['', 'dono', '256'], 'enc-contents')
+    const out = await signPdf(input, options())
+    const [sig] = findSignatures(out.pdf)
+    expect(sig!.cms[0]).toBe(0x30)
+    expect(sig!.dictionary).toMatch(/\/Contents <30/)
+  })
+
+  it('refuses a file that needs a user password, saying so', async () => {
+    const input = await encrypt(plain, ['usuario', 'dono', '256'], 'enc-user')
+    await expect(signPdf(input, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/needs a password to be opened/) })
+  })
+
+  it.each([
+    ['no modification at all (--modify=none)', ['--modify=none'], 'NONE', /bit 4/],
+    ['comments and forms but no other change (--modify=annotate): a new field needs bit 4', ['--modify=annotate'], 'NONE', /bit 4/],
+    ['no annotations (--annotate=n)', ['--annotate=n'], 'STAMP_ONLY', /stamp.*bit 6/],
+    ['no assembly (--assemble=n) with a final page', ['--assemble=n'], 'PAGE_ONLY', /bit 11/]
+  ] as const)('refuses an owner-restricted file with %s, naming the permission and saying it opens without a password', async (_label, restriction, mode, permission) => {
+    const input = await encrypt(plain, ['', 'dono', '256', ...restriction], `enc-perm-${counter}`)
+    const refusal = signPdf(input, options({ visualMode: mode }))
+    await expect(refusal).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(permission) })
+    await expect(refusal).rejects.toMatchObject({ message: expect.stringMatching(/opens without a password/) })
+  })
+
+  it('signs what the permissions allow: stamps without assembly, and a 40-bit file restricted only in printing', async () => {
+    const noAssembly = await encrypt(plain, ['', 'dono', '128', '--use-aes=y', '--assemble=n'], 'enc-no-assembly')
+    await expectSigned((await signPdf(noAssembly, options({ visualMode: 'STAMP_ONLY' }))).pdf, 'enc-no-assembly-signed')
+    const noPrint = await encrypt(plain, ['', 'dono', '40', '--print=n'], 'enc-no-print')
+    await expectSigned((await signPdf(noPrint, options({ visualMode: 'STAMP_AND_PAGE' }))).pdf, 'enc-no-print-signed')
+  })
+
+  it('refuses a 40-bit file whose owner forbids changes (revision 2 has no separate assembly bit)', async () => {
+    const input = await encrypt(plain, ['', 'dono', '40', '--modify=n'], 'enc-r2-locked')
+    await expect(signPdf(input, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/bit 4/) })
+  })
+})
