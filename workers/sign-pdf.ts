@@ -50,6 +50,8 @@ export type SignPdfOutput =
     signatureStandard: 'PAdES-B' | 'PAdES-T'
     timestampApplied: boolean
     certificate: CertificateFacts
+    /** For the answer's `warnings`: what was done to the input before signing. */
+    warnings: string[]
   }
   | { outcome: 'refused', code: SignCode, message: string, field: string | null }
 
@@ -159,7 +161,8 @@ const signOne = defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> =
       signedAt: isoWithOffset(signedAt, input.timeZone),
       signatureStandard: signed.standard,
       timestampApplied: signed.timestampApplied,
-      certificate: certificateFacts(m.identity, input.timeZone)
+      certificate: certificateFacts(m.identity, input.timeZone),
+      warnings: signed.warnings
     }
   } catch (err) {
     if (err instanceof SignError || isSignError(err)) {

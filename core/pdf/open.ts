@@ -9,6 +9,8 @@ import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PD
 import type { PDFObject } from 'pdf-lib'
 import { SignError } from '../sign/errors.js'
 import { loadDecrypted } from './crypt.js'
+import { rebuildPdf } from './rebuild.js'
+import { DamagedCrossReference, checkCrossReferences } from './xref-check.js'
 import { firstId, openSecurity } from './security.js'
 import type { SecurityHandler } from './security.js'
 
@@ -30,6 +32,8 @@ export interface OpenedPdf {
   certification: 2 | 3 | undefined
   /** Set for an encrypted file that opens without a password: pdf-lib holds its objects decrypted. */
   encryption: Encryption | undefined
+  /** What was done to the input before signing (leading bytes removed, a damaged file rebuilt), for the answer's warnings. */
+  warnings: string[]
 }
 
 export interface Encryption {
@@ -72,7 +76,7 @@ export function findFileEnd (bytes: Uint8Array): FileEnd {
   if (eof < 0) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
   const at = tail.lastIndexOf('startxref', eof)
   const match = at < 0 ? null : /^startxref\s+(\d+)\s*$/.exec(tail.slice(at, eof))
-  if (match === null) invalid('The PDF is truncated or damaged: no startxref before the final %%EOF.')
+  if (match === null) throw new DamagedCrossReference('there is no startxref before the final %%EOF')
   const eol = /^(\r\n|\r|\n)?/.exec(tail.slice(eof + 5))![0]
   return { startXref: Number(match[1]), end: tailStart + eof + 5 + eol.length }
 }
@@ -83,7 +87,7 @@ export function findStartXref (bytes: Uint8Array): number {
 }
 
 export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: number): LastSection {
-  if (offset >= bytes.length) unsupported('The PDF\'s startxref points past the end of the file; repair the file (re-save it) and send it again.')
+  if (offset >= bytes.length) throw new DamagedCrossReference('its startxref points past the end of the file')
   const head = latin1(bytes, offset, Math.min(bytes.length, offset + 64))
   try {
     if (/^\s*xref\b/.test(head)) {
@@ -104,7 +108,7 @@ export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: nu
   } catch {
     // Falls through to the refusal below.
   }
-  return unsupported('The PDF\'s startxref does not point at a cross-reference section, so an update cannot be chained to it without breaking earlier content; repair the file (re-save it) and send it again.')
+  throw new DamagedCrossReference('its startxref does not point at a cross-reference section')
 }
 
 function sizeOf (dict: PDFDict): number {
@@ -146,33 +150,120 @@ function unterminatedStreams (bytes: Uint8Array): number {
   return open ? unterminated + 1 : unterminated
 }
 
-/** Parses the PDF; not a PDF, truncated, unreadable or without pages is SIGN_PDF_INVALID. */
-export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
-  const head = latin1(bytes, 0, Math.min(bytes.length, 1024))
-  if (!head.includes('%PDF-')) invalid('The content is not a PDF (no %PDF- header).')
+/** Readers look for the header in the first 1,024 bytes (ISO 32000-1 Annex H, note 13). */
+const HEADER_WINDOW = 1024
+
+/**
+ * Where `%PDF-` starts. Bytes before it (a mail gateway's or an HTTP layer's leftovers)
+ * are not part of the PDF: every offset in the file counts from the header, as poppler,
+ * pdf.js and qpdf read it.
+ */
+function headerOffset (bytes: Uint8Array): number {
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const at = data.subarray(0, HEADER_WINDOW + 4).indexOf('%PDF-')
+  if (at >= 0 && at < HEADER_WINDOW) return at
+  const later = data.subarray(0, 64 * 1024).indexOf('%PDF-')
+  if (later >= 0) invalid(`The PDF header (%PDF-) comes after ${later} bytes of other data; readers accept at most ${HEADER_WINDOW} bytes before it. Remove the leading bytes and send the file again.`)
+  return invalid('The content is not a PDF (no %PDF- header).')
+}
+
+/**
+ * Parses the PDF for an update; not a PDF, truncated, unreadable or without pages is
+ * SIGN_PDF_INVALID. Leading bytes before the header are dropped (the signed file starts
+ * at `%PDF-`, so that every reader agrees on the offsets the signature's /ByteRange
+ * names). A file whose cross-reference data is damaged is rebuilt from its objects when
+ * it holds no signature, and refused when it does.
+ */
+export async function openPdf (input: Uint8Array): Promise<OpenedPdf> {
+  const header = headerOffset(input)
+  const bytes = input.subarray(header)
+  const warnings = header === 0 ? [] : [`The ${header} bytes before the PDF header (%PDF-) are not part of the PDF and were removed; the signed file starts at the header.`]
+  try {
+    return await openUpdatable(bytes, warnings)
+  } catch (err) {
+    if (!(err instanceof DamagedCrossReference)) throw err
+    return await openRebuilt(bytes, warnings, err.reason)
+  }
+}
+
+/** Opens a file whose cross-reference chain an update can extend; throws DamagedCrossReference otherwise. */
+async function openUpdatable (bytes: Uint8Array, warnings: string[]): Promise<OpenedPdf> {
   const { startXref, end } = findFileEnd(bytes)
   const unterminated = unterminatedStreams(bytes.subarray(0, end))
   if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
   let doc = await loadQuietly(() => PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
   if (!(doc.catalog instanceof PDFDict) && doc.context.trailerInfo.Encrypt === undefined) invalid('The PDF has no document catalog.')
   const last = readLastSection(doc, bytes.subarray(0, end), startXref)
+  checkCrossReferences(bytes.subarray(0, end), startXref, doc.context)
   // ISO 32000-1 Annex C: 8,388,607 indirect objects at most. A larger /Size makes our new
   // objects' numbers, and the reader's tables sized from /Size, absurd.
   const highest = Math.max(last.size - 1, doc.context.largestObjectNumber)
   if (highest > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${highest}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
   const encryption = encryptionOf(doc, last.trailer)
-  if (encryption !== undefined) {
-    // The first parse found the encryption dictionary; the second reads every object decrypted.
-    const { handler, entry } = encryption
-    doc = await loadQuietly(async () => await loadDecrypted(bytes.subarray(0, end), handler, entry instanceof PDFRef ? entry : undefined))
-    if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  if (encryption !== undefined) doc = await decrypted(bytes.subarray(0, end), encryption)
+  return finish({ doc, bytes, last, certification: undefined, encryption, warnings })
+}
+
+/**
+ * Rebuilds a file whose cross-reference data is damaged, if it holds no signature, and
+ * opens the rebuilt bytes for the update. The whole file is parsed again: nothing of the
+ * damaged one may leak into the update's offsets.
+ */
+async function openRebuilt (bytes: Uint8Array, warnings: string[], reason: string): Promise<OpenedPdf> {
+  const tail = latin1(bytes, Math.max(0, bytes.length - 2048), bytes.length)
+  if (!tail.includes('%%EOF')) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
+  const unterminated = unterminatedStreams(bytes)
+  if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
+  let doc = await loadQuietly(() => PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
+  if (holdsSignature(doc, bytes)) {
+    unsupported(`The PDF's cross-reference data is damaged (${reason}) and the file holds a digital signature. Signing it would mean rebuilding the file, which invalidates that signature; ask the sender for an undamaged copy.`)
   }
+  if (doc.context.largestObjectNumber > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${doc.context.largestObjectNumber}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
+  const encryption = encryptionOf(doc, PDFDict.withContext(doc.context))
+  if (encryption !== undefined) doc = await decrypted(bytes, encryption)
+  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  const rebuilt = rebuildPdf(doc, encryption)
+  let opened: OpenedPdf
+  try {
+    opened = await openUpdatable(rebuilt, [])
+  } catch (err) {
+    if (err instanceof DamagedCrossReference) invalid('The PDF is damaged and could not be rebuilt.', err)
+    throw err
+  }
+  return { ...opened, warnings: [...warnings, `The PDF's cross-reference data was damaged (${reason}); the file was rebuilt from its objects before signing, so the signed file is a repaired copy of it.`] }
+}
+
+/** The second parse of an encrypted file, with every object decrypted as it is read. */
+async function decrypted (bytes: Uint8Array, encryption: Encryption): Promise<PDFDocument> {
+  const { handler, entry } = encryption
+  const doc = await loadQuietly(async () => await loadDecrypted(bytes, handler, entry instanceof PDFRef ? entry : undefined))
+  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  return doc
+}
+
+/** Checks common to every opened file: pages exist, and no certification forbids a change. */
+function finish (opened: OpenedPdf): OpenedPdf {
+  const { doc } = opened
   let pages = 0
   try { pages = doc.getPageCount() } catch (err) { invalid('The PDF\'s page tree cannot be read.', err) }
   if (pages === 0) invalid('The PDF has no pages.')
   const certification = certificationLevel(doc)
   if (certification === 1) unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
-  return { doc, bytes, last, certification, encryption }
+  return { ...opened, certification }
+}
+
+/**
+ * Whether a damaged file holds a signature: a /ByteRange anywhere in its bytes or in
+ * an object pdf-lib read (object streams included), or a signature field with a value.
+ */
+function holdsSignature (doc: PDFDocument, bytes: Uint8Array): boolean {
+  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes('/ByteRange')) return true
+  for (const [, object] of doc.context.enumerateIndirectObjects()) {
+    if (!(object instanceof PDFDict)) continue
+    if (object.has(PDFName.of('ByteRange'))) return true
+    if (object.get(PDFName.of('FT')) === PDFName.of('Sig') && object.has(PDFName.of('V'))) return true
+  }
+  return false
 }
 
 /**

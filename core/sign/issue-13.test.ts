@@ -193,3 +193,123 @@ describe.skipIf(!tools)('item 1: encrypted PDFs that open without a password', (
     await expect(signPdf(input, options())).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/bit 4/) })
   })
 })
+
+/** Text of page `page` as pdftotext reads it. */
+async function pageText (pdf: Uint8Array, name: string, page = 1): Promise<string> {
+  const path = join(dir, `${name}-text.pdf`)
+  await writeFile(path, pdf)
+  return (await run('pdftotext', ['-f', String(page), '-l', String(page), '-enc', 'UTF-8', path, '-'])).stdout
+}
+
+describe.skipIf(!tools)('item 4: bytes before %PDF-', () => {
+  const prefix = (length: number): Buffer => Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n\r\n'.padEnd(length, 'x').slice(0, length), 'latin1')
+
+  it('drops a prefix of up to 1,023 bytes, keeps every byte from the header on, and says so; qpdf, pdfsig and OpenSSL agree', async () => {
+    for (const [name, pdf] of [['table', plain], ['xref-stream', await withObjectStreams(dir, plain, 'prefix-objstm')]] as const) {
+      for (const length of [1, 300, 1023]) {
+        const input = Buffer.concat([prefix(length), pdf])
+        const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+        expect(Buffer.from(out.pdf.subarray(0, pdf.length)).equals(Buffer.from(pdf))).toBe(true)
+        expect(out.warnings).toEqual([expect.stringMatching(new RegExp(`^The ${length} bytes before the PDF header`))])
+        const check = await expectSigned(out.pdf, `prefix-${name}-${length}`)
+        expect(check.signatures[0]!.byteRange[0]).toBe(0)
+        expect(await pageText(out.pdf, `prefix-${name}-${length}`)).toContain('Página 1 de 2')
+      }
+    }
+  })
+
+  it('keeps an earlier signature valid when a gateway prefixed the signed file', async () => {
+    const first = await signPdf(plain, options({ visualMode: 'STAMP_ONLY' }))
+    const second = await signPdf(Buffer.concat([prefix(200), first.pdf]), options())
+    expect(Buffer.from(second.pdf.subarray(0, first.pdf.length)).equals(first.pdf)).toBe(true)
+    const check = await expectSigned(second.pdf, 'prefix-twice')
+    expect(check.pdfsig.signatures.map((s) => s.valid)).toEqual([true, true])
+  })
+
+  it('signs a prefixed encrypted file', async () => {
+    const encrypted = await encrypt(plain, ['', 'dono', '256'], 'prefix-enc')
+    const out = await signPdf(Buffer.concat([prefix(100), encrypted]), options({ visualMode: 'STAMP_AND_PAGE' }))
+    await expectSigned(out.pdf, 'prefix-enc-signed')
+  })
+
+  it('refuses a header that starts past the first 1,024 bytes, blaming the leading bytes (INVALID_PDF)', async () => {
+    const input = Buffer.concat([prefix(1024), plain])
+    await expect(signPdf(input, options())).rejects.toMatchObject({
+      code: 'SIGN_PDF_INVALID', field: 'pdfBase64', message: expect.stringMatching(/comes after 1024 bytes of other data; readers accept at most 1024/)
+    })
+  })
+})
+
+/** The classic-table file with `edit` applied to its text (latin1). */
+function edited (pdf: Uint8Array, edit: (text: string) => string): Buffer {
+  return Buffer.from(edit(Buffer.from(pdf).toString('latin1')), 'latin1')
+}
+
+/** Moves every in-use offset of the last table by `delta` bytes. */
+const shiftOffsets = (delta: number) => (text: string): string => {
+  const at = text.lastIndexOf('\nxref\n')
+  return text.slice(0, at) + text.slice(at).replace(/^(\d{10}) (\d{5}) n/gm, (_m, o: string, g: string) => `${String(Number(o) + delta).padStart(10, '0')} ${g} n`)
+}
+
+describe.skipIf(!tools)('item 5: damaged cross-reference data', () => {
+  const damages: Array<[string, (text: string) => string]> = [
+    ['wrong offsets in the table', shiftOffsets(7)],
+    ['a table cut short', (t) => t.replace(/(\nxref\n0 \d+\n(?:.{18,19}\n){3})(?:.{18,19}\n)+/, '$1')],
+    ['no table at all (startxref names the trailer)', (t) => {
+      const xref = t.lastIndexOf('\nxref\n') + 1
+      const trailer = t.indexOf('trailer', xref)
+      return t.slice(0, xref) + t.slice(trailer).replace(/startxref\n\d+/, `startxref\n${xref}`)
+    }],
+    ['no startxref', (t) => t.replace(/startxref\n\d+\n/, '')],
+    ['a startxref past the end', (t) => t.replace(/startxref\n\d+/, 'startxref\n99999999')],
+    ['a startxref into the middle of an object', (t) => t.replace(/startxref\n\d+/, 'startxref\n12')]
+  ]
+
+  it.each(damages)('rebuilds an unsigned file with %s and signs the rebuilt file, with a warning', async (label, damage) => {
+    const input = edited(plain, damage)
+    expect(input.equals(Buffer.from(plain))).toBe(false)
+    const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+    expect(out.warnings).toEqual([expect.stringMatching(/cross-reference data was damaged \(.+\); the file was rebuilt from its objects before signing/)])
+    const name = `damaged-${damages.findIndex(([l]) => l === label)}`
+    await expectSigned(out.pdf, name)
+    expect(await pageText(out.pdf, name)).toContain('Página 1 de 2')
+    expect(await pageText(out.pdf, name, 2)).toContain('Página 2 de 2')
+    expect(out.originalPages).toBe(2)
+  })
+
+  it('rebuilds a damaged file with a cross-reference stream and object streams', async () => {
+    const source = await withObjectStreams(dir, plain, 'damaged-objstm-src')
+    const input = edited(source, (t) => t.replace(/startxref\n\d+/, 'startxref\n40'))
+    const out = await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))
+    expect(out.warnings).toHaveLength(1)
+    await expectSigned(out.pdf, 'damaged-objstm')
+    expect(await pageText(out.pdf, 'damaged-objstm', 2)).toContain('Página 2 de 2')
+  })
+
+  it('rebuilds a damaged encrypted file and keeps it encrypted with the same key', async () => {
+    const source = await encrypt(await withObjectStreams(dir, plain, 'damaged-enc-src'), ['', 'dono', '128', '--use-aes=y'], 'damaged-enc')
+    const input = edited(source, (t) => t.replace(/startxref\n\d+/, 'startxref\n40'))
+    const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+    expect(out.warnings).toHaveLength(1)
+    await expectSigned(out.pdf, 'damaged-enc-signed')
+    const { stdout } = await run('qpdf', ['--show-encryption', join(dir, 'damaged-enc-signed.pdf')])
+    expect(stdout).toContain('R = 4')
+    const clear = await decrypted(out.pdf, 'damaged-enc-signed')
+    expect(await stampTexts(clear.path)).toHaveLength(2)
+    expect(clear.text).toContain('/T (Assinatura1)')
+  })
+
+  it('refuses a damaged file that holds a signature, saying a rebuild would invalidate it', async () => {
+    const signed = await signPdf(plain, options())
+    for (const damage of [(t: string) => t.replace(/startxref\n\d+\n%%EOF\s*$/, 'startxref\n12\n%%EOF\n'), shiftOffsets(3)]) {
+      expect(edited(signed.pdf, damage).equals(signed.pdf)).toBe(false)
+      await expect(signPdf(edited(signed.pdf, damage), options())).rejects.toMatchObject({
+        code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/damaged .* holds a digital signature\. Signing it would mean rebuilding the file, which invalidates that signature/)
+      })
+    }
+  })
+
+  it('still refuses a file cut short before its end (no %%EOF): a rebuild could silently lose pages', async () => {
+    await expect(signPdf(plain.subarray(0, plain.length - 200), options())).rejects.toMatchObject({ code: 'SIGN_PDF_INVALID', message: expect.stringMatching(/truncated/) })
+  })
+})

@@ -43,6 +43,8 @@ export interface SignedPdf {
   /** The authority's time for B-T (the trusted time; `signedAt` is the claimed one). */
   timestampTime: Date | undefined
   originalPages: number
+  /** What was done to the input before signing (leading bytes removed, a damaged file rebuilt). */
+  warnings: string[]
 }
 
 const signpdf = new SignPdf()
@@ -85,6 +87,7 @@ interface PreparedUpdate {
   /** The original bytes plus our update, with the ByteRange and /Contents placeholders. */
   bytes: Buffer
   originalPages: number
+  warnings: string[]
 }
 
 /** Opens the PDF and writes the appearance and the signature field as an incremental update. */
@@ -136,7 +139,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
       pdfDate: pdfDate(signedAt, options.timeZone),
       reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
     })
-    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length }
+    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length, warnings: opened.warnings }
   } catch (err) {
     if (err instanceof SignError) throw err
     throw damaged(err)
@@ -146,7 +149,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
 async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<SignedPdf> {
   const { material } = options
   const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
-  const { bytes: prepared, originalPages } = await prepareUpdate(input, options, contentsBytes)
+  const { bytes: prepared, originalPages, warnings } = await prepareUpdate(input, options, contentsBytes)
 
   let timestampTime: Date | undefined
   const tsa = options.tsa
@@ -184,6 +187,7 @@ async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsByt
     standard,
     timestampApplied: options.tsa !== undefined,
     timestampTime,
-    originalPages
+    originalPages,
+    warnings
   }
 }

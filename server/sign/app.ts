@@ -240,7 +240,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
         document: { ...document, mimeType: 'application/pdf', sizeBytes: pdf.length, sha256: out.sha256 }
       },
       errors: [],
-      warnings: devWarning
+      warnings: [...devWarning, ...out.warnings]
     }
   })
 
