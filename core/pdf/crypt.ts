@@ -139,8 +139,9 @@ export async function loadDecrypted (bytes: Uint8Array, handler: SecurityHandler
     let object = this.parseObject()
     this.skipWhitespaceAndComments()
     this.matchKeyword(ENDOBJ)
-    if (encryptRef === undefined || ref !== encryptRef) object = decryptInPlace(object, handler, ref, 0)
     const type = object instanceof PDFRawStream ? object.dict.lookup(PDFName.of('Type')) : undefined
+    // A cross-reference stream is never encrypted, its dictionary's /ID included.
+    if (ref !== encryptRef && type !== PDFName.of('XRef')) object = decryptInPlace(object, handler, ref, 0)
     if (object instanceof PDFRawStream && type === PDFName.of('ObjStm')) {
       await PDFObjectStreamParser.forStream(object, this.shouldWaitForTick).parseIntoContext()
     } else if (object instanceof PDFRawStream && type === PDFName.of('XRef')) {

@@ -56,6 +56,14 @@ describe.skipIf(!toolsAvailable('qpdf'))('openSecurity', () => {
     await expect(handlerOf(['usuario', 'dono', bits], `user-${bits}`)).rejects.toMatchObject({ code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(/needs a password to be opened/) })
   })
 
+  it('reads a /P written unsigned (4294967292) as the signed -4 the key algorithm hashes', async () => {
+    const encrypted = Buffer.from(await qpdf(dir, plain, ['--allow-weak-crypto', '--encrypt', '', 'dono', '128', '--use-aes=n', '--'], 'unsigned-p')).toString('latin1')
+    expect(encrypted).toContain('/P -4')
+    const doc = await PDFDocument.load(Buffer.from(encrypted.replace('/P -4', '/P 4294967292'), 'latin1'), { ignoreEncryption: true, updateMetadata: false })
+    const handler = openSecurity(doc.context.lookup(doc.context.trailerInfo.Encrypt, PDFDict), firstId(doc.context.trailerInfo.ID))
+    expect(handler.permissions).toBe(-4)
+  })
+
   it('keeps the XMP metadata stream in clear when /EncryptMetadata is false', async () => {
     const handler = await handlerOf(['', 'dono', '256', '--cleartext-metadata'], 'clear-metadata')
     expect(handler.encryptMetadata).toBe(false)

@@ -149,7 +149,8 @@ export function openSecurity (encrypt: PDFDict, id0: Buffer): SecurityHandler {
   }
   const v = number('V') ?? 0
   const revision = number('R') ?? 0
-  const p = number('P') ?? 0
+  // Some writers store /P unsigned (4294967292 for -4); the algorithms use its 32-bit two's complement.
+  const p = (number('P') ?? 0) | 0
   const o = bytesOf(encrypt.lookup(PDFName.of('O')))
   const u = bytesOf(encrypt.lookup(PDFName.of('U')))
   const metadata = encrypt.lookup(PDFName.of('EncryptMetadata'))
@@ -186,7 +187,7 @@ export function openSecurity (encrypt: PDFDict, id0: Buffer): SecurityHandler {
   if (fileKey === undefined) {
     unsupported('The PDF needs a password to be opened; this service signs only files that open without one. Remove the password (or send a copy without it) and send the file again.')
   }
-  return { revision, permissions: p | 0, strings, streams, encryptMetadata, fileKey, label }
+  return { revision, permissions: p, strings, streams, encryptMetadata, fileKey, label }
 }
 
 /** Algorithm 1: the key of one object for RC4 and AES-128; AES-256 uses the file key itself. */

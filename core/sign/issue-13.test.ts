@@ -286,15 +286,17 @@ describe.skipIf(!tools)('item 5: damaged cross-reference data', () => {
     expect(await pageText(out.pdf, 'damaged-objstm', 2)).toContain('Página 2 de 2')
   })
 
-  it('rebuilds a damaged encrypted file and keeps it encrypted with the same key', async () => {
-    const source = await encrypt(await withObjectStreams(dir, plain, 'damaged-enc-src'), ['', 'dono', '128', '--use-aes=y'], 'damaged-enc')
+  it.each([['AES-128', '--use-aes=y'], ['RC4 128-bit', '--use-aes=n']])('rebuilds a damaged %s file with object streams and keeps it encrypted with the same key and /ID', async (_label, aes) => {
+    const source = await encrypt(await withObjectStreams(dir, plain, `damaged-enc-src${aes}`), ['', 'dono', '128', aes, '--force-V4'], `damaged-enc${aes}`)
     const input = edited(source, (t) => t.replace(/startxref\n\d+/, 'startxref\n40'))
     const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
     expect(out.warnings).toHaveLength(1)
-    await expectSigned(out.pdf, 'damaged-enc-signed')
-    const { stdout } = await run('qpdf', ['--show-encryption', join(dir, 'damaged-enc-signed.pdf')])
+    const name = `damaged-enc-signed${aes}`
+    await expectSigned(out.pdf, name)
+    const { stdout } = await run('qpdf', ['--show-encryption', join(dir, `${name}.pdf`)])
     expect(stdout).toContain('R = 4')
-    const clear = await decrypted(out.pdf, 'damaged-enc-signed')
+    expect(Buffer.from(out.pdf).toString('latin1')).toContain(`/ID [<${/\/ID \[<([0-9a-fA-F]+)>/.exec(Buffer.from(source).toString('latin1'))![1]}>`)
+    const clear = await decrypted(out.pdf, name)
     expect(await stampTexts(clear.path)).toHaveLength(2)
     expect(clear.text).toContain('/T (Assinatura1)')
   })
