@@ -9,11 +9,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, decodePDFRawStream } from 'pdf-lib'
+import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, PDFString, decodePDFRawStream } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
 import type { TestPki } from '../../fixtures/pdf/pki.js'
-import { makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
+import { makeFormPdf, makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
 import { checkSignedPdf, findSignatures, padesAttributeProblems, pdfsig, toolsAvailable } from '../../fixtures/pdf/verify.js'
 import type { FullCheck } from '../../fixtures/pdf/verify.js'
 import { loadPkcs12 } from './certificate.js'
@@ -137,6 +137,29 @@ describe.skipIf(!tools)('item 1: encrypted PDFs that open without a password', (
       expect(Buffer.from(out.pdf.subarray(input.length)).toString('latin1')).toContain('/Type /XRef')
       const clear = await decrypted(out.pdf, `enc-objstm-${bits}-signed`)
       expect(await stampTexts(clear.path)).toHaveLength(2)
+    }
+  })
+
+  it('re-encrypts the strings of the objects it rewrites (AcroForm, page), so they read back after decryption', async () => {
+    // Strings in the two objects every signature rewrites: the AcroForm (/Fields grows) and page 1 (/Annots grows).
+    const doc = await PDFDocument.load(await makeFormPdf())
+    doc.getForm().acroForm.dict.set(PDFName.of('DA'), PDFString.of('/Helv 0 Tf 0 g'))
+    doc.getPages()[0]!.node.set(PDFName.of('PieceInfo'), doc.context.obj({ razao: { Private: PDFString.of('segredo (da página)') } }))
+    const form = await doc.save({ useObjectStreams: false })
+    for (const [bits, extra] of [['40', []], ['128', ['--use-aes=n']], ['256', []]] as const) {
+      const input = await encrypt(form, ['', 'dono', bits, ...extra], `enc-form-${bits}`)
+      const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+      const update = Buffer.from(out.pdf.subarray(input.length)).toString('latin1')
+      expect(update).toMatch(/\/DA <[0-9A-F]+>/)
+      expect(update).not.toContain('segredo')
+      await expectSigned(out.pdf, `enc-form-${bits}-signed`)
+      const clear = await decrypted(out.pdf, `enc-form-${bits}-signed`)
+      const read = await PDFDocument.load(await readFile(clear.path))
+      expect(read.getForm().getFields().map((f) => f.getName())).toEqual(['cliente.nome', 'cliente.aceite', 'Assinatura1'])
+      expect(read.getForm().getTextField('cliente.nome').getText()).toBe('Cliente Exemplo')
+      expect(read.getForm().acroForm.dict.lookup(PDFName.of('DA'), PDFString).decodeText()).toBe('/Helv 0 Tf 0 g')
+      const piece = read.getPages()[0]!.node.lookup(PDFName.of('PieceInfo'), PDFDict).lookup(PDFName.of('razao'), PDFDict)
+      expect((piece.lookup(PDFName.of('Private')) as PDFString | PDFHexString).decodeText()).toBe('segredo (da página)')
     }
   })
 
