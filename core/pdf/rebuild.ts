@@ -43,12 +43,29 @@ export function rebuildPdf (doc: PDFDocument, encryption: Encryption | undefined
     position += chunk.length
   }
   const size = objects.reduce((n, [ref]) => Math.max(n, ref.objectNumber), 0) + 1
-  const rows: string[] = []
-  for (let n = 0; n < size; n++) {
+  const row = (n: number): string => {
     const entry = offsets.get(n)
-    rows.push(entry === undefined
+    return entry === undefined
       ? `0000000000 ${n === 0 ? '65535' : '00000'} f\r\n`
-      : `${String(entry.offset).padStart(10, '0')} ${String(entry.generation).padStart(5, '0')} n\r\n`)
+      : `${String(entry.offset).padStart(10, '0')} ${String(entry.generation).padStart(5, '0')} n\r\n`
+  }
+  // One subsection from 0, as ISO 32000-1 §7.5.4 asks of a file never updated, unless the
+  // numbers are so sparse that the free rows would dwarf the file (one object numbered
+  // 8,000,000 would cost 160 MB of rows): then entry 0 and one subsection per run.
+  let table = ''
+  if (size <= 2 * offsets.size + 1024) {
+    table = `0 ${size}\n`
+    for (let n = 0; n < size; n++) table += row(n)
+  } else {
+    table = `0 1\n${row(0)}`
+    const numbers = [...offsets.keys()].sort((a, b) => a - b)
+    for (let i = 0; i < numbers.length;) {
+      let j = i
+      while (j + 1 < numbers.length && numbers[j + 1] === numbers[j]! + 1) j++
+      table += `${numbers[i]} ${j - i + 1}\n`
+      for (let k = i; k <= j; k++) table += row(numbers[k]!)
+      i = j + 1
+    }
   }
   const { Root, Info, ID } = context.trailerInfo
   const trailer = [`/Size ${size}`, `/Root ${String(Root)}`]
@@ -60,6 +77,6 @@ export function rebuildPdf (doc: PDFDocument, encryption: Encryption | undefined
     const fresh = randomBytes(16).toString('hex').toUpperCase()
     trailer.push(`/ID [<${fresh}> <${fresh}>]`)
   }
-  chunks.push(Buffer.from(`xref\n0 ${size}\n${rows.join('')}trailer\n<< ${trailer.join(' ')} >>\nstartxref\n${position}\n%%EOF\n`, 'latin1'))
+  chunks.push(Buffer.from(`xref\n${table}trailer\n<< ${trailer.join(' ')} >>\nstartxref\n${position}\n%%EOF\n`, 'latin1'))
   return Buffer.concat(chunks)
 }

@@ -324,6 +324,19 @@ describe.skipIf(!tools)('item 5: damaged cross-reference data', () => {
     expect(clear.text).toContain('/T (Assinatura1)')
   })
 
+  it('rebuilds a damaged file with sparse object numbers into a table of runs that qpdf and pdfsig accept', async () => {
+    const content = 'BT /F1 14 Tf 40 150 Td (Pagina numerada esparsa) Tj ET'
+    const text = '%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [5000 0 R] /Count 1 >>\nendobj\n' +
+      '5000 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 5001 0 R /Resources << /Font << /F1 5002 0 R >> >> >>\nendobj\n' +
+      `5001 0 obj\n<< /Length ${content.length} >>\nstream\n${content}\nendstream\nendobj\n` +
+      '5002 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n'
+    const out = await signPdf(Buffer.from(text, 'latin1'), options({ visualMode: 'STAMP_AND_PAGE' }))
+    expect(out.warnings).toHaveLength(1)
+    expect(Buffer.from(out.pdf).toString('latin1')).toMatch(/\nxref\n0 1\n0000000000 65535 f\r\n1 2\n/)
+    await expectSigned(out.pdf, 'damaged-sparse')
+    expect(await pageText(out.pdf, 'damaged-sparse')).toContain('Pagina numerada esparsa')
+  })
+
   it('refuses a damaged file that holds a signature, saying a rebuild would invalidate it', async () => {
     const signed = await signPdf(plain, options())
     for (const damage of [(t: string) => t.replace(/startxref\n\d+\n%%EOF\s*$/, 'startxref\n12\n%%EOF\n'), shiftOffsets(3)]) {

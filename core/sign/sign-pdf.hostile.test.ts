@@ -96,6 +96,14 @@ describe('hostile PDFs', () => {
     expect(out.ms).toBeLessThan(10_000)
   }, 30_000)
 
+  it('rebuilds a damaged file whose one page is object 8,000,000 without writing eight million table rows', async () => {
+    const text = `%PDF-1.7\n1 0 obj\n${catalog}\nendobj\n2 0 obj\n${pages('8000000 0 R')}\nendobj\n` +
+      '8000000 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>\nendobj\ntrailer\n<< /Root 1 0 R >>\nstartxref\n0\n%%EOF\n'
+    const out = await sign(Buffer.from(text, 'latin1'), 'NONE')
+    expect(out).toMatchObject({ outcome: 'signed' })
+    if (out.outcome === 'signed') expect(out.bytes).toBeLessThan(64 * 1024)
+  }, 30_000)
+
   it('follows a /Prev chain that loops back on itself once, then signs', async () => {
     const text = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>']).toString('latin1')
     const xref = /startxref\n(\d+)/.exec(text)![1]!
