@@ -65,9 +65,8 @@ function serialized (object: PDFObject): Buffer {
   return body
 }
 
-function idArray (trailer: PDFDict): string {
+function idArray (id: PDFObject | undefined): string {
   const fresh = randomBytes(16).toString('hex').toUpperCase()
-  const id = trailer.get(PDFName.of('ID'))
   const first = id instanceof PDFArray ? id.get(0) : undefined
   // The first identifier is permanent; the second changes with each update (§14.4).
   const permanent = first instanceof PDFHexString || (first !== undefined && first.toString().startsWith('(')) ? first.toString() : `<${fresh}>`
@@ -86,7 +85,8 @@ function trailerEntries (tracked: Tracked, size: number): string {
   // which revisions 2 to 4 derive the key: a file without /ID was keyed with an empty one,
   // so none is added (§7.6.3.3 Algorithm 2, step e).
   if (encryption !== undefined) parts.push(`/Encrypt ${encryption.entry.toString()}`)
-  if (encryption === undefined || encryption.hasId) parts.push(`/ID ${idArray(trailer)}`)
+  if (encryption === undefined) parts.push(`/ID ${idArray(trailer.get(PDFName.of('ID')))}`)
+  else if (encryption.id !== undefined) parts.push(`/ID ${idArray(encryption.id)}`)
   parts.push(`/Prev ${offset}`)
   return parts.join(' ')
 }

@@ -5,7 +5,7 @@
  * update must chain to it with /Prev (ISO 32000-1 §7.5.6) and keep its kind: a file
  * whose newest section is a stream gets a stream (§7.5.8), a table gets a table.
  */
-import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
+import { PDFArray, PDFContext, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
 import { SignError } from '../sign/errors.js'
 import { loadDecrypted } from './crypt.js'
@@ -40,8 +40,8 @@ export interface Encryption {
   handler: SecurityHandler
   /** The trailer's /Encrypt value (a reference, rarely a direct dictionary), repeated in our trailer. */
   entry: PDFObject
-  /** Whether the trailer has an /ID; without one the key was made with an empty identifier and none may be added. */
-  hasId: boolean
+  /** The trailer's /ID, from which revisions 2 to 4 derive the key; without one the key was made with an empty identifier and none may be added. */
+  id: PDFObject | undefined
 }
 
 const MAX_OBJECTS = 8_388_607
@@ -86,7 +86,7 @@ export function findStartXref (bytes: Uint8Array): number {
   return findFileEnd(bytes).startXref
 }
 
-export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: number): LastSection {
+export function readLastSection (context: PDFContext, bytes: Uint8Array, offset: number): LastSection {
   if (offset >= bytes.length) throw new DamagedCrossReference('its startxref points past the end of the file')
   const head = latin1(bytes, offset, Math.min(bytes.length, offset + 64))
   try {
@@ -94,13 +94,13 @@ export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: nu
       const rest = latin1(bytes, offset, bytes.length)
       const at = rest.indexOf('trailer')
       if (at < 0) throw new Error('no trailer')
-      const trailer = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), doc.context).parseObject()
+      const trailer = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), context).parseObject()
       if (!(trailer instanceof PDFDict)) throw new Error('trailer is not a dictionary')
       return { kind: 'table', offset, trailer, size: sizeOf(trailer) }
     }
     const header = /^\s*\d+\s+\d+\s+obj\b/.exec(head)
     if (header !== null) {
-      const object = PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), doc.context).parseObject()
+      const object = PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), context).parseObject()
       if (object instanceof PDFRawStream && object.dict.get(PDFName.of('Type')) === PDFName.of('XRef')) {
         return { kind: 'stream', offset, trailer: object.dict, size: sizeOf(object.dict) }
       }
@@ -186,22 +186,41 @@ export async function openPdf (input: Uint8Array): Promise<OpenedPdf> {
   }
 }
 
-/** Opens a file whose cross-reference chain an update can extend; throws DamagedCrossReference otherwise. */
+/**
+ * Opens a file whose cross-reference chain an update can extend; throws DamagedCrossReference
+ * otherwise. The chain is read before pdf-lib parses anything: it locates an encrypted
+ * file's encryption dictionary, so that such a file is parsed once, already decrypting.
+ */
 async function openUpdatable (bytes: Uint8Array, warnings: string[]): Promise<OpenedPdf> {
   const { startXref, end } = findFileEnd(bytes)
-  const unterminated = unterminatedStreams(bytes.subarray(0, end))
+  const body = bytes.subarray(0, end)
+  const unterminated = unterminatedStreams(body)
   if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
-  let doc = await loadQuietly(() => PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
-  if (!(doc.catalog instanceof PDFDict) && doc.context.trailerInfo.Encrypt === undefined) invalid('The PDF has no document catalog.')
-  const last = readLastSection(doc, bytes.subarray(0, end), startXref)
-  checkCrossReferences(bytes.subarray(0, end), startXref, doc.context)
+  const scratch = PDFContext.create()
+  const last = readLastSection(scratch, body, startXref)
+  const chain = checkCrossReferences(body, startXref, scratch)
+  const encryption = chain.encrypt === undefined ? undefined : encryptionOf(chain.encrypt, chain.id, (ref) => objectAt(scratch, body, chain.offsets.get(ref.objectNumber)))
+  const doc = encryption === undefined
+    ? await loadQuietly(() => PDFDocument.load(body, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
+    : await decrypted(body, encryption)
+  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
   // ISO 32000-1 Annex C: 8,388,607 indirect objects at most. A larger /Size makes our new
   // objects' numbers, and the reader's tables sized from /Size, absurd.
   const highest = Math.max(last.size - 1, doc.context.largestObjectNumber)
   if (highest > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${highest}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
-  const encryption = encryptionOf(doc, last.trailer)
-  if (encryption !== undefined) doc = await decrypted(bytes.subarray(0, end), encryption)
   return finish({ doc, bytes, last, certification: undefined, encryption, warnings })
+}
+
+/** The object whose `N G obj` header is at `offset`, parsed on its own. */
+function objectAt (context: PDFContext, bytes: Uint8Array, offset: number | undefined): PDFObject | undefined {
+  if (offset === undefined) return undefined
+  const header = /^\s*\d+\s+\d+\s+obj\b/.exec(latin1(bytes, offset, Math.min(bytes.length, offset + 64)))
+  if (header === null) return undefined
+  try {
+    return PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), context).parseObject()
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -219,7 +238,8 @@ async function openRebuilt (bytes: Uint8Array, warnings: string[], reason: strin
     unsupported(`The PDF's cross-reference data is damaged (${reason}) and the file holds a digital signature. Signing it would mean rebuilding the file, which invalidates that signature; ask the sender for an undamaged copy.`)
   }
   if (doc.context.largestObjectNumber > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${doc.context.largestObjectNumber}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
-  const encryption = encryptionOf(doc, PDFDict.withContext(doc.context))
+  const { Encrypt, ID } = doc.context.trailerInfo
+  const encryption = Encrypt === undefined ? undefined : encryptionOf(Encrypt, ID, (ref) => doc.context.lookup(ref))
   if (encryption !== undefined) doc = await decrypted(bytes, encryption)
   if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
   const rebuilt = rebuildPdf(doc, encryption)
@@ -283,14 +303,14 @@ async function loadQuietly (load: () => Promise<PDFDocument>): Promise<PDFDocume
   }
 }
 
-/** The security handler of an encrypted file, opened with the empty user password; undefined when not encrypted. */
-function encryptionOf (doc: PDFDocument, trailer: PDFDict): Encryption | undefined {
-  const entry = trailer.get(PDFName.of('Encrypt')) ?? doc.context.trailerInfo.Encrypt
-  if (entry === undefined) return undefined
-  const encrypt = doc.context.lookup(entry)
+/**
+ * The security handler of an encrypted file, opened with the empty user password, from the
+ * trailer's /Encrypt (`entry`) and /ID; `resolve` finds the dictionary when it is indirect.
+ */
+function encryptionOf (entry: PDFObject, id: PDFObject | undefined, resolve: (ref: PDFRef) => PDFObject | undefined): Encryption {
+  const encrypt = entry instanceof PDFRef ? resolve(entry) : entry
   if (!(encrypt instanceof PDFDict)) invalid('The PDF is encrypted but its encryption dictionary cannot be read.')
-  const id = trailer.get(PDFName.of('ID')) ?? doc.context.trailerInfo.ID
-  return { handler: openSecurity(encrypt, firstId(id)), entry, hasId: id instanceof PDFArray }
+  return { handler: openSecurity(encrypt, firstId(id)), entry, id: id instanceof PDFArray ? id : undefined }
 }
 
 /**
