@@ -163,6 +163,21 @@ describe.skipIf(!tools)('item 1: encrypted PDFs that open without a password', (
     }
   })
 
+  it('signs the other handler shapes qpdf writes: RC4 in a V 4 handler, and AES-256 with clear-text XMP metadata', async () => {
+    const withXmp = await PDFDocument.load(plain)
+    const xmp = '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/></x:xmpmeta><?xpacket end="w"?>'
+    withXmp.catalog.set(PDFName.of('Metadata'), withXmp.context.register(withXmp.context.stream(xmp, { Type: 'Metadata', Subtype: 'XML' })))
+    const xmpPdf = await withXmp.save({ useObjectStreams: false })
+    for (const [name, source, args] of [['v4-rc4', plain, ['', 'dono', '128', '--use-aes=n', '--force-V4']], ['clear-xmp', xmpPdf, ['', 'dono', '256', '--cleartext-metadata']]] as const) {
+      const input = await encrypt(source, [...args], `enc-${name}`)
+      if (name === 'clear-xmp') expect(Buffer.from(input).toString('latin1')).toContain('adobe:ns:meta')
+      const out = await signPdf(input, options({ visualMode: 'STAMP_AND_PAGE' }))
+      await expectSigned(out.pdf, `enc-${name}-signed`)
+      const clear = await decrypted(out.pdf, `enc-${name}-signed`)
+      expect(await stampTexts(clear.path)).toHaveLength(2)
+    }
+  })
+
   it('keeps an earlier signature in an encrypted file valid when it signs again', async () => {
     const input = await encrypt(plain, ['', 'dono', '128', '--use-aes=y'], 'enc-twice')
     const first = await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))
