@@ -4,6 +4,10 @@
  * cross-reference section ourselves, at the offset `startxref` names, because an
  * update must chain to it with /Prev (ISO 32000-1 §7.5.6) and keep its kind: a file
  * whose newest section is a stream gets a stream (§7.5.8), a table gets a table.
+ *
+ * Around that: bytes before the header are dropped, the whole chain of sections is
+ * checked (xref-check.ts) and a damaged unsigned file is rebuilt (rebuild.ts), and an
+ * encrypted file that opens without a password is parsed decrypted (crypt.ts).
  */
 import { PDFArray, PDFContext, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
@@ -229,18 +233,26 @@ function objectAt (context: PDFContext, bytes: Uint8Array, offset: number | unde
  * damaged one may leak into the update's offsets.
  */
 async function openRebuilt (bytes: Uint8Array, warnings: string[], reason: string): Promise<OpenedPdf> {
-  const tail = latin1(bytes, Math.max(0, bytes.length - 2048), bytes.length)
-  if (!tail.includes('%%EOF')) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
-  const unterminated = unterminatedStreams(bytes)
+  // As for a sound file, what follows the final %%EOF is not read.
+  const tailStart = Math.max(0, bytes.length - 2048)
+  const eof = latin1(bytes, tailStart, bytes.length).lastIndexOf('%%EOF')
+  if (eof < 0) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
+  const body = bytes.subarray(0, tailStart + eof + 5)
+  const unterminated = unterminatedStreams(body)
   if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
-  let doc = await loadQuietly(() => PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
-  if (holdsSignature(doc, bytes)) {
-    unsupported(`The PDF's cross-reference data is damaged (${reason}) and the file holds a digital signature. Signing it would mean rebuilding the file, which invalidates that signature; ask the sender for an undamaged copy.`)
+  let doc = await loadQuietly(() => PDFDocument.load(body, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
+  const refuseSigned = (): void => {
+    if (holdsSignature(doc, body)) unsupported(`The PDF's cross-reference data is damaged (${reason}) and the file holds a digital signature. Signing it would mean rebuilding the file, which invalidates that signature; ask the sender for an undamaged copy.`)
   }
+  refuseSigned()
   if (doc.context.largestObjectNumber > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${doc.context.largestObjectNumber}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
   const { Encrypt, ID } = doc.context.trailerInfo
   const encryption = Encrypt === undefined ? undefined : encryptionOf(Encrypt, ID, (ref) => doc.context.lookup(ref))
-  if (encryption !== undefined) doc = await decrypted(bytes, encryption)
+  if (encryption !== undefined) {
+    doc = await decrypted(body, encryption)
+    // Object streams opened only now: a signature field may have been inside one.
+    refuseSigned()
+  }
   if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
   const rebuilt = rebuildPdf(doc, encryption)
   let opened: OpenedPdf

@@ -352,6 +352,16 @@ describe.skipIf(!tools)('item 5: damaged cross-reference data', () => {
     expect(await pageText(out.pdf, 'damaged-sparse')).toContain('Pagina numerada esparsa')
   })
 
+  it('rebuilds a damaged file without reading what follows its final %%EOF', async () => {
+    // Parsed, this would replace the page tree with an empty one.
+    const junk = Buffer.from('<html>2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n</html>', 'latin1')
+    const pagesRef = /\/Pages (\d+) 0 R/.exec(Buffer.from(plain).toString('latin1'))![1]
+    const input = Buffer.concat([edited(plain, (t) => t.replace(/startxref\n\d+/, 'startxref\n12')), Buffer.from(junk.toString('latin1').replace('2 0 obj', `${pagesRef} 0 obj`), 'latin1')])
+    const out = await signPdf(input, options({ visualMode: 'STAMP_ONLY' }))
+    expect(out.originalPages).toBe(2)
+    await expectSigned(out.pdf, 'damaged-junk')
+  })
+
   it('refuses a damaged file that holds a signature, saying a rebuild would invalidate it', async () => {
     const signed = await signPdf(plain, options())
     for (const damage of [(t: string) => t.replace(/startxref\n\d+\n%%EOF\s*$/, 'startxref\n12\n%%EOF\n'), shiftOffsets(3)]) {
