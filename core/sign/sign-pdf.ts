@@ -102,10 +102,11 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
   if ((opened.certification === 2 && withStamp) || (opened.certification !== undefined && withPage)) {
     throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is certified with DocMDP permission ${opened.certification}, which forbids ${withPage ? 'adding a page' : 'adding stamp annotations'}; signing it with the visual mode ${options.visualMode} would invalidate the certification.`)
   }
-  const encryption = opened.encryption
+  // An owner's restrictions (ISO 32000-1 Table 22) bind us like a certification does.
+  const { encryption } = opened
   const missing = encryption === undefined ? [] : missingPermissions(encryption.handler, { stamps: withStamp, page: withPage })
-  if (missing.length > 0) {
-    throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is encrypted (${encryption!.handler.label}) but opens without a password; its owner's permissions do not allow ${missing.join(', nor ')}, which signing with the visual mode ${options.visualMode} needs. Ask the sender for a copy without these restrictions${withStamp || withPage ? ', or sign with a visual mode that adds less' : ''}.`)
+  if (encryption !== undefined && missing.length > 0) {
+    throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is encrypted (${encryption.handler.label}) but opens without a password; its owner's permissions do not allow ${missing.join(', nor ')}, which this service's signature (visual mode ${options.visualMode}) needs. Ask the sender for a copy without these restrictions.`)
   }
   try {
     const tracked = track(opened)
