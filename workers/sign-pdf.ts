@@ -50,7 +50,7 @@ export type SignPdfOutput =
     signatureStandard: 'PAdES-B' | 'PAdES-T'
     timestampApplied: boolean
     certificate: CertificateFacts
-    /** Non-fatal remarks for the response's `warnings`. */
+    /** For the answer's `warnings`: what was done to the input before signing, and to its pages' stamps. */
     warnings: string[]
   }
   | { outcome: 'refused', code: SignCode, message: string, field: string | null }

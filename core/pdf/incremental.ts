@@ -14,7 +14,9 @@
 import { randomBytes } from 'node:crypto'
 import { PDFArray, PDFDict, PDFHexString, PDFName, PDFRef, PDFStream } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
+import { encryptObject } from './crypt.js'
 import type { OpenedPdf } from './open.js'
+import { encryptBytes } from './security.js'
 
 /** An object written verbatim (the signature dictionary with its placeholders). */
 export interface RawObject {
@@ -63,9 +65,8 @@ function serialized (object: PDFObject): Buffer {
   return body
 }
 
-function idArray (trailer: PDFDict): string {
+function idArray (id: PDFObject | undefined): string {
   const fresh = randomBytes(16).toString('hex').toUpperCase()
-  const id = trailer.get(PDFName.of('ID'))
   const first = id instanceof PDFArray ? id.get(0) : undefined
   // The first identifier is permanent; the second changes with each update (§14.4).
   const permanent = first instanceof PDFHexString || (first !== undefined && first.toString().startsWith('(')) ? first.toString() : `<${fresh}>`
@@ -74,13 +75,30 @@ function idArray (trailer: PDFDict): string {
 
 function trailerEntries (tracked: Tracked, size: number): string {
   const { trailer, offset } = tracked.opened.last
+  const { encryption } = tracked.opened
   const parts = [`/Size ${size}`]
   for (const key of ['Root', 'Info']) {
     const value = trailer.get(PDFName.of(key)) ?? (key === 'Root' ? tracked.opened.doc.context.trailerInfo.Root : tracked.opened.doc.context.trailerInfo.Info)
     if (value instanceof PDFRef) parts.push(`/${key} ${value.toString()}`)
   }
-  parts.push(`/ID ${idArray(trailer)}`, `/Prev ${offset}`)
+  // An encrypted file keeps its encryption dictionary, as written, and its first /ID, from
+  // which revisions 2 to 4 derive the key: a file without /ID was keyed with an empty one,
+  // so none is added (§7.6.3.3 Algorithm 2, step e).
+  if (encryption !== undefined) parts.push(`/Encrypt ${encryption.entry.toString()}`)
+  if (encryption === undefined) parts.push(`/ID ${idArray(trailer.get(PDFName.of('ID')))}`)
+  else if (encryption.id !== undefined) parts.push(`/ID ${idArray(encryption.id)}`)
+  parts.push(`/Prev ${offset}`)
   return parts.join(' ')
+}
+
+/**
+ * A text string for a raw object we write ourselves: hex, and encrypted with the key of
+ * object `ref` when the file is encrypted.
+ */
+export function rawString (tracked: Tracked, ref: PDFRef, bytes: Uint8Array): string {
+  const { encryption } = tracked.opened
+  const data = encryption === undefined ? Buffer.from(bytes) : encryptBytes(encryption.handler, encryption.handler.strings, ref, bytes)
+  return `<${data.toString('hex').toUpperCase()}>`
 }
 
 /** Groups sorted object numbers into `first count` runs for a subsection or /Index. */
@@ -114,11 +132,15 @@ export function writeUpdate (tracked: Tracked, raw: RawObject[]): Buffer {
     chunks.push(chunk)
     position += chunk.length
   }
+  const { encryption } = tracked.opened
   for (const [ref, object] of doc.context.enumerateIndirectObjects()) {
     if (rawNumbers.has(ref.objectNumber)) continue
     const isNew = ref.objectNumber > tracked.originalMax
     const before = tracked.before.get(ref.tag)
-    if (isNew || (before !== undefined && before !== fingerprint(object))) push(ref, indirect(ref, serialized(object)))
+    if (isNew || (before !== undefined && before !== fingerprint(object))) {
+      // pdf-lib holds an encrypted file's objects in clear; each is encrypted with its own key as it is written.
+      push(ref, indirect(ref, serialized(encryption === undefined ? object : encryptObject(encryption.handler, ref, object, doc.context))))
+    }
   }
   for (const r of raw) {
     push(r.ref, indirect(r.ref, r.body))

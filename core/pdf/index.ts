@@ -1,6 +1,8 @@
 /** PDF machinery for signing: opening, our incremental writer, stamp, final page, signature field. */
 export { openPdf, findStartXref } from './open.js'
-export type { OpenedPdf, LastSection } from './open.js'
+export type { OpenedPdf, LastSection, Encryption } from './open.js'
+export { missingPermissions } from './security.js'
+export type { SecurityHandler, Additions } from './security.js'
 export { track, writeUpdate, resolve } from './incremental.js'
 export type { Tracked, RawObject } from './incremental.js'
 export { addStamp, layoutStamp, stampRect, MIN_FONT_PT, MAX_FONT_PT } from './stamp.js'

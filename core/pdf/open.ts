@@ -4,10 +4,19 @@
  * cross-reference section ourselves, at the offset `startxref` names, because an
  * update must chain to it with /Prev (ISO 32000-1 §7.5.6) and keep its kind: a file
  * whose newest section is a stream gets a stream (§7.5.8), a table gets a table.
+ *
+ * Around that: bytes before the header are dropped, the whole chain of sections is
+ * checked (xref-check.ts) and a damaged unsigned file is rebuilt (rebuild.ts), and an
+ * encrypted file that opens without a password is parsed decrypted (crypt.ts).
  */
-import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
+import { PDFArray, PDFContext, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, ParseSpeeds } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
 import { SignError } from '../sign/errors.js'
+import { loadDecrypted } from './crypt.js'
+import { rebuildPdf } from './rebuild.js'
+import { DamagedCrossReference, checkCrossReferences } from './xref-check.js'
+import { firstId, openSecurity } from './security.js'
+import type { SecurityHandler } from './security.js'
 
 export interface LastSection {
   kind: 'table' | 'stream'
@@ -25,6 +34,18 @@ export interface OpenedPdf {
   last: LastSection
   /** DocMDP permission of a certification signature (2: forms and signatures, 3: also annotations). */
   certification: 2 | 3 | undefined
+  /** Set for an encrypted file that opens without a password: pdf-lib holds its objects decrypted. */
+  encryption: Encryption | undefined
+  /** What was done to the input before signing (leading bytes removed, a damaged file rebuilt), for the answer's warnings. */
+  warnings: string[]
+}
+
+export interface Encryption {
+  handler: SecurityHandler
+  /** The trailer's /Encrypt value (a reference, rarely a direct dictionary), repeated in our trailer. */
+  entry: PDFObject
+  /** The trailer's /ID, from which revisions 2 to 4 derive the key; without one the key was made with an empty identifier and none may be added. */
+  id: PDFObject | undefined
 }
 
 const MAX_OBJECTS = 8_388_607
@@ -59,7 +80,7 @@ export function findFileEnd (bytes: Uint8Array): FileEnd {
   if (eof < 0) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
   const at = tail.lastIndexOf('startxref', eof)
   const match = at < 0 ? null : /^startxref\s+(\d+)\s*$/.exec(tail.slice(at, eof))
-  if (match === null) invalid('The PDF is truncated or damaged: no startxref before the final %%EOF.')
+  if (match === null) throw new DamagedCrossReference('there is no startxref before the final %%EOF')
   const eol = /^(\r\n|\r|\n)?/.exec(tail.slice(eof + 5))![0]
   return { startXref: Number(match[1]), end: tailStart + eof + 5 + eol.length }
 }
@@ -69,21 +90,21 @@ export function findStartXref (bytes: Uint8Array): number {
   return findFileEnd(bytes).startXref
 }
 
-export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: number): LastSection {
-  if (offset >= bytes.length) unsupported('The PDF\'s startxref points past the end of the file; repair the file (re-save it) and send it again.')
+export function readLastSection (context: PDFContext, bytes: Uint8Array, offset: number): LastSection {
+  if (offset >= bytes.length) throw new DamagedCrossReference('its startxref points past the end of the file')
   const head = latin1(bytes, offset, Math.min(bytes.length, offset + 64))
   try {
     if (/^\s*xref\b/.test(head)) {
       const rest = latin1(bytes, offset, bytes.length)
       const at = rest.indexOf('trailer')
       if (at < 0) throw new Error('no trailer')
-      const trailer = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), doc.context).parseObject()
+      const trailer = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), context).parseObject()
       if (!(trailer instanceof PDFDict)) throw new Error('trailer is not a dictionary')
       return { kind: 'table', offset, trailer, size: sizeOf(trailer) }
     }
     const header = /^\s*\d+\s+\d+\s+obj\b/.exec(head)
     if (header !== null) {
-      const object = PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), doc.context).parseObject()
+      const object = PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), context).parseObject()
       if (object instanceof PDFRawStream && object.dict.get(PDFName.of('Type')) === PDFName.of('XRef')) {
         return { kind: 'stream', offset, trailer: object.dict, size: sizeOf(object.dict) }
       }
@@ -91,7 +112,7 @@ export function readLastSection (doc: PDFDocument, bytes: Uint8Array, offset: nu
   } catch {
     // Falls through to the refusal below.
   }
-  return unsupported('The PDF\'s startxref does not point at a cross-reference section, so an update cannot be chained to it without breaking earlier content; repair the file (re-save it) and send it again.')
+  throw new DamagedCrossReference('its startxref does not point at a cross-reference section')
 }
 
 function sizeOf (dict: PDFDict): number {
@@ -133,47 +154,175 @@ function unterminatedStreams (bytes: Uint8Array): number {
   return open ? unterminated + 1 : unterminated
 }
 
-/** Parses the PDF; not a PDF, truncated, unreadable or without pages is SIGN_PDF_INVALID. */
-export async function openPdf (bytes: Uint8Array): Promise<OpenedPdf> {
-  const head = latin1(bytes, 0, Math.min(bytes.length, 1024))
-  if (!head.includes('%PDF-')) invalid('The content is not a PDF (no %PDF- header).')
-  const { startXref, end } = findFileEnd(bytes)
-  const unterminated = unterminatedStreams(bytes.subarray(0, end))
-  if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
-  let doc: PDFDocument
-  // pdf-lib reports each invalid object it skips with console.warn: two unstructured lines
-  // per object on the service's stderr, outside its logs (20,000 lines for a 249 KB file).
-  // Silenced for the load only; a pool thread signs one file at a time.
-  const warn = globalThis.console.warn
-  globalThis.console.warn = () => undefined
+/** Readers look for the header in the first 1,024 bytes (ISO 32000-1 Annex H, note 13). */
+const HEADER_WINDOW = 1024
+
+/**
+ * Where `%PDF-` starts. Bytes before it (a mail gateway's or an HTTP layer's leftovers)
+ * are not part of the PDF: every offset in the file counts from the header, as poppler,
+ * pdf.js and qpdf read it.
+ */
+function headerOffset (bytes: Uint8Array): number {
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const at = data.subarray(0, HEADER_WINDOW + 4).indexOf('%PDF-')
+  if (at >= 0 && at < HEADER_WINDOW) return at
+  const later = data.subarray(0, 64 * 1024).indexOf('%PDF-')
+  if (later >= 0) invalid(`The PDF header (%PDF-) comes after ${later} bytes of other data; readers accept at most ${HEADER_WINDOW} bytes before it. Remove the leading bytes and send the file again.`)
+  return invalid('The content is not a PDF (no %PDF- header).')
+}
+
+/**
+ * Parses the PDF for an update; not a PDF, truncated, unreadable or without pages is
+ * SIGN_PDF_INVALID. Leading bytes before the header are dropped (the signed file starts
+ * at `%PDF-`, so that every reader agrees on the offsets the signature's /ByteRange
+ * names). A file whose cross-reference data is damaged is rebuilt from its objects when
+ * it holds no signature, and refused when it does.
+ */
+export async function openPdf (input: Uint8Array): Promise<OpenedPdf> {
+  const header = headerOffset(input)
+  const bytes = input.subarray(header)
+  const warnings = header === 0 ? [] : [`The ${header} bytes before the PDF header (%PDF-) are not part of the PDF and were removed; the signed file starts at the header.`]
   try {
-    doc = await PDFDocument.load(bytes.subarray(0, end), { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false })
+    return await openUpdatable(bytes, warnings)
   } catch (err) {
-    return invalid('The PDF could not be parsed.', err)
-  } finally {
-    globalThis.console.warn = warn
+    if (!(err instanceof DamagedCrossReference)) throw err
+    return await openRebuilt(bytes, warnings, err.reason)
   }
+}
+
+/**
+ * Opens a file whose cross-reference chain an update can extend; throws DamagedCrossReference
+ * otherwise. The chain is read before pdf-lib parses anything: it locates an encrypted
+ * file's encryption dictionary, so that such a file is parsed once, already decrypting.
+ */
+async function openUpdatable (bytes: Uint8Array, warnings: string[]): Promise<OpenedPdf> {
+  const { startXref, end } = findFileEnd(bytes)
+  const body = bytes.subarray(0, end)
+  const unterminated = unterminatedStreams(body)
+  if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
+  const scratch = PDFContext.create()
+  const last = readLastSection(scratch, body, startXref)
+  const chain = checkCrossReferences(body, startXref, scratch)
+  const encryption = chain.encrypt === undefined ? undefined : encryptionOf(chain.encrypt, chain.id, (ref) => objectAt(scratch, body, chain.offsets.get(ref.objectNumber)))
+  const doc = encryption === undefined
+    ? await loadQuietly(() => PDFDocument.load(body, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
+    : await decrypted(body, encryption)
   if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
-  const last = readLastSection(doc, bytes.subarray(0, end), startXref)
   // ISO 32000-1 Annex C: 8,388,607 indirect objects at most. A larger /Size makes our new
   // objects' numbers, and the reader's tables sized from /Size, absurd.
   const highest = Math.max(last.size - 1, doc.context.largestObjectNumber)
   if (highest > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${highest}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
-  if (doc.isEncrypted) refuseEncrypted(doc, last.trailer)
+  return finish({ doc, bytes, last, certification: undefined, encryption, warnings })
+}
+
+/** The object whose `N G obj` header is at `offset`, parsed on its own. */
+function objectAt (context: PDFContext, bytes: Uint8Array, offset: number | undefined): PDFObject | undefined {
+  if (offset === undefined) return undefined
+  const header = /^\s*\d+\s+\d+\s+obj\b/.exec(latin1(bytes, offset, Math.min(bytes.length, offset + 64)))
+  if (header === null) return undefined
+  try {
+    return PDFObjectParser.forBytes(bytes.subarray(offset + header[0].length), context).parseObject()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Rebuilds a file whose cross-reference data is damaged, if it holds no signature, and
+ * opens the rebuilt bytes for the update. The whole file is parsed again: nothing of the
+ * damaged one may leak into the update's offsets.
+ */
+async function openRebuilt (bytes: Uint8Array, warnings: string[], reason: string): Promise<OpenedPdf> {
+  // As for a sound file, what follows the final %%EOF is not read.
+  const tailStart = Math.max(0, bytes.length - 2048)
+  const eof = latin1(bytes, tailStart, bytes.length).lastIndexOf('%%EOF')
+  if (eof < 0) invalid('The PDF is truncated or followed by other data: there is no %%EOF in its last 2 KiB.')
+  const body = bytes.subarray(0, tailStart + eof + 5)
+  const unterminated = unterminatedStreams(body)
+  if (unterminated > MAX_UNTERMINATED_STREAMS) invalid(`The PDF is damaged: ${unterminated} of its streams have no endstream.`)
+  let doc = await loadQuietly(() => PDFDocument.load(body, { ignoreEncryption: true, updateMetadata: false, parseSpeed: ParseSpeeds.Fastest, throwOnInvalidObject: false }))
+  const refuseSigned = (): void => {
+    if (holdsSignature(doc, body)) unsupported(`The PDF's cross-reference data is damaged (${reason}) and the file holds a digital signature. Signing it would mean rebuilding the file, which invalidates that signature; ask the sender for an undamaged copy.`)
+  }
+  refuseSigned()
+  if (doc.context.largestObjectNumber > MAX_OBJECTS) invalid(`The PDF numbers its objects up to ${doc.context.largestObjectNumber}, beyond the ${MAX_OBJECTS} a PDF may hold.`)
+  const { Encrypt, ID } = doc.context.trailerInfo
+  const encryption = Encrypt === undefined ? undefined : encryptionOf(Encrypt, ID, (ref) => doc.context.lookup(ref))
+  if (encryption !== undefined) {
+    doc = await decrypted(body, encryption)
+    // Object streams opened only now: a signature field may have been inside one.
+    refuseSigned()
+  }
+  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  const rebuilt = rebuildPdf(doc, encryption)
+  let opened: OpenedPdf
+  try {
+    opened = await openUpdatable(rebuilt, [])
+  } catch (err) {
+    if (err instanceof DamagedCrossReference) invalid('The PDF is damaged and could not be rebuilt.', err)
+    throw err
+  }
+  return { ...opened, warnings: [...warnings, `The PDF's cross-reference data was damaged (${reason}); the file was rebuilt from its objects before signing, so the signed file is a repaired copy of it.`] }
+}
+
+/** The second parse of an encrypted file, with every object decrypted as it is read. */
+async function decrypted (bytes: Uint8Array, encryption: Encryption): Promise<PDFDocument> {
+  const { handler, entry } = encryption
+  const doc = await loadQuietly(async () => await loadDecrypted(bytes, handler, entry instanceof PDFRef ? entry : undefined))
+  if (!(doc.catalog instanceof PDFDict)) invalid('The PDF has no document catalog.')
+  return doc
+}
+
+/** Checks common to every opened file: pages exist, and no certification forbids a change. */
+function finish (opened: OpenedPdf): OpenedPdf {
+  const { doc } = opened
   let pages = 0
   try { pages = doc.getPageCount() } catch (err) { invalid('The PDF\'s page tree cannot be read.', err) }
   if (pages === 0) invalid('The PDF has no pages.')
   const certification = certificationLevel(doc)
   if (certification === 1) unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
-  return { doc, bytes, last, certification }
+  return { ...opened, certification }
 }
 
-function refuseEncrypted (doc: PDFDocument, trailer: PDFDict): never {
-  const encrypt = doc.context.lookup(trailer.get(PDFName.of('Encrypt')) ?? doc.context.trailerInfo.Encrypt)
-  const p = encrypt instanceof PDFDict ? encrypt.get(PDFName.of('P')) : undefined
-  // Bit 4 (value 8) of /P: modify the document (ISO 32000-1 Table 22).
-  if (p instanceof PDFNumber && (p.asNumber() & 8) === 0) invalid('The PDF is encrypted and its permissions do not allow modifying it.')
-  return unsupported('The PDF is encrypted (password-protected); this service signs unencrypted PDFs only. Remove the protection and send it again.')
+/**
+ * Whether a damaged file holds a signature: a /ByteRange anywhere in its bytes or in
+ * an object pdf-lib read (object streams included), or a signature field with a value.
+ */
+function holdsSignature (doc: PDFDocument, bytes: Uint8Array): boolean {
+  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes('/ByteRange')) return true
+  for (const [, object] of doc.context.enumerateIndirectObjects()) {
+    if (!(object instanceof PDFDict)) continue
+    if (object.has(PDFName.of('ByteRange'))) return true
+    if (object.get(PDFName.of('FT')) === PDFName.of('Sig') && object.has(PDFName.of('V'))) return true
+  }
+  return false
+}
+
+/**
+ * pdf-lib reports each invalid object it skips with console.warn: two unstructured lines
+ * per object on the service's stderr, outside its logs (20,000 lines for a 249 KB file).
+ * Silenced for the load only; a pool thread signs one file at a time.
+ */
+async function loadQuietly (load: () => Promise<PDFDocument>): Promise<PDFDocument> {
+  const warn = globalThis.console.warn
+  globalThis.console.warn = () => undefined
+  try {
+    return await load()
+  } catch (err) {
+    return invalid('The PDF could not be parsed.', err)
+  } finally {
+    globalThis.console.warn = warn
+  }
+}
+
+/**
+ * The security handler of an encrypted file, opened with the empty user password, from the
+ * trailer's /Encrypt (`entry`) and /ID; `resolve` finds the dictionary when it is indirect.
+ */
+function encryptionOf (entry: PDFObject, id: PDFObject | undefined, resolve: (ref: PDFRef) => PDFObject | undefined): Encryption {
+  const encrypt = entry instanceof PDFRef ? resolve(entry) : entry
+  if (!(encrypt instanceof PDFDict)) invalid('The PDF is encrypted but its encryption dictionary cannot be read.')
+  return { handler: openSecurity(encrypt, firstId(id)), entry, id: id instanceof PDFArray ? id : undefined }
 }
 
 /**

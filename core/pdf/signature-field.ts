@@ -8,7 +8,7 @@
 import { PDFArray, PDFDict, PDFName, PDFNumber, PDFString, PDFHexString } from 'pdf-lib'
 import type { PDFPage, PDFRef } from 'pdf-lib'
 import type { RawObject, Tracked } from './incremental.js'
-import { appendAnnotation, resolve } from './incremental.js'
+import { appendAnnotation, rawString, resolve } from './incremental.js'
 
 export interface SignatureFieldOptions {
   /** The page that carries the (invisible) widget. */
@@ -68,9 +68,11 @@ export function addSignatureField (tracked: Tracked, options: SignatureFieldOpti
   acroForm.set(PDFName.of('SigFlags'), PDFNumber.of(3))
   appendAnnotation(tracked, options.page.node, widget)
 
-  const reason = options.reason === undefined ? '' : ` /Reason ${PDFHexString.fromText(options.reason).toString()}`
+  // In an encrypted file /M and /Reason are encrypted like any string; /Contents never is (§12.8.1).
+  const reason = options.reason === undefined ? '' : ` /Reason ${rawString(tracked, sigRef, PDFHexString.fromText(options.reason).asBytes())}`
+  const date = tracked.opened.encryption === undefined ? `(${options.pdfDate})` : rawString(tracked, sigRef, Buffer.from(options.pdfDate, 'latin1'))
   const body = `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /ETSI.CAdES.detached ${BYTE_RANGE_PLACEHOLDER} ` +
-    `/Contents <${'0'.repeat(options.contentsBytes * 2)}> /M (${options.pdfDate})${reason} ` +
+    `/Contents <${'0'.repeat(options.contentsBytes * 2)}> /M ${date}${reason} ` +
     '/Prop_Build << /App << /Name /razao >> >> >>'
   return { ref: sigRef, body: Buffer.from(body, 'latin1') }
 }

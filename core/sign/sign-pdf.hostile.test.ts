@@ -96,6 +96,42 @@ describe('hostile PDFs', () => {
     expect(out.ms).toBeLessThan(5000)
   }, 30_000)
 
+  it('rebuilds a twenty-thousand-object file that lost its cross-reference table in a few seconds', async () => {
+    const count = 20_000
+    const kids = Array.from({ length: count }, (_, i) => `${i + 3} 0 R`).join(' ')
+    const leaves = Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 90 90] >>')
+    const text = rawPdf([catalog, pages(kids, count), ...leaves]).toString('latin1')
+    const noTable = text.slice(0, text.lastIndexOf('xref\n')) + 'startxref\n0\n%%EOF\n'
+    const out = await sign(Buffer.from(noTable, 'latin1'), 'NONE')
+    expect(out).toMatchObject({ outcome: 'signed' })
+    expect(out.ms).toBeLessThan(10_000)
+  }, 30_000)
+
+  it('rebuilds a damaged file whose one page is object 8,000,000 without writing eight million table rows', async () => {
+    const text = `%PDF-1.7\n1 0 obj\n${catalog}\nendobj\n2 0 obj\n${pages('8000000 0 R')}\nendobj\n` +
+      '8000000 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>\nendobj\ntrailer\n<< /Root 1 0 R >>\nstartxref\n0\n%%EOF\n'
+    const out = await sign(Buffer.from(text, 'latin1'), 'NONE')
+    expect(out).toMatchObject({ outcome: 'signed' })
+    if (out.outcome === 'signed') expect(out.bytes).toBeLessThan(64 * 1024)
+  }, 30_000)
+
+  it('follows a /Prev chain that loops back on itself once, then signs', async () => {
+    const text = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>']).toString('latin1')
+    const xref = /startxref\n(\d+)/.exec(text)![1]!
+    expect(await sign(Buffer.from(text.replace('/Root 1 0 R', `/Root 1 0 R /Prev ${xref}`), 'latin1'), 'NONE')).toMatchObject({ outcome: 'signed' })
+  }, 30_000)
+
+  it.each([
+    ['an RC4 key of 4096 bits', '<< /Filter /Standard /V 2 /R 3 /Length 4096 /O <00> /U <00> /P -4 >>', /key length/],
+    ['a crypt filter it does not define', '<< /Filter /Standard /V 4 /R 4 /StmF /Nada /StrF /Nada /O <00> /U <00> /P -4 >>', /crypt filter/],
+    ['an /R 6 /U of three bytes', '<< /Filter /Standard /V 5 /R 6 /CF << /StdCF << /CFM /AESV3 >> >> /StmF /StdCF /StrF /StdCF /O <00> /U <000000> /UE <00> /P -4 >>', /needs a password/],
+    ['an unknown algorithm', '<< /Filter /Standard /V 9 /R 2 /O <00> /U <00> /P -4 >>', /algorithm/]
+  ])('refuses an encryption dictionary with %s, with a reason', async (_label, encrypt, reason) => {
+    const text = rawPdf([catalog, pages('3 0 R'), '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>', encrypt]).toString('latin1')
+    const pdf = Buffer.from(text.replace('/Root 1 0 R', '/Root 1 0 R /Encrypt 4 0 R /ID [<00112233445566778899AABBCCDDEEFF> <00112233445566778899AABBCCDDEEFF>]'), 'latin1')
+    expect(await sign(pdf, 'NONE')).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_UNSUPPORTED', message: expect.stringMatching(reason) })
+  }, 30_000)
+
   it('refuses a file that is all header', async () => {
     expect(await sign(Buffer.from('%PDF-1.7\n%%EOF'))).toMatchObject({ outcome: 'refused', code: 'SIGN_PDF_INVALID' })
   }, 30_000)

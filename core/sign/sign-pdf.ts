@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
 import { StandardFonts } from 'pdf-lib'
-import { addSignatureField, appendFinalPage, openPdf, readStampObstacles, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
+import { addSignatureField, appendFinalPage, missingPermissions, openPdf, readStampObstacles, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
 import type { TextReadingBudget } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
 import { assertValidAt } from './certificate.js'
@@ -46,7 +46,10 @@ export interface SignedPdf {
   /** The authority's time for B-T (the trusted time; `signedAt` is the claimed one). */
   timestampTime: Date | undefined
   originalPages: number
-  /** Non-fatal remarks for the response (pages left without a stamp, stamps over content). */
+  /**
+   * Non-fatal remarks for the response: what was done to the input before signing (leading
+   * bytes removed, a damaged file rebuilt), then pages left without a stamp or stamped over content.
+   */
   warnings: string[]
 }
 
@@ -105,6 +108,12 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
   if ((opened.certification === 2 && withStamp) || (opened.certification !== undefined && withPage)) {
     throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is certified with DocMDP permission ${opened.certification}, which forbids ${withPage ? 'adding a page' : 'adding stamp annotations'}; signing it with the visual mode ${options.visualMode} would invalidate the certification.`)
   }
+  // An owner's restrictions (ISO 32000-1 Table 22) bind us like a certification does.
+  const { encryption } = opened
+  const missing = encryption === undefined ? [] : missingPermissions(encryption.handler, { stamps: withStamp, page: withPage })
+  if (encryption !== undefined && missing.length > 0) {
+    throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF is encrypted (${encryption.handler.label}) but opens without a password; its owner's permissions do not allow ${missing.join(', nor ')}, which this service's signature (visual mode ${options.visualMode}) needs. Ask the sender for a copy without these restrictions.`)
+  }
   try {
     const tracked = track(opened)
     const { doc } = opened
@@ -123,7 +132,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
     const fonts = withStamp || withPage
       ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
       : undefined
-    const textFor = withStamp ? await readStampObstacles(input, doc, options.textBudget) : undefined
+    const textFor = withStamp ? await readStampObstacles(opened.bytes, doc, options.textBudget) : undefined
     const warnings = withStamp && fonts !== undefined
       ? stampWarnings(stampPages(tracked, pages, { font: fonts.regular, linesFor: (i) => stampLines(facts, i + 1), nameFor: (i) => `${options.documentIdentifier}-${i + 1}`, textFor }))
       : []
@@ -138,7 +147,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
       pdfDate: pdfDate(signedAt, options.timeZone),
       reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
     })
-    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length, warnings }
+    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length, warnings: [...opened.warnings, ...warnings] }
   } catch (err) {
     if (err instanceof SignError) throw err
     throw damaged(err)

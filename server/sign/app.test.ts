@@ -302,6 +302,25 @@ describe.skipIf(!tools)('POST /api/v1/sign', () => {
     expect(await opensslVerifyToken(dir, findSignatures(pdf)[0]!.cms, pki.tsa.rootPemPath, 'http-t')).toMatch(/Verification: OK/)
   })
 
+  it('signs an owner-password file that came with leading bytes and a damaged table, saying what it repaired (issue 13)', async () => {
+    const encrypted = Buffer.from(await qpdf(dir, onePage, ['--encrypt', '', 'dono', '256', '--'], 'http-enc')).toString('latin1')
+    const damaged = Buffer.from(encrypted.replace(/startxref\n\d+/, 'startxref\n40'), 'latin1')
+    const res = await sign(base.b, { pdfBase64: Buffer.concat([Buffer.from('X-Gateway: ok\r\n\r\n'), damaged]).toString('base64') })
+    expect(res.status).toBe(200)
+    expect(res.body.warnings).toEqual([
+      expect.stringMatching(/^The 17 bytes before the PDF header/),
+      expect.stringMatching(/cross-reference data was damaged .* rebuilt from its objects/)
+    ])
+    await checkSignedPdf(dir, Buffer.from(res.body.data.signedPdfBase64, 'base64'), pki.rootPemPath, 'http-enc-repaired')
+  })
+
+  it('refuses an owner-password file whose permissions forbid the final page with 400 INVALID_REQUEST naming the permission', async () => {
+    const restricted = await qpdf(dir, onePage, ['--encrypt', '', 'dono', '256', '--assemble=n', '--'], 'http-enc-no-assembly')
+    const res = await sign(base.b, { pdfBase64: Buffer.from(restricted).toString('base64') })
+    expectError(res, 400, 'INVALID_REQUEST')
+    expect(res.body.message).toMatch(/opens without a password.*bit 11 "assemble the document"/)
+  })
+
   it('signs with the development chain when no certificate is configured, and says so', async () => {
     const res = await sign(base.dev, { pdfBase64: Buffer.from(onePage).toString('base64') })
     expect(res.status).toBe(200)
@@ -328,18 +347,20 @@ describe('errors (spec 2 §7)', () => {
     expectError(await sign(base.b, ''), 400, 'INVALID_JSON')
   })
 
-  it.skipIf(!tools)('INVALID_PDF 400 on pdfBase64 for content that is not a PDF, a truncated PDF, and a PDF locked against changes', async () => {
+  it.skipIf(!tools)('INVALID_PDF 400 on pdfBase64 for content that is not a PDF and a truncated PDF', async () => {
     expectError(await sign(base.b, { pdfBase64: Buffer.from('olá, mundo').toString('base64') }), 400, 'INVALID_PDF', 'pdfBase64')
     expectError(await sign(base.b, { pdfBase64: Buffer.from(onePage.subarray(0, 900)).toString('base64') }), 400, 'INVALID_PDF', 'pdfBase64')
-    const locked = await qpdf(dir, onePage, ['--encrypt', '', 'dono', '256', '--modify=none', '--'], 'http-locked')
-    expectError(await sign(base.b, { pdfBase64: Buffer.from(locked).toString('base64') }), 400, 'INVALID_PDF', 'pdfBase64')
   })
 
-  it.skipIf(!tools)('INVALID_REQUEST 400 for a password-protected PDF it cannot append to', async () => {
+  it.skipIf(!tools)('INVALID_REQUEST 400 for a PDF that needs a user password, or whose owner forbids all changes', async () => {
     const protectedPdf = await qpdf(dir, onePage, ['--encrypt', 'usuario', 'dono', '256', '--'], 'http-protected')
     const res = await sign(base.b, { pdfBase64: Buffer.from(protectedPdf).toString('base64') })
     expectError(res, 400, 'INVALID_REQUEST')
-    expect(res.body.message).toMatch(/encrypted/)
+    expect(res.body.message).toMatch(/needs a password to be opened/)
+    const locked = await qpdf(dir, onePage, ['--encrypt', '', 'dono', '256', '--modify=none', '--'], 'http-locked')
+    const refused = await sign(base.b, { pdfBase64: Buffer.from(locked).toString('base64') })
+    expectError(refused, 400, 'INVALID_REQUEST')
+    expect(refused.body.message).toMatch(/opens without a password; its owner's permissions do not allow/)
   })
 
   it('FILE_TOO_LARGE 413 above SIGN_MAX_PDF_BYTES, whether the JSON fits the body limit or not', async () => {
