@@ -268,6 +268,20 @@ describe.skipIf(!tools)('stamp placement by the page\'s text', () => {
     expect(await runs(out.pdf)).toEqual(await runs(input))
   })
 
+  it('reads the text of what is signed: an owner-password AES-256 file behind leading bytes still gets its stamp in a free corner', async () => {
+    const plainPath = join(dir, 'corner-plain.pdf')
+    const lockedPath = join(dir, 'corner-locked.pdf')
+    await writeFile(plainPath, await makeCornerTextPdf([{ text: ['bottom-right'] }]))
+    await run('qpdf', ['--encrypt', '', 'dono', '256', '--', plainPath, lockedPath])
+    const input = Buffer.concat([Buffer.from('X-Gateway: relayed\r\n\r\n'), await readFile(lockedPath)])
+    const out = await signPdf(input, options())
+    expect(out.warnings).toEqual([expect.stringMatching(/bytes before the PDF header/)])
+    const path = join(dir, 'corner-signed.pdf')
+    await writeFile(path, out.pdf)
+    await checkSignedPdf(dir, out.pdf, pki.rootPemPath, 'corner-locked')
+    expect(await shownCorner(path, 1)).toBe('bottom-left')
+  })
+
   it('with text in every corner, takes the corner covering least and says so', async () => {
     const out = await signPdf(await makeCornerTextPdf([{ text: ['everywhere'] }, { text: [] }]), options())
     expect(out.warnings).toEqual(['Page 1 has content in all four corners; the stamp was put where it covers the least.'])
