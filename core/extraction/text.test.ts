@@ -39,6 +39,13 @@ describe('TextDocument', () => {
     expect(doc.after(/^Valor$/, /([\d.]+,\d{2})/, { linesBelow: 1 })?.value).toBe('1.234,56')
   })
 
+  it('gives each capture group its own hit and box', () => {
+    const hit = doc.find(/^(Período) de Apuração \(PA\): (\d{2})\/(\d{4})$/)!
+    expect(hit.parts.map((p) => p?.value)).toEqual(['Período', '07', '2026'])
+    expect(hit.parts[1]!.box.x).toBe(180)
+    expect(hit.parts[0]!.box.x).toBe(50)
+  })
+
   it('reads the text inside a box', () => {
     expect(doc.inBox(1, { x: 0, y: 620, width: 300, height: 30 })).toBe('Valor 1.234,56')
   })

@@ -38,6 +38,8 @@ export interface Hit extends Evidence {
   value: string
   /** Every capture group of the match. */
   groups: Array<string | undefined>
+  /** Each capture group as a hit of its own (its own box), undefined where the group did not take part. */
+  parts: Array<Hit | undefined>
 }
 
 export interface PageText { page: number, width: number, height: number, runs: TextRun[] }
@@ -94,12 +96,21 @@ function spanBox (line: TextLine, from: number, to: number): Box {
 }
 
 function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
-  const whole = m[0]
-  const captured = m[1]
-  const value = captured ?? whole
-  // Where the captured text sits: searched inside the match, which holds it.
-  const at = m.index + offset + (captured === undefined ? 0 : Math.max(0, whole.indexOf(captured)))
-  return { value: value.trim(), groups: [...m].slice(1), page: line.page, source: line.text, box: spanBox(line, at, at + value.length) }
+  // Compiled with the `d` flag (see exec below), so every group knows where it sits.
+  const spans = m.indices ?? []
+  const part = (i: number): Hit | undefined => {
+    const text = m[i]
+    const span = spans[i]
+    if (text === undefined || span === undefined) return undefined
+    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
+  }
+  const main = part(m[1] === undefined ? 0 : 1)!
+  return { ...main, groups: [...m].slice(1), parts: [...m].slice(1).map((_, i) => part(i + 1)) }
+}
+
+/** `pattern` compiled once more without `g` and with `d` (group positions). */
+function exec (pattern: RegExp, text: string): RegExpExecArray | null {
+  return new RegExp(pattern.source, pattern.flags.replace(/[gyd]/g, '') + 'd').exec(text)
 }
 
 export interface SearchOptions {
@@ -151,7 +162,7 @@ export class TextDocument {
   /** First match of `pattern` on a line (reading order), its first group as the value. */
   find (pattern: RegExp, options: SearchOptions = {}): Hit | undefined {
     for (const line of this.scope(options)) {
-      const m = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(line.text)
+      const m = exec(pattern, line.text)
       if (m !== null) return hitOf(line, m)
     }
     return undefined
@@ -159,7 +170,7 @@ export class TextDocument {
 
   /** Every match of `pattern` on every line, in reading order. */
   findAll (pattern: RegExp, options: SearchOptions = {}): Hit[] {
-    const re = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')
+    const re = new RegExp(pattern.source, pattern.flags.replace(/[gyd]/g, '') + 'gd')
     const hits: Hit[] = []
     for (const line of this.scope(options)) {
       for (const m of line.text.matchAll(re)) hits.push(hitOf(line, m as RegExpExecArray))
@@ -175,15 +186,15 @@ export class TextDocument {
     const lines = this.scope(options)
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!
-      const lm = new RegExp(label.source, label.flags.replace('g', '')).exec(line.text)
+      const lm = exec(label, line.text)
       if (lm === null) continue
       const restAt = lm.index + lm[0].length
-      const vm = new RegExp(value.source, value.flags.replace('g', '')).exec(line.text.slice(restAt))
+      const vm = exec(value, line.text.slice(restAt))
       if (vm !== null) return hitOf(line, vm, restAt)
       for (let j = i + 1; j <= i + (options.linesBelow ?? 0) && j < lines.length; j++) {
         const below = lines[j]!
         if (below.page !== line.page) break
-        const bm = new RegExp(value.source, value.flags.replace('g', '')).exec(below.text)
+        const bm = exec(value, below.text)
         if (bm !== null) return hitOf(below, bm)
       }
     }
