@@ -42,11 +42,28 @@ export default tseslint.config(
       { group: ['**/server/**', '**/server', '**/bench/**'], message: 'workers/ are called by server/, never the reverse (STYLE.md).' }
     ])
   },
+  // Plugins: a plugin's modules reach outside their folder only for core/plugin-api.js; a
+  // plugin's fixture generator may also use the shared writers in fixtures/; the registry
+  // imports plugin folders and the API. Regexes, because a glob such as '../*/**' also
+  // matches '../../core/plugin-api.js'.
   {
-    files: ['plugins/**/*.ts'],
+    files: ['plugins/*/*.ts'],
     ignores: ['plugins/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!\\.\\./core/plugin-api\\.js$)', message: 'A plugin imports only core/plugin-api.js and its own folder (STYLE.md: plugins).' }] }] }
+  },
+  {
+    files: ['plugins/*/fixtures/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./(?!\\.\\./(?:fixtures/|core/plugin-api\\.js$))', message: 'A plugin\'s fixture generator imports its own plugin, core/plugin-api.js and fixtures/ only.' }] }] }
+  },
+  {
+    files: ['plugins/index.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!core/plugin-api\\.js$)', message: 'The registry imports plugin folders and core/plugin-api.js only.' }] }] }
+  },
+  {
+    files: ['server/**/*.ts'],
+    ignores: ['server/**/*.test.ts'],
     rules: restrict([
-      { group: ['**/core/*', '!**/core/plugin-api.js', '**/server/**', '**/workers/**', '../*/**'], message: 'plugins import only core/plugin-api.js (and their own folder).' }
+      { group: ['**/plugins/**', '**/plugins', '**/bench/**', '**/fixtures/**'], message: 'server/ reaches plugins through workers/ (STYLE.md: dependency direction).' }
     ])
   },
   {

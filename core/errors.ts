@@ -46,6 +46,26 @@ export const Code = {
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
   /** The caller gave up (client abort, shutdown); nothing is to be reported to it. */
   ABORTED: 'ABORTED',
+  /** The upload is not a PDF: its bytes do not start with the `%PDF-` header. */
+  PDF_NOT_PDF: 'PDF_NOT_PDF',
+  /** The PDF is encrypted (password to open); its text cannot be read. */
+  PDF_ENCRYPTED: 'PDF_ENCRYPTED',
+  /** The PDF's structure cannot be read (truncated, damaged). */
+  PDF_CORRUPT: 'PDF_CORRUPT',
+  /** The PDF has more pages than the extraction reads (a bound against hostile files). */
+  PDF_TOO_MANY_PAGES: 'PDF_TOO_MANY_PAGES',
+  /** Reading the PDF's text passed the per-document deadline and was abandoned. */
+  PDF_TIMEOUT: 'PDF_TIMEOUT',
+  /** The PDF has no text layer (a scan): nothing can be read without OCR. A result, not a failure of ours. */
+  PDF_NO_TEXT_LAYER: 'PDF_NO_TEXT_LAYER',
+  /** No extraction plugin recognised the document (unknown type). */
+  PLUGIN_NO_MATCH: 'PLUGIN_NO_MATCH',
+  /** A plugin recognised the document below its minimum confidence; its parser did not run. */
+  PLUGIN_BLOCKED: 'PLUGIN_BLOCKED',
+  /** The plugin that recognised the document failed to parse it. */
+  PLUGIN_PARSE_FAILED: 'PLUGIN_PARSE_FAILED',
+  /** A plugin's consistency check failed on the extracted data (a warning: the data is still returned). */
+  PLUGIN_CHECK_FAILED: 'PLUGIN_CHECK_FAILED',
   /** Anything we did not expect. The message is never shown to clients. */
   INTERNAL: 'INTERNAL'
 } as const

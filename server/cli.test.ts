@@ -136,9 +136,9 @@ describe('razao', () => {
 
   it('refuses an unknown command and services not built yet', async () => {
     expect((await razao(['frobnicate'])).code).toBe(2)
-    const extract = await razao(['serve', 'extract'])
-    expect(extract.code).toBe(2)
-    expect(extract.stderr).toMatch(/not built yet/)
+    const gateway = await razao(['serve', 'gateway'])
+    expect(gateway.code).toBe(2)
+    expect(gateway.stderr).toMatch(/not built yet/)
   })
 
   it('serve all starts on embedded defaults, prints a generated key once, and stops on SIGTERM', async () => {
@@ -176,7 +176,7 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
+      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
       stdio: ['ignore', 'ignore', 'pipe']
     })
     let stderr = ''

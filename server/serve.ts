@@ -8,6 +8,8 @@ import type { Config } from './config.js'
 import { openDatabase } from './database.js'
 import type { Database } from './database.js'
 import { buildImportApp } from './import/app.js'
+import { buildExtractApp } from './extract/app.js'
+import { loadExtractConfig } from './extract/config.js'
 import { buildSignApp } from './sign/app.js'
 import { loadSignConfig } from './sign/config.js'
 import { unsupportedLineWarning } from './runtime.js'
@@ -16,7 +18,7 @@ import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
 
 /** Services that exist; `all` starts each of them. */
-export const SERVICES = ['import', 'sign'] as const
+export const SERVICES = ['import', 'sign', 'extract'] as const
 export type ServiceName = typeof SERVICES[number]
 /** Names the CLI accepts, including services specified but not built yet. */
 export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
@@ -35,6 +37,7 @@ export interface RunningServices {
  */
 export async function startServices (names: readonly ServiceName[], config: Config, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<RunningServices> {
   const signConfig = names.includes('sign') ? loadSignConfig(env, config.shared) : undefined
+  const extractConfig = names.includes('extract') ? loadExtractConfig(env) : undefined
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
   const pool = createPool({ maxThreads: config.shared.poolSize })
@@ -59,6 +62,10 @@ export async function startServices (names: readonly ServiceName[], config: Conf
         database = await openDatabase(config.shared, { role: 'server', log })
         const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool, database })
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
+      } else if (name === 'extract') {
+        const extract = extractConfig!
+        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool })
+        apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
       } else {
         const sign = signConfig!
         const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool })

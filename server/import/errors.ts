@@ -21,6 +21,17 @@ export const IMPORT_STATUSES: StatusTable = {
   REQUEST_INVALID: 400,
   REQUEST_INCOMPLETE: 422,
   REQUEST_TOO_LARGE: 413,
+  // Extraction codes never reach the import service; listed because the table is total.
+  PDF_NOT_PDF: 400,
+  PDF_ENCRYPTED: 400,
+  PDF_CORRUPT: 400,
+  PDF_TOO_MANY_PAGES: 400,
+  PDF_TIMEOUT: 400,
+  PDF_NO_TEXT_LAYER: 400,
+  PLUGIN_NO_MATCH: 400,
+  PLUGIN_BLOCKED: 400,
+  PLUGIN_PARSE_FAILED: 500,
+  PLUGIN_CHECK_FAILED: 400,
   // The client has gone; the status is only for our logs.
   ABORTED: 499,
   INTERNAL: 500

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest'
+import { cnpjChars, isValidCnpj } from './cnpj.js'
+
+describe('CNPJ', () => {
+  it('verifies numeric and alphanumeric check digits (tax-protocols.md 3.5)', () => {
+    expect(isValidCnpj('11222333000181')).toBe(true)
+    expect(isValidCnpj('99999090910270')).toBe(true)
+    expect(isValidCnpj('12ABC34501DE35')).toBe(true)
+    expect(isValidCnpj('12abc34501de35')).toBe(true)
+    expect(isValidCnpj('11222333000182')).toBe(false)
+    expect(isValidCnpj('12ABC34501DE36')).toBe(false)
+    expect(isValidCnpj('00000000000000')).toBe(false)
+    expect(isValidCnpj('1122233300018A')).toBe(false)
+  })
+
+  it('strips the mask and the stray spaces extractors leave', () => {
+    expect(cnpjChars('11.222.333/0001-81')).toBe('11222333000181')
+    expect(cnpjChars('26.873. 829/0001-92')).toBe('26873829000192')
+    expect(cnpjChars('12.ABC.345/01DE-35')).toBe('12ABC34501DE35')
+    expect(cnpjChars('11.222.333/0001')).toBeNull()
+  })
+})

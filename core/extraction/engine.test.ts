@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest'
+import { extractDocument, ENGINE_VERSION } from './engine.js'
+import { TextDocument } from './text.js'
+import type { TextRun } from './text.js'
+import type { ExtractorPlugin } from './types.js'
+import { moneyNumber } from './values.js'
+
+const doc = (...lines: string[]): TextDocument => new TextDocument([{
+  page: 1, width: 595, height: 842,
+  runs: lines.map((text, i): TextRun => ({ text, box: { x: 50, y: 800 - i * 20, width: text.length * 5, height: 10 } }))
+}])
+
+interface Toy { total: number | null, parts: Array<number | null> }
+
+const toy: ExtractorPlugin<Toy> = {
+  id: 'toy', family: 'TOYS', documentType: 'TOY', version: '1.0.0', schemaVersion: '1', status: 'active', minimumConfidence: 0.7,
+  rules: [
+    { name: 'title', kind: 'strong', weight: 4, test: /^TOY REPORT/ },
+    { name: 'total-label', kind: 'weak', weight: 2, test: /TOTAL:/ },
+    { name: 'footer', kind: 'weak', weight: 2, test: /END OF REPORT/ },
+    { name: 'receipt', kind: 'exclusion', weight: 1, test: /RECEIPT/ }
+  ],
+  checks: [{
+    name: 'parts-add-up', weight: 2,
+    run: (d) => d.total === null || d.parts.includes(null) ? { status: 'skip' } : Math.round(d.parts.reduce<number>((a, b) => a + b!, 0) * 100) === Math.round(d.total * 100) ? { status: 'pass' } : { status: 'fail', message: 'parts do not add up to the total' }
+  }],
+  parse: (d, ctx) => ({
+    total: ctx.take('total', d.after(/Total:/, /([\d.]+,\d{2})/), moneyNumber),
+    parts: d.findAll(/Part: ([\d.]+,\d{2})/).map((h, i) => ctx.take(`parts.${i}`, h, moneyNumber))
+  })
+}
+
+describe('extractDocument', () => {
+  it('scores matched over all rule weight, then adds passed checks to both sides', () => {
+    const r = extractDocument(doc('Toy Report', 'Part: 1,00', 'Part: 2,50', 'Total: 3,50'), [toy])
+    expect(r.success).toBe(true)
+    expect(r.data).toEqual({ total: 3.5, parts: [1, 2.5] })
+    // Rules: (4 + 2) / 8 = 0.75, then the check: (6 + 2) / (8 + 2) = 0.8.
+    expect(r.engine).toEqual({
+      version: ENGINE_VERSION, family: 'TOYS', detector: 'toy', parser: 'toy', parserVersion: '1.0.0', parserStatus: 'active',
+      schemaVersion: '1', confidence: 0.8, confidenceLevel: 'MEDIUM', minimumConfidence: 0.7, parserExecuted: true, parserBlocked: false,
+      matchedRules: ['title', 'total-label', 'check:parts-add-up'], missingRules: ['footer'], excludedRules: []
+    })
+    expect(r.evidence.total).toEqual({ page: 1, source: 'Total: 3,50', box: expect.objectContaining({ y: 740 }) })
+    expect(Object.keys(r.evidence)).toEqual(['total', 'parts.0', 'parts.1'])
+  })
+
+  it('lowers confidence and warns when a check fails, keeping the data', () => {
+    const r = extractDocument(doc('Toy Report', 'Part: 1,00', 'Total: 3,50', 'End of report'), [toy])
+    // (8 + 0) / (8 + 2) = 0.8 after 1.0 from the rules alone.
+    expect(r.engine.confidence).toBe(0.8)
+    expect(r.engine.missingRules).toEqual(['check:parts-add-up'])
+    expect(r.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: 'parts-add-up: parts do not add up to the total' }])
+  })
+
+  it('returns null for a missing field and does not count a check that cannot run', () => {
+    const r = extractDocument(doc('Toy Report', 'Part: 1,00', 'End of report'), [toy])
+    expect(r.data).toEqual({ total: null, parts: [1] })
+    expect(r.engine.confidence).toBe(0.75)
+    expect(r.engine.matchedRules).not.toContain('check:parts-add-up')
+  })
+
+  it('blocks the parser below its minimum but still reports the type', () => {
+    const r = extractDocument(doc('Toy Report'), [toy])
+    expect(r).toMatchObject({ success: false, documentType: 'TOY', data: null, errors: [{ code: 'PLUGIN_BLOCKED' }] })
+    expect(r.engine).toMatchObject({ confidence: 0.5, confidenceLevel: 'LOW', parserBlocked: true, parserExecuted: false })
+  })
+
+  it('reports an excluded look-alike as unknown, naming the exclusion', () => {
+    const r = extractDocument(doc('Toy Report', 'Receipt', 'Total: 1,00'), [toy])
+    expect(r).toMatchObject({ success: false, documentType: 'UNKNOWN', errors: [{ code: 'PLUGIN_NO_MATCH' }] })
+    expect(r.engine.excludedRules).toEqual(['toy:receipt'])
+    expect(r.engine.confidence).toBe(0)
+  })
+
+  it('needs a strong rule: weak ones alone are no candidate', () => {
+    expect(extractDocument(doc('Total: 1,00', 'End of report'), [toy]).documentType).toBe('UNKNOWN')
+  })
+
+  it('skips inactive plugins and prefers the earlier plugin on equal confidence', () => {
+    const twin = { ...toy, id: 'twin', documentType: 'TWIN' }
+    const input = doc('Toy Report', 'Total: 3,50', 'End of report')
+    expect(extractDocument(input, [twin, toy]).documentType).toBe('TWIN')
+    expect(extractDocument(input, [{ ...twin, status: 'inactive' }, toy]).documentType).toBe('TOY')
+  })
+
+  it('reports a document without text as such, never guessing a type', () => {
+    const r = extractDocument(new TextDocument([{ page: 1, width: 595, height: 842, runs: [] }]), [toy])
+    expect(r).toMatchObject({ success: false, documentType: 'UNKNOWN', pages: 1, errors: [{ code: 'PDF_NO_TEXT_LAYER' }] })
+  })
+
+  it('reports a parser that throws without its message', () => {
+    const r = extractDocument(doc('Toy Report', 'Total: 3,50', 'End of report'), [{ ...toy, parse: () => { throw new Error('secret 11.222.333/0001-81') } }])
+    expect(r).toMatchObject({ success: false, errors: [{ code: 'PLUGIN_PARSE_FAILED' }], engine: { parserExecuted: true } })
+    expect(JSON.stringify(r)).not.toContain('secret')
+  })
+})

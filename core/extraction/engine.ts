@@ -1,0 +1,147 @@
+/**
+ * The extraction engine: scores every active plugin's rules on a document, picks the
+ * best candidate, applies its minimum confidence, runs its parser and checks, and fills
+ * the spec's `engine` object. Plugins never compute confidence themselves.
+ */
+import { Code } from '../errors.js'
+import { confidenceLevel, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
+import type { RuleScore } from './scoring.js'
+import type { Evidence, TextDocument } from './text.js'
+import type { CheckOutcome, EngineReport, ExtractionResult, ExtractorPlugin, ParseContext, Problem } from './types.js'
+
+/** Version of the engine (detection, parsers, confidence and metrics), spec 3 §9 B. */
+export const ENGINE_VERSION = '1.10.0'
+
+/** The documentType of a document no plugin recognised. */
+export const UNKNOWN_DOCUMENT = 'UNKNOWN'
+
+function emptyReport (): EngineReport {
+  return {
+    version: ENGINE_VERSION,
+    family: null,
+    detector: null,
+    parser: null,
+    parserVersion: null,
+    parserStatus: null,
+    schemaVersion: null,
+    confidence: 0,
+    confidenceLevel: 'LOW',
+    minimumConfidence: null,
+    parserExecuted: false,
+    parserBlocked: false,
+    matchedRules: [],
+    missingRules: [],
+    excludedRules: []
+  }
+}
+
+/** The result for a document without any text (a scan): reported, never guessed. */
+function noText (pages: number): ExtractionResult {
+  return {
+    success: false,
+    documentType: UNKNOWN_DOCUMENT,
+    pages,
+    data: null,
+    warnings: [],
+    errors: [{ code: Code.PDF_NO_TEXT_LAYER, message: 'The PDF has no text layer (a scanned or image-only document): its type and fields cannot be read without OCR, which this service does not do.' }],
+    engine: emptyReport(),
+    evidence: {}
+  }
+}
+
+/**
+ * Runs the engine. `plugins` is the registry in its order: on equal confidence the
+ * earlier plugin wins. Inactive plugins are skipped.
+ */
+export function extractDocument (doc: TextDocument, plugins: readonly ExtractorPlugin[]): ExtractionResult {
+  if (doc.isEmpty) return noText(doc.pageCount)
+  let best: { plugin: ExtractorPlugin, score: RuleScore, confidence: number } | undefined
+  const excluded: string[] = []
+  for (const plugin of plugins) {
+    if (plugin.status !== 'active') continue
+    const score = scoreRules(plugin.rules, doc)
+    excluded.push(...score.excluded.map((name) => `${plugin.id}:${name}`))
+    const confidence = detectionConfidence(score)
+    if (score.candidate && (best === undefined || confidence > best.confidence)) best = { plugin, score, confidence }
+  }
+  if (best === undefined) {
+    return {
+      success: false,
+      documentType: UNKNOWN_DOCUMENT,
+      pages: doc.pageCount,
+      data: null,
+      warnings: [],
+      errors: [{ code: Code.PLUGIN_NO_MATCH, message: 'The document is of no type this service knows: no parser recognised it.' }],
+      engine: { ...emptyReport(), excludedRules: excluded },
+      evidence: {}
+    }
+  }
+  const { plugin, score } = best
+  const engine: EngineReport = {
+    version: ENGINE_VERSION,
+    family: plugin.family,
+    detector: plugin.id,
+    parser: plugin.id,
+    parserVersion: plugin.version,
+    parserStatus: plugin.status,
+    schemaVersion: plugin.schemaVersion,
+    confidence: best.confidence,
+    confidenceLevel: confidenceLevel(best.confidence),
+    minimumConfidence: plugin.minimumConfidence,
+    parserExecuted: false,
+    parserBlocked: false,
+    matchedRules: [...score.matched],
+    missingRules: [...score.missing],
+    excludedRules: [...score.excluded]
+  }
+  const result: ExtractionResult = { success: false, documentType: plugin.documentType, pages: doc.pageCount, data: null, warnings: [], errors: [], engine, evidence: {} }
+  if (best.confidence < plugin.minimumConfidence) {
+    engine.parserBlocked = true
+    result.errors.push({
+      code: Code.PLUGIN_BLOCKED,
+      message: `Recognised as ${plugin.documentType} with confidence ${best.confidence}, below this parser's minimum of ${plugin.minimumConfidence}: no fields were extracted, to avoid a wrong reading.`
+    })
+    return result
+  }
+  const evidence: Record<string, Evidence> = {}
+  const warnings: Problem[] = []
+  const ctx: ParseContext = {
+    take: (field, hit, convert) => {
+      if (hit === undefined) return null
+      const value = convert(hit.value)
+      if (value !== null) evidence[field] = { page: hit.page, source: hit.source, box: hit.box }
+      return value
+    },
+    cite: (field, hit) => { evidence[field] = { page: hit.page, source: hit.source, box: hit.box } },
+    report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
+  }
+  engine.parserExecuted = true
+  let data: object
+  try {
+    data = plugin.parse(doc, ctx)
+  } catch {
+    // The parser's own failure on a document it recognised: reported, with no message
+    // of the exception (it may quote the document).
+    result.errors.push({ code: Code.PLUGIN_PARSE_FAILED, message: `The ${plugin.id} parser could not read this document.` })
+    result.warnings = warnings
+    return result
+  }
+  const outcomes: Array<{ weight: number, outcome: CheckOutcome }> = []
+  for (const check of plugin.checks ?? []) {
+    let outcome: CheckOutcome
+    try {
+      outcome = check.run(data)
+    } catch {
+      outcome = { status: 'skip' }
+    }
+    outcomes.push({ weight: check.weight, outcome })
+    if (outcome.status === 'pass') engine.matchedRules.push(`check:${check.name}`)
+    if (outcome.status === 'fail') {
+      engine.missingRules.push(`check:${check.name}`)
+      warnings.push({ code: Code.PLUGIN_CHECK_FAILED, message: `${check.name}: ${outcome.message}` })
+    }
+  }
+  engine.confidence = finalConfidence(score, outcomes)
+  engine.confidenceLevel = confidenceLevel(engine.confidence)
+  return { ...result, success: true, data, warnings, evidence }
+}

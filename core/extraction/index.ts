@@ -1,0 +1,13 @@
+/** The document-extraction engine (spec 3 part B): text layer, scoring, plugin run. */
+export { extractDocument, ENGINE_VERSION, UNKNOWN_DOCUMENT } from './engine.js'
+export { confidenceLevel, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
+export type { RuleScore } from './scoring.js'
+export { TextDocument, buildLines } from './text.js'
+export { readPdfText, looksLikePdf, DEFAULT_PDF_TEXT_LIMITS } from './pdf-text.js'
+export type { PdfTextLimits } from './pdf-text.js'
+export type { Box, Evidence, Hit, PageText, SearchOptions, TextLine, TextRun } from './text.js'
+export * from './types.js'
+export { centsToMoney, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, onlyDigits, MONEY_PATTERN } from './values.js'
+export { cnpjChars, isValidCnpj, CNPJ_PATTERN } from './cnpj.js'
+export { collectionLineOf, readCollectionLine } from './barcode.js'
+export type { CollectionLine } from './barcode.js'

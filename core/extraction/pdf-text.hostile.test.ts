@@ -1,0 +1,51 @@
+/**
+ * Hostile PDFs: each is refused with a code within its bound, never read for ever.
+ * Run with a hard timeout so a regression shows as a failure, not a hung suite.
+ */
+import { PDFDocument, StandardFonts } from 'pdf-lib'
+import { describe, expect, it } from 'vitest'
+import { readPdfText } from './pdf-text.js'
+
+const code = (c: string) => expect.objectContaining({ code: c })
+
+async function pagesPdf (count: number, linesPerPage: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.create()
+  const font = await doc.embedFont(StandardFonts.Helvetica)
+  for (let p = 0; p < count; p++) {
+    const page = doc.addPage([595, 842])
+    for (let i = 0; i < linesPerPage; i++) page.drawText(`line ${i} of page ${p}`, { x: 10 + (i % 5) * 100, y: 10 + (i % 160) * 5, size: 4, font })
+  }
+  return await doc.save()
+}
+
+describe('hostile PDFs', () => {
+  it('refuses more pages than the cap before reading any', async () => {
+    const started = performance.now()
+    await expect(readPdfText(await pagesPdf(60, 1), { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 1000 })).rejects.toThrow(code('PDF_TOO_MANY_PAGES'))
+    expect(performance.now() - started).toBeLessThan(10_000)
+  }, 30_000)
+
+  it('abandons a document past its deadline', async () => {
+    const pdf = await pagesPdf(30, 400)
+    const started = performance.now()
+    await expect(readPdfText(pdf, { maxPages: 50, deadlineMs: 50, maxRunsPerPage: 100_000 })).rejects.toThrow(code('PDF_TIMEOUT'))
+    expect(performance.now() - started).toBeLessThan(5_000)
+  }, 30_000)
+
+  it('refuses a page with more text runs than any tax document holds', async () => {
+    await expect(readPdfText(await pagesPdf(1, 3000), { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 2000 })).rejects.toThrow(code('PDF_CORRUPT'))
+  }, 30_000)
+
+  it('does not follow a page tree that loops back on itself', async () => {
+    const doc = await PDFDocument.create()
+    doc.addPage([595, 842])
+    const bytes = Buffer.from(await doc.save({ useObjectStreams: false })).toString('latin1')
+    // The page's /Parent is the tree; make the tree's /Kids point at the tree itself.
+    const tree = /(\d+) 0 obj\s*<<\s*\/Type \/Pages/.exec(bytes)!
+    const looped = bytes.replace(/\/Kids \[ \d+ 0 R \]/, (m) => m.replace(/\d+ 0 R/, `${tree[1]} 0 R`))
+    expect(looped).not.toBe(bytes)
+    const started = performance.now()
+    await expect(readPdfText(new Uint8Array(Buffer.from(looped, 'latin1')), { maxPages: 50, deadlineMs: 5_000, maxRunsPerPage: 1000 })).rejects.toThrow(expect.objectContaining({ code: expect.stringMatching(/^PDF_(CORRUPT|TIMEOUT)$/) }))
+    expect(performance.now() - started).toBeLessThan(10_000)
+  }, 30_000)
+})

@@ -1,0 +1,116 @@
+/**
+ * What an extraction plugin declares. Plugins see these through core/plugin-api.ts.
+ */
+import type { Evidence, Hit, TextDocument } from './text.js'
+
+/** How a detection rule counts (see scoring.ts). */
+export type RuleKind = 'strong' | 'weak' | 'exclusion'
+
+/** One named detection rule. `test` runs on the detection copy (accent-stripped, upper case, collapsed spaces). */
+export interface DetectionRule {
+  /** Stable name, reported in matchedRules / missingRules / excludedRules. */
+  name: string
+  kind: RuleKind
+  /** Relative weight (> 0); exclusions ignore it (one match excludes). */
+  weight: number
+  /** A pattern on the detection copy, or a predicate given the detection copy and the document. */
+  test: RegExp | ((normalized: string, doc: TextDocument) => boolean)
+}
+
+/** The outcome of one consistency check on parsed data. */
+export type CheckOutcome =
+  | { status: 'pass' }
+  | { status: 'fail', message: string }
+  /** The values it needs are missing: it counts for nothing. */
+  | { status: 'skip' }
+
+/** A consistency check on the parsed data (barcode check digits, parts adding up to a total). */
+export interface ConsistencyCheck<D> {
+  name: string
+  /** Weight beside the detection rules' (see scoring.ts). */
+  weight: number
+  // Method syntax on purpose: a registry holds plugins of different data types (bivariant parameter).
+  run (data: D): CheckOutcome
+}
+
+/** A non-fatal problem met while parsing; it becomes an entry of the response's `warnings`. */
+export interface Diagnostic {
+  code: string
+  message: string
+  /** The data field concerned, when there is one. */
+  field?: string
+}
+
+/** What parse receives beside the document. */
+export interface ParseContext {
+  /**
+   * Reads a field from a hit: `convert(hit.value)`; null when the hit is missing or
+   * the conversion refuses it (values are never invented). Records the evidence of
+   * every non-null value under `field` (a dotted path such as `das.vencimento`).
+   */
+  take: <T>(field: string, hit: Hit | undefined, convert: (text: string) => T | null) => T | null
+  /** Records evidence for a value computed from several hits (a list item, a sum). */
+  cite: (field: string, hit: Hit) => void
+  /** A non-fatal problem for `warnings`. */
+  report: (diagnostic: Diagnostic) => void
+}
+
+export type PluginStatus = 'active' | 'inactive'
+
+/** An extraction plugin: one document type. */
+export interface ExtractorPlugin<D extends object = object> {
+  /** Folder name under plugins/, kebab-case; reported as `detector` and `parser`. */
+  id: string
+  /** Document family (`SIMPLES_NACIONAL`). */
+  family: string
+  /** The `documentType` of the response. */
+  documentType: string
+  /** Version of the plugin's code. */
+  version: string
+  /** Version of the shape of its `data`. */
+  schemaVersion: string
+  status: PluginStatus
+  /** Below this confidence the type is reported but the parser does not run. */
+  minimumConfidence: number
+  rules: DetectionRule[]
+  checks?: Array<ConsistencyCheck<D>>
+  /** Reads `data`; missing fields are null. Throws only when no data can be read at all. */
+  parse (doc: TextDocument, ctx: ParseContext): D
+}
+
+export type ConfidenceLevel = 'HIGH' | 'MEDIUM' | 'LOW'
+
+/** The spec's `engine` object (spec 3 §2 B). */
+export interface EngineReport {
+  version: string
+  family: string | null
+  detector: string | null
+  parser: string | null
+  parserVersion: string | null
+  parserStatus: PluginStatus | null
+  schemaVersion: string | null
+  confidence: number
+  confidenceLevel: ConfidenceLevel
+  minimumConfidence: number | null
+  parserExecuted: boolean
+  parserBlocked: boolean
+  matchedRules: string[]
+  missingRules: string[]
+  excludedRules: string[]
+}
+
+/** An entry of `errors` or `warnings`. */
+export interface Problem { code: string, message: string, field?: string }
+
+/** The engine's answer for one document, before the service adds its request id. */
+export interface ExtractionResult {
+  success: boolean
+  documentType: string
+  pages: number
+  data: object | null
+  warnings: Problem[]
+  errors: Problem[]
+  engine: EngineReport
+  /** Where each extracted field was read (data path → evidence); the service shows it on request only. */
+  evidence: Record<string, Evidence>
+}

@@ -1,0 +1,91 @@
+/**
+ * Value helpers for extraction plugins: the formats Brazilian tax PDFs print
+ * (documents.md §0.2) turned into the forms the `data` objects carry. Each returns
+ * null for text it cannot read exactly; none guesses.
+ */
+import { centsToNumber } from '../money/index.js'
+
+/** `1.234,56`, `1234,56`, `R$ 0,00`, `-40,25`: two decimals always, as these documents print money. */
+const MONEY = /^(-)?\s*(?:R\$\s*)?(\d{1,3}(?:\.\d{3})+|\d+),(\d{2})$/
+
+/**
+ * Integer cents of a Brazilian money text, or null. Sums are made on these integers
+ * and only the final value becomes a JSON number (`moneyNumber`), so no float is ever added.
+ */
+export function moneyCents (text: string): number | null {
+  const m = MONEY.exec(text.replace(/[\s\u00a0]+/g, ' ').trim())
+  if (m === null) return null
+  const cents = Number(m[2]!.replaceAll('.', '')) * 100 + Number(m[3])
+  if (!Number.isSafeInteger(cents)) return null
+  return m[1] === '-' ? -cents : cents
+}
+
+/** A money text as the JSON number of `data` (`1.234,56` → 1234.56), or null. */
+export function moneyNumber (text: string): number | null {
+  const cents = moneyCents(text)
+  return cents === null ? null : centsToNumber(cents)
+}
+
+/** Integer cents back to the JSON number (exact to the cent: the division is the last step). */
+export function centsToMoney (cents: number): number {
+  return centsToNumber(cents)
+}
+
+/** Pattern source of a money value, for plugins building their regular expressions. */
+export const MONEY_PATTERN = String.raw`-?(?:\d{1,3}(?:\.\d{3})+|\d+),\d{2}`
+
+function validDate (y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1 || y < 1900 || y > 2200) return false
+  return d <= new Date(Date.UTC(y, m, 0)).getUTCDate()
+}
+
+/** `dd/mm/aaaa` → `aaaa-mm-dd`, or null (a day that does not exist is null, not rolled over). */
+export function isoDate (text: string): string | null {
+  const m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(text.trim())
+  if (m === null) return null
+  const [d, mo, y] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  return validDate(y, mo, d) ? `${m[3]}-${m[2]}-${m[1]}` : null
+}
+
+/** `dd/mm/aaaa hh:mm[:ss]` (an optional `às` between) → `aaaa-mm-ddThh:mm:ss`, local time as printed, or null. */
+export function isoDateTime (text: string): string | null {
+  const m = /^(\d{2}\/\d{2}\/\d{4})\s+(?:às\s+)?(\d{2}):(\d{2})(?::(\d{2}))?$/i.exec(text.trim())
+  if (m === null) return null
+  const date = isoDate(m[1]!)
+  const [h, mi, s] = [Number(m[2]), Number(m[3]), Number(m[4] ?? '0')]
+  if (date === null || h > 23 || mi > 59 || s > 59) return null
+  return `${date}T${m[2]}:${m[3]}:${m[4] ?? '00'}`
+}
+
+const MONTHS = ['JANEIRO', 'FEVEREIRO', 'MARCO', 'ABRIL', 'MAIO', 'JUNHO', 'JULHO', 'AGOSTO', 'SETEMBRO', 'OUTUBRO', 'NOVEMBRO', 'DEZEMBRO']
+
+/**
+ * A competence (`MM/AAAA`, `Dezembro/2022`, `março/2025`, `Jul/2026`) → `AAAA-MM`, or null.
+ * Month names are read accent- and case-blind; three-letter abbreviations are accepted.
+ */
+export function competence (text: string): string | null {
+  const t = normalizeText(text)
+  let m = /^(\d{2})\/(\d{4})$/.exec(t)
+  if (m !== null) {
+    const month = Number(m[1])
+    return month >= 1 && month <= 12 ? `${m[2]}-${m[1]}` : null
+  }
+  m = /^([A-Z]+)\s*\/\s*(\d{4})$/.exec(t)
+  if (m === null) return null
+  const name = m[1]!
+  const index = name.length === 3 ? MONTHS.findIndex((n) => n.startsWith(name)) : MONTHS.indexOf(name)
+  return index < 0 ? null : `${m[2]}-${String(index + 1).padStart(2, '0')}`
+}
+
+/**
+ * The detection form of a text (documents.md §0.1): accents stripped, upper case,
+ * every run of whitespace one space, trimmed.
+ */
+export function normalizeText (text: string): string {
+  return text.normalize('NFD').replace(/\p{M}+/gu, '').toUpperCase().replace(/\s+/g, ' ').trim()
+}
+
+/** Keeps only the digits (and, for identifiers that allow them, letters) of a printed number. */
+export function onlyDigits (text: string): string {
+  return text.replace(/\D+/g, '')
+}

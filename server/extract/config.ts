@@ -1,0 +1,34 @@
+/**
+ * The extraction service's configuration (spec 3 part B), read once at start-up with the
+ * shared EnvReader: a bad value stops the process naming the variable; the key is never echoed.
+ */
+import { EnvReader } from '../config.js'
+
+export interface ExtractConfig {
+  host: string
+  port: number
+  /** Undefined: generated once and kept in the data folder (`extract-api-key`). */
+  apiKey: string | undefined
+  /** Larger files get 413. */
+  maxFileBytes: number
+  /** Documents with more pages are refused (422). */
+  maxPages: number
+  /** Longest one document's text may take to read, ms; the pool task is stopped a little after. */
+  documentTimeoutMs: number
+}
+
+const MIB = 1024 * 1024
+
+export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
+  const read = new EnvReader(env)
+  const config: ExtractConfig = {
+    host: read.string('EXTRACT_HOST', '127.0.0.1'),
+    port: read.integer('EXTRACT_PORT', 8083, 0, 65_535),
+    apiKey: read.optionalSecret('EXTRACT_API_KEY', 16),
+    maxFileBytes: read.integer('EXTRACT_MAX_FILE_BYTES', 20 * MIB, 1024, 512 * MIB),
+    maxPages: read.integer('EXTRACT_MAX_PAGES', 50, 1, 10_000),
+    documentTimeoutMs: read.integer('EXTRACT_DOCUMENT_TIMEOUT_MS', 20_000, 100, 600_000)
+  }
+  read.throwIfInvalid()
+  return config
+}
