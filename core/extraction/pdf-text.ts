@@ -1,9 +1,7 @@
 /**
- * Reads the text layer of a PDF with pdf.js (pdfjs-dist's legacy build, which runs on
- * Node 20) into positioned runs, page by page. Runs in the calling thread (a pool
- * thread in the service): pdf.js is handed its worker module, so it starts no Worker;
- * eval, font faces, WASM and worker fetches are off; cMaps and standard-font metrics
- * come from the package's own folders.
+ * Reads the text layer of a PDF with pdf.js into positioned runs, page by page, in the
+ * calling thread (a pool thread in the service), loaded and opened as core/pdf/pdfjs.ts
+ * says: the same reader the signature stamp uses, with Unicode normalization on.
  *
  * Bounds for hostile files: the bytes must start with a PDF header (checked before
  * pdf.js sees them), at most `maxPages` pages, at most `maxRunsPerPage` runs a page,
@@ -13,10 +11,9 @@
  * drawing operators) is stopped by the caller's hard limit: the service aborts the pool
  * task, and Piscina ends the thread.
  */
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import type * as PdfJsModule from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { EngineError } from '../errors.js'
+import { openWithPdfJs, pageRunBatches } from '../pdf/index.js'
+import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
 import type { PageText, TextRun } from './text.js'
 
 export interface PdfTextLimits {
@@ -33,39 +30,9 @@ export const DEFAULT_PDF_TEXT_LIMITS: PdfTextLimits = { maxPages: 50, deadlineMs
 /** How far into the file the header may sit: ISO 32000-1 7.5.2 says at the start; readers accept some leading junk. */
 const HEADER_WINDOW = 1024
 
-type PdfJs = typeof PdfJsModule
-let loading: Promise<PdfJs> | undefined
-
-async function loadPdfJs (): Promise<PdfJs> {
-  loading ??= (async () => {
-    // With its worker module on globalThis, pdf.js runs its worker side in this thread.
-    const worker: unknown = await import('pdfjs-dist/legacy/build/pdf.worker.mjs')
-    ;(globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = worker
-    return await import('pdfjs-dist/legacy/build/pdf.mjs')
-  })()
-  return await loading
-}
-
-function packageFolder (name: string): string {
-  return join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), name) + '/'
-}
-
 /** True when the bytes carry a `%PDF-` header in their first KiB. */
 export function looksLikePdf (bytes: Uint8Array): boolean {
   return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, HEADER_WINDOW)).includes('%PDF-')
-}
-
-interface PdfJsItem { str?: string, transform?: number[], width?: number, height?: number }
-
-/** The run's box from pdf.js's transform (user space): baseline origin, advance width, font size. */
-function runOf (item: PdfJsItem): TextRun | undefined {
-  const t = item.transform
-  const text = item.str ?? ''
-  if (text.trim() === '' || t === undefined || t.length < 6 || !t.every(Number.isFinite)) return undefined
-  const size = Math.hypot(t[2]!, t[3]!) || (item.height ?? 0)
-  if (size <= 0) return undefined
-  // Descent of about a fifth of the size under the baseline, ascent to the size above.
-  return { text, box: { x: t[4]!, y: t[5]! - size * 0.2, width: Math.max(0, item.width ?? 0), height: size } }
 }
 
 /**
@@ -76,25 +43,8 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
   const started = performance.now()
   const overdue = (): boolean => performance.now() - started > limits.deadlineMs
-  const pdfjs = await loadPdfJs()
-  const task = pdfjs.getDocument({
-    // A copy: pdf.js detaches the buffer it is given.
-    data: new Uint8Array(bytes),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    useWorkerFetch: false,
-    useWasm: false,
-    enableXfa: false,
-    isOffscreenCanvasSupported: false,
-    isImageDecoderSupported: false,
-    stopAtErrors: false,
-    verbosity: 0,
-    cMapUrl: packageFolder('cmaps'),
-    cMapPacked: true,
-    standardFontDataUrl: packageFolder('standard_fonts')
-  })
-  let doc: Awaited<typeof task.promise> | undefined
+  const task = await openWithPdfJs(bytes)
+  let doc: PdfJsDocument | undefined
   try {
     try {
       doc = await task.promise
@@ -106,7 +56,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
     const pages: PageText[] = []
     for (let n = 1; n <= doc.numPages; n++) {
       if (overdue()) throw timeout(limits)
-      let page: Awaited<ReturnType<typeof doc.getPage>>
+      let page: PdfJsPage
       try {
         page = await doc.getPage(n)
       } catch {
@@ -114,23 +64,13 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
       }
       const [x0, y0, x1, y1] = page.view as [number, number, number, number]
       const runs: TextRun[] = []
-      const reader = page.streamTextContent({ includeMarkedContent: false, disableNormalization: false }).getReader()
       try {
-        for (;;) {
-          const { value, done } = await reader.read() as { value?: { items?: PdfJsItem[] }, done: boolean }
-          if (done) break
-          for (const item of value?.items ?? []) {
-            const run = runOf(item)
-            if (run !== undefined) runs.push(run)
-          }
+        for await (const batch of pageRunBatches(page, true)) {
+          runs.push(...batch)
           if (runs.length > limits.maxRunsPerPage) throw new EngineError('PDF_CORRUPT', `Page ${n} holds more than ${limits.maxRunsPerPage} pieces of text; it is not a document this service reads.`)
           if (overdue()) throw timeout(limits)
         }
       } catch (err) {
-        // No reader.cancel(): with the worker side in this thread, pdf.js goes on posting
-        // to the cancelled stream and its controller throws unhandled rejections. The
-        // document's destroy() below stops the page's work instead.
-        reader.releaseLock()
         if (err instanceof EngineError) throw err
         throw new EngineError('PDF_CORRUPT', `The text of page ${n} cannot be read: the file is damaged.`)
       }

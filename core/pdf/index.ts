@@ -1,4 +1,7 @@
-/** PDF machinery for signing: opening, our incremental writer, stamp, final page, signature field. */
+/**
+ * PDF machinery: for signing, opening, our incremental writer, stamp, final page, signature
+ * field; for both signing and extraction, pdf.js's text with positions (pdfjs.ts).
+ */
 export { openPdf, findStartXref } from './open.js'
 export type { OpenedPdf, LastSection, Encryption } from './open.js'
 export { missingPermissions } from './security.js'
@@ -9,6 +12,8 @@ export { addStamp, layoutStamp, stampRect, MIN_FONT_PT, MAX_FONT_PT } from './st
 export type { StampLayout } from './stamp.js'
 export { stampPages, stampWarnings, pageList, readStampObstacles } from './stamp-pages.js'
 export type { StampOutcome, StampRequest, TextReadingBudget } from './stamp-pages.js'
+export { openWithPdfJs, pageRunBatches } from './pdfjs.js'
+export type { PdfJsDocument, PdfJsLoadingTask, PdfJsPage } from './pdfjs.js'
 export { readTextPositions, runBox } from './text-positions.js'
 export type { TextRun, TextPositions, TextPositionsOptions } from './text-positions.js'
 export { pagesWithinContentLimit } from './content-size.js'

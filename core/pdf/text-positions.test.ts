@@ -89,6 +89,22 @@ describe('readTextPositions', () => {
     expect(result.problem).toBe('budget')
   })
 
+  it('leaves a page that overruns its budget midway without cancelling pdf.js (no unhandled rejection ends the thread)', async () => {
+    // A cancelled text stream makes pdf.js's in-thread worker side reject for every later
+    // post ("Controller is already closed"); vitest fails the run on any unhandled rejection.
+    const doc = await PDFDocument.create()
+    const font = await doc.embedFont(StandardFonts.Helvetica)
+    for (let p = 0; p < 3; p++) {
+      const page = doc.addPage([595, 842])
+      for (let i = 0; i < 4000; i++) page.drawText(`w${i}`, { x: (i % 20) * 28, y: 20 + Math.floor(i / 20) * 4, size: 3, font })
+    }
+    const result = await readTextPositions(await doc.save(), { pageBudgetMs: 1 })
+    expect(result.problem).toBe('budget')
+    expect(result.pages.some((p) => p === undefined)).toBe(true)
+    // Let pdf.js's leftover work run out inside this test.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+  })
+
   it('gives no pages for bytes pdf.js cannot open, without throwing', async () => {
     const result = await readTextPositions(Buffer.from('%PDF-1.7\nnothing here'))
     expect(result.pages).toEqual([])

@@ -4,29 +4,21 @@
  * of /MediaBox, /Rect and the page's content. For the stamp's placement now and the
  * document-extraction plugins later.
  *
- * pdf.js runs in the calling thread: its worker code is loaded as a module and handed to
- * it (`globalThis.pdfjsWorker`), so it starts no Worker and fetches nothing over the
- * network; eval and font faces are off, cMaps and standard-font metrics are read from
- * the package's own folders. It is imported on first use (about 150 ms, once a thread).
+ * pdf.js is loaded and opened as pdfjs.ts says (in the calling thread, no Worker, no fetch).
  *
  * Bounds. pdf.js yields between its 20 ms time slots only through promise callbacks, so a
  * timer cannot interrupt it; the budget is checked each time it hands over a batch of text
- * runs and after each page, and going over it cancels the page (pdf.js stops at its next
- * slot) and leaves that page unread (the total budget stops the rest): callers treat an
+ * runs and after each page, and going over it (or a page with too many runs) leaves that
+ * page and the rest of the document unread, the document destroyed: callers treat an
  * unread page as unknown. That cannot stop pdf.js inside one huge content stream (it walked
  * 200 MB of operators inflated from 400 KB for 20 s), so callers pass in `pages` only the
  * pages that content-size.ts found small enough.
  */
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import type * as PdfJsModule from 'pdfjs-dist/legacy/build/pdf.mjs'
-import type { Box } from './page-box.js'
+import { openWithPdfJs, pageRunBatches } from './pdfjs.js'
+import type { PdfJsDocument, PdfJsPage, TextRun } from './pdfjs.js'
 
-export interface TextRun {
-  text: string
-  /** Axis-aligned box of the run in default user space (rotated text gets its bounding box). */
-  box: Box
-}
+export { runBox } from './pdfjs.js'
+export type { TextRun } from './pdfjs.js'
 
 export interface TextPositionsOptions {
   /** 1-based page numbers to read, in that order; default every page. */
@@ -46,66 +38,6 @@ export interface TextPositions {
   problem?: 'open-failed' | 'page-failed' | 'budget' | 'too-many-runs' | undefined
 }
 
-interface PdfJsItem { str?: string, transform?: number[], width?: number, height?: number, fontName?: string }
-interface PdfJsStyle { ascent?: number, descent?: number, vertical?: boolean }
-type PdfJs = typeof PdfJsModule
-
-let loading: Promise<PdfJs> | undefined
-
-async function loadPdfJs (): Promise<PdfJs> {
-  loading ??= (async () => {
-    // Handing pdf.js its worker module makes it run the worker's side in this thread.
-    const worker: unknown = await import('pdfjs-dist/legacy/build/pdf.worker.mjs')
-    ;(globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = worker
-    return await import('pdfjs-dist/legacy/build/pdf.mjs')
-  })()
-  return await loading
-}
-
-function packageFolder (name: string): string {
-  const root = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'))
-  return join(root, name) + '/'
-}
-
-/**
- * The box of one text run. pdf.js gives the run's transform (text matrix times CTM, so in
- * user space), its advance `width` along the baseline and its font size `height`; the
- * font's ascent and descent (from its style) give the extent across the baseline.
- */
-export function runBox (item: PdfJsItem, style: PdfJsStyle | undefined): Box | undefined {
-  const t = item.transform
-  if (t === undefined || t.length < 6 || !t.every(Number.isFinite)) return undefined
-  const [a, b, c, d, e, f] = t as [number, number, number, number, number, number]
-  const width = item.width ?? 0
-  const size = item.height ?? 0
-  const along = Math.hypot(a, b)
-  const across = Math.hypot(c, d)
-  if (along === 0 || across === 0) return undefined
-  let xs: number[]
-  let ys: number[]
-  if (style?.vertical === true) {
-    // Vertical writing: runs go down from the origin, a font size wide, centred on it.
-    xs = [e - size / 2, e + size / 2]
-    ys = [f - width - size, f]
-  } else {
-    const ascent = Math.min(1.5, Math.max(0.5, style?.ascent ?? 0.9))
-    const descent = Math.max(-0.6, Math.min(0, style?.descent ?? -0.25))
-    const [ux, uy] = [a / along, b / along]
-    const [vx, vy] = [c / across, d / across]
-    xs = []
-    ys = []
-    for (const s of [0, width]) {
-      for (const k of [descent * size, ascent * size]) {
-        xs.push(e + ux * s + vx * k)
-        ys.push(f + uy * s + vy * k)
-      }
-    }
-  }
-  const x = Math.min(...xs)
-  const y = Math.min(...ys)
-  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y }
-}
-
 /**
  * Reads the text runs of `bytes`' pages. Never throws for the file's sake: a file pdf.js
  * cannot open gives every page undefined.
@@ -116,25 +48,9 @@ export async function readTextPositions (bytes: Uint8Array, options: TextPositio
   const pageBudget = options.pageBudgetMs ?? 1_000
   const maxRuns = options.maxRunsPerPage ?? 50_000
   const out: TextPositions = { pages: [] }
-  const pdfjs = await loadPdfJs()
-  const task = pdfjs.getDocument({
-    // A copy: pdf.js takes over (detaches) the buffer it is given, and the signer still needs the bytes.
-    data: new Uint8Array(bytes),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    useWorkerFetch: false,
-    useWasm: false,
-    enableXfa: false,
-    isOffscreenCanvasSupported: false,
-    isImageDecoderSupported: false,
-    stopAtErrors: false,
-    verbosity: 0,
-    cMapUrl: packageFolder('cmaps'),
-    cMapPacked: true,
-    standardFontDataUrl: packageFolder('standard_fonts')
-  })
-  let doc: Awaited<typeof task.promise> | undefined
+  // pdf.js gets a copy of the bytes: the signer still needs them.
+  const task = await openWithPdfJs(bytes)
+  let doc: PdfJsDocument | undefined
   try {
     try {
       doc = await task.promise
@@ -162,8 +78,11 @@ export async function readTextPositions (bytes: Uint8Array, options: TextPositio
       }
       if (typeof runs === 'string') {
         out.problem ??= runs
-        // One page over its budget says little about the next; the total budget still stops the loop.
-        continue
+        // The rest of the document is left unread too: the page's text stream was left open
+        // (pdfjs.ts: cancelling it makes pdf.js reject unhandled), and pdf.js's in-thread
+        // worker serves the next page only after it, so reading on would wait for ever. The
+        // document's destroy() below ends it.
+        break
       }
       out.pages[n - 1] = runs
     }
@@ -173,26 +92,12 @@ export async function readTextPositions (bytes: Uint8Array, options: TextPositio
   }
 }
 
-type PdfJsPage = Awaited<ReturnType<Awaited<ReturnType<PdfJs['getDocument']>['promise']>['getPage']>>
-
 async function readPage (page: PdfJsPage, deadline: number, maxRuns: number): Promise<TextRun[] | 'budget' | 'too-many-runs'> {
-  const reader = page.streamTextContent({ includeMarkedContent: false, disableNormalization: true }).getReader()
   const runs: TextRun[] = []
-  const styles: Record<string, PdfJsStyle> = {}
-  for (;;) {
-    const { value, done } = await reader.read() as { value?: { items?: PdfJsItem[], styles?: Record<string, PdfJsStyle> }, done: boolean }
-    if (done) return runs
-    Object.assign(styles, value?.styles)
-    for (const item of value?.items ?? []) {
-      const text = item.str ?? ''
-      if (text.trim() === '') continue
-      const box = runBox(item, item.fontName === undefined ? undefined : styles[item.fontName])
-      if (box !== undefined) runs.push({ text, box })
-    }
-    const over = runs.length > maxRuns ? 'too-many-runs' : performance.now() > deadline ? 'budget' : undefined
-    if (over !== undefined) {
-      await reader.cancel(over).catch(() => undefined)
-      return over
-    }
+  for await (const batch of pageRunBatches(page, false)) {
+    runs.push(...batch)
+    if (runs.length > maxRuns) return 'too-many-runs'
+    if (performance.now() > deadline) return 'budget'
   }
+  return runs
 }
