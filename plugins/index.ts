@@ -6,7 +6,9 @@
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
+import { relatorioSimples } from './relatorio-simples/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
-  pgdasExtrato
+  pgdasExtrato,
+  relatorioSimples
 ]
