@@ -37,6 +37,13 @@ describe('relatorio-simples: official documents are not mistaken for the report'
     expect(result.engine.confidence).toBe(0.375)
   })
 
+  it('does not refuse a report whose note merely mentions the DAS', async () => {
+    const file = await page(['SIMPLES NACIONAL', ...reportWords, 'Faixa de Enquadramento: 0,00 a 180.000,00', 'Total de Receitas Brutas', 'Seção: Serviços', 'Tabela: Tabela 1', 'Empresa: 0001 - X Ltda Emissão: 05/08/2026 Página: 0001', 'Período: 07/2026', 'Receita Bruta do período de Apuração (RPA)', 'Sistema licenciado para Escritório', 'Pague pelo Documento de Arrecadação do Simples Nacional até o dia 20'])
+    const result = await extractPdf(file, [relatorioSimples])
+    expect(result.engine.excludedRules).toEqual([])
+    expect(result.documentType).toBe('RELATORIO_SIMPLES')
+  })
+
   it('does not take a letter that only mentions the Simples Nacional', async () => {
     const result = await extractPdf(await page(['Declaramos para os devidos fins que a empresa é optante pelo SIMPLES NACIONAL', 'Período: 07/2026']))
     expect(result.documentType).toBe('UNKNOWN')

@@ -4,7 +4,10 @@
  * space); installations that lose accents print `Emiss?o`, so accented letters are `.`.
  */
 import { normalizeText } from '../../core/plugin-api.js'
-import type { DetectionRule } from '../../core/plugin-api.js'
+import type { DetectionRule, TextDocument } from '../../core/plugin-api.js'
+
+/** True when a line of the document, in detection form, matches `title`. */
+const titleLine = (doc: TextDocument, title: RegExp): boolean => doc.readingOrder().some((l) => title.test(normalizeText(l)))
 
 export const rules: DetectionRule[] = [
   { name: 'a-recolher', kind: 'strong', weight: 3, test: /SIMPLES NACIONAL A RECOLHER:/ },
@@ -20,10 +23,11 @@ export const rules: DetectionRule[] = [
   { name: 'secao-tabela', kind: 'weak', weight: 1, test: (t) => /SE..O:/.test(t) && /TABELA:/.test(t) },
   { name: 'partilha', kind: 'weak', weight: 1, test: /PARTILHA:/ },
   { name: 'licenciado', kind: 'weak', weight: 1, test: /SISTEMA LICENCIADO PARA/ },
-  // The official documents quote the same words; their titles exclude (§1, §2, §4, §5, §8a).
-  { name: 'pgdas-extrato-title', kind: 'exclusion', weight: 1, test: /EXTRATO DO SIMPLES NACIONAL/ },
+  // The official documents' titles exclude (§1, §2, §4, §5, §8a). A title is a line of its own, so a
+  // report that merely mentions the DAS is not refused.
+  { name: 'pgdas-extrato-title', kind: 'exclusion', weight: 1, test: (_t, doc) => titleLine(doc, /^EXTRATO DO SIMPLES NACIONAL$/) },
   { name: 'pgdas-declaracao-title', kind: 'exclusion', weight: 1, test: /DOCUMENTO DE ARRECADACAO DO SIMPLES NACIONAL - DECLARATORIO/ },
-  { name: 'das-title', kind: 'exclusion', weight: 1, test: /DOCUMENTO DE ARRECADACAO(?: DO SIMPLES NACIONAL)?(?! - DECLARATORIO)/ },
+  { name: 'das-title', kind: 'exclusion', weight: 1, test: (_t, doc) => titleLine(doc, /^DOCUMENTO DE ARRECADACAO(?: DO SIMPLES NACIONAL)?$/) },
   { name: 'das-mei', kind: 'exclusion', weight: 1, test: /PGMEI|SIMPLES NACIONAL - MEI/ },
   { name: 'pgdas-receipt', kind: 'exclusion', weight: 1, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS-D/ }
 ]

@@ -17,7 +17,9 @@ const cases: Array<{ name: string, options: RelatorioOptions, pages?: number }> 
   { name: 'one annex block', options: { seed: 1 } },
   { name: 'three blocks, annex III twice (a consolidation group of two)', options: { seed: 2, blocks: 3 } },
   { name: 'four blocks over two pages', options: { seed: 3, blocks: 4, twoPages: true }, pages: 2 },
-  { name: 'an installation that loses accents (Emiss?o)', options: { seed: 4, blocks: 2, lostAccents: true } }
+  { name: 'an installation that loses accents (Emiss?o)', options: { seed: 4, blocks: 2, lostAccents: true } },
+  { name: 'cash regime (RPA on the Regime de Caixa row)', options: { seed: 5, caixa: true } },
+  { name: 'footer adjustments taken into the total, a block listing ISS by municipality', options: { seed: 6, blocks: 2, adjustments: true, municipios: true } }
 ]
 
 describe('relatorio-simples: fixture → expected data', () => {
@@ -98,6 +100,12 @@ describe('relatorio-simples: consistency checks and evidence', () => {
     expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^blocks-add-up-to-total:/) })])
     expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
   })
+  it('passes the sum check when the footer adjustments are part of the total', async () => {
+    const result = await extractPdf(await pdf({ seed: 6, blocks: 2, adjustments: true, municipios: true })())
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:blocks-add-up-to-total', 'check:partilha-adds-up']))
+    expect((result.data as any).outrasDeducoes).toBeGreaterThan(0)
+  })
+
   it('cites the page of a block read on page 2', async () => {
     const result = await extractPdf(await pdf({ seed: 3, blocks: 4, twoPages: true })())
     expect(result.evidence['apuracoes.0.valorSimples']?.page).toBe(1)
