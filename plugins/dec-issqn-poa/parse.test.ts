@@ -37,6 +37,14 @@ describe('dec-issqn-poa: fixture → expected data', () => {
     expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:guide-matches-declaration', 'check:barcode-check-digits', 'check:barcode-amount']))
   })
 
+  it('cites each value on the page of its part', async () => {
+    const result = await extractPdf(await pdf({ seed: 4, twoPageDeclaration: true, activities: 3 })())
+    expect(result.evidence['empresa.inscricaoMunicipal']?.page).toBe(1)
+    expect(result.evidence['financeiro.totalRecolher']?.page).toBe(2)
+    expect(result.evidence['guia.linhaDigitavel']?.page).toBe(3)
+    expect(result.evidence['recibo.recebidoEm']).toMatchObject({ page: 4, source: expect.stringMatching(/^DECLARAÇÃO RECEBIDA EM \d{2}\/\d{2}\/\d{4} às /) })
+  })
+
   it('keeps a negative withheld amount negative', async () => {
     for (const seed of [1, 2, 4, 5, 6, 7, 8]) {
       const t = await truth({ seed })
