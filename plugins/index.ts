@@ -5,8 +5,12 @@
  * document type is adding its folder and one line here (docs/plugins.md).
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
+import { decIssqnPoa } from './dec-issqn-poa/index.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
+import { relatorioSimples } from './relatorio-simples/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
-  pgdasExtrato
+  pgdasExtrato,
+  relatorioSimples,
+  decIssqnPoa
 ]

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest'
+import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
+import { generateDec } from './fixtures/generate.js'
+import type { DecOptions } from './fixtures/generate.js'
+
+const cache = new Map<string, ReturnType<typeof generateDec>>()
+const fixture = (o: DecOptions) => {
+  const key = JSON.stringify(o)
+  if (!cache.has(key)) cache.set(key, generateDec(o))
+  return cache.get(key)!
+}
+const pdf = (o: DecOptions) => async () => (await fixture(o)).pdf
+const truth = async (o: DecOptions) => (await fixture(o)).truth
+
+const cases: Array<{ name: string, options: DecOptions, pages: number }> = [
+  { name: 'declaration, guide and receipt', options: { seed: 1 }, pages: 3 },
+  { name: 'two activities, another company', options: { seed: 2, activities: 2 }, pages: 3 },
+  { name: 'nothing due: no guide, zero totals', options: { seed: 3, noGuide: true }, pages: 2 },
+  { name: 'declaration over two pages, three activities, guide and receipt', options: { seed: 4, twoPageDeclaration: true, activities: 3 }, pages: 4 }
+]
+
+describe('dec-issqn-poa: fixture → expected data', () => {
+  pluginCases(cases.map((c) => ({
+    name: `${c.name}: every field equals the generator's truth`,
+    pdf: pdf(c.options),
+    data: () => truth(c.options),
+    pages: c.pages,
+    result: { success: true, documentType: 'DEC_ISSQN_POA', errors: [], warnings: [], engine: { family: 'MUNICIPAL', parser: 'dec-issqn-poa', parserExecuted: true, confidenceLevel: 'HIGH' } }
+  })))
+
+  it('classifies the pages and reads the receipt time with the −03:00 offset', async () => {
+    const result = await extractPdf(await pdf({ seed: 4, twoPageDeclaration: true, activities: 3 })())
+    const d = result.data as any
+    expect(d.paginas).toEqual({ declaracao: [1, 2], guia: [3], recibo: [4] })
+    expect(d.recibo.recebidoEm).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}-03:00$/)
+    expect(d.guia.linhaDigitavel).toMatch(/^816\d{45}$/)
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:guide-matches-declaration', 'check:barcode-check-digits', 'check:barcode-amount']))
+  })
+
+  it('cites each value on the page of its part', async () => {
+    const result = await extractPdf(await pdf({ seed: 4, twoPageDeclaration: true, activities: 3 })())
+    expect(result.evidence['empresa.inscricaoMunicipal']?.page).toBe(1)
+    expect(result.evidence['financeiro.totalRecolher']?.page).toBe(2)
+    expect(result.evidence['guia.linhaDigitavel']?.page).toBe(3)
+    expect(result.evidence['recibo.recebidoEm']).toMatchObject({ page: 4, source: expect.stringMatching(/^DECLARAÇÃO RECEBIDA EM \d{2}\/\d{2}\/\d{4} às /) })
+  })
+
+  it('keeps a negative withheld amount negative', async () => {
+    for (const seed of [1, 2, 4, 5, 6, 7, 8]) {
+      const t = await truth({ seed })
+      if ((t.financeiro.issRetidoSubstituicao ?? 0) < 0) {
+        const result = await extractPdf(await pdf({ seed })())
+        expect((result.data as any).financeiro.issRetidoSubstituicao).toBe(t.financeiro.issRetidoSubstituicao)
+        return
+      }
+    }
+    throw new Error('no seed among those tried prints a negative withheld amount')
+  })
+})
+
+describe('dec-issqn-poa: missing fields are null, never invented', () => {
+  for (const field of ['razaoSocial', 'cnpj', 'issCpom', 'recibo', 'autenticacao'] as const) {
+    it(`returns null for ${field} when the PDF does not print it`, async () => {
+      const options: DecOptions = { seed: 11, omit: [field] }
+      const result = await extractPdf(await pdf(options)())
+      expect(result.success).toBe(true)
+      expect(result.data).toEqual(await truth(options))
+      const d = result.data as any
+      const value = field === 'issCpom' ? d.financeiro.issCpom : field === 'recibo' ? d.recibo : field === 'autenticacao' ? d.recibo.autenticacao : d.empresa[field]
+      expect(value).toBeNull()
+    })
+  }
+})
+
+describe('dec-issqn-poa: consistency checks', () => {
+  it('warns and lowers confidence when the guide\'s tax differs from the declaration\'s total', async () => {
+    const good = await extractPdf(await pdf({ seed: 12 })())
+    const bad = await extractPdf(await pdf({ seed: 12, guideMismatch: true })())
+    expect(good.engine.matchedRules).toContain('check:guide-matches-declaration')
+    expect(bad.engine.missingRules).toContain('check:guide-matches-declaration')
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^guide-matches-declaration:/) })])
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+  })
+
+  it('fails the barcode check when a digit of the line is changed', async () => {
+    const good = await extractPdf(await pdf({ seed: 13 })())
+    const bad = await extractPdf(await pdf({ seed: 13, badBarcode: true })())
+    expect(good.engine.matchedRules).toContain('check:barcode-check-digits')
+    expect(bad.engine.missingRules).toContain('check:barcode-check-digits')
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^barcode-check-digits:.*block 3/) })])
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+  })
+})

@@ -1,0 +1,148 @@
+/**
+ * Parser of Porto Alegre's "DEC" print (documents.md §9 "Fields"): declaration pages, the
+ * optional ISSQN guide and the receipt page. Each page is classified first; declaration
+ * values are read on declaration pages only, guide values on the guide page, and so on.
+ * Amounts over several activity blocks are summed in integer cents.
+ */
+import { CNPJ_PATTERN, MONEY_PATTERN, centsToMoney, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+
+export interface DecFinanceiro {
+  receitaServicos: number | null
+  deducoes: number | null
+  baseCalculo: number | null
+  /** Not printed by the DEC (documents.md §9): always null. */
+  aliquota: null
+  issProprio: number | null
+  issRetidoSubstituicao: number | null
+  issRetidoTerceiros: number | null
+  issResponsabilidadeSolidaria: number | null
+  issCpom: number | null
+  totalImpostoDevido: number | null
+  totalRecolher: number | null
+}
+
+export interface DecGuia {
+  codigoArrecadacao: string | null
+  vencimento: string | null
+  geradaEm: string | null
+  linhaDigitavel: string | null
+  valorImposto: number | null
+  valorPagar: number | null
+  receita: string | null
+}
+
+export interface DecIssqnPoa {
+  municipio: { ibge: '4314902', nome: 'Porto Alegre', uf: 'RS' }
+  empresa: { cnpj: string | null, razaoSocial: string | null, inscricaoMunicipal: string | null }
+  competencia: { ano: number, mes: number, referencia: string } | null
+  financeiro: DecFinanceiro
+  recibo: { situacao: 'ENTREGUE', recebidoEm: string | null, autenticacao: string | null } | null
+  guia: DecGuia | null
+  /** 1-based page numbers of each part. */
+  paginas: { declaracao: number[], guia: number[], recibo: number[] }
+}
+
+const M = `(${MONEY_PATTERN})`
+/** Porto Alegre's local time: the receipt's date-time carries the −03:00 offset (Brazil has had no daylight saving since 2019). */
+const OFFSET = '-03:00'
+
+/** Each page's part: the receipt and the guide by their titles, the rest declaration. */
+export function classifyPages (doc: TextDocument): DecIssqnPoa['paginas'] {
+  const out: DecIssqnPoa['paginas'] = { declaracao: [], guia: [], recibo: [] }
+  doc.normalizedPages.forEach((text, i) => {
+    if (/RECIBO DE ENTREGA - DECLARACAO MENSAL/.test(text)) out.recibo.push(i + 1)
+    else if (/GUIA PARA PAGAMENTO DE ISSQN/.test(text)) out.guia.push(i + 1)
+    else if (/DECLARACAO MENSAL - ISSQN|IDENTIFICACAO DO DECLARANTE/.test(text)) out.declaracao.push(i + 1)
+  })
+  return out
+}
+
+/** First hit on any of the pages. */
+function onPages (pages: number[], query: (page: number) => Hit | undefined): Hit | undefined {
+  for (const page of pages) {
+    const hit = query(page)
+    if (hit !== undefined) return hit
+  }
+  return undefined
+}
+
+/** Sum in cents of every `label value` row on the pages; null when no row is printed. */
+function sumRows (doc: TextDocument, ctx: ParseContext, field: string, pages: number[], label: RegExp): number | null {
+  const pattern = new RegExp(`^${label.source}\\s+${M}$`, label.flags)
+  const hits = pages.flatMap((page) => doc.findAll(pattern, { page }))
+  if (hits.length === 0) return null
+  let total = 0
+  for (const hit of hits) {
+    const c = moneyCents(hit.value)
+    if (c === null) return null
+    total += c
+    ctx.cite(field, hit)
+  }
+  return centsToMoney(total)
+}
+
+export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
+  const paginas = classifyPages(doc)
+  const decl = paginas.declaracao
+  const one = (field: string, label: RegExp, pages = decl): number | null =>
+    ctx.take(field, onPages(pages, (page) => doc.find(new RegExp(`^${label.source}\\s+${M}$`, label.flags), { page })), moneyNumber)
+
+  const ref = ctx.take('competencia.referencia', onPages(decl, (page) => doc.find(/Declaração Mensal - ISSQN\s+([A-Za-zçÇ]{3}\/\d{4})/, { page })), competence)
+  const inscricao = onPages(decl, (page) => doc.after(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 }))
+  // The name is the line under the registration (documents.md §9: registration, then name, then CNPJ).
+  const nome = inscricao === undefined ? undefined : doc.after(new RegExp(inscricao.value), /^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page: inscricao.page, linesBelow: 1 })
+  const cnpj = onPages(decl, (page) => doc.after(/CNPJ/, new RegExp(`(${CNPJ_PATTERN})`), { page }))
+
+  const guidePages = paginas.guia
+  const g = (label: RegExp, value: RegExp): Hit | undefined => onPages(guidePages, (page) => doc.after(label, value, { page }))
+  const linha = onPages(guidePages, (page) => doc.find(/\b(8\d{11}(?:\s+\d{12}){3})\b/, { page }))
+  const guia: DecGuia | null = guidePages.length === 0
+    ? null
+    : {
+        codigoArrecadacao: ctx.take('guia.codigoArrecadacao', g(/DOSEQ/, /^\s*:?\s*(3283\s?\d{11})\b/), onlyDigits),
+        vencimento: ctx.take('guia.vencimento', g(/(?:^|\s)Até\s/, /^\s*(\d{2}\/\d{2}\/\d{4})/), isoDate),
+        geradaEm: ctx.take('guia.geradaEm', g(/ISSQN-e/, /^\s*(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}(?::\d{2})?)/), (t) => { const v = isoDateTime(t); return v === null ? null : v + OFFSET }),
+        linhaDigitavel: ctx.take('guia.linhaDigitavel', linha, onlyDigits),
+        valorImposto: ctx.take('guia.valorImposto', g(/IMPOSTO:/, new RegExp(`^\\s*R\\$\\s*${M}`)), moneyNumber),
+        valorPagar: ctx.take('guia.valorPagar', g(/Declaração Mensal [A-Za-zç]{3}\/\d{4}/, new RegExp(`^\\s*R\\$\\s*${M}`)), moneyNumber),
+        receita: ctx.take('guia.receita', g(/^Receita:/, /^\s*(\S.*?)\s*$/), (t) => t)
+      }
+
+  const reciboPages = paginas.recibo
+  const recebido = onPages(reciboPages, (page) => doc.after(/DECLARAÇÃO RECEBIDA EM/, /^\s*(\d{2}\/\d{2}\/\d{4}\s+às\s+\d{2}:\d{2}:\d{2})/, { page }))
+  const auth = onPages(reciboPages, (page) => doc.after(/AUTENTICAÇÃO/, /^\s*:?\s*((?:[0-9A-F]{2}\s+){15}[0-9A-F]{2})\b/, { page, linesBelow: 1 }))
+
+  return {
+    municipio: { ibge: '4314902', nome: 'Porto Alegre', uf: 'RS' },
+    empresa: {
+      cnpj: ctx.take('empresa.cnpj', cnpj, cnpjChars),
+      razaoSocial: ctx.take('empresa.razaoSocial', nome, (t) => t.trim() === '' ? null : t.trim()),
+      inscricaoMunicipal: ctx.take('empresa.inscricaoMunicipal', inscricao, (t) => t)
+    },
+    competencia: ref === null ? null : { ano: Number(ref.slice(0, 4)), mes: Number(ref.slice(5)), referencia: ref },
+    financeiro: {
+      receitaServicos: sumRows(doc, ctx, 'financeiro.receitaServicos', decl, /Base de Cálculo Receita Bruta/),
+      deducoes: sumRows(doc, ctx, 'financeiro.deducoes', decl, /Deduções Legais/),
+      // Case matters: `Base de cálculo` (the block's base) is not `Base de Cálculo Receita Bruta`.
+      baseCalculo: sumRows(doc, ctx, 'financeiro.baseCalculo', decl, /Base de cálculo/),
+      aliquota: null,
+      issProprio: one('financeiro.issProprio', /Imposto de Responsabilidade Própria Total/),
+      issRetidoSubstituicao: one('financeiro.issRetidoSubstituicao', /Imposto retido por Substituição tributária/),
+      issRetidoTerceiros: one('financeiro.issRetidoTerceiros', /Imposto retido de contribuinte substituído/),
+      issResponsabilidadeSolidaria: one('financeiro.issResponsabilidadeSolidaria', /Imposto retido por Responsabilidade Solidária/),
+      issCpom: one('financeiro.issCpom', /Imposto retido por falta de inscrição no CPOM/),
+      totalImpostoDevido: one('financeiro.totalImpostoDevido', /Total do imposto devido/),
+      totalRecolher: one('financeiro.totalRecolher', /Total Geral A Recolher/)
+    },
+    recibo: reciboPages.length === 0
+      ? null
+      : {
+          situacao: 'ENTREGUE',
+          recebidoEm: ctx.take('recibo.recebidoEm', recebido, (t) => { const v = isoDateTime(t.replace(/\s+/g, ' ')); return v === null ? null : v + OFFSET }),
+          autenticacao: ctx.take('recibo.autenticacao', auth, (t) => t.replace(/\s+/g, ''))
+        },
+    guia,
+    paginas
+  }
+}

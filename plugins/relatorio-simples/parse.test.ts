@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest'
+import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
+import { generateRelatorio } from './fixtures/generate.js'
+import type { RelatorioOptions } from './fixtures/generate.js'
+import { centsToNumericString, percentOf } from './parse.js'
+
+const cache = new Map<string, ReturnType<typeof generateRelatorio>>()
+const fixture = (o: RelatorioOptions) => {
+  const key = JSON.stringify(o)
+  if (!cache.has(key)) cache.set(key, generateRelatorio(o))
+  return cache.get(key)!
+}
+const pdf = (o: RelatorioOptions) => async () => (await fixture(o)).pdf
+const truth = async (o: RelatorioOptions) => (await fixture(o)).truth
+
+const cases: Array<{ name: string, options: RelatorioOptions, pages?: number }> = [
+  { name: 'one annex block', options: { seed: 1 } },
+  { name: 'three blocks, annex III twice (a consolidation group of two)', options: { seed: 2, blocks: 3 } },
+  { name: 'four blocks over two pages', options: { seed: 3, blocks: 4, twoPages: true }, pages: 2 },
+  { name: 'an installation that loses accents (Emiss?o)', options: { seed: 4, blocks: 2, lostAccents: true } },
+  { name: 'cash regime (RPA on the Regime de Caixa row)', options: { seed: 5, caixa: true } },
+  { name: 'footer adjustments taken into the total, a block listing ISS by municipality', options: { seed: 6, blocks: 2, adjustments: true, municipios: true } }
+]
+
+describe('relatorio-simples: fixture → expected data', () => {
+  pluginCases(cases.map((c) => ({
+    name: `${c.name}: every field equals the generator's truth`,
+    pdf: pdf(c.options),
+    data: () => truth(c.options),
+    pages: c.pages ?? 1,
+    result: { success: true, documentType: 'RELATORIO_SIMPLES', errors: [], warnings: [], engine: { family: 'SIMPLES_NACIONAL', parser: 'relatorio-simples', parserExecuted: true, confidenceLevel: 'HIGH' } }
+  })))
+
+  it('types the spec\'s summary fields: numeric strings and a 4-decimal burden', async () => {
+    const result = await extractPdf(await pdf({ seed: 2, blocks: 3 })())
+    const resumo = (result.data as any).resumo
+    expect(resumo.receitaBrutaMesNumero).toMatch(/^\d+\.\d{2}$/)
+    expect(resumo.valorSimplesRecolherNumero).toMatch(/^\d+\.\d{2}$/)
+    expect(typeof resumo.cargaTributariaTotalNumero).toBe('number')
+    expect(Math.round(resumo.cargaTributariaTotalNumero * 10_000)).toBe(resumo.cargaTributariaTotalNumero * 10_000)
+    const d = result.data as any
+    expect(d.consolidacaoPorAnexo.find((g: any) => g.anexo === d.apuracoes[0].anexo).quantidadeApuracoes).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe('relatorio-simples: derived values from integer cents', () => {
+  it('formats cents as the numeric string', () => {
+    expect(centsToNumericString(1_893_946)).toBe('18939.46')
+    expect(centsToNumericString(5)).toBe('0.05')
+    expect(centsToNumericString(-4025)).toBe('-40.25')
+  })
+  it('computes a percentage with 4 decimals, half up, null on a zero base', () => {
+    expect(percentOf(113_635, 1_893_946)).toBe(5.9999)
+    expect(percentOf(113_637, 1_893_946)).toBe(6)
+    expect(percentOf(1, 3)).toBe(33.3333)
+    expect(percentOf(2, 3)).toBe(66.6667)
+    expect(percentOf(10, 0)).toBeNull()
+    // Large amounts stay exact (BigInt).
+    expect(percentOf(99_999_999_999, 999_999_999_999)).toBe(10)
+  })
+})
+
+describe('relatorio-simples: missing fields are null, never invented', () => {
+  it('without the RPA rows the receipt and the burden are null', async () => {
+    const options: RelatorioOptions = { seed: 11, blocks: 2, omit: ['rpa'] }
+    const result = await extractPdf(await pdf(options)())
+    const d = result.data as any
+    expect(d.resumo).toMatchObject({ receitaBrutaMes: null, receitaBrutaMesNumero: null, cargaTributariaTotalNumero: null })
+    expect(d.resumo.valorSimplesRecolher).not.toBeNull()
+    expect(result.data).toEqual(await truth(options))
+  })
+  it('without the total to recolher the burden is null and the sum check is skipped', async () => {
+    const options: RelatorioOptions = { seed: 12, omit: ['valorSimplesRecolher'] }
+    const result = await extractPdf(await pdf(options)())
+    expect((result.data as any).resumo).toMatchObject({ valorSimplesRecolher: null, valorSimplesRecolherNumero: null, cargaTributariaTotalNumero: null })
+    expect(result.engine.matchedRules).not.toContain('check:blocks-add-up-to-total')
+    expect(result.engine.missingRules).not.toContain('check:blocks-add-up-to-total')
+    expect(result.data).toEqual(await truth(options))
+  })
+  for (const field of ['folha12m', 'cnpj', 'partilha'] as const) {
+    it(`returns null for ${field} when the PDF does not print it`, async () => {
+      const options: RelatorioOptions = { seed: 13, blocks: 2, omit: [field] }
+      const result = await extractPdf(await pdf(options)())
+      expect(result.success).toBe(true)
+      expect(result.data).toEqual(await truth(options))
+      const d = result.data as any
+      if (field === 'cnpj') expect(d.identificacao.cnpj).toBeNull()
+      else if (field === 'partilha') { expect(d.partilha).toBeNull(); expect(d.apuracoes.every((a: any) => a.partilha === null)).toBe(true) }
+      else expect(d[field]).toBeNull()
+    })
+  }
+})
+
+describe('relatorio-simples: consistency checks and evidence', () => {
+  it('warns and lowers confidence when the blocks do not add up to the total to recolher', async () => {
+    const good = await extractPdf(await pdf({ seed: 14, blocks: 2 })())
+    const bad = await extractPdf(await pdf({ seed: 14, blocks: 2, badTotal: true })())
+    expect(good.engine.matchedRules).toContain('check:blocks-add-up-to-total')
+    expect(bad.engine.missingRules).toContain('check:blocks-add-up-to-total')
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^blocks-add-up-to-total:/) })])
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+  })
+  it('passes the sum check when the footer adjustments are part of the total', async () => {
+    const result = await extractPdf(await pdf({ seed: 6, blocks: 2, adjustments: true, municipios: true })())
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:blocks-add-up-to-total', 'check:partilha-adds-up']))
+    expect((result.data as any).outrasDeducoes).toBeGreaterThan(0)
+  })
+
+  it('cites the page of a block read on page 2', async () => {
+    const result = await extractPdf(await pdf({ seed: 3, blocks: 4, twoPages: true })())
+    expect(result.evidence['apuracoes.0.valorSimples']?.page).toBe(1)
+    expect(result.evidence['apuracoes.3.valorSimples']?.page).toBe(2)
+  })
+})

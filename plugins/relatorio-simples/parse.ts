@@ -1,0 +1,220 @@
+/**
+ * Parser of the accounting-software "Relatório do Simples" (documents.md §3 "Fields").
+ * Printed values are read through the text API (each with evidence); the burden and the
+ * per-annex consolidation are derived from them in integer cents and are null whenever an
+ * input is missing. Labels are matched with `.` for accented letters, because some
+ * installations print `Emiss?o`.
+ */
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+
+export type Tributo = 'irpj' | 'csll' | 'cofins' | 'pis' | 'inssCpp' | 'icms' | 'ipi' | 'iss'
+export type Partilha = Record<Tributo, number | null>
+
+export interface Identificacao { empresa: string | null, cnpj: string | null, competencia: string | null, dataEmissao: string | null, codigoEmpresa: string | null }
+
+export interface Resumo {
+  /** The RPA total as printed (`18.939,46`). */
+  receitaBrutaMes: string | null
+  /** The RPA total as a numeric string (`18939.46`). */
+  receitaBrutaMesNumero: string | null
+  rbt12: number | null
+  rbaAtual: number | null
+  rbaAnterior: number | null
+  faixaEnquadramento: string | null
+  valorSimplesRecolher: number | null
+  valorSimplesRecolherNumero: string | null
+  /** Derived: valor a recolher ÷ RPA × 100, 4 decimals. */
+  cargaTributariaTotalNumero: number | null
+}
+
+export interface Apuracao {
+  ordem: number
+  anexo: string | null
+  descricaoAnexo: string | null
+  secao: string | null
+  tabela: string | null
+  tratamentoTributario: string | null
+  receitaTributada: number | null
+  aliquotaEfetiva: number | null
+  valorSimples: number | null
+  partilha: Partilha | null
+}
+
+/** Derived by grouping `apuracoes` by annex. */
+export interface ConsolidacaoAnexo { anexo: string, receitaTributada: number | null, valorSimples: number | null, quantidadeApuracoes: number, aliquotaMedia: number | null }
+
+export interface RelatorioSimples {
+  identificacao: Identificacao
+  resumo: Resumo
+  apuracoes: Apuracao[]
+  consolidacaoPorAnexo: ConsolidacaoAnexo[]
+  /** Derived: each tax summed over the blocks that print it; null for a tax no block prints. */
+  partilha: Partilha | null
+  folha12m: number | null
+  fatorR: number | null
+  valorFixoIcms: number | null
+  valorFixoIss: number | null
+  outrosAcrescimos: number | null
+  outrasDeducoes: number | null
+  valorDiferido: number | null
+}
+
+const M = `(${MONEY_PATTERN})`
+const MONEY_G = new RegExp(MONEY_PATTERN, 'g')
+const DATE = /(\d{2}\/\d{2}\/\d{4})/
+/** A label with its accented letters (and `?`, their lost form) as `.`. */
+const label = (text: string): string => text.replace(/[^\x20-\x7e]/g, '.').replace(/[()]/g, '\\$&')
+const re = (source: string): RegExp => new RegExp(source)
+
+/** Integer cents → the numeric string of the spec (`18939.46`, `-40.25`). */
+export function centsToNumericString (cents: number): string {
+  const sign = cents < 0 ? '-' : ''
+  const abs = Math.abs(cents)
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`
+}
+
+/** `part ÷ whole × 100` with 4 decimals, rounded half up, from integer cents (BigInt: no float error); null when whole is 0. */
+export function percentOf (partCents: number, wholeCents: number): number | null {
+  if (wholeCents === 0) return null
+  const num = BigInt(partCents) * 2_000_000n
+  const den = BigInt(wholeCents) * 2n
+  const neg = (num < 0n) !== (den < 0n)
+  const a = num < 0n ? -num : num
+  const b = den < 0n ? -den : den
+  const q = (a + b / 2n) / b
+  return Number(neg ? -q : q) / 10_000
+}
+
+const percentNumber = (t: string): number | null => /^\d+(?:,\d+)?$/.test(t) ? Number(t.replace(',', '.')) : null
+
+/** Tax names of the `Partilha:` row → keys (documents.md §3: the order varies by annex). */
+const TAX_NAMES: Array<[RegExp, Tributo]> = [
+  [/^IRPJ$/i, 'irpj'], [/^CSLL$/i, 'csll'], [/^COFINS$/i, 'cofins'], [/^PIS(?:\/PASEP)?$/i, 'pis'],
+  [/^(?:INSS\/)?CPP$|^INSS$/i, 'inssCpp'], [/^ICMS$/i, 'icms'], [/^IPI$/i, 'ipi'], [/^ISS(?:QN)?$/i, 'iss']
+]
+const TAX_KEYS: Tributo[] = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss']
+const emptyPartilha = (): Partilha => Object.fromEntries(TAX_KEYS.map((k) => [k, null])) as Partilha
+
+/** Reading position of a hit: page, then top to bottom. */
+const at = (h: Hit): number => h.page * 1e6 - (h.box.y + h.box.height)
+
+function block (doc: TextDocument, ctx: ParseContext, ordem: number, anexoHit: Hit, start: number, end: number): Apuracao {
+  const inside = (pattern: RegExp): Hit | undefined => doc.findAll(pattern).find((h) => at(h) > start && at(h) < end)
+  const f = `apuracoes.${ordem - 1}`
+  const anexoText = anexoHit.value.trim()
+  const roman = /^Anexo\s+([IVX]+)\b/i.exec(anexoText)
+  const tabela = ctx.take(`${f}.tabela`, inside(re(`^${label('Tabela:')}\\s*(\\S.*)$`)), (t) => t.trim())
+  const totals = inside(re(`^${label('Receita Tributada Total:')}\\s*${M}\\s+${label('Alíquota:')}\\s*(\\d+(?:,\\d+)?)\\s*%?\\s+${label('Simples Nacional Total:')}\\s*${M}$`))
+  const names = inside(re(`^${label('Partilha:')}\\s*(\\S.*)$`))
+  const values = inside(re(`^${label('Valor:')}\\s*(${MONEY_PATTERN}(?:\\s+${MONEY_PATTERN})*)$`))
+  let partilha: Partilha | null = null
+  if (names !== undefined && values !== undefined) {
+    const keys = names.value.trim().split(/\s+/).map((n) => TAX_NAMES.find(([p]) => p.test(n))?.[1])
+    const amounts = values.value.match(MONEY_G) ?? []
+    if (keys.length === amounts.length && keys.every((k) => k !== undefined)) {
+      partilha = emptyPartilha()
+      keys.forEach((k, i) => { partilha![k!] = ctx.take(`${f}.partilha.${k!}`, values, () => moneyNumber(amounts[i]!)) })
+    } else {
+      ctx.report({ code: 'PARTILHA_UNREADABLE', message: `block ${ordem}: the Partilha names and values do not pair up`, field: `${f}.partilha` })
+    }
+  }
+  return {
+    ordem,
+    anexo: roman === null ? null : ctx.take(`${f}.anexo`, anexoHit, () => roman[1]!.toUpperCase()),
+    descricaoAnexo: ctx.take(`${f}.descricaoAnexo`, anexoHit, (t) => /^Anexo\s+[IVX]+\s*-\s*(\S.*)$/i.exec(t.trim())?.[1] ?? null),
+    secao: ctx.take(`${f}.secao`, inside(re(`^${label('Seção:')}\\s*(\\S.*)$`)), (t) => t.trim()),
+    tabela,
+    tratamentoTributario: tabela === null ? null : (/^Tabela\s+\d+\s*-\s*(\S.*)$/i.exec(tabela)?.[1] ?? null),
+    receitaTributada: ctx.take(`${f}.receitaTributada`, totals?.parts[0], moneyNumber),
+    aliquotaEfetiva: ctx.take(`${f}.aliquotaEfetiva`, totals?.parts[1], percentNumber),
+    valorSimples: ctx.take(`${f}.valorSimples`, totals?.parts[2], moneyNumber),
+    partilha
+  }
+}
+
+const toCents = (n: number | null): number | null => n === null ? null : Math.round(n * 100)
+
+function consolidate (apuracoes: Apuracao[]): ConsolidacaoAnexo[] {
+  const groups = new Map<string, Apuracao[]>()
+  for (const a of apuracoes) if (a.anexo !== null) groups.set(a.anexo, [...(groups.get(a.anexo) ?? []), a])
+  return [...groups].map(([anexo, list]) => {
+    const sum = (pick: (a: Apuracao) => number | null): number | null => {
+      const cents = list.map((a) => toCents(pick(a)))
+      return cents.some((c) => c === null) ? null : cents.reduce<number>((s, c) => s + c!, 0)
+    }
+    const receita = sum((a) => a.receitaTributada)
+    const valor = sum((a) => a.valorSimples)
+    return {
+      anexo,
+      receitaTributada: receita === null ? null : centsToMoney(receita),
+      valorSimples: valor === null ? null : centsToMoney(valor),
+      quantidadeApuracoes: list.length,
+      aliquotaMedia: receita === null || valor === null ? null : percentOf(valor, receita)
+    }
+  })
+}
+
+function totalPartilha (apuracoes: Apuracao[]): Partilha | null {
+  if (apuracoes.length === 0 || apuracoes.some((a) => a.partilha === null)) return null
+  const out = emptyPartilha()
+  for (const k of TAX_KEYS) {
+    const printed = apuracoes.map((a) => toCents(a.partilha![k])).filter((c): c is number => c !== null)
+    out[k] = printed.length === 0 ? null : centsToMoney(printed.reduce((s, c) => s + c, 0))
+  }
+  return out
+}
+
+export function parseRelatorio (doc: TextDocument, ctx: ParseContext): RelatorioSimples {
+  const money = (field: string, labelText: string): number | null => ctx.take(field, doc.after(re(`^${label(labelText)}`), re(`^\\s*${M}`)), moneyNumber)
+  const lastOfRow = (row: string): Hit | undefined => doc.find(re(`${row}\\s+(?:${MONEY_PATTERN}\\s+){0,2}${M}$`))
+
+  const header = doc.find(re(`^${label('Empresa:')}\\s*(?:(\\d+)\\s*-\\s*)?(\\S.*?)\\s+${label('Emissão:')}`))
+  // RPA: the row of the regime whose total is not zero; both zero → 0 (documents.md §3).
+  const competencia = lastOfRow(`^${label('Regime de Competência')}`)
+  const caixa = lastOfRow(`^${label('Regime de Caixa')}`)
+  const nonZero = [competencia, caixa].filter((h) => h !== undefined && moneyCents(h.value) !== 0)
+  if (nonZero.length > 1) ctx.report({ code: 'RPA_TWO_REGIMES', message: 'both regimes print receipts; the competência row is used', field: 'resumo.receitaBrutaMes' })
+  const rpaHit = nonZero[0] ?? competencia ?? caixa
+  const rpa = ctx.take('resumo.receitaBrutaMes', rpaHit, (t) => moneyCents(t) === null ? null : t)
+  const rpaCents = rpa === null ? null : moneyCents(rpa)
+  const recolherHit = doc.after(re(`^${label('Simples Nacional a recolher:')}`), re(`^\\s*${M}`))
+  const recolherCents = recolherHit === undefined ? null : moneyCents(recolherHit.value)
+  const valorSimplesRecolher = ctx.take('resumo.valorSimplesRecolher', recolherHit, moneyNumber)
+
+  // One block per `Anexo:` line, up to the next one (or the end of the document).
+  const anexos = doc.findAll(re(`^${label('Anexo:')}\\s*(\\S.*)$`))
+  const apuracoes = anexos.map((h, i) => block(doc, ctx, i + 1, h, at(h) - 0.001, i + 1 < anexos.length ? at(anexos[i + 1]!) : Number.POSITIVE_INFINITY))
+  const fator = doc.after(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
+
+  return {
+    identificacao: {
+      empresa: ctx.take('identificacao.empresa', header?.parts[1], (t) => t.trim() === '' ? null : t.trim()),
+      cnpj: ctx.take('identificacao.cnpj', doc.after(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
+      competencia: ctx.take('identificacao.competencia', doc.after(re(label('Período:')), /^\s*(\d{2}\/\d{4})/), competence),
+      dataEmissao: ctx.take('identificacao.dataEmissao', doc.after(re(label('Emissão:')), DATE), isoDate),
+      codigoEmpresa: ctx.take('identificacao.codigoEmpresa', header?.parts[0], (t) => t)
+    },
+    resumo: {
+      receitaBrutaMes: rpa,
+      receitaBrutaMesNumero: rpaCents === null ? null : centsToNumericString(rpaCents),
+      rbt12: ctx.take('resumo.rbt12', lastOfRow(String.raw`\(RBT12\)`), moneyNumber),
+      rbaAtual: ctx.take('resumo.rbaAtual', lastOfRow(String.raw`corrente \(RBA\)`), moneyNumber),
+      rbaAnterior: ctx.take('resumo.rbaAnterior', lastOfRow(String.raw`anterior \(RBA\)`), moneyNumber),
+      faixaEnquadramento: ctx.take('resumo.faixaEnquadramento', doc.after(/Faixa de Enquadramento:/, new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})`)), (t) => t),
+      valorSimplesRecolher,
+      valorSimplesRecolherNumero: recolherCents === null ? null : centsToNumericString(recolherCents),
+      cargaTributariaTotalNumero: rpaCents === null || recolherCents === null ? null : percentOf(recolherCents, rpaCents)
+    },
+    apuracoes,
+    consolidacaoPorAnexo: consolidate(apuracoes),
+    partilha: totalPartilha(apuracoes),
+    folha12m: money('folha12m', 'Valor da Folha nos últimos 12 meses:'),
+    fatorR: ctx.take('fatorR', fator, percentNumber),
+    valorFixoIcms: money('valorFixoIcms', 'Valor Fixo ICMS:'),
+    valorFixoIss: money('valorFixoIss', 'Valor Fixo ISS:'),
+    outrosAcrescimos: money('outrosAcrescimos', 'Outros Acréscimos:'),
+    outrasDeducoes: money('outrasDeducoes', 'Outras Deduções:'),
+    valorDiferido: money('valorDiferido', 'Valor Diferido:')
+  }
+}
