@@ -6,7 +6,9 @@
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
+import { nfseDanfse } from './nfse-danfse/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
-  pgdasExtrato
+  pgdasExtrato,
+  nfseDanfse
 ]
