@@ -17,7 +17,9 @@ const cases: Array<{ name: string, options: DanfseOptions }> = [
   { name: 'v1.0, tomador with a CPF, an intermediary', options: { seed: 2, tomador: 'cpf', intermediario: true } },
   { name: 'v1.0, tomador with an alphanumeric CNPJ', options: { seed: 3, tomador: 'alnum' } },
   { name: 'v1.0 on two pages (parties on page 1, taxes and totals on page 2)', options: { seed: 4, twoPages: true, intermediario: true } },
-  { name: 'v2.0, tomador with a CNPJ, no intermediary', options: { seed: 5, version: '2.0' } },
+  { name: 'v1.0, tomador not identified', options: { seed: 9, tomador: 'none' } },
+  { name: 'v2.0, tomador with a CNPJ, no intermediary, no destinatário', options: { seed: 5, version: '2.0' } },
+  { name: 'v2.0, a destinatário of the operation and an intermediary', options: { seed: 10, version: '2.0', destinatario: true, intermediario: true } },
   { name: 'v2.0, tomador with an alphanumeric CNPJ, an intermediary', options: { seed: 6, version: '2.0', tomador: 'alnum', intermediario: true } },
   { name: 'v2.0, tomador with a CPF, two pages', options: { seed: 7, version: '2.0', tomador: 'cpf', twoPages: true } },
   { name: 'v2.0 with the footer stub first in the content stream', options: { seed: 8, version: '2.0', stubFirst: true, intermediario: true } }
@@ -45,6 +47,8 @@ describe('nfse-danfse: what the fixtures vary is really read', () => {
     expect(alnum.tomador?.documento).toMatch(/^(?=.*[A-Z])[0-9A-Z]{12}\d{2}$/)
     expect(cpf.intermediario?.documento).toMatch(/^\d{14}$/)
     expect(none.intermediario).toBeNull()
+    expect((await truth({ seed: 9, tomador: 'none' })).tomador).toBeNull()
+    expect((await truth({ seed: 10, version: '2.0', destinatario: true, intermediario: true })).destinatario?.documento).toMatch(/^\d{14}$/)
     const result = await extractPdf(await pdf({ seed: 6, version: '2.0', tomador: 'alnum', intermediario: true })())
     expect((result.data as typeof alnum).tomador?.documento).toBe(alnum.tomador?.documento)
   })
