@@ -55,9 +55,11 @@ export function section (doc: TextDocument, headers: string[], stops: string[]):
  * The value printed under `label` in its column: the runs of the next line (same page,
  * close below) whose left edge lies between the label's left edge and the next run of the
  * label's line. Several labels may name one cell (v1.0 and v2.0 wordings); the first
- * printed one is used. Undefined when the label or its value is not printed.
+ * printed one is used. Undefined when the label or its value is not printed. `rest` also
+ * takes the column on the following lines of the scope (a wrapped description that ends
+ * its section).
  */
-export function cell (scope: Scope, labels: string | string[]): Hit | undefined {
+export function cell (scope: Scope, labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
   const wanted = (Array.isArray(labels) ? labels : [labels]).map(norm)
   for (let i = 0; i < scope.length; i++) {
     const line = scope[i]!
@@ -68,10 +70,22 @@ export function cell (scope: Scope, labels: string | string[]): Hit | undefined 
     const right = nextLabel.length > 0 ? Math.min(...nextLabel) - SLACK : Infinity
     const below = scope[i + 1]
     if (below === undefined || below.page !== line.page || line.box.y - (below.box.y + below.box.height) > MAX_GAP) return undefined
-    const runs = below.runs.filter(({ run }) => run.box.x >= left && run.box.x < right)
+    const inColumn = (l: TextLine): Array<TextLine['runs'][number]> => l.runs.filter(({ run }) => run.box.x >= left && run.box.x < right)
+    const runs = inColumn(below)
     if (runs.length === 0) return undefined
+    const sources = [below.text]
+    if (options.rest === true) {
+      // The last cell of a section (a description) wraps: its column on every later line of the section, same page.
+      for (const more of scope.slice(i + 2)) {
+        if (more.page !== below.page) break
+        const extra = inColumn(more)
+        if (extra.length === 0) break
+        runs.push(...extra)
+        sources.push(more.text)
+      }
+    }
     const value = runs.map(({ run }) => run.text.trim()).join(' ').replace(/\s+/g, ' ').trim()
-    return { value, groups: [value], parts: [], page: below.page, source: below.text, box: union(runs.map(({ run }) => run.box)) }
+    return { value, groups: [value], parts: [], page: below.page, source: sources.join('\n'), box: union(runs.map(({ run }) => run.box)) }
   }
   return undefined
 }

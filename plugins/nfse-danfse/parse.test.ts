@@ -22,6 +22,8 @@ const cases: Array<{ name: string, options: DanfseOptions }> = [
   { name: 'v2.0, a destinatário of the operation and an intermediary', options: { seed: 10, version: '2.0', destinatario: true, intermediario: true } },
   { name: 'v2.0, tomador with an alphanumeric CNPJ, an intermediary', options: { seed: 6, version: '2.0', tomador: 'alnum', intermediario: true } },
   { name: 'v2.0, tomador with a CPF, two pages', options: { seed: 7, version: '2.0', tomador: 'cpf', twoPages: true } },
+  { name: 'v1.0, a service description wrapped over several lines', options: { seed: 15, longDescription: true, intermediario: true } },
+  { name: 'v2.0, a service description wrapped over several lines, two pages', options: { seed: 16, version: '2.0', longDescription: true, twoPages: true } },
   { name: 'v2.0 with the footer stub first in the content stream', options: { seed: 8, version: '2.0', stubFirst: true, intermediario: true } }
 ]
 

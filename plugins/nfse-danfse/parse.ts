@@ -203,7 +203,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
           codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', cell(servico, 'Código de Tributação Nacional') ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
           codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', cell(servico, 'Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
           codigoNbs: ctx.take('servico.codigoNbs', cell(servico, 'Código da NBS'), str),
-          descricao: ctx.take('servico.descricao', cell(servico, 'Descrição do Serviço'), str),
+          descricao: ctx.take('servico.descricao', cell(servico, 'Descrição do Serviço', { rest: true }), str),
           localPrestacao: ctx.take('servico.localPrestacao', cell(servico, 'Local da Prestação'), str),
           paisPrestacao: ctx.take('servico.paisPrestacao', cell(servico, 'País da Prestação'), str)
         },
