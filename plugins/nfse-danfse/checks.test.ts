@@ -37,6 +37,12 @@ describe('nfse-danfse: access key and document checks', () => {
     expect(run('chave-numero', { chaveAcesso: null, numeroNfse: '171' })).toEqual({ status: 'skip' })
   })
 
+  it('compares the v2.0 footer stub with the header', () => {
+    expect(run('canhoto-confere', { canhoto: { numeroNfse: '171', chaveAcesso: REAL_KEY }, numeroNfse: '171', chaveAcesso: REAL_KEY })).toEqual({ status: 'pass' })
+    expect(run('canhoto-confere', { canhoto: { numeroNfse: '171', chaveAcesso: REAL_KEY }, numeroNfse: '117', chaveAcesso: null })).toEqual({ status: 'fail', message: 'the footer stub prints another number than the header' })
+    expect(run('canhoto-confere', { canhoto: null, numeroNfse: '171', chaveAcesso: REAL_KEY })).toEqual({ status: 'skip' })
+  })
+
   it('verifies CNPJ (numeric and alphanumeric) and CPF check digits of the parties', () => {
     expect(isValidCpf('11144477735')).toBe(true)
     expect(isValidCpf('11144477736')).toBe(false)

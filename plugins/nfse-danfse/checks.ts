@@ -84,6 +84,17 @@ export const checks: Array<ConsistencyCheck<Danfse>> = [
       return k.aamm === aamm ? pass : fail(`the access key's AAMM ${k.aamm} differs from the issue date's ${aamm}`)
     }
   },
+  {
+    name: 'canhoto-confere',
+    weight: 1,
+    run: ({ canhoto, numeroNfse, chaveAcesso }) => {
+      if (canhoto === null) return skip
+      const pairs = [[canhoto.numeroNfse, numeroNfse, 'number'], [canhoto.chaveAcesso, chaveAcesso, 'access key']].filter(([a, b]) => a !== null && b !== null)
+      if (pairs.length === 0) return skip
+      const differ = pairs.filter(([a, b]) => a !== b).map(([, , what]) => what)
+      return differ.length === 0 ? pass : fail(`the footer stub prints another ${differ.join(' and ')} than the header`)
+    }
+  },
   { name: 'documentos-validos', weight: 1, run: documentsValid },
   { name: 'valor-liquido', weight: 1, run: netValue }
 ]

@@ -93,6 +93,8 @@ export interface Danfse {
   federais: Federais | null
   ibsCbs: IbsCbs | null
   valores: Valores | null
+  /** v2.0 footer stub `Nº NFS-e / CHAVE NFS-e`: the number and key printed again. */
+  canhoto: { numeroNfse: string | null, chaveAcesso: string | null } | null
   homologacao: boolean
 }
 
@@ -181,11 +183,14 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const valores = sec(HEADERS.valores)
   const cstHit = cell(ibs, 'CST / cClassTrib')
   const ibsRates = cell(ibs, 'Alíquota - IBS UF / IBS Mun')
+  const stub = cell(section(doc, ['DATA CIENTIFICAÇÃO'], []), 'Nº NFS-e / CHAVE NFS-e')
+  const keyOf = (t: string): string | null => { const k = t.replace(/\s+/g, '').toUpperCase(); return /^\d{9}[0-9A-Z]{14}\d{27}$/.test(k) ? k : null }
+  const numberOf = (t: string): string | null => /^\d+$/.test(t.trim()) ? t.trim() : null
 
   return {
     versaoLayout,
-    chaveAcesso: ctx.take('chaveAcesso', cell(head, 'Chave de Acesso da NFS-e'), (t) => { const k = t.replace(/\s+/g, '').toUpperCase(); return /^\d{9}[0-9A-Z]{14}\d{27}$/.test(k) ? k : null }),
-    numeroNfse: ctx.take('numeroNfse', cell(head, 'Número da NFS-e'), (t) => /^\d+$/.test(t.trim()) ? t.trim() : null),
+    chaveAcesso: ctx.take('chaveAcesso', cell(head, 'Chave de Acesso da NFS-e'), keyOf),
+    numeroNfse: ctx.take('numeroNfse', cell(head, 'Número da NFS-e'), numberOf),
     competencia: ctx.take('competencia', cell(head, 'Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
     dataHoraEmissao: ctx.take('dataHoraEmissao', cell(head, 'Data e Hora da emissão da NFS-e'), isoDateTime),
     numeroDps: ctx.take('numeroDps', cell(head, 'Número da DPS'), str),
@@ -249,6 +254,12 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
           issqnRetido: ctx.take('valores.issqnRetido', cell(valores, 'ISSQN Retido'), money),
           totalRetencoes: ctx.take('valores.totalRetencoes', cell(valores, ['Total das Retenções Federais', 'Total das Retenções (ISSQN / Federais)']), money),
           valorLiquido: ctx.take('valores.valorLiquido', cell(valores, 'Valor Líquido da NFS-e'), money)
+        },
+    canhoto: stub === undefined
+      ? null
+      : {
+          numeroNfse: ctx.take('canhoto.numeroNfse', part(stub, /^(\S+)\s*\//), numberOf),
+          chaveAcesso: ctx.take('canhoto.chaveAcesso', part(stub, /\/\s*(\S+)$/), keyOf)
         },
     homologacao
   }
