@@ -6,11 +6,13 @@
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
 import { decIssqnPoa } from './dec-issqn-poa/index.js'
+import { nfseDanfse } from './nfse-danfse/index.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
 import { relatorioSimples } from './relatorio-simples/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
   pgdasExtrato,
   relatorioSimples,
-  decIssqnPoa
+  decIssqnPoa,
+  nfseDanfse
 ]

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest'
+import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
+import { generateDanfse } from './fixtures/generate.js'
+import type { DanfseOptions, Omittable } from './fixtures/generate.js'
+
+const cache = new Map<string, ReturnType<typeof generateDanfse>>()
+const fixture = (o: DanfseOptions) => {
+  const key = JSON.stringify(o)
+  if (!cache.has(key)) cache.set(key, generateDanfse(o))
+  return cache.get(key)!
+}
+const pdf = (o: DanfseOptions) => async () => (await fixture(o)).pdf
+const truth = async (o: DanfseOptions) => (await fixture(o)).truth
+
+const cases: Array<{ name: string, options: DanfseOptions }> = [
+  { name: 'v1.0, tomador with a CNPJ, no intermediary', options: { seed: 1 } },
+  { name: 'v1.0, tomador with a CPF, an intermediary', options: { seed: 2, tomador: 'cpf', intermediario: true } },
+  { name: 'v1.0, tomador with an alphanumeric CNPJ', options: { seed: 3, tomador: 'alnum' } },
+  { name: 'v1.0 on two pages (parties on page 1, taxes and totals on page 2)', options: { seed: 4, twoPages: true, intermediario: true } },
+  { name: 'v1.0, tomador not identified', options: { seed: 9, tomador: 'none' } },
+  { name: 'v2.0, tomador with a CNPJ, no intermediary, no destinatário', options: { seed: 5, version: '2.0' } },
+  { name: 'v2.0, a destinatário of the operation and an intermediary', options: { seed: 10, version: '2.0', destinatario: true, intermediario: true } },
+  { name: 'v2.0, tomador with an alphanumeric CNPJ, an intermediary', options: { seed: 6, version: '2.0', tomador: 'alnum', intermediario: true } },
+  { name: 'v2.0, tomador with a CPF, two pages', options: { seed: 7, version: '2.0', tomador: 'cpf', twoPages: true } },
+  { name: 'v1.0, a service description wrapped over several lines', options: { seed: 15, longDescription: true, intermediario: true } },
+  { name: 'v2.0, a service description wrapped over several lines, two pages', options: { seed: 16, version: '2.0', longDescription: true, twoPages: true } },
+  { name: 'v2.0 with the footer stub first in the content stream', options: { seed: 8, version: '2.0', stubFirst: true, intermediario: true } }
+]
+
+describe('nfse-danfse: fixture → expected data', () => {
+  pluginCases(cases.map((c) => ({
+    name: `${c.name}: every field equals the generator's truth`,
+    pdf: pdf(c.options),
+    data: () => truth(c.options),
+    pages: c.options.twoPages === true ? 2 : 1,
+    result: {
+      success: true, documentType: 'NFSE_DANFSE', errors: [], warnings: [],
+      engine: { family: 'NFSE', parser: 'nfse-danfse', parserExecuted: true, parserBlocked: false, confidence: 1, confidenceLevel: 'HIGH', missingRules: [] }
+    }
+  })))
+})
+
+describe('nfse-danfse: what the fixtures vary is really read', () => {
+  it('reads a CPF tomador, an alphanumeric CNPJ tomador and the intermediary present or absent', async () => {
+    const cpf = await truth({ seed: 2, tomador: 'cpf', intermediario: true })
+    const alnum = await truth({ seed: 6, version: '2.0', tomador: 'alnum', intermediario: true })
+    const none = await truth({ seed: 1 })
+    expect(cpf.tomador?.documento).toMatch(/^\d{11}$/)
+    expect(alnum.tomador?.documento).toMatch(/^(?=.*[A-Z])[0-9A-Z]{12}\d{2}$/)
+    expect(cpf.intermediario?.documento).toMatch(/^\d{14}$/)
+    expect(none.intermediario).toBeNull()
+    expect((await truth({ seed: 9, tomador: 'none' })).tomador).toBeNull()
+    expect((await truth({ seed: 10, version: '2.0', destinatario: true, intermediario: true })).destinatario?.documento).toMatch(/^\d{14}$/)
+    const result = await extractPdf(await pdf({ seed: 6, version: '2.0', tomador: 'alnum', intermediario: true })())
+    expect((result.data as typeof alnum).tomador?.documento).toBe(alnum.tomador?.documento)
+  })
+})
+
+describe('nfse-danfse: missing fields are null, never invented', () => {
+  const omittable: Array<[Omittable, (d: Record<string, any>) => unknown]> = [
+    ['competencia', (d) => d.competencia],
+    ['prestador.telefone', (d) => d.prestador.telefone],
+    ['tomador.email', (d) => d.tomador.email],
+    ['issqn.aliquota', (d) => d.issqn.aliquota],
+    ['servico.localPrestacao', (d) => d.servico.localPrestacao],
+    ['valores.valorLiquido', (d) => d.valores.valorLiquido]
+  ]
+  for (const version of ['1.0', '2.0'] as const) {
+    for (const [field, read] of omittable) {
+      it(`v${version}: returns null for ${field} when the PDF does not print it`, async () => {
+        const options: DanfseOptions = { seed: 11, version, omit: [field] }
+        const result = await extractPdf(await pdf(options)())
+        expect(result.success).toBe(true)
+        expect(read(result.data as Record<string, any>)).toBeNull()
+        expect(result.data).toEqual(await truth(options))
+        expect(result.evidence[field]).toBeUndefined()
+      })
+    }
+  }
+
+  it('reads a DANFSe without its access key (detection still high enough), the key checks skipped', async () => {
+    const options: DanfseOptions = { seed: 12, omit: ['chaveAcesso'] }
+    const result = await extractPdf(await pdf(options)())
+    expect(result).toMatchObject({ success: true, documentType: 'NFSE_DANFSE', data: { chaveAcesso: null } })
+    expect(result.data).toEqual(await truth(options))
+    expect(result.engine.missingRules).toEqual(['chave-acesso'])
+    expect(result.engine.matchedRules.filter((r) => r.startsWith('check:chave'))).toEqual([])
+  })
+
+  it('prints "-" for empty values and returns null for them', async () => {
+    const result = await extractPdf(await pdf({ seed: 1 })())
+    const d = result.data as Record<string, any>
+    expect(d.valores.descontoCondicionado).toBeNull()
+    expect(d.federais.cpRetida).toBeNull()
+    expect(d.servico.paisPrestacao).toBeNull()
+    expect(d.prestador.regimeApuracaoSn).toBeNull()
+  })
+})
+
+describe('nfse-danfse: consistency checks, homologation and evidence', () => {
+  it('lowers confidence with a warning when the key holds another NFS-e number than the printed one', async () => {
+    const good = await extractPdf(await pdf({ seed: 13, version: '2.0' })())
+    const bad = await extractPdf(await pdf({ seed: 13, version: '2.0', keyNumberMismatch: true })())
+    expect(good.engine.matchedRules).toContain('check:chave-numero')
+    expect(bad.engine.missingRules).toContain('check:chave-numero')
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^chave-numero: the access key holds NFS-e number \d+, the DANFSe prints \d+$/) })])
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+    // The printed number is reported as printed, not "corrected" from the key.
+    expect((bad.data as { numeroNfse: string }).numeroNfse).toBe((await truth({ seed: 13, version: '2.0' })).numeroNfse)
+  })
+
+  it('flags a homologation print (NFS-e SEM VALIDADE JURÍDICA) with a warning and homologacao: true', async () => {
+    const options: DanfseOptions = { seed: 14, homologacao: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result).toMatchObject({ success: true, documentType: 'NFSE_DANFSE', data: { homologacao: true } })
+    expect(result.data).toEqual(await truth(options))
+    expect(result.warnings).toEqual([expect.objectContaining({ code: 'NFSE_HOMOLOGACAO', field: 'homologacao' })])
+  })
+
+  it('reports where a value was read: page and line of the two-page variant', async () => {
+    const options: DanfseOptions = { seed: 4, twoPages: true, intermediario: true }
+    const result = await extractPdf(await pdf(options)())
+    const t = await truth(options)
+    expect(result.evidence.chaveAcesso).toEqual({ page: 1, source: t.chaveAcesso, box: expect.objectContaining({ x: expect.closeTo(40, 0) }) })
+    expect(result.evidence['valores.valorLiquido']?.page).toBe(2)
+    expect(result.evidence['tomador.documento']?.box.x).toBeCloseTo(180, 0)
+  })
+})
