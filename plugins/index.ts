@@ -6,9 +6,11 @@
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
 import { das } from './das/index.js'
+import { dasMei } from './das-mei/index.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
   pgdasExtrato,
+  dasMei,
   das
 ]

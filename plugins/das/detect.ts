@@ -3,16 +3,7 @@
  * copy: accents stripped, upper case, one space.
  */
 import type { DetectionRule } from '../../core/plugin-api.js'
-
-/** A printed 48-digit collection line whose issuer (positions 16-19 of the code) is `0328`. */
-export function hasSimplesBarcode (normalized: string): boolean {
-  for (const m of normalized.matchAll(/\d{11}[ -]?\d(?: \d{11}[ -]?\d){3}/g)) {
-    const digits = m[0].replace(/\D/g, '')
-    const code = [0, 1, 2, 3].map((i) => digits.slice(i * 12, i * 12 + 11)).join('')
-    if (code.startsWith('8') && code.slice(15, 19) === '0328') return true
-  }
-  return false
-}
+import { hasSimplesBarcode } from './guide.js'
 
 export const rules: DetectionRule[] = [
   // §4: the title plus at least one guide label. The title may be split over two lines;

@@ -250,3 +250,13 @@ export function readIdentity (doc: TextDocument, ctx: ParseContext, scope: Searc
     razaoSocial: ctx.take('razaoSocial', row?.parts[1], text)
   }
 }
+
+/** A printed 48-digit collection line whose issuer (positions 16-19 of the code) is `0328`. */
+export function hasSimplesBarcode (normalized: string): boolean {
+  for (const m of normalized.matchAll(/\d{11}[ -]?\d(?: \d{11}[ -]?\d){3}/g)) {
+    const digits = m[0].replace(/\D/g, '')
+    const code = [0, 1, 2, 3].map((i) => digits.slice(i * 12, i * 12 + 11)).join('')
+    if (code.startsWith('8') && code.slice(15, 19) === '0328') return true
+  }
+  return false
+}
