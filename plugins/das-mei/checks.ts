@@ -4,7 +4,7 @@
  * a check none of the months could run is skipped.
  */
 import type { CheckOutcome, ConsistencyCheck } from '../../core/plugin-api.js'
-import { barcodeAmountCheck, barcodeIssuerCheck, barcodeNumberCheck, cents, compositionCheck, lineDigitsCheck, rowPeriodsCheck } from './guide.js'
+import { barcodeAmountCheck, barcodeDateCheck, barcodeIssuerCheck, barcodeNumberCheck, cents, compositionCheck, lineDigitsCheck, rowPeriodsCheck } from './guide.js'
 import type { DasMei, GuiaMei } from './parse.js'
 
 function everyGuide (check: (g: GuiaMei) => CheckOutcome): (d: DasMei) => CheckOutcome {
@@ -47,6 +47,7 @@ export const checks: Array<ConsistencyCheck<DasMei>> = [
   { name: 'barcode-amount-equals-total', weight: 2, run: everyGuide(barcodeAmountCheck) },
   { name: 'barcode-number-equals-printed', weight: 2, run: everyGuide(barcodeNumberCheck) },
   { name: 'barcode-issuer-0328', weight: 1, run: everyGuide(barcodeIssuerCheck) },
+  { name: 'barcode-date-matches', weight: 1, run: everyGuide(barcodeDateCheck) },
   { name: 'composition-adds-up', weight: 2, run: everyGuide(compositionCheck) },
   { name: 'row-periods-match-header', weight: 1, run: everyGuide(rowPeriodsCheck) },
   { name: 'tributos-match-composition', weight: 1, run: everyGuide(tributosMatchRows) },

@@ -212,6 +212,21 @@ export function barcodeNumberCheck (g: Guia): CheckOutcome {
   return inside === g.numeroDocumento ? { status: 'pass' } : { status: 'fail', message: `the barcode carries document number ${inside}, the guide prints ${g.numeroDocumento}` }
 }
 
+/** `YYYY-MM-DD` → `YYDDD` (two-digit year, day of the year), as the barcode carries dates. */
+function yyddd (isoDate: string): string {
+  const [y, m, d] = isoDate.split('-').map(Number) as [number, number, number]
+  const day = (Date.UTC(y, m - 1, d) - Date.UTC(y, 0, 1)) / 86_400_000 + 1
+  return `${String(y).slice(2)}${String(day).padStart(3, '0')}`
+}
+
+/** The date in the barcode (positions 20-24, YYDDD) is the guide's pay-until date or its due date (§0.3). */
+export function barcodeDateCheck (g: Guia): CheckOutcome {
+  const dates = [g.pagarAte, g.dataVencimento].filter((d): d is string => d !== null)
+  if (g.codigoBarras === null || dates.length === 0) return skip
+  const inside = g.codigoBarras.slice(19, 24)
+  return dates.some((d) => yyddd(d) === inside) ? { status: 'pass' } : { status: 'fail', message: `the barcode's date ${inside} (YYDDD) is neither the pay-until date nor the due date` }
+}
+
 /** The issuer code of the barcode is the Simples Nacional's `0328`. */
 export function barcodeIssuerCheck (g: Guia): CheckOutcome {
   if (g.codigoBarras === null) return skip

@@ -81,6 +81,24 @@ describe('das: consistency checks and evidence', () => {
     expect((bad.data as any).valorTotal).toBe((good.data as any).valorTotal)
   })
 
+  const forged: Array<[NonNullable<DasOptions['forge']>, string, RegExp]> = [
+    ['amount', 'barcode-amount-equals-total', /^barcode-amount-equals-total: the barcode carries /],
+    ['number', 'barcode-number-equals-printed', /^barcode-number-equals-printed: the barcode carries document number /],
+    ['date', 'barcode-date-matches', /^barcode-date-matches: the barcode's date 21001 /],
+    ['totais', 'composition-adds-up', /^composition-adds-up: the composition's total adds up to /]
+  ]
+  for (const [forge, check, message] of forged) {
+    it(`fails only ${check} when the ${forge} disagrees with the page (check digits still verify)`, async () => {
+      const good = await extractPdf(await pdf({ seed: 14 })())
+      const bad = await extractPdf(await pdf({ seed: 14, forge })())
+      expect(bad.engine.matchedRules).toContain('check:collection-line-digits')
+      expect(bad.engine.missingRules).toEqual([`check:${check}`])
+      expect(bad.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(message) }])
+      expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+      expect(bad.data).toEqual(await truth({ seed: 14, forge }))
+    })
+  }
+
   it('reports, for a value, the page, the line it was read from and its box', async () => {
     const options: DasOptions = { seed: 4, twoPages: true }
     const result = await extractPdf(await pdf(options)())
