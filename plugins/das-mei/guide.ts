@@ -87,7 +87,7 @@ function compositionColumns (doc: TextDocument, scope: SearchOptions): Columns[]
 
 const KEYS = ['principal', 'multa', 'juros', 'total'] as const
 
-/** Assigns a row's money hits to the nearest column label (left edges); without a header, 4 values are the four columns and 2 are principal and total (§4: empty multa and juros cells print nothing). */
+/** Assigns a row's money hits to the column label whose centre is nearest (left- or right-aligned cells alike); without a header, 4 values are the four columns and 2 are principal and total (§4: empty multa and juros cells print nothing). */
 function assign (values: Hit[], columns: Columns | undefined): Partial<Record<typeof KEYS[number], Hit | undefined>> {
   if (columns === undefined || columns.labels.length !== 4) {
     if (values.length === 4) return { principal: values[0], multa: values[1], juros: values[2], total: values[3] }
@@ -97,7 +97,7 @@ function assign (values: Hit[], columns: Columns | undefined): Partial<Record<ty
   const out: Partial<Record<typeof KEYS[number], Hit | undefined>> = {}
   for (const v of values) {
     let best = 0
-    columns.labels.forEach((l, i) => { if (Math.abs(l.box.x - v.box.x) < Math.abs(columns.labels[best]!.box.x - v.box.x)) best = i })
+    columns.labels.forEach((l, i) => { if (Math.abs(cx(l) - cx(v)) < Math.abs(cx(columns.labels[best]!) - cx(v))) best = i })
     out[KEYS[best]!] = v
   }
   return out

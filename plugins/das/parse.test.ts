@@ -19,7 +19,9 @@ const cases: Array<{ name: string, options: DasOptions, pages?: number }> = [
   { name: 'PGDAS-D guide reissued late (multa, juros, pay-until after the due date)', options: { seed: 3, late: true } },
   { name: 'PGDAS-D guide over two pages (table continued, Totais and barcode on page 2)', options: { seed: 4, twoPages: true }, pages: 2 },
   { name: 'installment plan "DAS de PARCSN" (period Diversos, original periods per row)', options: { seed: 5, kind: 'PARCSN' } },
-  { name: 'installment plan over two pages', options: { seed: 6, kind: 'PARCSN', twoPages: true }, pages: 2 }
+  { name: 'installment plan over two pages', options: { seed: 6, kind: 'PARCSN', twoPages: true }, pages: 2 },
+  { name: 'late guide with right-aligned amounts (columns told apart by position)', options: { seed: 7, late: true, rightAligned: true } },
+  { name: 'on-time guide with right-aligned amounts and empty multa and juros cells', options: { seed: 8, rightAligned: true } }
 ]
 
 describe('das: fixture → expected data', () => {
@@ -98,6 +100,14 @@ describe('das: consistency checks and evidence', () => {
       expect(bad.data).toEqual(await truth({ seed: 14, forge }))
     })
   }
+
+  it('right-aligned fixtures end every amount of a column at the same x', async () => {
+    const result = await extractPdf(await pdf({ seed: 7, late: true, rightAligned: true })())
+    const right = (k: string): number => { const b = result.evidence[k]!.box; return b.x + b.width }
+    for (const k of ['composicao.0.total', 'composicao.3.total', 'totais.total']) expect(right(k)).toBeCloseTo(540, 0)
+    expect(right('composicao.0.multa')).toBeCloseTo(405, 0)
+    expect(result.evidence['composicao.0.multa']!.box.x).not.toBeCloseTo(result.evidence['composicao.1.multa']!.box.x, 0)
+  })
 
   it('reports, for a value, the page, the line it was read from and its box', async () => {
     const options: DasOptions = { seed: 4, twoPages: true }
