@@ -145,20 +145,20 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const header = doc.find(/(Período de Apuração) (Data de Vencimento) (Número do Documento) (Pagar este documento até)/, scope)
   const [periodoLabel, vencimentoLabel, numeroLabel, pagarLabel] = header?.parts ?? []
   const periodo = inColumn(doc, periodoLabel, /\b((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/)
-  const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.after(/^Número:/, NUMBER, scope)
+  const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.after(/Número:/, NUMBER, scope)
   const valorLabel = doc.find(/(Valor Total do Documento)/, scope)
   const columns = compositionColumns(doc, scope)
   const line = doc.find(LINE48, scope)
   const read = line === undefined ? null : readCollectionLine(line.value)
   const senda = doc.find(/SENDA \(Versão: ?(\d+(?:\.\d+)+)\)/, scope)
   const emitted = doc.find(/SENDA \(Versão: ?[\d.]+\).*?(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/, scope)
-  return {
+  const guia: Guia = {
     competencia: ctx.take(`${prefix}competencia`, periodo, (t) => /^diversos$/i.test(t) ? 'DIVERSOS' : competence(t)),
     dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)), isoDate),
     pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? doc.after(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
     numeroDocumento: ctx.take(`${prefix}numeroDocumento`, numero, (t) => t.replace(/\D/g, '')),
     numeroDocumentoFormatado: ctx.take(`${prefix}numeroDocumentoFormatado`, numero, (t) => t),
-    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.after(/^Valor:/, new RegExp(M), scope), moneyNumber),
+    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.after(/\bValor:/, new RegExp(M), scope), moneyNumber),
     observacoes: observacoes(doc, ctx, scope, prefix, valorLabel),
     composicao: composicao(doc, ctx, scope, prefix, columns),
     totais: totais(doc, ctx, scope, prefix, columns),
@@ -167,6 +167,23 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
     dataEmissao: ctx.take(`${prefix}dataEmissao`, emitted, isoDateTime),
     versaoSenda: ctx.take(`${prefix}versaoSenda`, senda, (t) => t)
   }
+  stubAgrees(doc, ctx, scope, prefix, guia)
+  return guia
+}
+
+/**
+ * The tear-off stub repeats the number, the pay-until date and the value (§0.5). Checks see
+ * only `data`, which holds the header's values, so a stub that disagrees is a warning here.
+ */
+function stubAgrees (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, g: Guia): void {
+  const compare = (field: 'numeroDocumento' | 'pagarAte' | 'valorTotal', hit: Hit | undefined, read: (t: string) => string | number | null): void => {
+    const stub = hit === undefined ? null : read(hit.value)
+    const header = g[field]
+    if (stub !== null && header !== null && stub !== header) ctx.report({ code: 'GUIDE_STUB_MISMATCH', field: `${prefix}${field}`, message: `the stub prints ${field} ${stub}, the guide ${header}` })
+  }
+  compare('numeroDocumento', doc.find(new RegExp(`Número: ?${NUMBER.source}`), scope), (t) => t.replace(/\D/g, ''))
+  compare('pagarAte', doc.find(new RegExp(`Pagar até: ?(${DATE.source})`), scope), isoDate)
+  compare('valorTotal', doc.find(new RegExp(`\\bValor: ?${M}`), scope), moneyNumber)
 }
 
 /** The free text under `Observações`, left of the total, above the composition title. */

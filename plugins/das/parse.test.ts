@@ -63,6 +63,14 @@ describe('das: missing fields are null, never invented', () => {
     })
   }
 
+  it('reads the total from the stub when the header does not print it', async () => {
+    const options: DasOptions = { seed: 11, omit: ['valorTotalHeader'] }
+    const result = await extractPdf(await pdf(options)())
+    expect(result.data).toEqual(await truth(options))
+    expect((result.data as any).valorTotal).not.toBeNull()
+    expect(result.evidence.valorTotal?.source).toMatch(/^CNPJ: .* Valor: /)
+  })
+
   it('skips the checks that need the missing total instead of failing them', async () => {
     const result = await extractPdf(await pdf({ seed: 11, omit: ['valorTotal'] })())
     expect(result.warnings).toEqual([])
@@ -100,6 +108,13 @@ describe('das: consistency checks and evidence', () => {
       expect(bad.data).toEqual(await truth({ seed: 14, forge }))
     })
   }
+
+  it('warns when the stub\'s value differs from the guide\'s, keeping the guide\'s', async () => {
+    const result = await extractPdf(await pdf({ seed: 15, stubMismatch: true })())
+    const t = await truth({ seed: 15, stubMismatch: true })
+    expect(result.data).toEqual(t)
+    expect(result.warnings).toEqual([{ code: 'GUIDE_STUB_MISMATCH', field: 'valorTotal', message: `the stub prints valorTotal ${t.valorTotal! + 1}, the guide ${t.valorTotal}` }])
+  })
 
   it('right-aligned fixtures end every amount of a column at the same x', async () => {
     const result = await extractPdf(await pdf({ seed: 7, late: true, rightAligned: true })())
