@@ -144,7 +144,7 @@ function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, pre
 export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOptions = {}, prefix = ''): Guia {
   const header = doc.find(/(Período de Apuração) (Data de Vencimento) (Número do Documento) (Pagar este documento até)/, scope)
   const [periodoLabel, vencimentoLabel, numeroLabel, pagarLabel] = header?.parts ?? []
-  const periodo = inColumn(doc, periodoLabel, /\b((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/)
+  const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/)
   const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.after(/Número:/, NUMBER, scope)
   const valorLabel = doc.find(/(Valor Total do Documento)/, scope)
   const columns = compositionColumns(doc, scope)

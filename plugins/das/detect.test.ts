@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
+import { generateExtrato } from '../pgdas-extrato/fixtures/generate.js'
 import { das } from './index.js'
 
 /** A page of lines, top to bottom, drawn shuffled. */
@@ -31,6 +32,12 @@ describe('das: neighbours are not mistaken for a DAS', () => {
       expect(alone.engine.excludedRules).toContain(rule)
     })
   }
+
+  it('leaves a generated PGDAS-D extract with its DAS section to the extract plugin', async () => {
+    const pdf = (await generateExtrato({ seed: 1 })).pdf
+    expect((await extractPdf(pdf)).documentType).toBe('PGDAS_EXTRATO')
+    expect((await extractPdf(pdf, [das])).engine.excludedRules).toContain('das:pgdas-extrato')
+  })
 
   it('does not take a document that only mentions the Simples Nacional for a DAS', async () => {
     const result = await extractPdf(await page(['Guia do Simples Nacional', 'Valor Total do Documento 100,00', 'Pagar este documento até 20/07/2025']))
