@@ -17,7 +17,8 @@ const cases: Array<{ name: string, options: DasMeiOptions }> = [
   { name: 'one month, commerce (INSS and ICMS rows)', options: { seed: 1, activity: 'COMERCIO' } },
   { name: 'one month, services (INSS and ISS rows)', options: { seed: 2, activity: 'SERVICOS' } },
   { name: 'one month, commerce and services (three rows)', options: { seed: 3, activity: 'MISTA' } },
-  { name: 'annual file (AC): one guide per page up to December', options: { seed: 4, annual: true } }
+  { name: 'annual file (AC): one guide per page up to December', options: { seed: 4, annual: true } },
+  { name: 'one month reissued late (multa, juros, pay-until after the due date)', options: { seed: 5, late: true, activity: 'MISTA' } }
 ]
 
 describe('das-mei: fixture → expected data', () => {
@@ -40,6 +41,14 @@ describe('das-mei: fixture → expected data', () => {
     for (const g of t.guias) expect(readCollectionLine(g.linhaDigitavel!)).toMatchObject({ valid: true, issuer: '0328', amountCents: Math.round(g.valorTotal! * 100) })
     expect(result.evidence['guias.2.numeroDocumento']?.page).toBe(3)
   })
+})
+
+it('das-mei: the late fixture has multa, juros and a later pay-until date', async () => {
+  const g = (await truth({ seed: 5, late: true, activity: 'MISTA' })).guias[0]!
+  expect(g.pagarAte! > g.dataVencimento!).toBe(true)
+  expect(g.composicao).toHaveLength(3)
+  for (const r of g.composicao) expect(r.multa).toBeGreaterThan(0)
+  expect(g.totais!.juros).toBeGreaterThan(0)
 })
 
 describe('das-mei: missing fields are null, never invented', () => {
