@@ -5,6 +5,8 @@
  * document type is adding its folder and one line here (docs/plugins.md).
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
+import { das } from './das/index.js'
+import { dasMei } from './das-mei/index.js'
 import { decIssqnPoa } from './dec-issqn-poa/index.js'
 import { nfseDanfse } from './nfse-danfse/index.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
@@ -14,5 +16,7 @@ export const plugins: readonly ExtractorPlugin[] = [
   pgdasExtrato,
   relatorioSimples,
   decIssqnPoa,
-  nfseDanfse
+  nfseDanfse,
+  dasMei,
+  das
 ]

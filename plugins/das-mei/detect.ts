@@ -1,0 +1,25 @@
+/**
+ * Detection rules of the DAS-MEI (documents.md §5 "Detection", §4, §10). They run on the
+ * detection copy: accents stripped, upper case, one space.
+ */
+import type { DetectionRule } from '../../core/plugin-api.js'
+import { hasSimplesBarcode } from './guide.js'
+
+export const rules: DetectionRule[] = [
+  // The DAS title (may be split over two lines; the copy joins them) with PGMEI's version in the observations.
+  { name: 'title-and-pgmei', kind: 'strong', weight: 5, test: (t) => /DOCUMENTO DE ARRECADACAO DO SIMPLES NACIONAL/.test(t) && /PGMEI ?\(VERSAO: ?\d/.test(t) },
+  { name: 'mei-rows', kind: 'strong', weight: 4, test: /\b(?:0151|0083|0125) (?:INSS|ICMS|ISS) - SIMPLES NACIONAL - MEI\b/ },
+  { name: 'barcode-issuer-0328', kind: 'weak', weight: 2, test: (t) => hasSimplesBarcode(t) },
+  { name: 'guide-labels', kind: 'weak', weight: 1, test: /VALOR TOTAL DO DOCUMENTO|PAGAR ESTE DOCUMENTO ATE/ },
+  { name: 'cpf-line', kind: 'weak', weight: 1, test: /\bCPF: ?\d{3}\.\d{3}\.\d{3}-\d{2}\b/ },
+  { name: 'tributos-line', kind: 'weak', weight: 1, test: /TRIBUTOS \(R\$\): ?INSS [\d.,]+ ICMS [\d.,]+ ISS [\d.,]+/ },
+  { name: 'senda-footer', kind: 'weak', weight: 1, test: /SENDA \(VERSAO: ?\d/ },
+  { name: 'document-number', kind: 'weak', weight: 1, test: /\b07\.\d{2}\.\d{5}\.\d{7}-\d\b/ },
+  // Neighbours (§5 Exclusion, §4, §10).
+  { name: 'ordinary-das-codes', kind: 'exclusion', weight: 1, test: /\b10(?:0[1-8]|10) [A-Z/]+ - SIMPLES NACIONAL\b(?! - MEI)/ },
+  { name: 'payment-receipt', kind: 'exclusion', weight: 1, test: /COMPROVANTE DE (?:ARRECADACAO|PAGAMENTO)|COMPROVAMOS QUE CONSTA/ },
+  { name: 'pgdas-extrato', kind: 'exclusion', weight: 1, test: /EXTRATO DO SIMPLES NACIONAL/ },
+  { name: 'pgdas-declaration', kind: 'exclusion', weight: 1, test: /PROGRAMA GERADOR DO DOCUMENTO DE ARRECADACAO/ },
+  { name: 'darf', kind: 'exclusion', weight: 1, test: /RECEITAS FEDERAIS/ },
+  { name: 'esocial-dae', kind: 'exclusion', weight: 1, test: /ESOCIAL/ }
+]

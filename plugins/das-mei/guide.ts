@@ -1,0 +1,294 @@
+/**
+ * Reader of the RFB's SENDA collection guide as printed for the Simples Nacional (DAS from
+ * PGDAS-D and installment plans, DAS-MEI from PGMEI): documents.md §0.3, §0.4, §4, §5.
+ *
+ * The content stream order of these prints is unrelated to the page (§0.1), so values are
+ * found by type and by the column of their label: a value belongs to the label whose
+ * column it sits in, on the label's line (to its right) or just below it.
+ *
+ * KEEP IN STEP: plugins/das-mei/guide.ts is a byte-for-byte copy (a plugin may import only
+ * core/plugin-api.ts and its own folder); plugins/das-mei/guide.test.ts fails when they differ.
+ */
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, readCollectionLine } from '../../core/plugin-api.js'
+import type { CheckOutcome, Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
+
+/** One row of `Composição do Documento de Arrecadação`. */
+export interface LinhaComposicao {
+  codigo: string | null
+  denominacao: string | null
+  principal: number | null
+  /** Null when the cell is printed empty (no multa). */
+  multa: number | null
+  /** Null when the cell is printed empty (no juros). */
+  juros: number | null
+  total: number | null
+  /** `YYYY-MM` from the row's second line. */
+  periodo: string | null
+  municipio: string | null
+  uf: string | null
+}
+
+export interface Totais { principal: number | null, multa: number | null, juros: number | null, total: number | null }
+
+/** The fields every SENDA Simples Nacional guide prints. */
+export interface Guia {
+  /** `YYYY-MM`, or `DIVERSOS` (installment plans). */
+  competencia: string | null
+  dataVencimento: string | null
+  pagarAte: string | null
+  /** 17 bare digits. */
+  numeroDocumento: string | null
+  /** As printed, `NN.NN.YYDDD.NNNNNNN-D`. */
+  numeroDocumentoFormatado: string | null
+  valorTotal: number | null
+  observacoes: string | null
+  composicao: LinhaComposicao[]
+  totais: Totais | null
+  /** 48 digits. */
+  linhaDigitavel: string | null
+  /** 44 digits (the line without its four block check digits). */
+  codigoBarras: string | null
+  dataEmissao: string | null
+  versaoSenda: string | null
+}
+
+const M = `(${MONEY_PATTERN})`
+const DATE = /\d{2}\/\d{2}\/\d{4}/
+const NUMBER = /(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/
+const LINE48 = /(\d{11}[ -]?\d(?: \d{11}[ -]?\d){3})/
+const ROW = new RegExp(`^(\\d{4}) (\\D+?) ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`)
+const PERIOD_LINE = /^(?:(.+?) \(([A-Z]{2})\) - |([A-Z]{2}) - )?(\d{2}\/\d{4})$/
+
+const cx = (h: Hit): number => h.box.x + h.box.width / 2
+const cy = (h: Hit): number => h.box.y + h.box.height / 2
+const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
+
+/**
+ * The first hit of `pattern` in the column of `label`: on the label's line to its right,
+ * or on a line below it (within `depth` points) horizontally overlapping the label.
+ */
+function inColumn (doc: TextDocument, label: Hit | undefined, pattern: RegExp, depth = 26, slack = 30): Hit | undefined {
+  if (label === undefined) return undefined
+  const hits = doc.findAll(pattern, { page: label.page })
+  const right = hits.find((h) => Math.abs(cy(h) - cy(label)) < label.box.height / 2 && h.box.x >= label.box.x + label.box.width)
+  if (right !== undefined) return right
+  const below = hits.filter((h) => h.box.y < label.box.y - 1 && h.box.y > label.box.y - depth &&
+    h.box.x < label.box.x + label.box.width + slack && h.box.x + h.box.width > label.box.x - slack)
+  below.sort((a, b) => b.box.y - a.box.y || Math.abs(cx(a) - cx(label)) - Math.abs(cx(b) - cx(label)))
+  return below[0]
+}
+
+interface Columns { page: number, y: number, labels: Hit[] }
+
+/** Column labels `Principal Multa Juros Total` of each composition header (one per page). */
+function compositionColumns (doc: TextDocument, scope: SearchOptions): Columns[] {
+  return doc.findAll(/(Principal) (Multa) (Juros) (Total)$/, scope).map((h) => ({ page: h.page, y: h.box.y, labels: h.parts.filter((p): p is Hit => p !== undefined) }))
+}
+
+const KEYS = ['principal', 'multa', 'juros', 'total'] as const
+
+/** Assigns a row's money hits to the column label whose centre is nearest (left- or right-aligned cells alike); without a header, 4 values are the four columns and 2 are principal and total (§4: empty multa and juros cells print nothing). */
+function assign (values: Hit[], columns: Columns | undefined): Partial<Record<typeof KEYS[number], Hit | undefined>> {
+  if (columns === undefined || columns.labels.length !== 4) {
+    if (values.length === 4) return { principal: values[0], multa: values[1], juros: values[2], total: values[3] }
+    if (values.length === 2) return { principal: values[0], total: values[1] }
+    return {}
+  }
+  const out: Partial<Record<typeof KEYS[number], Hit | undefined>> = {}
+  for (const v of values) {
+    let best = 0
+    columns.labels.forEach((l, i) => { if (Math.abs(cx(l) - cx(v)) < Math.abs(cx(columns.labels[best]!) - cx(v))) best = i })
+    out[KEYS[best]!] = v
+  }
+  return out
+}
+
+function columnsFor (all: Columns[], hit: Hit): Columns | undefined {
+  return all.filter((c) => c.page === hit.page && c.y > hit.box.y).sort((a, b) => a.y - b.y)[0] ?? all.find((c) => c.page === hit.page) ?? all[0]
+}
+
+function composicao (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): LinhaComposicao[] {
+  const rows = doc.findAll(ROW, scope)
+  const periods = doc.findAll(PERIOD_LINE, scope)
+  return rows.map((row, i) => {
+    const f = `${prefix}composicao.${i}`
+    const cells = assign(row.parts.slice(2).filter((p): p is Hit => p !== undefined), columnsFor(columns, row))
+    const money = (k: typeof KEYS[number]): number | null => ctx.take(`${f}.${k}`, cells[k], moneyNumber)
+    const period = periods.find((p) => p.page === row.page && p.box.y < row.box.y && p.box.y > row.box.y - 16)
+    return {
+      codigo: ctx.take(`${f}.codigo`, row.parts[0], (t) => t),
+      denominacao: ctx.take(`${f}.denominacao`, row.parts[1], text),
+      principal: money('principal'),
+      multa: money('multa'),
+      juros: money('juros'),
+      total: money('total'),
+      periodo: ctx.take(`${f}.periodo`, period?.parts[3], competence),
+      municipio: ctx.take(`${f}.municipio`, period?.parts[0], text),
+      uf: ctx.take(`${f}.uf`, period?.parts[1] ?? period?.parts[2], text)
+    }
+  })
+}
+
+function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): Totais | null {
+  const hit = doc.find(new RegExp(`^Totais ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`), scope)
+  if (hit === undefined) return null
+  const cells = assign(hit.parts.filter((p): p is Hit => p !== undefined), columnsFor(columns, hit))
+  const money = (k: typeof KEYS[number]): number | null => ctx.take(`${prefix}totais.${k}`, cells[k], moneyNumber)
+  return { principal: money('principal'), multa: money('multa'), juros: money('juros'), total: money('total') }
+}
+
+/**
+ * Reads one guide. `scope` limits it to a page (a DAS-MEI file holds one guide per page);
+ * `prefix` prefixes evidence paths (`guias.3.`).
+ */
+export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOptions = {}, prefix = ''): Guia {
+  const header = doc.find(/(Período de Apuração) (Data de Vencimento) (Número do Documento) (Pagar este documento até)/, scope)
+  const [periodoLabel, vencimentoLabel, numeroLabel, pagarLabel] = header?.parts ?? []
+  const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/)
+  const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.after(/Número:/, NUMBER, scope)
+  const valorLabel = doc.find(/(Valor Total do Documento)/, scope)
+  const columns = compositionColumns(doc, scope)
+  const line = doc.find(LINE48, scope)
+  const read = line === undefined ? null : readCollectionLine(line.value)
+  const senda = doc.find(/SENDA \(Versão: ?(\d+(?:\.\d+)+)\)/, scope)
+  const emitted = doc.find(/SENDA \(Versão: ?[\d.]+\).*?(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/, scope)
+  const guia: Guia = {
+    competencia: ctx.take(`${prefix}competencia`, periodo, (t) => /^diversos$/i.test(t) ? 'DIVERSOS' : competence(t)),
+    dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)), isoDate),
+    pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? doc.after(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
+    numeroDocumento: ctx.take(`${prefix}numeroDocumento`, numero, (t) => t.replace(/\D/g, '')),
+    numeroDocumentoFormatado: ctx.take(`${prefix}numeroDocumentoFormatado`, numero, (t) => t),
+    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.after(/\bValor:/, new RegExp(M), scope), moneyNumber),
+    observacoes: observacoes(doc, ctx, scope, prefix, valorLabel),
+    composicao: composicao(doc, ctx, scope, prefix, columns),
+    totais: totais(doc, ctx, scope, prefix, columns),
+    linhaDigitavel: ctx.take(`${prefix}linhaDigitavel`, line, (t) => read === null ? null : t.replace(/\D/g, '')),
+    codigoBarras: ctx.take(`${prefix}codigoBarras`, line, () => read?.barcode ?? null),
+    dataEmissao: ctx.take(`${prefix}dataEmissao`, emitted, isoDateTime),
+    versaoSenda: ctx.take(`${prefix}versaoSenda`, senda, (t) => t)
+  }
+  stubAgrees(doc, ctx, scope, prefix, guia)
+  return guia
+}
+
+/**
+ * The tear-off stub repeats the number, the pay-until date and the value (§0.5). Checks see
+ * only `data`, which holds the header's values, so a stub that disagrees is a warning here.
+ */
+function stubAgrees (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, g: Guia): void {
+  const compare = (field: 'numeroDocumento' | 'pagarAte' | 'valorTotal', hit: Hit | undefined, read: (t: string) => string | number | null): void => {
+    const stub = hit === undefined ? null : read(hit.value)
+    const header = g[field]
+    if (stub !== null && header !== null && stub !== header) ctx.report({ code: 'GUIDE_STUB_MISMATCH', field: `${prefix}${field}`, message: `the stub prints ${field} ${stub}, the guide ${header}` })
+  }
+  compare('numeroDocumento', doc.find(new RegExp(`Número: ?${NUMBER.source}`), scope), (t) => t.replace(/\D/g, ''))
+  compare('pagarAte', doc.find(new RegExp(`Pagar até: ?(${DATE.source})`), scope), isoDate)
+  compare('valorTotal', doc.find(new RegExp(`\\bValor: ?${M}`), scope), moneyNumber)
+}
+
+/** The free text under `Observações`, left of the total, above the composition title. */
+function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, valorLabel: Hit | undefined): string | null {
+  const label = doc.find(/^(Observações)\b/, scope)
+  const end = doc.find(/(Composição do Documento de Arrecadação)/, scope)
+  if (label === undefined || end === undefined || label.page !== end.page) return null
+  const right = valorLabel?.parts[0]?.box.x ?? 1000
+  const top = label.box.y - 1
+  const bottom = end.box.y + end.box.height + 1
+  const found = doc.inBox(label.page, { x: 0, y: bottom, width: right - 5, height: top - bottom })
+  const value = text(found.replace(/\s+/g, ' '))
+  if (value !== null) ctx.cite(`${prefix}observacoes`, label)
+  return value
+}
+
+// ---------------------------------------------------------------- checks shared by DAS and DAS-MEI
+
+/** JSON money back to integer cents (values came from two-decimal text). */
+export const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
+
+const skip: CheckOutcome = { status: 'skip' }
+
+/** The four block check digits and the general one of the printed line verify (§0.3). */
+export function lineDigitsCheck (g: Guia): CheckOutcome {
+  if (g.linhaDigitavel === null) return skip
+  const read = readCollectionLine(g.linhaDigitavel)
+  if (read === null) return { status: 'fail', message: 'the collection line has not 48 digits starting with 8' }
+  return read.valid ? { status: 'pass' } : { status: 'fail', message: `the collection line's check digits do not verify (${read.failures.join(', ')})` }
+}
+
+/** The amount in the barcode (positions 5-15) equals `Valor Total do Documento`. */
+export function barcodeAmountCheck (g: Guia): CheckOutcome {
+  if (g.codigoBarras === null || g.valorTotal === null) return skip
+  const amount = Number(g.codigoBarras.slice(4, 15))
+  return amount === cents(g.valorTotal) ? { status: 'pass' } : { status: 'fail', message: `the barcode carries ${amount / 100}, the document total is ${g.valorTotal}` }
+}
+
+/** The 17-digit document number inside the barcode (positions 25-41) equals the printed one (§0.3, RFB 2021+). */
+export function barcodeNumberCheck (g: Guia): CheckOutcome {
+  if (g.codigoBarras === null || g.numeroDocumento === null) return skip
+  const inside = g.codigoBarras.slice(24, 41)
+  return inside === g.numeroDocumento ? { status: 'pass' } : { status: 'fail', message: `the barcode carries document number ${inside}, the guide prints ${g.numeroDocumento}` }
+}
+
+/** `YYYY-MM-DD` → `YYDDD` (two-digit year, day of the year), as the barcode carries dates. */
+function yyddd (isoDate: string): string {
+  const [y, m, d] = isoDate.split('-').map(Number) as [number, number, number]
+  const day = (Date.UTC(y, m - 1, d) - Date.UTC(y, 0, 1)) / 86_400_000 + 1
+  return `${String(y).slice(2)}${String(day).padStart(3, '0')}`
+}
+
+/** The date in the barcode (positions 20-24, YYDDD) is the guide's pay-until date or its due date (§0.3). */
+export function barcodeDateCheck (g: Guia): CheckOutcome {
+  const dates = [g.pagarAte, g.dataVencimento].filter((d): d is string => d !== null)
+  if (g.codigoBarras === null || dates.length === 0) return skip
+  const inside = g.codigoBarras.slice(19, 24)
+  return dates.some((d) => yyddd(d) === inside) ? { status: 'pass' } : { status: 'fail', message: `the barcode's date ${inside} (YYDDD) is neither the pay-until date nor the due date` }
+}
+
+/** The issuer code of the barcode is the Simples Nacional's `0328`. */
+export function barcodeIssuerCheck (g: Guia): CheckOutcome {
+  if (g.codigoBarras === null) return skip
+  const issuer = g.codigoBarras.slice(15, 19)
+  return issuer === '0328' ? { status: 'pass' } : { status: 'fail', message: `the barcode's issuer is ${issuer}, not 0328 (Simples Nacional)` }
+}
+
+/** Each row's principal + multa + juros = its total, the rows add up to `Totais`, and `Totais` = the document total. */
+export function compositionCheck (g: Guia): CheckOutcome {
+  if (g.composicao.length === 0 || g.totais === null) return skip
+  const c = (n: number | null): number => n === null ? 0 : cents(n)
+  for (const [i, r] of g.composicao.entries()) {
+    if (r.principal === null || r.total === null) return skip
+    if (c(r.principal) + c(r.multa) + c(r.juros) !== c(r.total)) return { status: 'fail', message: `composition row ${i + 1} (${r.codigo ?? '?'}): principal + multa + juros differs from its total ${r.total}` }
+  }
+  for (const k of KEYS) {
+    const sum = g.composicao.reduce((a, r) => a + c(r[k]), 0)
+    if (g.totais[k] !== null && sum !== c(g.totais[k])) return { status: 'fail', message: `the composition's ${k} adds up to ${sum / 100}, Totais prints ${g.totais[k]}` }
+  }
+  if (g.totais.total !== null && g.valorTotal !== null && c(g.totais.total) !== c(g.valorTotal)) return { status: 'fail', message: `Totais ${g.totais.total} differs from the document total ${g.valorTotal}` }
+  return { status: 'pass' }
+}
+
+/** Guides (not installment plans) print the header period under every composition row (§0.5). */
+export function rowPeriodsCheck (g: Guia): CheckOutcome {
+  if (g.competencia === null || g.competencia === 'DIVERSOS' || g.composicao.length === 0) return skip
+  const bad = g.composicao.find((r) => r.periodo !== null && r.periodo !== g.competencia)
+  return bad === undefined ? { status: 'pass' } : { status: 'fail', message: `composition row ${bad.codigo ?? '?'} is for ${bad.periodo}, the guide for ${g.competencia}` }
+}
+
+/** The header CNPJ and name row: `99.999.999/9999-99 NAME` under `CNPJ Razão Social`. */
+export function readIdentity (doc: TextDocument, ctx: ParseContext, scope: SearchOptions = {}): { cnpj: string | null, razaoSocial: string | null } {
+  const row = doc.find(new RegExp(`^(${CNPJ_PATTERN})(?: (\\S.*))?$`), scope) ?? doc.find(new RegExp(`^CNPJ: (${CNPJ_PATTERN})`), scope)
+  return {
+    cnpj: ctx.take('cnpj', row?.parts[0], cnpjChars),
+    razaoSocial: ctx.take('razaoSocial', row?.parts[1], text)
+  }
+}
+
+/** A printed 48-digit collection line whose issuer (positions 16-19 of the code) is `0328`. */
+export function hasSimplesBarcode (normalized: string): boolean {
+  for (const m of normalized.matchAll(/\d{11}[ -]?\d(?: \d{11}[ -]?\d){3}/g)) {
+    const digits = m[0].replace(/\D/g, '')
+    const code = [0, 1, 2, 3].map((i) => digits.slice(i * 12, i * 12 + 11)).join('')
+    if (code.startsWith('8') && code.slice(15, 19) === '0328') return true
+  }
+  return false
+}

@@ -1,0 +1,56 @@
+/**
+ * Parser of the DAS-MEI (documents.md §5): the SENDA guide PGMEI prints, one month per
+ * page; an annual file (`DAS-PGMEI-<CNPJ>-AC<ano>.pdf`) holds several months, each page a
+ * guide of its own with its own number and collection line. The guide layout is read by
+ * guide.ts, page by page.
+ */
+import { MONEY_PATTERN, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
+import type { ParseContext, TextDocument } from '../../core/plugin-api.js'
+import { readGuia, readIdentity } from './guide.js'
+import type { Guia } from './guide.js'
+
+export type { Guia, LinhaComposicao, Totais } from './guide.js'
+
+/** `Tributos (R$): INSS x ICMS y ISS z` of the observations (all three, zeros included). */
+export interface TributosMei { inss: number | null, icms: number | null, iss: number | null }
+
+export interface GuiaMei extends Guia {
+  tributosMei: TributosMei | null
+}
+
+export interface DasMei {
+  cnpj: string | null
+  /** For a MEI, the owner's name followed by the CPF digits. */
+  razaoSocial: string | null
+  /** The owner's CPF, 11 digits (`CPF:` of the observations). */
+  cpf: string | null
+  /** `PGMEI(Versao:x.y.z)` of the observations. */
+  versaoPgmei: string | null
+  /** One guide per month, in page order. */
+  guias: GuiaMei[]
+}
+
+const M = `(${MONEY_PATTERN})`
+const HEADER = /Período de Apuração Data de Vencimento Número do Documento/
+
+export function parseDasMei (doc: TextDocument, ctx: ParseContext): DasMei {
+  const identity = readIdentity(doc, ctx)
+  const guias: GuiaMei[] = []
+  for (let page = 1; page <= doc.pageCount; page++) {
+    if (doc.find(HEADER, { page }) === undefined) continue
+    const prefix = `guias.${guias.length}.`
+    const tributos = doc.find(new RegExp(`Tributos \\(R\\$\\): ?INSS ${M} ICMS ${M} ISS ${M}`), { page })
+    const money = (k: keyof TributosMei, i: number): number | null => ctx.take(`${prefix}tributosMei.${k}`, tributos?.parts[i], moneyNumber)
+    guias.push({
+      ...readGuia(doc, ctx, { page }, prefix),
+      tributosMei: tributos === undefined ? null : { inss: money('inss', 0), icms: money('icms', 1), iss: money('iss', 2) }
+    })
+  }
+  if (guias.length === 0) throw new Error('no DAS-MEI guide header on any page')
+  return {
+    ...identity,
+    cpf: ctx.take('cpf', doc.find(/CPF: ?(\d{3}\.\d{3}\.\d{3}-\d{2})/), onlyDigits),
+    versaoPgmei: ctx.take('versaoPgmei', doc.find(/PGMEI ?\(Vers[aã]o: ?(\d+(?:\.\d+)+)\)/), (t) => t),
+    guias
+  }
+}
