@@ -5,8 +5,10 @@
  * document type is adding its folder and one line here (docs/plugins.md).
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
+import { darf } from './darf/index.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
-  pgdasExtrato
+  pgdasExtrato,
+  darf
 ]
