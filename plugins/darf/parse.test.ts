@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest'
+import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
+import { generateDarf } from './fixtures/generate.js'
+import type { DarfOptions } from './fixtures/generate.js'
+
+const cache = new Map<string, ReturnType<typeof generateDarf>>()
+const fixture = (o: DarfOptions) => {
+  const key = JSON.stringify(o)
+  if (!cache.has(key)) cache.set(key, generateDarf(o))
+  return cache.get(key)!
+}
+const pdf = (o: DarfOptions) => async () => (await fixture(o)).pdf
+const truth = async (o: DarfOptions) => (await fixture(o)).truth
+
+const cases: Array<{ name: string, options: DarfOptions, pages?: number }> = [
+  { name: 'SENDA, monthly rows, one page', options: { seed: 1, quarterly: false } },
+  { name: 'SENDA, another company and period (late: multa and juros)', options: { seed: 7, quarterly: false, late: true } },
+  { name: 'SENDA, quarterly IRPJ/CSLL (header period a date, "2º Trimestre" rows)', options: { seed: 2, quarterly: true } },
+  { name: 'SENDA, two pages, header period "Diversos", Totais on page 2', options: { seed: 4, twoPages: true }, pages: 2 },
+  { name: 'numbered boxes, Sicalc Web print with document number, two copies', options: { seed: 3, layout: 'CAMPOS_NUMERADOS' } },
+  { name: 'numbered boxes, another seed', options: { seed: 8, layout: 'CAMPOS_NUMERADOS' } },
+  { name: 'numbered boxes, old print (issuer 0064, modulo 10, dashes, no document number)', options: { seed: 5, layout: 'CAMPOS_NUMERADOS', old: true } }
+]
+
+describe('darf: fixture → expected data', () => {
+  pluginCases(cases.map((c) => ({
+    name: `${c.name}: every field equals the generator's truth`,
+    pdf: pdf(c.options),
+    data: () => truth(c.options),
+    pages: c.pages ?? 1,
+    result: { success: true, documentType: 'DARF', errors: [], warnings: [], engine: { family: 'RECEITA_FEDERAL', parser: 'darf', parserExecuted: true, parserBlocked: false, confidenceLevel: 'HIGH', confidence: 1, missingRules: [] } }
+  })))
+
+  it('reads multa and juros by column, not by count, when only some cells are printed', async () => {
+    const options: DarfOptions = { seed: 7, quarterly: false, late: true }
+    const t = await truth(options)
+    // Three numbers on a row: principal, multa, total (the juros cell is empty).
+    expect(t.tributos.some((r) => r.multa! > 0 && r.juros === 0)).toBe(true)
+    expect(t.tributos.some((r) => r.juros! > 0)).toBe(true)
+    expect(t.pagarAte! > t.dataVencimento!).toBe(true)
+    const result = await extractPdf(await pdf(options)())
+    expect(result.data).toEqual(t)
+    expect(result.evidence['tributos.0.multa']?.box.x).toBeCloseTo(370, 0)
+  })
+})
+
+describe('darf: missing fields are null, never invented', () => {
+  const omitted: Array<[string, DarfOptions, string]> = [
+    ['SENDA', { seed: 11, quarterly: false, omit: ['razaoSocial'] }, 'razaoSocial'],
+    ['SENDA', { seed: 11, quarterly: false, omit: ['numeroReciboDeclaracao'] }, 'numeroReciboDeclaracao'],
+    ['SENDA', { seed: 11, quarterly: false, omit: ['dataEmissao'] }, 'dataEmissao'],
+    ['SENDA', { seed: 11, quarterly: false, omit: ['linhaDigitavel'] }, 'linhaDigitavel'],
+    ['numbered boxes', { seed: 12, layout: 'CAMPOS_NUMERADOS', omit: ['razaoSocial'] }, 'razaoSocial'],
+    ['numbered boxes', { seed: 12, layout: 'CAMPOS_NUMERADOS', omit: ['numeroReferencia'] }, 'numeroReferencia'],
+    ['numbered boxes', { seed: 12, layout: 'CAMPOS_NUMERADOS', omit: ['linhaDigitavel'] }, 'linhaDigitavel']
+  ]
+  for (const [layout, options, field] of omitted) {
+    it(`${layout}: returns null for ${field} when the PDF does not print it`, async () => {
+      const result = await extractPdf(await pdf(options)())
+      expect(result.success).toBe(true)
+      expect((result.data as Record<string, unknown>)[field]).toBeNull()
+      expect(result.data).toEqual(await truth(options))
+      expect(Object.keys(result.evidence).some((k) => k === field || k.startsWith(`${field}.`))).toBe(false)
+    })
+  }
+
+  it('the same fixture without the omission prints the field', async () => {
+    expect((await truth({ seed: 11, quarterly: false })).numeroReciboDeclaracao).toMatch(/^\d{14}$/)
+    expect((await truth({ seed: 11, quarterly: false })).razaoSocial).not.toBeNull()
+  })
+})
+
+describe('darf: consistency checks', () => {
+  for (const layout of ['SENDA', 'CAMPOS_NUMERADOS'] as const) {
+    it(`${layout}: a tampered collection line lowers confidence with a warning`, async () => {
+      const good = await extractPdf(await pdf({ seed: 21, layout })())
+      const options: DarfOptions = { seed: 21, layout, tamperLine: true }
+      const bad = await extractPdf(await pdf(options)())
+      expect(good.engine.matchedRules).toContain('check:collection-line')
+      expect(bad.engine.missingRules).toEqual(['check:collection-line'])
+      expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^collection-line:.*check digits/) })])
+      expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+      // The line is still reported as printed, so a person can see the bad digit.
+      expect(bad.data).toEqual(await truth(options))
+    })
+  }
+
+  it('numbered boxes: two copies that disagree lower confidence and name the field', async () => {
+    const options: DarfOptions = { seed: 22, layout: 'CAMPOS_NUMERADOS', copiesDisagree: true }
+    const good = await extractPdf(await pdf({ seed: 22, layout: 'CAMPOS_NUMERADOS' })())
+    const bad = await extractPdf(await pdf(options)())
+    expect(good.engine.matchedRules).toContain('check:copies-agree')
+    expect(bad.engine.missingRules).toContain('check:copies-agree')
+    expect(bad.warnings).toEqual(expect.arrayContaining([
+      expect.objectContaining({ code: 'DARF_COPIES_DIFFER', field: 'valorTotal' }),
+      expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^copies-agree:.*valorTotal/) })
+    ]))
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+    // The first copy's value is returned, and it is the one the barcode holds.
+    expect(bad.data).toEqual(await truth(options))
+    expect(bad.engine.matchedRules).toContain('check:barcode-amount')
+  })
+
+  it('SENDA: a row whose total is not principal + multa + juros fails the row and Totais checks', async () => {
+    const bad = await extractPdf(await pdf({ seed: 23, quarterly: false, badRow: true })())
+    expect(bad.success).toBe(true)
+    expect(bad.engine.missingRules).toEqual(expect.arrayContaining(['check:rows-add-up', 'check:totais-add-up']))
+    expect(bad.engine.matchedRules).toContain('check:barcode-amount')
+    expect(bad.engine.confidence).toBeLessThan(1)
+  })
+
+  it('SENDA: the printed document number is the one inside the barcode', async () => {
+    const o: DarfOptions = { seed: 24, quarterly: false }
+    const t = await truth(o)
+    expect(t.codigoBarras!.slice(24, 41)).toBe(t.numeroDocumento)
+    const result = await extractPdf(await pdf(o)())
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:document-number-in-barcode', 'check:barcode-amount', 'check:total-matches-totais']))
+  })
+})
+
+describe('darf: evidence', () => {
+  it('two pages: rows and Totais of page 2 are cited on page 2, the header on page 1', async () => {
+    const options: DarfOptions = { seed: 4, twoPages: true }
+    const result = await extractPdf(await pdf(options)())
+    const t = await truth(options)
+    expect(t.tributos).toHaveLength(10)
+    expect(result.evidence.numeroDocumento?.page).toBe(1)
+    expect(result.evidence['tributos.0.total']?.page).toBe(1)
+    expect(result.evidence['tributos.9.total']?.page).toBe(2)
+    expect(result.evidence['totais.total']).toEqual({ page: 2, source: expect.stringMatching(/^Totais /), box: expect.objectContaining({ x: expect.closeTo(490, 0) }) })
+  })
+
+  it('numbered boxes: values are cited from the first copy', async () => {
+    const result = await extractPdf(await pdf({ seed: 3, layout: 'CAMPOS_NUMERADOS' })())
+    expect(result.evidence.valorTotal).toEqual({ page: 1, source: expect.stringMatching(/10 VALOR TOTAL/), box: expect.objectContaining({ x: expect.closeTo(490, 0) }) })
+    expect(result.evidence.valorTotal!.box.y).toBeGreaterThan(421)
+  })
+})
