@@ -19,7 +19,8 @@ const cases: Array<{ name: string, options: DarfOptions, pages?: number }> = [
   { name: 'SENDA, two pages, header period "Diversos", Totais on page 2', options: { seed: 4, twoPages: true }, pages: 2 },
   { name: 'numbered boxes, Sicalc Web print with document number, two copies', options: { seed: 3, layout: 'CAMPOS_NUMERADOS' } },
   { name: 'numbered boxes, another seed', options: { seed: 8, layout: 'CAMPOS_NUMERADOS' } },
-  { name: 'numbered boxes, old print (issuer 0064, modulo 10, dashes, no document number)', options: { seed: 5, layout: 'CAMPOS_NUMERADOS', old: true } }
+  { name: 'numbered boxes, old print (issuer 0064, modulo 10, dashes, no document number)', options: { seed: 5, layout: 'CAMPOS_NUMERADOS', old: true } },
+  { name: 'numbered boxes, old IRPF print of a person (CPF in box 03, code 0211)', options: { seed: 6, layout: 'CAMPOS_NUMERADOS', old: true, cpf: true } }
 ]
 
 describe('darf: fixture → expected data', () => {
@@ -42,6 +43,12 @@ describe('darf: fixture → expected data', () => {
     expect(result.data).toEqual(t)
     expect(result.evidence['tributos.0.multa']?.box.x).toBeCloseTo(370, 0)
   })
+})
+
+it('darf: a person\'s DARF carries the 11-digit CPF and the IRPF quota code', async () => {
+  const t = await truth({ seed: 6, layout: 'CAMPOS_NUMERADOS', old: true, cpf: true })
+  expect(t.cnpjCpf).toMatch(/^\d{11}$/)
+  expect(t.tributos[0]!.codigoReceita).toBe('0211')
 })
 
 describe('darf: missing fields are null, never invented', () => {

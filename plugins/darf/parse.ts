@@ -134,7 +134,7 @@ const footer = (doc: TextDocument, ctx: ParseContext): string | null =>
 
 function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   const head = doc.find(new RegExp(`^${PERIOD} ${DATE} ${DOC_NUMBER} ${DATE}$`))
-  const who = doc.after(/^CNPJ\s+Raz[aã]o Social$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
+  const who = doc.after(/^(?:CNPJ|CPF)\s+(?:Raz[aã]o Social|Nome)$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
 
   // Column centres of the table header, per page (multi-page DARFs repeat it).
   const headers = new Map<number, Map<Column, number>>()
