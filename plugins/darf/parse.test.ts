@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDarf } from './fixtures/generate.js'
 import type { DarfOptions } from './fixtures/generate.js'
@@ -141,5 +142,30 @@ describe('darf: evidence', () => {
     const result = await extractPdf(await pdf({ seed: 3, layout: 'CAMPOS_NUMERADOS' })())
     expect(result.evidence.valorTotal).toEqual({ page: 1, source: expect.stringMatching(/10 VALOR TOTAL/), box: expect.objectContaining({ x: expect.closeTo(490, 0) }) })
     expect(result.evidence.valorTotal!.box.y).toBeGreaterThan(421)
+  })
+})
+
+describe('darf: printed variants of documents.md §6a', () => {
+  it('reads a person\'s IRPF quota DARF: CPF header, date period, "PA 01/01/2026 3a. Quota" row, a header drawn as one run', async () => {
+    const lines = [
+      'Documento de Arrecadação de Receitas Federais', 'CPF Nome', '123.456.789-09 MARIA DA SILVA',
+      'Período de Apuração Data de Vencimento Número do Documento Pagar este documento até',
+      '31/12/2025 30/06/2026 07.93.26150.1234567-1 30/06/2026', 'Observações Valor Total do Documento', 'web v5.2.2 1.234,56',
+      'Composição do Documento de Arrecadação', 'Código Denominação Principal Multa Juros Total',
+      '0211 IRPF - QUOTA 1.200,00 34,56 1.234,56', '01 IRPF - Quota do Exercício', 'PA 01/01/2026 3a. Quota Vencimento 30/06/2026',
+      'Totais 1.200,00 34,56 1.234,56', 'SENDA (Versão:2.6.3) Página: 1/1 30/05/2026 09:10:11'
+    ]
+    const result = await extractPdf(await writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed: 3 }))
+    expect(result.documentType).toBe('DARF')
+    // The sums that need the unknown cells are skipped, not failed; Totais still equals the document's total.
+    expect(result.engine.missingRules).not.toContain('check:rows-add-up')
+    expect(result.engine.matchedRules).toContain('check:total-matches-totais')
+    expect(result.data).toMatchObject({
+      layout: 'SENDA', cnpjCpf: '12345678909', razaoSocial: 'MARIA DA SILVA', periodoApuracao: '2025-12-31', numeroDocumento: '07932615012345671',
+      valorTotal: 1234.56, linhaDigitavel: null, dataEmissao: '2026-05-30T09:10:11',
+      // Three numbers and no usable column header: principal and total are sure, the middle one may be multa or juros, so neither is guessed.
+      tributos: [{ codigoReceita: '0211', codigoVariacao: '01', descricao: 'IRPF - Quota do Exercício', periodoApuracao: '2026-01-01', vencimento: '2026-06-30', principal: 1200, multa: null, juros: null, total: 1234.56 }],
+      totais: { principal: 1200, multa: null, juros: null, total: 1234.56 }
+    })
   })
 })

@@ -86,31 +86,37 @@ const docNumber = (s: string): string | null => { const d = onlyDigits(s); retur
 const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.length === 11 && /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(s.trim()) ? d : cnpjChars(s) }
 const lineDigits = (s: string): string | null => { const d = onlyDigits(s); return d.length === 48 ? d : null }
 
+/** Money parts of a row placed in columns; `unplaced` when some could not be (their columns stay unknown, not 0). */
+interface Cells { hits: Partial<Record<Column, Hit>>, unplaced: boolean }
+
 /** Money parts of a row assigned to columns: by the nearest header label when the page has the header, else by count. */
-function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> | undefined): Partial<Record<Column, Hit>> {
+function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> | undefined): Cells {
   const hits = values.filter((h): h is Hit => h !== undefined)
   const out: Partial<Record<Column, Hit>> = {}
-  if (header !== undefined && header.size === 4) {
+  // The header helps only when its labels are separate runs (their centres apart, left to right).
+  const centres = header === undefined ? [] : COLUMNS.map((c) => header.get(c)!)
+  if (centres.length === 4 && centres.every((x, i) => i === 0 || x - centres[i - 1]! > 5)) {
     for (const hit of hits) {
       const centre = hit.box.x + hit.box.width / 2
-      let best: Column = 'principal'
-      for (const c of COLUMNS) if (Math.abs(header.get(c)! - centre) < Math.abs(header.get(best)! - centre)) best = c
-      out[best] = hit
+      let best = 0
+      centres.forEach((x, i) => { if (Math.abs(x - centre) < Math.abs(centres[best]! - centre)) best = i })
+      out[COLUMNS[best]!] = hit
     }
-    return out
+    return { hits: out, unplaced: false }
   }
-  // Empty multa and juros cells print nothing (documents.md §4): two numbers are principal and total.
-  const order: Column[] = hits.length === 4 ? COLUMNS : hits.length === 2 ? ['principal', 'total'] : hits.length === 1 ? ['total'] : []
-  order.forEach((c, i) => { out[c] = hits[i]! })
-  return out
+  // Empty multa and juros cells print nothing (documents.md §4): the first number is the principal and
+  // the last the total; with three, the middle one may be multa or juros, so neither is given.
+  if (hits.length === 4) COLUMNS.forEach((c, i) => { out[c] = hits[i]! })
+  if (hits.length >= 2) { out.principal = hits[0]!; out.total = hits[hits.length - 1]! }
+  return { hits: out, unplaced: hits.length === 3 || hits.length > 4 }
 }
 
 /** The four amounts of a row; an empty multa or juros cell of a row that was read is 0 (nothing to pay). */
-function amounts (ctx: ParseContext, field: string, cells: Partial<Record<Column, Hit>>): DarfTotais {
+function amounts (ctx: ParseContext, field: string, cells: Cells): DarfTotais {
   const take = (c: Column): number | null => {
-    const hit = cells[c]
-    if (hit === undefined) return c === 'multa' || c === 'juros' ? (cells.total !== undefined ? 0 : null) : null
-    return ctx.take(`${field}.${c}`, hit, moneyNumber)
+    const hit = cells.hits[c]
+    if (hit !== undefined) return ctx.take(`${field}.${c}`, hit, moneyNumber)
+    return (c === 'multa' || c === 'juros') && !cells.unplaced && cells.hits.total !== undefined ? 0 : null
   }
   return { principal: take('principal'), multa: take('multa'), juros: take('juros'), total: take('total') }
 }
