@@ -65,6 +65,16 @@ function numberInBarcode (d: Darf): CheckOutcome {
   return d.codigoBarras.slice(24, 41) === d.numeroDocumento ? { status: 'pass' } : { status: 'fail', message: `the barcode does not hold the printed document number ${d.numeroDocumento}` }
 }
 
+function stubAgrees (d: Darf): CheckOutcome {
+  const c = d.canhoto
+  if (c === null) return { status: 'skip' }
+  const pairs: Array<[string, unknown, unknown]> = [['CNPJ/CPF', c.cnpjCpf, d.cnpjCpf], ['number', c.numeroDocumento, d.numeroDocumento], ['payment date', c.pagarAte, d.pagarAte], ['amount', c.valor, d.valorTotal]]
+  const compared = pairs.filter(([, a, b]) => a !== null && b !== null)
+  if (compared.length === 0) return { status: 'skip' }
+  const bad = compared.filter(([, a, b]) => a !== b).map(([name]) => name)
+  return bad.length === 0 ? { status: 'pass' } : { status: 'fail', message: `the stub differs from the header in ${bad.join(', ')}` }
+}
+
 function copiesAgree (d: Darf): CheckOutcome {
   if (d.vias === null || d.vias.quantidade < 2) return { status: 'skip' }
   return d.vias.divergencias.length === 0 ? { status: 'pass' } : { status: 'fail', message: `the copies differ in ${d.vias.divergencias.join(', ')}` }
@@ -77,5 +87,6 @@ export const checks: Array<ConsistencyCheck<Darf>> = [
   { name: 'rows-add-up', weight: 2, run: rowsAddUp },
   { name: 'totais-add-up', weight: 2, run: totaisAddUp },
   { name: 'total-matches-totais', weight: 1, run: totalMatches },
+  { name: 'stub-agrees', weight: 1, run: stubAgrees },
   { name: 'copies-agree', weight: 2, run: copiesAgree }
 ]

@@ -5,7 +5,7 @@ import { rules } from './detect.js'
 import { parseDarf } from './parse.js'
 import type { Darf } from './parse.js'
 
-export type { Darf, DarfTotais, DarfTributo, DarfVias } from './parse.js'
+export type { Darf, DarfCanhoto, DarfTotais, DarfTributo, DarfVias } from './parse.js'
 
 export const darf: ExtractorPlugin<Darf> = {
   id: 'darf',

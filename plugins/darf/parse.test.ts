@@ -117,12 +117,20 @@ describe('darf: consistency checks', () => {
     expect(bad.engine.confidence).toBeLessThan(1)
   })
 
+  it('SENDA: a stub whose Valor differs from the header fails stub-agrees only', async () => {
+    const options: DarfOptions = { seed: 25, quarterly: false, badStub: true }
+    const bad = await extractPdf(await pdf(options)())
+    expect(bad.engine.missingRules).toEqual(['check:stub-agrees'])
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: 'stub-agrees: the stub differs from the header in amount' })])
+    expect(bad.data).toEqual(await truth(options))
+  })
+
   it('SENDA: the printed document number is the one inside the barcode', async () => {
     const o: DarfOptions = { seed: 24, quarterly: false }
     const t = await truth(o)
     expect(t.codigoBarras!.slice(24, 41)).toBe(t.numeroDocumento)
     const result = await extractPdf(await pdf(o)())
-    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:document-number-in-barcode', 'check:barcode-amount', 'check:total-matches-totais']))
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:document-number-in-barcode', 'check:barcode-amount', 'check:total-matches-totais', 'check:stub-agrees']))
   })
 })
 

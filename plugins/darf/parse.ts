@@ -22,6 +22,9 @@ export interface DarfTributo {
 
 export interface DarfTotais { principal: number | null, multa: number | null, juros: number | null, total: number | null }
 
+/** The tear-off stub of a SENDA DARF (documents.md §4 layout: `CNPJ:`, `Número:`, `Pagar até:`, `Valor:`). */
+export interface DarfCanhoto { cnpjCpf: string | null, numeroDocumento: string | null, pagarAte: string | null, valor: number | null }
+
 /** The copies of a numbered-box DARF ("1a. via", "2a. via") and the fields on which they differ. */
 export interface DarfVias { quantidade: number, divergencias: string[] }
 
@@ -42,6 +45,7 @@ export interface Darf {
   codigoBarras: string | null
   origem: 'SENDA' | 'SICALC_WEB' | 'IRPF' | null
   dataEmissao: string | null
+  canhoto: DarfCanhoto | null
   vias: DarfVias | null
 }
 
@@ -138,6 +142,21 @@ const footer = (doc: TextDocument, ctx: ParseContext): string | null =>
 
 // ----- 6a: the SENDA layout -----
 
+/** The stub's labels end in a colon, unlike the header's; null when the page has no stub. */
+function stub (doc: TextDocument, ctx: ParseContext): DarfCanhoto | null {
+  const cnpj = doc.find(new RegExp(`(?:^|\\s)(?:CNPJ|CPF):\\s*(${CNPJ_PATTERN}|${CPF})`))
+  const numero = doc.find(new RegExp(`(?:^|\\s)N[uú]mero:\\s*${DOC_NUMBER}`))
+  const pagar = doc.find(new RegExp(`Pagar at[eé]:\\s*${DATE}`))
+  const valor = doc.find(new RegExp(`(?:^|\\s)Valor:\\s*${M}`))
+  if (cnpj === undefined && numero === undefined && pagar === undefined && valor === undefined) return null
+  return {
+    cnpjCpf: ctx.take('canhoto.cnpjCpf', cnpj, taxId),
+    numeroDocumento: ctx.take('canhoto.numeroDocumento', numero, docNumber),
+    pagarAte: ctx.take('canhoto.pagarAte', pagar, isoDate),
+    valor: ctx.take('canhoto.valor', valor, moneyNumber)
+  }
+}
+
 function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   const head = doc.find(new RegExp(`^${PERIOD} ${DATE} ${DOC_NUMBER} ${DATE}$`))
   const who = doc.after(/^(?:CNPJ|CPF)\s+(?:Raz[aã]o Social|Nome)$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
@@ -192,6 +211,7 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     codigoBarras: barcode,
     origem: origin(doc),
     dataEmissao: footer(doc, ctx),
+    canhoto: stub(doc, ctx),
     vias: null
   }
 }
@@ -320,6 +340,7 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
     codigoBarras: linha === null ? null : readCollectionLine(linha)?.barcode ?? null,
     origem: origin(doc),
     dataEmissao: footer(doc, ctx),
+    canhoto: null,
     vias: { quantidade: copies.length, divergencias }
   }
 }
