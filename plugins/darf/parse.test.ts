@@ -177,3 +177,22 @@ describe('darf: printed variants of documents.md §6a', () => {
     })
   })
 })
+
+describe('darf: printed variants of documents.md §6b', () => {
+  it('reads the variation printed in box 04 (2089-01); left-column text sharing the name line stays in the name (a known limit)', async () => {
+    const lines = [
+      'MINISTÉRIO DA FAZENDA 02 PERÍODO DE APURAÇÃO 31/03/2024', 'SECRETARIA DA RECEITA FEDERAL DO BRASIL 03 NÚMERO DO CPF OU CNPJ 11.222.333/0001-81',
+      'Documento de Arrecadação de Receitas Federais 04 CÓDIGO DA RECEITA 2089-01', 'DARF 05 NÚMERO DE REFERÊNCIA',
+      '01 NOME / TELEFONE 06 DATA DE VENCIMENTO 30/04/2024', 'EMPRESA EXEMPLO LTDA 2-4 07 VALOR DO PRINCIPAL 64,32',
+      '08 VALOR DA MULTA', '09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69', '10 VALOR TOTAL 64,32'
+    ]
+    const result = await extractPdf(await writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed: 9 }))
+    expect(result.documentType).toBe('DARF')
+    expect(result.data).toMatchObject({
+      layout: 'CAMPOS_NUMERADOS', cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA 2-4', periodoApuracao: '2024-03-31', numeroReferencia: null, valorTotal: 64.32,
+      tributos: [{ codigoReceita: '2089', codigoVariacao: '01', principal: 64.32, multa: 0, juros: 0, total: 64.32 }],
+      linhaDigitavel: null, vias: { quantidade: 1, divergencias: [] }
+    })
+    expect(result.engine.matchedRules).toContain('check:rows-add-up')
+  })
+})
