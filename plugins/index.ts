@@ -5,6 +5,7 @@
  * document type is adding its folder and one line here (docs/plugins.md).
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
+import { darf } from './darf/index.js'
 import { das } from './das/index.js'
 import { dasMei } from './das-mei/index.js'
 import { decIssqnPoa } from './dec-issqn-poa/index.js'
@@ -18,5 +19,6 @@ export const plugins: readonly ExtractorPlugin[] = [
   decIssqnPoa,
   nfseDanfse,
   dasMei,
-  das
+  das,
+  darf
 ]

@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest'
+import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
+import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
+import { generateDarf } from './fixtures/generate.js'
+import type { DarfOptions } from './fixtures/generate.js'
+
+const cache = new Map<string, ReturnType<typeof generateDarf>>()
+const fixture = (o: DarfOptions) => {
+  const key = JSON.stringify(o)
+  if (!cache.has(key)) cache.set(key, generateDarf(o))
+  return cache.get(key)!
+}
+const pdf = (o: DarfOptions) => async () => (await fixture(o)).pdf
+const truth = async (o: DarfOptions) => (await fixture(o)).truth
+
+const cases: Array<{ name: string, options: DarfOptions, pages?: number }> = [
+  { name: 'SENDA, monthly rows, one page', options: { seed: 1, quarterly: false } },
+  { name: 'SENDA, another company and period (late: multa and juros)', options: { seed: 7, quarterly: false, late: true } },
+  { name: 'SENDA, quarterly IRPJ/CSLL (header period a date, "2º Trimestre" rows)', options: { seed: 2, quarterly: true } },
+  { name: 'SENDA, two pages, header period "Diversos", Totais on page 2', options: { seed: 4, twoPages: true }, pages: 2 },
+  { name: 'numbered boxes, Sicalc Web print with document number, two copies', options: { seed: 3, layout: 'CAMPOS_NUMERADOS' } },
+  { name: 'numbered boxes, another seed', options: { seed: 8, layout: 'CAMPOS_NUMERADOS' } },
+  { name: 'numbered boxes, old print (issuer 0064, modulo 10, dashes, no document number)', options: { seed: 5, layout: 'CAMPOS_NUMERADOS', old: true } },
+  { name: 'numbered boxes, old IRPF print of a person (CPF in box 03, code 0211)', options: { seed: 6, layout: 'CAMPOS_NUMERADOS', old: true, cpf: true } }
+]
+
+describe('darf: fixture → expected data', () => {
+  pluginCases(cases.map((c) => ({
+    name: `${c.name}: every field equals the generator's truth`,
+    pdf: pdf(c.options),
+    data: () => truth(c.options),
+    pages: c.pages ?? 1,
+    result: { success: true, documentType: 'DARF', errors: [], warnings: [], engine: { family: 'RECEITA_FEDERAL', parser: 'darf', parserExecuted: true, parserBlocked: false, confidenceLevel: 'HIGH', confidence: 1, missingRules: [] } }
+  })))
+
+  it('reads multa and juros by column, not by count, when only some cells are printed', async () => {
+    const options: DarfOptions = { seed: 7, quarterly: false, late: true }
+    const t = await truth(options)
+    // Three numbers on a row: principal, multa, total (the juros cell is empty).
+    expect(t.tributos.some((r) => r.multa! > 0 && r.juros === 0)).toBe(true)
+    expect(t.tributos.some((r) => r.juros! > 0)).toBe(true)
+    expect(t.pagarAte! > t.dataVencimento!).toBe(true)
+    const result = await extractPdf(await pdf(options)())
+    expect(result.data).toEqual(t)
+    expect(result.evidence['tributos.0.multa']?.box.x).toBeCloseTo(370, 0)
+  })
+})
+
+it('darf: a person\'s DARF carries the 11-digit CPF and the IRPF quota code', async () => {
+  const t = await truth({ seed: 6, layout: 'CAMPOS_NUMERADOS', old: true, cpf: true })
+  expect(t.cnpjCpf).toMatch(/^\d{11}$/)
+  expect(t.tributos[0]!.codigoReceita).toBe('0211')
+})
+
+describe('darf: missing fields are null, never invented', () => {
+  const omitted: Array<[string, DarfOptions, string]> = [
+    ['SENDA', { seed: 11, quarterly: false, omit: ['razaoSocial'] }, 'razaoSocial'],
+    ['SENDA', { seed: 11, quarterly: false, omit: ['numeroReciboDeclaracao'] }, 'numeroReciboDeclaracao'],
+    ['SENDA', { seed: 11, quarterly: false, omit: ['dataEmissao'] }, 'dataEmissao'],
+    ['SENDA', { seed: 11, quarterly: false, omit: ['linhaDigitavel'] }, 'linhaDigitavel'],
+    ['numbered boxes', { seed: 12, layout: 'CAMPOS_NUMERADOS', omit: ['razaoSocial'] }, 'razaoSocial'],
+    ['numbered boxes', { seed: 12, layout: 'CAMPOS_NUMERADOS', omit: ['numeroReferencia'] }, 'numeroReferencia'],
+    ['numbered boxes', { seed: 12, layout: 'CAMPOS_NUMERADOS', omit: ['linhaDigitavel'] }, 'linhaDigitavel']
+  ]
+  for (const [layout, options, field] of omitted) {
+    it(`${layout}: returns null for ${field} when the PDF does not print it`, async () => {
+      const result = await extractPdf(await pdf(options)())
+      expect(result.success).toBe(true)
+      expect((result.data as Record<string, unknown>)[field]).toBeNull()
+      expect(result.data).toEqual(await truth(options))
+      expect(Object.keys(result.evidence).some((k) => k === field || k.startsWith(`${field}.`))).toBe(false)
+    })
+  }
+
+  it('the same fixture without the omission prints the field', async () => {
+    expect((await truth({ seed: 11, quarterly: false })).numeroReciboDeclaracao).toMatch(/^\d{14}$/)
+    expect((await truth({ seed: 11, quarterly: false })).razaoSocial).not.toBeNull()
+  })
+})
+
+describe('darf: consistency checks', () => {
+  for (const layout of ['SENDA', 'CAMPOS_NUMERADOS'] as const) {
+    it(`${layout}: a tampered collection line lowers confidence with a warning`, async () => {
+      const good = await extractPdf(await pdf({ seed: 21, layout })())
+      const options: DarfOptions = { seed: 21, layout, tamperLine: true }
+      const bad = await extractPdf(await pdf(options)())
+      expect(good.engine.matchedRules).toContain('check:collection-line')
+      expect(bad.engine.missingRules).toEqual(['check:collection-line'])
+      expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^collection-line:.*check digits/) })])
+      expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+      // The line is still reported as printed, so a person can see the bad digit.
+      expect(bad.data).toEqual(await truth(options))
+    })
+  }
+
+  it('numbered boxes: two copies that disagree lower confidence and name the field', async () => {
+    const options: DarfOptions = { seed: 22, layout: 'CAMPOS_NUMERADOS', copiesDisagree: true }
+    const good = await extractPdf(await pdf({ seed: 22, layout: 'CAMPOS_NUMERADOS' })())
+    const bad = await extractPdf(await pdf(options)())
+    expect(good.engine.matchedRules).toContain('check:copies-agree')
+    expect(bad.engine.missingRules).toContain('check:copies-agree')
+    expect(bad.warnings).toEqual(expect.arrayContaining([
+      expect.objectContaining({ code: 'DARF_COPIES_DIFFER', field: 'valorTotal' }),
+      expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^copies-agree:.*valorTotal/) })
+    ]))
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+    // The first copy's value is returned, and it is the one the barcode holds.
+    expect(bad.data).toEqual(await truth(options))
+    expect(bad.engine.matchedRules).toContain('check:barcode-amount')
+  })
+
+  it('SENDA: a row whose total is not principal + multa + juros fails the row and Totais checks', async () => {
+    const bad = await extractPdf(await pdf({ seed: 23, quarterly: false, badRow: true })())
+    expect(bad.success).toBe(true)
+    expect(bad.engine.missingRules).toEqual(expect.arrayContaining(['check:rows-add-up', 'check:totais-add-up']))
+    expect(bad.engine.matchedRules).toContain('check:barcode-amount')
+    expect(bad.engine.confidence).toBeLessThan(1)
+  })
+
+  it('SENDA: a stub whose Valor differs from the header fails stub-agrees only', async () => {
+    const options: DarfOptions = { seed: 25, quarterly: false, badStub: true }
+    const bad = await extractPdf(await pdf(options)())
+    expect(bad.engine.missingRules).toEqual(['check:stub-agrees'])
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: 'stub-agrees: the stub differs from the header in amount' })])
+    expect(bad.data).toEqual(await truth(options))
+  })
+
+  it('SENDA: the printed document number is the one inside the barcode', async () => {
+    const o: DarfOptions = { seed: 24, quarterly: false }
+    const t = await truth(o)
+    expect(t.codigoBarras!.slice(24, 41)).toBe(t.numeroDocumento)
+    const result = await extractPdf(await pdf(o)())
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:document-number-in-barcode', 'check:barcode-amount', 'check:total-matches-totais', 'check:stub-agrees']))
+  })
+})
+
+describe('darf: evidence', () => {
+  it('two pages: rows and Totais of page 2 are cited on page 2, the header on page 1', async () => {
+    const options: DarfOptions = { seed: 4, twoPages: true }
+    const result = await extractPdf(await pdf(options)())
+    const t = await truth(options)
+    expect(t.tributos).toHaveLength(10)
+    expect(result.evidence.numeroDocumento?.page).toBe(1)
+    expect(result.evidence['tributos.0.total']?.page).toBe(1)
+    expect(result.evidence['tributos.9.total']?.page).toBe(2)
+    expect(result.evidence['totais.total']).toEqual({ page: 2, source: expect.stringMatching(/^Totais /), box: expect.objectContaining({ x: expect.closeTo(490, 0) }) })
+  })
+
+  it('numbered boxes: values are cited from the first copy', async () => {
+    const result = await extractPdf(await pdf({ seed: 3, layout: 'CAMPOS_NUMERADOS' })())
+    expect(result.evidence.valorTotal).toEqual({ page: 1, source: expect.stringMatching(/10 VALOR TOTAL/), box: expect.objectContaining({ x: expect.closeTo(490, 0) }) })
+    expect(result.evidence.valorTotal!.box.y).toBeGreaterThan(421)
+  })
+})
+
+describe('darf: printed variants of documents.md §6a', () => {
+  it('reads a person\'s IRPF quota DARF: CPF header, date period, "PA 01/01/2026 3a. Quota" row, a header drawn as one run', async () => {
+    const lines = [
+      'Documento de Arrecadação de Receitas Federais', 'CPF Nome', '123.456.789-09 MARIA DA SILVA',
+      'Período de Apuração Data de Vencimento Número do Documento Pagar este documento até',
+      '31/12/2025 30/06/2026 07.93.26150.1234567-1 30/06/2026', 'Observações Valor Total do Documento', 'web v5.2.2 1.234,56',
+      'Composição do Documento de Arrecadação', 'Código Denominação Principal Multa Juros Total',
+      '0211 IRPF - QUOTA 1.200,00 34,56 1.234,56', '01 IRPF - Quota do Exercício', 'PA 01/01/2026 3a. Quota Vencimento 30/06/2026',
+      'Totais 1.200,00 34,56 1.234,56', 'SENDA (Versão:2.6.3) Página: 1/1 30/05/2026 09:10:11'
+    ]
+    const result = await extractPdf(await writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed: 3 }))
+    expect(result.documentType).toBe('DARF')
+    // The sums that need the unknown cells are skipped, not failed; Totais still equals the document's total.
+    expect(result.engine.missingRules).not.toContain('check:rows-add-up')
+    expect(result.engine.matchedRules).toContain('check:total-matches-totais')
+    expect(result.data).toMatchObject({
+      layout: 'SENDA', cnpjCpf: '12345678909', razaoSocial: 'MARIA DA SILVA', periodoApuracao: '2025-12-31', numeroDocumento: '07932615012345671',
+      valorTotal: 1234.56, linhaDigitavel: null, dataEmissao: '2026-05-30T09:10:11',
+      // Three numbers and no usable column header: principal and total are sure, the middle one may be multa or juros, so neither is guessed.
+      tributos: [{ codigoReceita: '0211', codigoVariacao: '01', descricao: 'IRPF - Quota do Exercício', periodoApuracao: '2026-01-01', vencimento: '2026-06-30', principal: 1200, multa: null, juros: null, total: 1234.56 }],
+      totais: { principal: 1200, multa: null, juros: null, total: 1234.56 }
+    })
+  })
+})
+
+describe('darf: printed variants of documents.md §6b', () => {
+  it('reads the variation printed in box 04 (2089-01); left-column text sharing the name line stays in the name (a known limit)', async () => {
+    const lines = [
+      'MINISTÉRIO DA FAZENDA 02 PERÍODO DE APURAÇÃO 31/03/2024', 'SECRETARIA DA RECEITA FEDERAL DO BRASIL 03 NÚMERO DO CPF OU CNPJ 11.222.333/0001-81',
+      'Documento de Arrecadação de Receitas Federais 04 CÓDIGO DA RECEITA 2089-01', 'DARF 05 NÚMERO DE REFERÊNCIA',
+      '01 NOME / TELEFONE 06 DATA DE VENCIMENTO 30/04/2024', 'EMPRESA EXEMPLO LTDA 2-4 07 VALOR DO PRINCIPAL 64,32',
+      '08 VALOR DA MULTA', '09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69', '10 VALOR TOTAL 64,32'
+    ]
+    const result = await extractPdf(await writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed: 9 }))
+    expect(result.documentType).toBe('DARF')
+    expect(result.data).toMatchObject({
+      layout: 'CAMPOS_NUMERADOS', cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA 2-4', periodoApuracao: '2024-03-31', numeroReferencia: null, valorTotal: 64.32,
+      tributos: [{ codigoReceita: '2089', codigoVariacao: '01', principal: 64.32, multa: 0, juros: 0, total: 64.32 }],
+      linhaDigitavel: null, vias: { quantidade: 1, divergencias: [] }
+    })
+    expect(result.engine.matchedRules).toContain('check:rows-add-up')
+  })
+})

@@ -1,0 +1,350 @@
+/**
+ * Parser of the DARF (documents.md §6), both layouts: the current SENDA print (§6a:
+ * header boxes, a composition table whose rows span three lines, `Totais` on the last
+ * page) and the numbered-box form (§6b: boxes 01-11, two copies per page). Every value is
+ * read through the text API, so each has evidence; a value that is not printed is null.
+ */
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
+
+export interface DarfTributo {
+  codigoReceita: string | null
+  codigoVariacao: string | null
+  denominacao: string | null
+  descricao: string | null
+  periodoApuracao: string | null
+  vencimento: string | null
+  principal: number | null
+  multa: number | null
+  juros: number | null
+  total: number | null
+}
+
+export interface DarfTotais { principal: number | null, multa: number | null, juros: number | null, total: number | null }
+
+/** The tear-off stub of a SENDA DARF (documents.md §4 layout: `CNPJ:`, `Número:`, `Pagar até:`, `Valor:`). */
+export interface DarfCanhoto { cnpjCpf: string | null, numeroDocumento: string | null, pagarAte: string | null, valor: number | null }
+
+/** The copies of a numbered-box DARF ("1a. via", "2a. via") and the fields on which they differ. */
+export interface DarfVias { quantidade: number, divergencias: string[] }
+
+export interface Darf {
+  layout: 'SENDA' | 'CAMPOS_NUMERADOS'
+  cnpjCpf: string | null
+  razaoSocial: string | null
+  periodoApuracao: string | null
+  dataVencimento: string | null
+  pagarAte: string | null
+  numeroDocumento: string | null
+  numeroReferencia: string | null
+  numeroReciboDeclaracao: string | null
+  valorTotal: number | null
+  tributos: DarfTributo[]
+  totais: DarfTotais | null
+  linhaDigitavel: string | null
+  codigoBarras: string | null
+  origem: 'SENDA' | 'SICALC_WEB' | 'IRPF' | null
+  dataEmissao: string | null
+  canhoto: DarfCanhoto | null
+  vias: DarfVias | null
+}
+
+const M = `(${MONEY_PATTERN})`
+const DATE = String.raw`(\d{2}\/\d{2}\/\d{4})`
+/** The RFB document number as printed: `07.93.26190.1234567-8` (documents.md §0.4). */
+const DOC_NUMBER = String.raw`(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)`
+/** The 48-digit collection line: four blocks of 11 digits, each with its check digit after a space or a dash. */
+const LINE = /(?:^|\s)(\d{11}[ -]?\d \d{11}[ -]?\d \d{11}[ -]?\d \d{11}[ -]?\d)(?:\s|$)/
+const CPF = String.raw`\d{3}\.\d{3}\.\d{3}-\d{2}`
+/** Up to four money columns after a row label; which column each is comes from the header. */
+const AMOUNTS = `${M}(?: ${M})?(?: ${M})?(?: ${M})?`
+
+type Column = 'principal' | 'multa' | 'juros' | 'total'
+const COLUMNS: Column[] = ['principal', 'multa', 'juros', 'total']
+
+/** A label written without accents, as a pattern that takes the printed accents (and their loss) too. */
+export function label (plain: string, flags = 'i'): RegExp {
+  const classes: Record<string, string> = { A: '[AÁÂÃÀ]', E: '[EÉÊ]', I: '[IÍ]', O: '[OÓÔÕ]', U: '[UÚÜ]', C: '[CÇ]' }
+  const source = [...plain].map((ch) => classes[ch.toUpperCase()] ?? ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('').replace(/ /g, '\\s+')
+  return new RegExp(source, flags)
+}
+
+/**
+ * A printed period as data: `MM/AAAA` or a month name → `AAAA-MM`; a date → `AAAA-MM-DD`
+ * (quarterly taxes, old DARF box 02); `2º Trimestre/2026` → `2026-T2`; `Diversos` → `DIVERSOS`.
+ */
+export function period (text: string): string | null {
+  const t = text.trim()
+  if (/^diversos$/i.test(t)) return 'DIVERSOS'
+  const quarter = /^([1-4])\s*[º°oa]\.?\s*trimestre\s*\/\s*(\d{4})$/i.exec(t)
+  if (quarter !== null) return `${quarter[2]}-T${quarter[1]}`
+  if (/^\d{2}\/\d{2}\/\d{4}$/.test(t)) return isoDate(t)
+  return competence(t)
+}
+
+const PERIOD = String.raw`(Diversos|\d{2}\/\d{2}\/\d{4}|\d{2}\/\d{4}|[1-4]\s*[º°oa]\.?\s*Trimestre\s*\/\s*\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})`
+
+const text = (s: string): string | null => s.trim() === '' ? null : s.replace(/\s+/g, ' ').trim()
+const same = (s: string): string => s
+const docNumber = (s: string): string | null => { const d = onlyDigits(s); return d.length === 17 ? d : null }
+const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.length === 11 && /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(s.trim()) ? d : cnpjChars(s) }
+const lineDigits = (s: string): string | null => { const d = onlyDigits(s); return d.length === 48 ? d : null }
+
+/** Money parts of a row placed in columns; `unplaced` when some could not be (their columns stay unknown, not 0). */
+interface Cells { hits: Partial<Record<Column, Hit>>, unplaced: boolean }
+
+/** Money parts of a row assigned to columns: by the nearest header label when the page has the header, else by count. */
+function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> | undefined): Cells {
+  const hits = values.filter((h): h is Hit => h !== undefined)
+  const out: Partial<Record<Column, Hit>> = {}
+  // The header helps only when its labels are separate runs (their centres apart, left to right).
+  const centres = header === undefined ? [] : COLUMNS.map((c) => header.get(c)!)
+  if (centres.length === 4 && centres.every((x, i) => i === 0 || x - centres[i - 1]! > 5)) {
+    for (const hit of hits) {
+      const centre = hit.box.x + hit.box.width / 2
+      let best = 0
+      centres.forEach((x, i) => { if (Math.abs(x - centre) < Math.abs(centres[best]! - centre)) best = i })
+      out[COLUMNS[best]!] = hit
+    }
+    return { hits: out, unplaced: false }
+  }
+  // Empty multa and juros cells print nothing (documents.md §4): the first number is the principal and
+  // the last the total; with three, the middle one may be multa or juros, so neither is given.
+  if (hits.length === 4) COLUMNS.forEach((c, i) => { out[c] = hits[i]! })
+  if (hits.length >= 2) { out.principal = hits[0]!; out.total = hits[hits.length - 1]! }
+  return { hits: out, unplaced: hits.length === 3 || hits.length > 4 }
+}
+
+/** The four amounts of a row; an empty multa or juros cell of a row that was read is 0 (nothing to pay). */
+function amounts (ctx: ParseContext, field: string, cells: Cells): DarfTotais {
+  const take = (c: Column): number | null => {
+    const hit = cells.hits[c]
+    if (hit !== undefined) return ctx.take(`${field}.${c}`, hit, moneyNumber)
+    return (c === 'multa' || c === 'juros') && !cells.unplaced && cells.hits.total !== undefined ? 0 : null
+  }
+  return { principal: take('principal'), multa: take('multa'), juros: take('juros'), total: take('total') }
+}
+
+function collectionLine (doc: TextDocument, ctx: ParseContext, options: SearchOptions = {}): { linha: string | null, barcode: string | null } {
+  const linha = ctx.take('linhaDigitavel', doc.find(LINE, options), lineDigits)
+  return { linha, barcode: linha === null ? null : readCollectionLine(linha)?.barcode ?? null }
+}
+
+function origin (doc: TextDocument): Darf['origem'] {
+  if (doc.find(/Sicalc/i) !== undefined) return 'SICALC_WEB'
+  if (doc.find(/\bIRPF\b|Receitanet/i) !== undefined) return 'IRPF'
+  if (doc.find(/^SENDA\b/) !== undefined) return 'SENDA'
+  return null
+}
+
+const footer = (doc: TextDocument, ctx: ParseContext): string | null =>
+  ctx.take('dataEmissao', doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\).*?(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/), isoDateTime)
+
+// ----- 6a: the SENDA layout -----
+
+/** The stub's labels end in a colon, unlike the header's; null when the page has no stub. */
+function stub (doc: TextDocument, ctx: ParseContext): DarfCanhoto | null {
+  const cnpj = doc.find(new RegExp(`(?:^|\\s)(?:CNPJ|CPF):\\s*(${CNPJ_PATTERN}|${CPF})`))
+  const numero = doc.find(new RegExp(`(?:^|\\s)N[uú]mero:\\s*${DOC_NUMBER}`))
+  const pagar = doc.find(new RegExp(`Pagar at[eé]:\\s*${DATE}`))
+  const valor = doc.find(new RegExp(`(?:^|\\s)Valor:\\s*${M}`))
+  if (cnpj === undefined && numero === undefined && pagar === undefined && valor === undefined) return null
+  return {
+    cnpjCpf: ctx.take('canhoto.cnpjCpf', cnpj, taxId),
+    numeroDocumento: ctx.take('canhoto.numeroDocumento', numero, docNumber),
+    pagarAte: ctx.take('canhoto.pagarAte', pagar, isoDate),
+    valor: ctx.take('canhoto.valor', valor, moneyNumber)
+  }
+}
+
+function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
+  const head = doc.find(new RegExp(`^${PERIOD} ${DATE} ${DOC_NUMBER} ${DATE}$`))
+  const who = doc.after(/^(?:CNPJ|CPF)\s+(?:Raz[aã]o Social|Nome)$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
+
+  // Column centres of the table header, per page (multi-page DARFs repeat it).
+  const headers = new Map<number, Map<Column, number>>()
+  for (const h of doc.findAll(/C[oó]digo\s+Denomina[cç][aã]o\s+(Principal)\s+(Multa)\s+(Juros)\s+(Total)/i)) {
+    if (headers.has(h.page)) continue
+    headers.set(h.page, new Map(COLUMNS.map((c, i) => [c, h.parts[i]!.box.x + h.parts[i]!.box.width / 2])))
+  }
+
+  const rows = doc.findAll(new RegExp(`^(\\d{4})\\s+(\\S.*?)\\s+${AMOUNTS}$`))
+  const details = doc.findAll(/^(\d{2})\s+(\S.*)$/)
+  const periods = doc.findAll(new RegExp(`^PA:?\\s*${PERIOD}.*?\\bVencimento:?\\s*${DATE}$`, 'i'))
+  const totalsHit = doc.find(new RegExp(`^Totais\\s+${AMOUNTS}$`))
+  /** True when `h` sits below row `i` and above the next row (same page). */
+  const belongs = (h: Hit, i: number): boolean => {
+    const row = rows[i]!
+    const next = rows[i + 1]
+    const limit = next !== undefined && next.page === row.page ? next.box.y : totalsHit !== undefined && totalsHit.page === row.page ? totalsHit.box.y : -Infinity
+    return h.page === row.page && h.box.y < row.box.y && h.box.y > limit
+  }
+  const tributos: DarfTributo[] = rows.map((row, i) => {
+    const f = `tributos.${i}`
+    const detail = details.find((h) => belongs(h, i))
+    const pa = periods.find((h) => belongs(h, i))
+    return {
+      codigoReceita: ctx.take(`${f}.codigoReceita`, row.parts[0], same),
+      codigoVariacao: ctx.take(`${f}.codigoVariacao`, detail?.parts[0], same),
+      denominacao: ctx.take(`${f}.denominacao`, row.parts[1], text),
+      descricao: ctx.take(`${f}.descricao`, detail?.parts[1], text),
+      periodoApuracao: ctx.take(`${f}.periodoApuracao`, pa?.parts[0], period),
+      vencimento: ctx.take(`${f}.vencimento`, pa?.parts[1], isoDate),
+      ...amounts(ctx, f, columnsOf(row.parts.slice(2), headers.get(row.page)))
+    }
+  })
+  const { linha, barcode } = collectionLine(doc, ctx)
+  return {
+    layout: 'SENDA',
+    cnpjCpf: ctx.take('cnpjCpf', who?.parts[0], taxId),
+    razaoSocial: ctx.take('razaoSocial', who?.parts[1], text),
+    periodoApuracao: ctx.take('periodoApuracao', head?.parts[0], period),
+    dataVencimento: ctx.take('dataVencimento', head?.parts[1], isoDate),
+    pagarAte: ctx.take('pagarAte', head?.parts[3], isoDate),
+    numeroDocumento: ctx.take('numeroDocumento', head?.parts[2], docNumber),
+    numeroReferencia: null,
+    numeroReciboDeclaracao: ctx.take('numeroReciboDeclaracao', doc.after(/N(?:º|°|o\.?|úmero)?\s*(?:do\s+)?Recibo\s+(?:da\s+)?Declara[cç][aã]o:?/i, /^\s*(\d{14})\b/), same),
+    valorTotal: ctx.take('valorTotal', doc.after(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 }), moneyNumber),
+    tributos,
+    totais: totalsHit === undefined ? null : amounts(ctx, 'totais', columnsOf(totalsHit.parts, headers.get(totalsHit.page))),
+    linhaDigitavel: linha,
+    codigoBarras: barcode,
+    origem: origin(doc),
+    dataEmissao: footer(doc, ctx),
+    canhoto: stub(doc, ctx),
+    vias: null
+  }
+}
+
+// ----- 6b: the numbered-box layout -----
+
+/** The boxes of one copy as hits (undefined: not printed); `labelled` lists the boxes whose label is printed. */
+interface Copy {
+  hits: Record<string, Hit | undefined>
+  labelled: Set<string>
+}
+
+/**
+ * The name under box 01: the left column shares its lines with the boxes on the right
+ * (documents.md §6b), so it stops before the next box number and never starts with one.
+ */
+const NAME = /^\s*(?!(?:0\d|1[01])\s+\p{Lu})(\S.*?)(?=\s+(?:0[2-9]|1[01])\s+\p{Lu}{3}|\s*$)/u
+
+/** Box labels (documents.md §6b), and the pattern of the value after each on its line. */
+const BOXES: Array<[field: string, labelText: RegExp, value: RegExp, linesBelow?: number]> = [
+  ['razaoSocial', new RegExp(label('01 NOME').source + String.raw`(?:\s*\/\s*(?:RAZ[AÃ]O SOCIAL|TELEFONE))?`, 'i'), NAME, 1],
+  ['periodoApuracao', label('02 PERIODO DE APURACAO'), new RegExp(`^\\s*${PERIOD}\\s*$`)],
+  ['cnpjCpf', label('03 NUMERO DO CPF OU CNPJ'), new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`)],
+  ['codigoReceita', label('04 CODIGO DA RECEITA'), /^\s*(\d{4})(?:-(\d{2}))?\s*$/],
+  ['numeroReferencia', label('05 NUMERO DE REFERENCIA'), /^\s*(\S+)\s*$/],
+  ['dataVencimento', label('06 DATA DE VENCIMENTO'), new RegExp(`^\\s*${DATE}\\s*$`)],
+  ['principal', label('07 VALOR DO PRINCIPAL'), new RegExp(`^\\s*${M}\\s*$`)],
+  ['multa', label('08 VALOR DA MULTA'), new RegExp(`^\\s*${M}\\s*$`)],
+  ['juros', label('09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69'), new RegExp(`^\\s*${M}\\s*$`)],
+  ['valorTotal', label('10 VALOR TOTAL'), new RegExp(`^\\s*${M}\\s*$`)],
+  ['numeroDocumento', label('Numero do Documento:'), new RegExp(`^\\s*${DOC_NUMBER}`)],
+  ['pagarAte', label('Data limite para acolhimento:'), new RegExp(`^\\s*${DATE}`)],
+  ['linhaDigitavel', /^/, LINE]
+]
+
+function readCopy (doc: TextDocument, within: SearchOptions): Copy {
+  const hits: Copy['hits'] = {}
+  const labelled = new Set<string>()
+  for (const [field, l, value, linesBelow] of BOXES) {
+    if (field === 'linhaDigitavel') { hits[field] = doc.find(value, within); continue }
+    if (doc.find(l, within) === undefined) continue
+    labelled.add(field)
+    hits[field] = doc.after(l, value, { ...within, linesBelow: linesBelow ?? 0 })
+  }
+  return { hits, labelled }
+}
+
+/** Converters of the box fields (the same for every copy, so copies compare as data). */
+const CONVERT: Record<string, (s: string) => unknown> = {
+  razaoSocial: text,
+  periodoApuracao: period,
+  cnpjCpf: taxId,
+  codigoReceita: same,
+  numeroReferencia: same,
+  dataVencimento: isoDate,
+  principal: moneyNumber,
+  multa: moneyNumber,
+  juros: moneyNumber,
+  valorTotal: moneyNumber,
+  numeroDocumento: docNumber,
+  pagarAte: isoDate,
+  linhaDigitavel: lineDigits
+}
+
+function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
+  // Each copy starts at its "MINISTÉRIO DA FAZENDA" and ends where the next one starts (or at the page's foot).
+  const anchors = doc.findAll(label('MINISTERIO DA FAZENDA'))
+  const regions: SearchOptions[] = anchors.length === 0
+    ? [{}]
+    : anchors.map((a, i) => {
+      const next = anchors[i + 1]
+      const top = a.box.y + a.box.height + 1
+      const bottom = next !== undefined && next.page === a.page ? next.box.y + next.box.height + 1 : -1
+      return { page: a.page, within: { x: -1e6, y: bottom, width: 2e6, height: top - bottom } }
+    })
+  const copies = regions.map((r) => readCopy(doc, r))
+  const first = copies[0]!
+  const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
+  const money = (field: 'principal' | 'multa' | 'juros'): number | null => {
+    const v = value(field, moneyNumber)
+    // Empty multa or juros box means nothing to pay (documents.md §6b), when the box is printed at all.
+    return v === null && field !== 'principal' && first.labelled.has(field) && first.hits.valorTotal !== undefined ? 0 : v
+  }
+  const divergencias: string[] = []
+  for (const field of Object.keys(CONVERT)) {
+    const seen = copies.map((c) => { const h = c.hits[field]; return JSON.stringify(h === undefined ? null : CONVERT[field]!(h.value)) })
+    if (seen.some((s) => s !== seen[0])) divergencias.push(field)
+  }
+  if (divergencias.length > 0) ctx.report({ code: 'DARF_COPIES_DIFFER', message: `the copies of the DARF print different values for ${divergencias.join(', ')}; the first copy's are returned`, field: divergencias[0]! })
+
+  const codigoReceita = value('codigoReceita', same)
+  const variacao = first.hits.codigoReceita?.parts[1]
+  const periodoApuracao = value('periodoApuracao', period)
+  const dataVencimento = value('dataVencimento', isoDate)
+  const principal = money('principal')
+  const multa = money('multa')
+  const juros = money('juros')
+  const valorTotal = value('valorTotal', moneyNumber)
+  const linha = value('linhaDigitavel', lineDigits)
+  const tributo: DarfTributo = {
+    codigoReceita,
+    codigoVariacao: ctx.take('tributos.0.codigoVariacao', variacao, same),
+    denominacao: null,
+    descricao: null,
+    periodoApuracao,
+    vencimento: dataVencimento,
+    principal,
+    multa,
+    juros,
+    total: valorTotal
+  }
+  return {
+    layout: 'CAMPOS_NUMERADOS',
+    cnpjCpf: value('cnpjCpf', taxId),
+    razaoSocial: value('razaoSocial', text),
+    periodoApuracao,
+    dataVencimento,
+    pagarAte: value('pagarAte', isoDate),
+    numeroDocumento: value('numeroDocumento', docNumber),
+    numeroReferencia: value('numeroReferencia', same),
+    numeroReciboDeclaracao: null,
+    valorTotal,
+    tributos: codigoReceita === null && valorTotal === null ? [] : [tributo],
+    totais: null,
+    linhaDigitavel: linha,
+    codigoBarras: linha === null ? null : readCollectionLine(linha)?.barcode ?? null,
+    origem: origin(doc),
+    dataEmissao: footer(doc, ctx),
+    canhoto: null,
+    vias: { quantidade: copies.length, divergencias }
+  }
+}
+
+export function parseDarf (doc: TextDocument, ctx: ParseContext): Darf {
+  return doc.find(label('04 CODIGO DA RECEITA')) !== undefined ? parseBoxes(doc, ctx) : parseSenda(doc, ctx)
+}
