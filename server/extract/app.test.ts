@@ -260,3 +260,34 @@ describe('GET /api/v1/diagnostics', () => {
     expect(data.averageProcessingMs).toBeGreaterThan(0)
   })
 })
+
+describe('GET /openapi.json and /docs', () => {
+  it('describes every route from its schemas, publicly: the key, the multipart fields, the spec\'s response fields', async () => {
+    const res = await fetch(`${base}/openapi.json`)
+    expect(res.status).toBe(200)
+    const doc = await res.json() as Record<string, any>
+    expect(doc).toMatchObject({ openapi: '3.1.0', info: { version: '2.0.0' }, components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } } })
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/diagnostics', '/api/v1/health', '/api/v1/info', '/api/v1/pdf/extract', '/api/v1/pdf/extract-batch', '/openapi.json'])
+    const single = doc.paths['/api/v1/pdf/extract'].post
+    expect(single.security).toEqual([{ apiKey: [] }])
+    expect(single.requestBody.content['multipart/form-data'].schema.required).toEqual(['file'])
+    expect(single.parameters).toEqual([expect.objectContaining({ name: 'evidence', in: 'query' })])
+    const ok = single.responses['200'].content['application/json'].schema
+    expect(ok.required).toEqual(['success', 'documentType', 'pages', 'data', 'warnings', 'errors', 'requestId'])
+    expect(Object.keys(ok.properties.engine.properties)).toHaveLength(15)
+    expect(Object.keys(single.responses).sort()).toEqual(['200', '400', '401', '413', '415', '422', '500'])
+    const batchFiles = doc.paths['/api/v1/pdf/extract-batch'].post.requestBody.content['multipart/form-data'].schema.properties.files
+    expect(batchFiles).toMatchObject({ type: 'array', maxItems: 10 })
+    const diag = doc.paths['/api/v1/diagnostics'].get.responses['200'].content['application/json'].schema
+    expect(Object.keys(diag.properties.data.properties)).toHaveLength(15)
+    expect(doc.paths['/api/v1/health'].get.security).toEqual([])
+  })
+
+  it('serves a page listing the operations', async () => {
+    const res = await fetch(`${base}/docs`)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    const html = await res.text()
+    for (const op of ['POST /api/v1/pdf/extract-batch', 'GET /api/v1/diagnostics', 'GET /api/v1/info']) expect(html).toContain(op)
+    expect(html).toContain('href="/openapi.json"')
+  })
+})

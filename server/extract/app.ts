@@ -25,6 +25,9 @@ import type { BatchUpload } from './batch-upload.js'
 import type { ExtractConfig } from './config.js'
 import { EXTRACT_STATUSES, FRAMEWORK_ERRORS } from './errors.js'
 import { ExtractMetrics } from './metrics.js'
+import { collectRoute, openApiDocument, operationsPage } from './openapi.js'
+import type { DescribedRoute } from './openapi.js'
+import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
 
 export interface ExtractAppOptions {
   shared: SharedConfig
@@ -95,9 +98,22 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     return reply.code(status).send(body)
   })
 
-  app.get('/api/v1/health', async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
+  const routes: DescribedRoute[] = []
+  app.addHook('onRoute', (route) => { collectRoute(routes, route) })
+  let described: { json: Record<string, unknown>, html: string } | undefined
+  const description = (): { json: Record<string, unknown>, html: string } => {
+    if (described === undefined) {
+      const json = openApiDocument(routes, { version: EXTRACT_API_VERSION, engineVersion: ENGINE_VERSION, maxFileBytes: config.maxFileBytes })
+      described = { json, html: operationsPage(json) }
+    }
+    return described
+  }
+  app.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', tags: ['service'], response: { 200: { type: 'object', additionalProperties: true } } } }, async () => description().json)
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(description().html))
 
-  app.get('/api/v1/info', async (request) => ({
+  app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
+
+  app.get('/api/v1/info', { schema: infoSchema }, async (request) => ({
     service: EXTRACT_SERVICE_NAME,
     version: EXTRACT_API_VERSION,
     engineVersion: ENGINE_VERSION,
@@ -137,7 +153,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     }
   }
 
-  app.post('/api/v1/pdf/extract', async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
+  app.post('/api/v1/pdf/extract', { schema: extractSchema }, async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
     let upload: Upload
     try {
       upload = await receiveUpload(request, shared.tmpDir, 'file')
@@ -152,14 +168,15 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
         throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the PDF in the multipart field "file".')
       }
       const { status, body } = await extractStored(request, gone.signal, upload.path, request.query.evidence === 'true')
-      return await reply.code(status).send(body)
+      // The status is one of the schema's; the route types only know them as literals.
+      return await (reply as FastifyReply).code(status).send(body)
     } finally {
       gone.dispose()
       await upload.remove()
     }
   })
 
-  app.post('/api/v1/pdf/extract-batch', async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
+  app.post('/api/v1/pdf/extract-batch', { schema: extractBatchSchema }, async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
     let batch: BatchUpload
     try {
       batch = await receiveBatch(request, shared.tmpDir, 'files', MAX_BATCH_FILES, config.maxFileBytes)
@@ -199,7 +216,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     }
   })
 
-  app.get('/api/v1/diagnostics', async (request) => {
+  app.get('/api/v1/diagnostics', { schema: diagnosticsSchema }, async (request) => {
     const counts = parserDescriptions()
     const active = counts.filter((p) => p.status === 'active').length
     return {
