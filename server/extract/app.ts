@@ -13,17 +13,16 @@ import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import type { Upload } from '../upload.js'
 import { ENGINE_VERSION } from '../../core/extraction/index.js'
-import type { ExtractionResult } from '../../core/extraction/index.js'
 import { EngineError } from '../../core/errors.js'
 import type { Code } from '../../core/errors.js'
-import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { parserDescriptions } from '../../workers/extract-document.js'
-import type { ExtractDocumentInput, ExtractDocumentOutput } from '../../workers/extract-document.js'
 import { receiveBatch } from './batch-upload.js'
 import type { BatchUpload } from './batch-upload.js'
 import type { ExtractConfig } from './config.js'
 import { EXTRACT_STATUSES, FRAMEWORK_ERRORS } from './errors.js'
+import { errorBody, failure, toResponse } from './wire.js'
+import { extractStoredFile } from './run.js'
 import { ExtractMetrics } from './metrics.js'
 import { collectRoute, openApiDocument, operationsPage } from './openapi.js'
 import type { DescribedRoute } from './openapi.js'
@@ -41,11 +40,6 @@ export interface ExtractAppOptions {
 export const EXTRACT_SERVICE_NAME = 'razao-extract'
 /** The public contract's version (spec 3 §9 B); the engine's is ENGINE_VERSION. */
 export const EXTRACT_API_VERSION = '2.0.0'
-
-/** The single-extraction response of a request that could not be extracted at all. */
-function failure (requestId: string, code: string, message: string): Record<string, unknown> {
-  return { success: false, documentType: null, pages: 0, data: null, warnings: [], errors: [{ code, message }], requestId }
-}
 
 /** Files one batch request may carry (spec 3 §8 B). */
 export const MAX_BATCH_FILES = 10
@@ -128,21 +122,9 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
    * never a throw (a batch answers each file on its own). Metrics are counted here.
    */
   const extractStored = async (request: FastifyRequest, gone: AbortSignal, path: string, evidence: boolean): Promise<{ status: number, body: Record<string, unknown> }> => {
-    const input: ExtractDocumentInput = { path, limits: { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000 } }
-    // The hard limit counts from the file's turn in the pool being asked for: with a full
-    // pool a file waits, so it sits a little past the cooperative deadline.
-    const hardLimit = AbortSignal.timeout(config.documentTimeoutMs + 5_000)
-    const signal = AbortSignal.any([gone, hardLimit])
     const started = performance.now()
     try {
-      let result: ExtractionResult
-      try {
-        result = await runTask<ExtractDocumentInput, ExtractDocumentOutput>(pool, 'extract-document', input, signal)
-      } catch (err) {
-        // Past the hard limit the pool stopped the thread: the cooperative deadline never came (a page that yields nothing).
-        if (hardLimit.aborted && !gone.aborted) throw new EngineError('PDF_TIMEOUT', `Reading the PDF took longer than ${config.documentTimeoutMs} ms and was stopped; the file may be damaged or crafted.`)
-        throw err
-      }
+      const result = await extractStoredFile(pool, path, config, gone)
       metrics.recordResult(result, performance.now() - started)
       request.log.info({ documentType: result.documentType, success: result.success, parser: result.engine.parser, confidence: result.engine.confidence }, 'document extracted')
       return { status: 200, body: toResponse(result, request.id, evidence) }
@@ -245,49 +227,12 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   return app
 }
 
-/** The spec's single-extraction response; `evidence` (beyond the spec) only when asked for. */
-export function toResponse (result: ExtractionResult, requestId: string, evidence: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    success: result.success,
-    documentType: result.documentType,
-    pages: result.pages,
-    data: result.data,
-    warnings: result.warnings,
-    errors: result.errors,
-    requestId,
-    engine: result.engine
-  }
-  if (evidence) body.evidence = result.evidence
-  return body
-}
-
-/**
- * The status and single-extraction body of a failure, logged: catalog codes by the
- * service's table, Fastify's by FRAMEWORK_ERRORS, anything else a 500 that says only
- * which request id to quote.
- */
+/** The status and body of a failure (wire.ts), logged: a 500 with the inner code only in the log. */
 function errorAnswer (request: FastifyRequest, error: unknown): { status: number, code: string, body: Record<string, unknown> } {
-  const e = error as { code?: unknown, name?: unknown, message?: unknown, statusCode?: unknown }
-  const code = typeof e.code === 'string' ? e.code : ''
-  const internal = (): { status: number, code: string, body: Record<string, unknown> } => {
-    request.log.error({ code: code === '' ? 'INTERNAL' : code, errorName: e.name }, 'request failed')
-    return { status: 500, code: 'INTERNAL', body: failure(request.id, 'INTERNAL', `Internal error; quote requestId ${request.id} when reporting it.`) }
-  }
-  if (code in EXTRACT_STATUSES) {
-    const status = EXTRACT_STATUSES[code as Code]
-    if (status >= 500) return internal()
-    request.log.info({ code, status }, 'request refused')
-    return { status, code, body: failure(request.id, code, String(e.message)) }
-  }
-  const framework = FRAMEWORK_ERRORS[code]
-  if (framework !== undefined) {
-    request.log.info({ code: framework.code, status: framework.status }, 'request refused')
-    return { status: framework.status, code: framework.code, body: failure(request.id, framework.code, framework.message) }
-  }
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    return { status: e.statusCode, code: 'REQUEST_INVALID', body: failure(request.id, 'REQUEST_INVALID', String(e.message)) }
-  }
-  return internal()
+  const answer = errorBody(error, request.id)
+  if (answer.internal) request.log.error({ code: answer.logCode, errorName: (error as { name?: unknown }).name }, 'request failed')
+  else request.log.info({ code: answer.code, status: answer.status }, 'request refused')
+  return answer
 }
 
 function refusal (requestId: string, code: string, message: string): { status: number, body: Record<string, unknown> } {
