@@ -3,6 +3,7 @@
  * generated in the test and read by the real pdf.js.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -289,5 +290,47 @@ describe('GET /openapi.json and /docs', () => {
     const html = await res.text()
     for (const op of ['POST /api/v1/pdf/extract-batch', 'GET /api/v1/diagnostics', 'GET /api/v1/info']) expect(html).toContain(op)
     expect(html).toContain('href="/openapi.json"')
+  })
+})
+
+describe('the in-flight gate (EXTRACT_MAX_IN_FLIGHT=1)', () => {
+  let gated: FastifyInstance
+  let url: string
+  beforeAll(async () => {
+    const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: uploads, LOG_LEVEL: 'silent' })
+    gated = await buildExtractApp({ shared: config.shared, config: loadExtractConfig({ EXTRACT_MAX_IN_FLIGHT: '1' }), apiKey: API_KEY, pool, logger: false })
+    url = await gated.listen({ host: '127.0.0.1', port: 0 })
+  })
+  afterAll(async () => { await gated.close() })
+
+  it('keeps a second upload waiting while one is in, and lets it in when the first leaves', async () => {
+    const { pdf } = await generateExtrato({ seed: 61 })
+    // A client that sent its headers and part of its body, then stalls: it holds the one place.
+    const { port } = new URL(url)
+    const stalled = connect(Number(port), '127.0.0.1')
+    await new Promise<void>((resolve) => stalled.once('connect', resolve))
+    stalled.write(`POST /api/v1/pdf/extract HTTP/1.1\r\nHost: x\r\nX-API-Key: ${API_KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const form = new FormData()
+    form.append('file', new Blob([pdf]), 'doc.pdf')
+    let answered = false
+    const second = fetch(`${url}/api/v1/pdf/extract`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } }).then((r) => { answered = true; return r })
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(answered).toBe(false)
+    stalled.destroy()
+    const res = await second
+    expect(res.status).toBe(200)
+    expect((await res.json() as Record<string, any>).success).toBe(true)
+  })
+
+  it('answers every request of a burst, one at a time', async () => {
+    const { pdf } = await generateExtrato({ seed: 62 })
+    const replies = await Promise.all(Array.from({ length: 4 }, async () => {
+      const form = new FormData()
+      for (let i = 0; i < 3; i++) form.append('files', new Blob([pdf]), `f${i}.pdf`)
+      const res = await fetch(`${url}/api/v1/pdf/extract-batch`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+      return { status: res.status, body: await res.json() as Record<string, any> }
+    }))
+    expect(replies.map((r) => [r.status, r.body.succeeded])).toEqual([[200, 3], [200, 3], [200, 3], [200, 3]])
   })
 })

@@ -9,6 +9,7 @@ import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
+import { Gate } from '../gate.js'
 import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import type { Upload } from '../upload.js'
@@ -53,6 +54,8 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
+    // A client that stops sending mid-upload must not hold a place of the gate below for ever.
+    requestTimeout: config.requestTimeoutMs,
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send(failure(request.id, 'REQUEST_INVALID', 'The request URL is malformed.'))
@@ -76,6 +79,36 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
       // Connection: close, so an unauthenticated body is not read.
       return reply.code(401).header('connection', 'close').send(failure(request.id, 'UNAUTHORIZED', 'API key missing or invalid: send it in the X-API-Key header.'))
     }
+  })
+
+  // Extraction requests beyond the gate wait here, after the key check and before their
+  // bodies are read (TCP holds the rest back). Uploads go to disk, not memory, and the
+  // pool bounds the documents in memory at once; the gate bounds what waits on disk:
+  // at most maxInFlight × 10 files × EXTRACT_MAX_FILE_BYTES.
+  const gate = new Gate(config.maxInFlight > 0 ? config.maxInFlight : Math.max(2, 2 * shared.poolSize))
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.routeOptions.url
+    if (path !== '/api/v1/pdf/extract' && path !== '/api/v1/pdf/extract-batch') return
+    await gate.enter()
+    let left = false
+    const leave = (): void => {
+      if (left) return
+      left = true
+      gate.leave()
+    }
+    // Given back when the reply closes or the connection does (a pipelined request whose
+    // connection drops before its turn never gets a reply that closes).
+    const socket = request.raw.socket
+    if (reply.raw.closed || socket.destroyed) {
+      leave()
+      return
+    }
+    const onSocketClose = (): void => { leave() }
+    socket.once('close', onSocketClose)
+    reply.raw.once('close', () => {
+      socket.off('close', onSocketClose)
+      leave()
+    })
   })
 
   app.addHook('onReady', async () => {
