@@ -4,6 +4,8 @@
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { connect } from 'node:net'
+import { deflateSync } from 'node:zlib'
+import { PDFDocument, PDFName } from 'pdf-lib'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -95,6 +97,18 @@ describe('POST /api/v1/pdf/extract', () => {
     expect(tooBig.status).toBe(413)
     expect(JSON.stringify(tooBig.body)).not.toMatch(/at .*\.ts/)
     expect(await readdir(uploads)).toEqual([])
+  })
+
+  it('refuses a deflate bomb with 422 PDF_CONTENT_TOO_LARGE before pdf.js reads it', async () => {
+    const doc = await PDFDocument.create()
+    const page = doc.addPage([595, 842])
+    const bomb = deflateSync(Buffer.alloc(48 << 20, '0 0 m 1 1 l S\n'), { level: 9 })
+    page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream(bomb, { Filter: 'FlateDecode' })))
+    const started = performance.now()
+    const res = await extract(await doc.save())
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/page 1 would inflate past/) }] })
+    expect(performance.now() - started).toBeLessThan(5_000)
   })
 
   it('refuses a missing or wrong key with 401', async () => {
