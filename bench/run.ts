@@ -4,7 +4,7 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  */
@@ -13,13 +13,14 @@ import type { ContenderId } from './child/protocol.js'
 import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyze-http.bench.js'
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { benchSign, signTable } from './sign.bench.js'
+import { benchExtract, extractTable } from './extract.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
 import type { MeasureSettings } from './lib/measure.js'
 import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract']
 
 interface RunPlan {
   sizes: number[]
@@ -28,6 +29,7 @@ interface RunPlan {
   processSizes: number[] | undefined
   processRounds: number
   sign: boolean
+  extract: boolean
   seed: number
   settings: Omit<MeasureSettings, 'distDir'>
 }
@@ -62,7 +64,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId | 'process' | 'sign', isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -75,6 +77,7 @@ function planFromArgs (argv: string[]): RunPlan {
     processSizes: wanted('process', false) ? (values['process-rows'] ?? '100000,500000').split(',').map((s) => positiveInt('process-rows', s.trim(), 0)) : undefined,
     processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
     sign: wanted('sign', false),
+    extract: wanted('extract', false),
     seed: positiveInt('seed', values.seed, 1),
     settings: {
       repeat: {
@@ -136,6 +139,10 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
   if (plan.sign) {
     process.stderr.write('PDF signing: ours beside @signpdf\n')
     print(signTable(await benchSign({}, (line) => process.stderr.write(`${line}\n`))))
+  }
+  if (plan.extract) {
+    process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')
+    print(extractTable(await benchExtract({}, (line) => process.stderr.write(`${line}\n`))))
   }
   const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)

@@ -56,6 +56,8 @@ export const Code = {
   PDF_TOO_MANY_PAGES: 'PDF_TOO_MANY_PAGES',
   /** Reading the PDF's text passed the per-document deadline and was abandoned. */
   PDF_TIMEOUT: 'PDF_TIMEOUT',
+  /** A page's content (or all pages' together) inflates past the extraction's cap: a decompression bomb, refused before pdf.js reads it. */
+  PDF_CONTENT_TOO_LARGE: 'PDF_CONTENT_TOO_LARGE',
   /** The PDF has no text layer (a scan): nothing can be read without OCR. A result, not a failure of ours. */
   PDF_NO_TEXT_LAYER: 'PDF_NO_TEXT_LAYER',
   /** No extraction plugin recognised the document (unknown type). */

@@ -4,10 +4,12 @@
  * operations (`analyze`, `diagnose`, `rows`). JSON goes to stdout, progress and
  * messages to stderr, so output can be piped.
  */
+import { randomUUID } from 'node:crypto'
+import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
-import { hasCode } from '../core/errors.js'
+import { EngineError, hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
 import { detectFormat, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import { runLedgerJob } from '../workers/ledger-job.js'
@@ -24,6 +26,10 @@ import { runProcessJob } from '../workers/process-job.js'
 import type { ProcessJobInput, ProcessJobOutput } from '../workers/process-job.js'
 import { runXlsInIsolate } from '../workers/xls-isolate.js'
 import { progressBar } from './progress.js'
+import { loadExtractConfig } from './extract/config.js'
+import { extractStoredFile } from './extract/run.js'
+import { errorBody, toResponse } from './extract/wire.js'
+import { createPool } from '../workers/pool.js'
 import { PLANNED_SERVICES, SERVICES, startServices } from './serve.js'
 import type { ServiceName } from './serve.js'
 
@@ -40,6 +46,7 @@ Usage:
   razao companies list                                  every registered company, as JSON
   razao companies deactivate --codigo-dominio CODE
   razao companies activate --codigo-dominio CODE
+  razao extract FILE... [--evidence]                    the /api/v1/pdf/extract JSON of each PDF
   razao --help                                          this text
 
 Configuration comes from environment variables and an optional .env file in the
@@ -60,7 +67,8 @@ async function main (argv: string[]): Promise<void> {
       'codigo-dominio': { type: 'string' },
       nome: { type: 'string' },
       cnpj: { type: 'string' },
-      reimportar: { type: 'boolean' }
+      reimportar: { type: 'boolean' },
+      evidence: { type: 'boolean' }
     }
   })
   const [command, ...rest] = positionals
@@ -76,6 +84,7 @@ async function main (argv: string[]): Promise<void> {
     case 'rows': return await printRows(requireFile(rest), values.limit, loadConfig(process.env))
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
+    case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
   }
 }
@@ -180,6 +189,42 @@ async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<P
   } finally {
     progress.finish()
     await client.end().catch(() => undefined)
+  }
+}
+
+/**
+ * `razao extract`: each PDF through the same pool task and limits as the service, in
+ * parallel. One file: exactly the route's body. Several: one object per file, in the
+ * order given, each the batch route's result (`fileName`, `status`, then the body).
+ * Exit 1 when any file was not extracted (`success: false`); its JSON is printed all the same.
+ */
+async function extractFiles (paths: string[], evidence: boolean, config: Config): Promise<void> {
+  if (paths.length === 0) throw new UsageError('missing FILE; see razao --help')
+  const extract = loadExtractConfig(process.env)
+  for (const path of paths) {
+    const facts = await stat(path).catch(() => undefined)
+    if (facts === undefined || !facts.isFile()) throw new UsageError(`cannot read ${path}: not a file`)
+  }
+  const requestId = `cli-${randomUUID()}`
+  const pool = createPool({ maxThreads: Math.min(paths.length, config.shared.poolSize) })
+  try {
+    const answers = await Promise.all(paths.map(async (path): Promise<{ status: number, body: Record<string, unknown> }> => {
+      try {
+        if ((await stat(path)).size > extract.maxFileBytes) throw new EngineError('REQUEST_TOO_LARGE', `The file is larger than this service accepts (EXTRACT_MAX_FILE_BYTES, ${extract.maxFileBytes} bytes).`)
+        return { status: 200, body: toResponse(await extractStoredFile(pool, path, extract), requestId, evidence) }
+      } catch (err) {
+        const answer = errorBody(err, requestId)
+        if (answer.internal) process.stderr.write(`razao: ${path}: ${err instanceof Error ? err.message : String(err)}\n`)
+        return answer
+      }
+    }))
+    for (const [i, { status, body }] of answers.entries()) {
+      const printed = paths.length === 1 ? body : { fileName: basename(paths[i]!), status, ...body }
+      process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`)
+    }
+    if (answers.some((a) => a.body.success !== true)) process.exitCode = 1
+  } finally {
+    await pool.destroy()
   }
 }
 

@@ -137,7 +137,7 @@ export async function receiveUpload (request: FastifyRequest, tmpDir: string, fi
  * body, a 400. Errors with a code (multipart limits, file system, a client that hung up:
  * ECONNRESET, FST_MP_PREMATURE_CLOSE) and our own pass through.
  */
-function malformedOrAsIs (err: unknown): unknown {
+export function malformedOrAsIs (err: unknown): unknown {
   // busboy throws plain Errors; a TypeError, a RangeError (memory) or anything coded is not the body's fault.
   if (!(err instanceof Error) || err.constructor !== Error || (err as { code?: unknown }).code !== undefined) return err
   return new EngineError('REQUEST_INVALID', 'The multipart body is malformed: send the file as multipart/form-data, with its boundary in the Content-Type header.', undefined, { cause: err })

@@ -2,7 +2,8 @@
  * Hostile PDFs: each is refused with a code within its bound, never read for ever.
  * Run with a hard timeout so a regression shows as a failure, not a hung suite.
  */
-import { PDFDocument, StandardFonts } from 'pdf-lib'
+import { deflateSync } from 'node:zlib'
+import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { readPdfText } from './pdf-text.js'
 
@@ -48,4 +49,38 @@ describe('hostile PDFs', () => {
     await expect(readPdfText(new Uint8Array(Buffer.from(looped, 'latin1')), { maxPages: 50, deadlineMs: 5_000, maxRunsPerPage: 1000 })).rejects.toThrow(expect.objectContaining({ code: expect.stringMatching(/^PDF_(CORRUPT|TIMEOUT)$/) }))
     expect(performance.now() - started).toBeLessThan(10_000)
   }, 30_000)
+
+  it('refuses a deflate bomb page before pdf.js reads it, quickly, naming the page', async () => {
+    // 64 MiB of drawing operators in about 100 KB of deflate on page 2 of 2.
+    const operators = Buffer.alloc(64 << 20, '0 0 m 1 1 l S\n')
+    const pdf = await pagesWithContent([deflateSync(Buffer.from('BT ET\n')), deflateSync(operators, { level: 9 })])
+    expect(pdf.byteLength).toBeLessThan(400_000)
+    const started = performance.now()
+    await expect(readPdfText(pdf, { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 })).rejects.toThrow(expect.objectContaining({
+      code: 'PDF_CONTENT_TOO_LARGE',
+      message: expect.stringMatching(/page 2 would inflate past 8\.0 MiB/),
+      details: { page: 2, maxPageContentBytes: 8 << 20 }
+    }))
+    expect(performance.now() - started).toBeLessThan(3_000)
+  }, 30_000)
+
+  it('refuses pages whose content together passes the total cap', async () => {
+    const page = deflateSync(Buffer.alloc(3 << 20, '0 0 m 1 1 l S\n'))
+    const pdf = await pagesWithContent([page, page, page])
+    await expect(readPdfText(pdf, { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000, maxTotalContentBytes: 8 << 20 })).rejects.toThrow(code('PDF_CONTENT_TOO_LARGE'))
+    // Within the caps the same file is read (it draws no text).
+    const pages = await readPdfText(pdf, { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000, maxTotalContentBytes: 16 << 20 })
+    expect(pages.map((p) => p.runs.length)).toEqual([0, 0, 0])
+  }, 60_000)
 })
+
+/** Pages whose content streams are the given deflate data, stored as they are. */
+async function pagesWithContent (streams: Uint8Array[]): Promise<Uint8Array> {
+  const doc = await PDFDocument.create()
+  for (const data of streams) {
+    const page = doc.addPage([595, 842])
+    const stream = doc.context.stream(data, { Filter: 'FlateDecode' })
+    page.node.set(PDFName.of('Contents'), doc.context.register(stream))
+  }
+  return await doc.save()
+}

@@ -11,8 +11,9 @@
  * drawing operators) is stopped by the caller's hard limit: the service aborts the pool
  * task, and Piscina ends the thread.
  */
+import { PDFDocument, ParseSpeeds } from 'pdf-lib'
 import { EngineError } from '../errors.js'
-import { openWithPdfJs, pageRunBatches } from '../pdf/index.js'
+import { openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
 import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
 import type { PageText, TextRun } from './text.js'
 
@@ -23,9 +24,20 @@ export interface PdfTextLimits {
   deadlineMs: number
   /** Pages with more text runs are refused (PDF_CORRUPT: no tax document has so many). */
   maxRunsPerPage: number
+  /** Decoded content one page may have, bytes (PDF_CONTENT_TOO_LARGE past it); default 8 MiB. */
+  maxPageContentBytes?: number
+  /** Decoded content of all pages together, bytes; default 64 MiB. */
+  maxTotalContentBytes?: number
 }
 
 export const DEFAULT_PDF_TEXT_LIMITS: PdfTextLimits = { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 }
+
+/**
+ * Tax documents draw a page in tens to hundreds of KiB of operators; pdf.js walks about
+ * 10 MB of them a second (the 200 MB bomb: 20 s, 630 MB), so 8 MiB is under a second.
+ */
+const DEFAULT_MAX_PAGE_CONTENT_BYTES = 8 << 20
+const DEFAULT_MAX_TOTAL_CONTENT_BYTES = 64 << 20
 
 /** How far into the file the header may sit: ISO 32000-1 7.5.2 says at the start; readers accept some leading junk. */
 const HEADER_WINDOW = 1024
@@ -43,6 +55,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
   const started = performance.now()
   const overdue = (): boolean => performance.now() - started > limits.deadlineMs
+  await refuseContentBombs(bytes, limits)
   const task = await openWithPdfJs(bytes)
   let doc: PdfJsDocument | undefined
   try {
@@ -82,6 +95,45 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
     await (doc === undefined ? task.destroy() : doc.destroy()).catch(() => undefined)
   }
 }
+
+/**
+ * Measures every page's decoded content with pdf-lib (core/pdf/content-size.ts, made for
+ * the signature stamp) before pdf.js sees the file, and refuses a page past the cap: pdf.js
+ * cannot be interrupted inside a page, and a bomb's memory goes before any deadline is
+ * checked. Only deflate is inflated to measure (with a ceiling); other filters are
+ * estimated. A file pdf-lib cannot parse at all is left to pdf.js, which repairs more (its
+ * time stays bounded by the deadline and the pool's hard limit); a file with more pages
+ * than `maxPages` is refused as such. A page pdf-lib can parse but not walk is refused
+ * with the bombs: its size is unknown.
+ */
+async function refuseContentBombs (bytes: Uint8Array, limits: PdfTextLimits): Promise<void> {
+  const maxPage = limits.maxPageContentBytes ?? DEFAULT_MAX_PAGE_CONTENT_BYTES
+  const maxTotal = limits.maxTotalContentBytes ?? DEFAULT_MAX_TOTAL_CONTENT_BYTES
+  let doc: PDFDocument
+  let count: number
+  try {
+    doc = await loadForMeasure(bytes)
+    count = doc.getPageCount()
+  } catch {
+    return
+  }
+  if (count > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${count} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: count, maxPages: limits.maxPages })
+  // No total cap here, so that a missing page means that page alone is too large.
+  const sizes = pagesWithinContentLimit(doc, maxPage, Number.POSITIVE_INFINITY)
+  const measured = new Set(sizes.map((s) => s.page))
+  for (let n = 1; n <= count; n++) {
+    if (!measured.has(n)) throw new EngineError('PDF_CONTENT_TOO_LARGE', `The content of page ${n} would inflate past ${mib(maxPage)} (or cannot be measured); no tax document draws a page with so much. The file may be crafted.`, { page: n, maxPageContentBytes: maxPage })
+  }
+  const total = sizes.reduce((sum, s) => sum + s.bytes, 0)
+  if (total > maxTotal) throw new EngineError('PDF_CONTENT_TOO_LARGE', `The pages' content would inflate to ${mib(total)}, past ${mib(maxTotal)}; the file may be crafted.`, { maxTotalContentBytes: maxTotal })
+}
+
+/** Encryption is ignored: only sizes are read (an encrypted deflate stream does not inflate and counts at its stored size). */
+async function loadForMeasure (bytes: Uint8Array): Promise<PDFDocument> {
+  return await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false, parseSpeed: ParseSpeeds.Fastest })
+}
+
+const mib = (bytes: number): string => `${(bytes / (1 << 20)).toFixed(1)} MiB`
 
 function timeout (limits: PdfTextLimits): EngineError {
   return new EngineError('PDF_TIMEOUT', `Reading the PDF took longer than ${limits.deadlineMs} ms and was abandoned; the file may be damaged or crafted.`)

@@ -3,6 +3,9 @@
  * generated in the test and read by the real pdf.js.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
+import { deflateSync } from 'node:zlib'
+import { PDFDocument, PDFName } from 'pdf-lib'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -96,6 +99,18 @@ describe('POST /api/v1/pdf/extract', () => {
     expect(await readdir(uploads)).toEqual([])
   })
 
+  it('refuses a deflate bomb with 422 PDF_CONTENT_TOO_LARGE before pdf.js reads it', async () => {
+    const doc = await PDFDocument.create()
+    const page = doc.addPage([595, 842])
+    const bomb = deflateSync(Buffer.alloc(48 << 20, '0 0 m 1 1 l S\n'), { level: 9 })
+    page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream(bomb, { Filter: 'FlateDecode' })))
+    const started = performance.now()
+    const res = await extract(await doc.save())
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/page 1 would inflate past/) }] })
+    expect(performance.now() - started).toBeLessThan(5_000)
+  })
+
   it('refuses a missing or wrong key with 401', async () => {
     const { pdf } = await generateExtrato({ seed: 23 })
     for (const headers of [{}, { 'x-api-key': 'wrong' }]) {
@@ -103,5 +118,233 @@ describe('POST /api/v1/pdf/extract', () => {
       expect(res.status).toBe(401)
       expect(res.body).toMatchObject({ success: false, errors: [{ code: 'UNAUTHORIZED' }] })
     }
+  })
+})
+
+async function batch (files: Array<{ name: string, bytes: Uint8Array, field?: string }>, query = '') {
+  const form = new FormData()
+  for (const f of files) form.append(f.field ?? 'files', new Blob([f.bytes], { type: 'application/pdf' }), f.name)
+  const res = await fetch(`${base}/api/v1/pdf/extract-batch${query}`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+  return { status: res.status, requestId: res.headers.get('x-request-id'), body: await res.json() as Record<string, any> }
+}
+
+function oversized (): Uint8Array {
+  const big = new Uint8Array(300 * 1024)
+  big.set(new TextEncoder().encode('%PDF-1.7\n'))
+  return big
+}
+
+describe('POST /api/v1/pdf/extract-batch', () => {
+  it('answers one result per file in upload order; a bad file does not fail the others', async () => {
+    const first = await generateExtrato({ seed: 31 })
+    const second = await generateExtrato({ seed: 32, layout: '2.2.27' })
+    const files = [
+      { name: 'a.pdf', bytes: first.pdf },
+      { name: 'not-a-pdf.pdf', bytes: new TextEncoder().encode('just text, no header') },
+      { name: 'big.pdf', bytes: oversized() },
+      { name: 'broken.pdf', bytes: new TextEncoder().encode('%PDF-1.7\n1 0 obj << /Type') },
+      { name: 'b.pdf', bytes: second.pdf }
+    ]
+    const { status, body, requestId } = await batch(files)
+    expect(status).toBe(200)
+    expect(body).toMatchObject({ success: false, requestId, total: 5, succeeded: 2, failed: 3 })
+    expect(body.results.map((r: any) => [r.fileName, r.status, r.success, r.errors[0]?.code])).toEqual([
+      ['a.pdf', 200, true, undefined],
+      ['not-a-pdf.pdf', 415, false, 'PDF_NOT_PDF'],
+      ['big.pdf', 413, false, 'REQUEST_TOO_LARGE'],
+      ['broken.pdf', 422, false, 'PDF_CORRUPT'],
+      ['b.pdf', 200, true, undefined]
+    ])
+    expect(body.results[0].data).toEqual(first.truth)
+    expect(body.results[4].data).toEqual(second.truth)
+    expect(Object.keys(body.results[0]).sort()).toEqual(['data', 'documentType', 'engine', 'errors', 'fileName', 'pages', 'requestId', 'status', 'success', 'warnings'])
+    expect(body.results[0].requestId).toBe(requestId)
+    expect(await readdir(uploads)).toEqual([])
+  })
+
+  it('adds evidence to each result with ?evidence=true and is all-successful when every file is', async () => {
+    const { pdf } = await generateExtrato({ seed: 33 })
+    const { body } = await batch([{ name: 'x.pdf', bytes: pdf }], '?evidence=true')
+    expect(body).toMatchObject({ success: true, total: 1, succeeded: 1, failed: 0 })
+    expect(body.results[0].evidence.cnpjBasico.page).toBe(1)
+  })
+
+  it('refuses 11 files with 400 and says the limit, keeping nothing', async () => {
+    const { pdf } = await generateExtrato({ seed: 34 })
+    const { status, body } = await batch(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.pdf`, bytes: pdf })))
+    expect(status).toBe(400)
+    expect(body).toMatchObject({ success: false, errors: [{ code: 'REQUEST_INVALID', message: expect.stringMatching(/at most 10 files/) }] })
+    expect(await readdir(uploads)).toEqual([])
+  })
+
+  it('accepts exactly 10 files and refuses a request without files or with another field', async () => {
+    const { pdf } = await generateExtrato({ seed: 35 })
+    const ten = await batch(Array.from({ length: 10 }, (_, i) => ({ name: `f${i}.pdf`, bytes: pdf })))
+    expect(ten.status).toBe(200)
+    expect(ten.body.results.map((r: any) => r.fileName)).toEqual(Array.from({ length: 10 }, (_, i) => `f${i}.pdf`))
+    expect(ten.body.succeeded).toBe(10)
+    expect((await batch([])).body.errors[0].code).toBe('REQUEST_INCOMPLETE')
+    const wrong = await batch([{ name: 'a.pdf', bytes: pdf, field: 'file' }])
+    expect(wrong).toMatchObject({ status: 400, body: { errors: [{ code: 'REQUEST_INVALID', message: expect.stringMatching(/"files"/) }] } })
+  })
+})
+
+describe('GET /api/v1/diagnostics', () => {
+  // An app of its own (on the same pool), so the counters start at zero.
+  let fresh: FastifyInstance
+  let url: string
+  beforeAll(async () => {
+    const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: uploads, LOG_LEVEL: 'silent', NODE_ENV: 'test' })
+    fresh = await buildExtractApp({ shared: config.shared, config: loadExtractConfig({ EXTRACT_MAX_FILE_BYTES: String(256 * 1024) }), apiKey: API_KEY, pool, logger: false })
+    url = await fresh.listen({ host: '127.0.0.1', port: 0 })
+  })
+  afterAll(async () => { await fresh.close() })
+
+  const post = async (path: string, field: string, files: Uint8Array[]) => {
+    const form = new FormData()
+    files.forEach((bytes, i) => form.append(field, new Blob([bytes]), `f${i}.pdf`))
+    const res = await fetch(`${url}${path}`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+    return res.status
+  }
+  const diagnostics = async () => {
+    const res = await fetch(`${url}/api/v1/diagnostics`, { headers: { 'x-api-key': API_KEY } })
+    expect(res.status).toBe(200)
+    return await res.json() as Record<string, any>
+  }
+
+  it('needs the key', async () => {
+    const res = await fetch(`${url}/api/v1/diagnostics`)
+    expect(res.status).toBe(401)
+  })
+
+  it('starts at zero with every field of the spec, in the spec\'s envelope with the restart warning', async () => {
+    const body = await diagnostics()
+    expect(Object.keys(body).sort()).toEqual(['data', 'errors', 'message', 'requestId', 'success', 'warnings'])
+    expect(body).toMatchObject({ success: true, errors: [], warnings: [expect.stringMatching(/in memory.*restart/)] })
+    expect(body.data).toEqual({
+      service: 'razao-extract',
+      environment: 'test',
+      engineVersion: '1.10.0',
+      uptimeSeconds: expect.any(Number),
+      processedDocuments: 0,
+      successfulDocuments: 0,
+      failedDocuments: 0,
+      successRate: 0,
+      blockedByConfidence: 0,
+      unknownDocuments: 0,
+      rejectedUploads: 0,
+      averageProcessingMs: 0,
+      parsers: { total: expect.any(Number), active: expect.any(Number), inactive: expect.any(Number) },
+      byDocumentType: {},
+      byConfidenceLevel: { HIGH: 0, MEDIUM: 0, LOW: 0 }
+    })
+    expect(Number.isInteger(body.data.uptimeSeconds)).toBe(true)
+    expect(body.data.parsers.total).toBe(body.data.parsers.active + body.data.parsers.inactive)
+    expect(body.data.parsers.active).toBeGreaterThanOrEqual(1)
+  })
+
+  it('counts each kind of outcome of single and batch requests', async () => {
+    const ok = (await generateExtrato({ seed: 41 })).pdf
+    const unknown = await writeTextPdf([[{ text: 'Contrato de locação comercial', x: 40, y: 780 }]], { seed: 2 })
+    const blocked = await writeTextPdf([[{ text: 'Extrato do Simples Nacional', x: 40, y: 780 }, { text: 'Período de Apuração (PA): 03/2024', x: 40, y: 760 }]], { seed: 3 })
+    const big = oversized()
+    expect(await post('/api/v1/pdf/extract', 'file', [ok])).toBe(200)
+    expect(await post('/api/v1/pdf/extract', 'file', [unknown])).toBe(200)
+    expect(await post('/api/v1/pdf/extract', 'file', [await writeScanLikePdf()])).toBe(200)
+    expect(await post('/api/v1/pdf/extract', 'file', [blocked])).toBe(200)
+    expect(await post('/api/v1/pdf/extract', 'file', [new TextEncoder().encode('PK not a pdf')])).toBe(415)
+    expect(await post('/api/v1/pdf/extract', 'file', [big])).toBe(413)
+    expect(await post('/api/v1/pdf/extract', 'file', [new TextEncoder().encode('%PDF-1.7\n1 0 obj << /Type')])).toBe(422)
+    expect(await post('/api/v1/pdf/extract', 'file', [])).toBe(400)
+    expect(await post('/api/v1/pdf/extract-batch', 'files', Array.from({ length: 11 }, () => ok))).toBe(400)
+    expect(await post('/api/v1/pdf/extract-batch', 'files', [ok, big, ok])).toBe(200)
+    const { data } = await diagnostics()
+    expect(data).toMatchObject({
+      // ok ×3, unknown, scan, blocked, broken
+      processedDocuments: 7,
+      successfulDocuments: 3,
+      failedDocuments: 4,
+      successRate: 0.4286,
+      blockedByConfidence: 1,
+      unknownDocuments: 2,
+      // not a PDF, too large ×2, no file, the batch of 11
+      rejectedUploads: 5,
+      byDocumentType: { PGDAS_EXTRATO: 4, UNKNOWN: 2 },
+      byConfidenceLevel: { HIGH: 3, MEDIUM: 0, LOW: 1 }
+    })
+    expect(data.averageProcessingMs).toBeGreaterThan(0)
+  })
+})
+
+describe('GET /openapi.json and /docs', () => {
+  it('describes every route from its schemas, publicly: the key, the multipart fields, the spec\'s response fields', async () => {
+    const res = await fetch(`${base}/openapi.json`)
+    expect(res.status).toBe(200)
+    const doc = await res.json() as Record<string, any>
+    expect(doc).toMatchObject({ openapi: '3.1.0', info: { version: '2.0.0' }, components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } } })
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/diagnostics', '/api/v1/health', '/api/v1/info', '/api/v1/pdf/extract', '/api/v1/pdf/extract-batch', '/openapi.json'])
+    const single = doc.paths['/api/v1/pdf/extract'].post
+    expect(single.security).toEqual([{ apiKey: [] }])
+    expect(single.requestBody.content['multipart/form-data'].schema.required).toEqual(['file'])
+    expect(single.parameters).toEqual([expect.objectContaining({ name: 'evidence', in: 'query' })])
+    const ok = single.responses['200'].content['application/json'].schema
+    expect(ok.required).toEqual(['success', 'documentType', 'pages', 'data', 'warnings', 'errors', 'requestId'])
+    expect(Object.keys(ok.properties.engine.properties)).toHaveLength(15)
+    expect(Object.keys(single.responses).sort()).toEqual(['200', '400', '401', '413', '415', '422', '500'])
+    const batchFiles = doc.paths['/api/v1/pdf/extract-batch'].post.requestBody.content['multipart/form-data'].schema.properties.files
+    expect(batchFiles).toMatchObject({ type: 'array', maxItems: 10 })
+    const diag = doc.paths['/api/v1/diagnostics'].get.responses['200'].content['application/json'].schema
+    expect(Object.keys(diag.properties.data.properties)).toHaveLength(15)
+    expect(doc.paths['/api/v1/health'].get.security).toEqual([])
+  })
+
+  it('serves a page listing the operations', async () => {
+    const res = await fetch(`${base}/docs`)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    const html = await res.text()
+    for (const op of ['POST /api/v1/pdf/extract-batch', 'GET /api/v1/diagnostics', 'GET /api/v1/info']) expect(html).toContain(op)
+    expect(html).toContain('href="/openapi.json"')
+  })
+})
+
+describe('the in-flight gate (EXTRACT_MAX_IN_FLIGHT=1)', () => {
+  let gated: FastifyInstance
+  let url: string
+  beforeAll(async () => {
+    const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: uploads, LOG_LEVEL: 'silent' })
+    gated = await buildExtractApp({ shared: config.shared, config: loadExtractConfig({ EXTRACT_MAX_IN_FLIGHT: '1' }), apiKey: API_KEY, pool, logger: false })
+    url = await gated.listen({ host: '127.0.0.1', port: 0 })
+  })
+  afterAll(async () => { await gated.close() })
+
+  it('keeps a second upload waiting while one is in, and lets it in when the first leaves', async () => {
+    const { pdf } = await generateExtrato({ seed: 61 })
+    // A client that sent its headers and part of its body, then stalls: it holds the one place.
+    const { port } = new URL(url)
+    const stalled = connect(Number(port), '127.0.0.1')
+    await new Promise<void>((resolve) => stalled.once('connect', resolve))
+    stalled.write(`POST /api/v1/pdf/extract HTTP/1.1\r\nHost: x\r\nX-API-Key: ${API_KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const form = new FormData()
+    form.append('file', new Blob([pdf]), 'doc.pdf')
+    let answered = false
+    const second = fetch(`${url}/api/v1/pdf/extract`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } }).then((r) => { answered = true; return r })
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(answered).toBe(false)
+    stalled.destroy()
+    const res = await second
+    expect(res.status).toBe(200)
+    expect((await res.json() as Record<string, any>).success).toBe(true)
+  })
+
+  it('answers every request of a burst, one at a time', async () => {
+    const { pdf } = await generateExtrato({ seed: 62 })
+    const replies = await Promise.all(Array.from({ length: 4 }, async () => {
+      const form = new FormData()
+      for (let i = 0; i < 3; i++) form.append('files', new Blob([pdf]), `f${i}.pdf`)
+      const res = await fetch(`${url}/api/v1/pdf/extract-batch`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+      return { status: res.status, body: await res.json() as Record<string, any> }
+    }))
+    expect(replies.map((r) => [r.status, r.body.succeeded])).toEqual([[200, 3], [200, 3], [200, 3], [200, 3]])
   })
 })

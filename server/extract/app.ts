@@ -9,18 +9,25 @@ import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
+import { Gate } from '../gate.js'
 import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
+import type { Upload } from '../upload.js'
 import { ENGINE_VERSION } from '../../core/extraction/index.js'
-import type { ExtractionResult } from '../../core/extraction/index.js'
 import { EngineError } from '../../core/errors.js'
 import type { Code } from '../../core/errors.js'
-import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { parserDescriptions } from '../../workers/extract-document.js'
-import type { ExtractDocumentInput, ExtractDocumentOutput } from '../../workers/extract-document.js'
+import { receiveBatch } from './batch-upload.js'
+import type { BatchUpload } from './batch-upload.js'
 import type { ExtractConfig } from './config.js'
 import { EXTRACT_STATUSES, FRAMEWORK_ERRORS } from './errors.js'
+import { errorBody, failure, toResponse } from './wire.js'
+import { extractStoredFile } from './run.js'
+import { ExtractMetrics } from './metrics.js'
+import { collectRoute, openApiDocument, operationsPage } from './openapi.js'
+import type { DescribedRoute } from './openapi.js'
+import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
 
 export interface ExtractAppOptions {
   shared: SharedConfig
@@ -35,18 +42,20 @@ export const EXTRACT_SERVICE_NAME = 'razao-extract'
 /** The public contract's version (spec 3 §9 B); the engine's is ENGINE_VERSION. */
 export const EXTRACT_API_VERSION = '2.0.0'
 
-/** The single-extraction response of a request that could not be extracted at all. */
-function failure (requestId: string, code: string, message: string): Record<string, unknown> {
-  return { success: false, documentType: null, pages: 0, data: null, warnings: [], errors: [{ code, message }], requestId }
-}
+/** Files one batch request may carry (spec 3 §8 B). */
+export const MAX_BATCH_FILES = 10
+const METRICS_WARNING = 'The metrics are kept in memory since this process started and restart at zero with the service.'
 
 export async function buildExtractApp (options: ExtractAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
+  const metrics = new ExtractMetrics()
   const app = Fastify({
     logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
+    // A client that stops sending mid-upload must not hold a place of the gate below for ever.
+    requestTimeout: config.requestTimeoutMs,
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send(failure(request.id, 'REQUEST_INVALID', 'The request URL is malformed.'))
@@ -72,6 +81,36 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     }
   })
 
+  // Extraction requests beyond the gate wait here, after the key check and before their
+  // bodies are read (TCP holds the rest back). Uploads go to disk, not memory, and the
+  // pool bounds the documents in memory at once; the gate bounds what waits on disk:
+  // at most maxInFlight × 10 files × EXTRACT_MAX_FILE_BYTES.
+  const gate = new Gate(config.maxInFlight > 0 ? config.maxInFlight : Math.max(2, 2 * shared.poolSize))
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.routeOptions.url
+    if (path !== '/api/v1/pdf/extract' && path !== '/api/v1/pdf/extract-batch') return
+    await gate.enter()
+    let left = false
+    const leave = (): void => {
+      if (left) return
+      left = true
+      gate.leave()
+    }
+    // Given back when the reply closes or the connection does (a pipelined request whose
+    // connection drops before its turn never gets a reply that closes).
+    const socket = request.raw.socket
+    if (reply.raw.closed || socket.destroyed) {
+      leave()
+      return
+    }
+    const onSocketClose = (): void => { leave() }
+    socket.once('close', onSocketClose)
+    reply.raw.once('close', () => {
+      socket.off('close', onSocketClose)
+      leave()
+    })
+  })
+
   app.addHook('onReady', async () => {
     await ensurePrivateDir(shared.tmpDir)
     await sweepStaleUploads(shared.tmpDir)
@@ -82,88 +121,161 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const code = typeof error.code === 'string' ? error.code : ''
-    if (code in EXTRACT_STATUSES) {
-      const status = EXTRACT_STATUSES[code as Code]
-      if (status >= 500) {
-        request.log.error({ code, errorName: error.name }, 'request failed')
-        return reply.code(status).send(failure(request.id, 'INTERNAL', `Internal error; quote requestId ${request.id} when reporting it.`))
-      }
-      request.log.info({ code, status }, 'request refused')
-      return reply.code(status).send(failure(request.id, code, error.message))
-    }
-    const framework = FRAMEWORK_ERRORS[code]
-    if (framework !== undefined) {
-      request.log.info({ code: framework.code, status: framework.status }, 'request refused')
-      return reply.code(framework.status).send(failure(request.id, framework.code, framework.message))
-    }
-    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.code(error.statusCode).send(failure(request.id, 'REQUEST_INVALID', error.message))
-    }
-    request.log.error({ code: code === '' ? 'INTERNAL' : code, errorName: error.name }, 'request failed')
-    return reply.code(500).send(failure(request.id, 'INTERNAL', `Internal error; quote requestId ${request.id} when reporting it.`))
+    const { status, body } = errorAnswer(request, error)
+    return reply.code(status).send(body)
   })
 
-  app.get('/api/v1/health', async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
+  const routes: DescribedRoute[] = []
+  app.addHook('onRoute', (route) => { collectRoute(routes, route) })
+  let described: { json: Record<string, unknown>, html: string } | undefined
+  const description = (): { json: Record<string, unknown>, html: string } => {
+    if (described === undefined) {
+      const json = openApiDocument(routes, { version: EXTRACT_API_VERSION, engineVersion: ENGINE_VERSION, maxFileBytes: config.maxFileBytes })
+      described = { json, html: operationsPage(json) }
+    }
+    return described
+  }
+  app.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', tags: ['service'], response: { 200: { type: 'object', additionalProperties: true } } } }, async () => description().json)
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(description().html))
 
-  app.get('/api/v1/info', async (request) => ({
+  app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
+
+  app.get('/api/v1/info', { schema: infoSchema }, async (request) => ({
     service: EXTRACT_SERVICE_NAME,
     version: EXTRACT_API_VERSION,
     engineVersion: ENGINE_VERSION,
     environment: shared.environment,
-    limits: { maxFileBytes: config.maxFileBytes, maxPages: config.maxPages, maxBatchFiles: 10 },
+    limits: { maxFileBytes: config.maxFileBytes, maxPages: config.maxPages, maxBatchFiles: MAX_BATCH_FILES },
     parsers: parserDescriptions().filter((p) => p.status === 'active'),
     requestId: request.id
   }))
 
-  app.post('/api/v1/pdf/extract', async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
-    const upload = await receiveUpload(request, shared.tmpDir, 'file')
-    const task = taskSignal(reply, config.documentTimeoutMs + 5_000)
+  /**
+   * One stored file through the pool: the single-extraction response and its status,
+   * never a throw (a batch answers each file on its own). Metrics are counted here.
+   */
+  const extractStored = async (request: FastifyRequest, gone: AbortSignal, path: string, evidence: boolean): Promise<{ status: number, body: Record<string, unknown> }> => {
+    const started = performance.now()
     try {
-      if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the PDF in the multipart field "file".')
-      const input: ExtractDocumentInput = { path: upload.path, limits: { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000 } }
-      let result: ExtractionResult
-      try {
-        result = await runTask<ExtractDocumentInput, ExtractDocumentOutput>(pool, 'extract-document', input, task.signal)
-      } catch (err) {
-        // Past the hard limit the pool stopped the thread: the cooperative deadline never came (a page that yields nothing).
-        if (task.timedOut()) throw new EngineError('PDF_TIMEOUT', `Reading the PDF took longer than ${config.documentTimeoutMs} ms and was stopped; the file may be damaged or crafted.`)
-        throw err
-      }
+      const result = await extractStoredFile(pool, path, config, gone)
+      metrics.recordResult(result, performance.now() - started)
       request.log.info({ documentType: result.documentType, success: result.success, parser: result.engine.parser, confidence: result.engine.confidence }, 'document extracted')
-      return toResponse(result, request.id, request.query.evidence === 'true')
+      return { status: 200, body: toResponse(result, request.id, evidence) }
+    } catch (err) {
+      const answer = errorAnswer(request, err)
+      if (answer.code !== 'ABORTED') metrics.recordFailure(answer.code, performance.now() - started)
+      return { status: answer.status, body: answer.body }
+    }
+  }
+
+  app.post('/api/v1/pdf/extract', { schema: extractSchema }, async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
+    let upload: Upload
+    try {
+      upload = await receiveUpload(request, shared.tmpDir, 'file')
+    } catch (err) {
+      countRejection(err)
+      throw err
+    }
+    const gone = clientGone(reply)
+    try {
+      if (upload.path === undefined) {
+        metrics.recordRejected()
+        throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the PDF in the multipart field "file".')
+      }
+      const { status, body } = await extractStored(request, gone.signal, upload.path, request.query.evidence === 'true')
+      // The status is one of the schema's; the route types only know them as literals.
+      return await (reply as FastifyReply).code(status).send(body)
     } finally {
-      task.dispose()
+      gone.dispose()
       await upload.remove()
     }
   })
 
+  app.post('/api/v1/pdf/extract-batch', { schema: extractBatchSchema }, async (request: FastifyRequest<{ Querystring: { evidence?: string } }>, reply) => {
+    let batch: BatchUpload
+    try {
+      batch = await receiveBatch(request, shared.tmpDir, 'files', MAX_BATCH_FILES, config.maxFileBytes)
+    } catch (err) {
+      countRejection(err)
+      throw err
+    }
+    const gone = clientGone(reply)
+    try {
+      if (batch.files.length === 0) {
+        metrics.recordRejected()
+        throw new EngineError('REQUEST_INCOMPLETE', `The request has no file: send up to ${MAX_BATCH_FILES} PDFs in the multipart field "files", one part each.`)
+      }
+      const evidence = request.query.evidence === 'true'
+      // Every file goes to the pool at once; the pool's threads take them in turn.
+      const results = await Promise.all(batch.files.map(async (file): Promise<Record<string, unknown>> => {
+        if (file.path === undefined) {
+          metrics.recordRejected()
+          const { status, body } = refusal(request.id, 'REQUEST_TOO_LARGE', `The file is larger than this service accepts (EXTRACT_MAX_FILE_BYTES, ${config.maxFileBytes} bytes).`)
+          return { fileName: file.fileName, status, ...body }
+        }
+        const { status, body } = await extractStored(request, gone.signal, file.path, evidence)
+        return { fileName: file.fileName, status, ...body }
+      }))
+      const succeeded = results.filter((r) => r.success === true).length
+      return {
+        success: succeeded === results.length,
+        requestId: request.id,
+        total: results.length,
+        succeeded,
+        failed: results.length - succeeded,
+        results
+      }
+    } finally {
+      gone.dispose()
+      await batch.remove()
+    }
+  })
+
+  app.get('/api/v1/diagnostics', { schema: diagnosticsSchema }, async (request) => {
+    const counts = parserDescriptions()
+    const active = counts.filter((p) => p.status === 'active').length
+    return {
+      success: true,
+      message: 'Diagnostics of the extraction service.',
+      requestId: request.id,
+      data: {
+        service: EXTRACT_SERVICE_NAME,
+        environment: shared.environment,
+        engineVersion: ENGINE_VERSION,
+        ...metrics.snapshot(),
+        parsers: { total: counts.length, active, inactive: counts.length - active }
+      },
+      errors: [],
+      warnings: [METRICS_WARNING]
+    }
+  })
+
+  /** An upload refused while it was received (too large, too many files, malformed). */
+  function countRejection (err: unknown): void {
+    const code = (err as { code?: unknown }).code
+    const mapped = typeof code === 'string' ? (FRAMEWORK_ERRORS[code]?.code ?? code) : ''
+    if (ExtractMetrics.isRejection(mapped)) metrics.recordRejected()
+  }
+
   return app
 }
 
-/** The spec's single-extraction response; `evidence` (beyond the spec) only when asked for. */
-export function toResponse (result: ExtractionResult, requestId: string, evidence: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    success: result.success,
-    documentType: result.documentType,
-    pages: result.pages,
-    data: result.data,
-    warnings: result.warnings,
-    errors: result.errors,
-    requestId,
-    engine: result.engine
-  }
-  if (evidence) body.evidence = result.evidence
-  return body
+/** The status and body of a failure (wire.ts), logged: a 500 with the inner code only in the log. */
+function errorAnswer (request: FastifyRequest, error: unknown): { status: number, code: string, body: Record<string, unknown> } {
+  const answer = errorBody(error, request.id)
+  if (answer.internal) request.log.error({ code: answer.logCode, errorName: (error as { name?: unknown }).name }, 'request failed')
+  else request.log.info({ code: answer.code, status: answer.status }, 'request refused')
+  return answer
 }
 
-/** The pool task's signal: aborted when the client leaves, or at `timeoutMs` (then `timedOut()`). */
-function taskSignal (reply: FastifyReply, timeoutMs: number): { signal: AbortSignal, timedOut: () => boolean, dispose: () => void } {
+function refusal (requestId: string, code: string, message: string): { status: number, body: Record<string, unknown> } {
+  return { status: EXTRACT_STATUSES[code as Code], body: failure(requestId, code, message) }
+}
+
+/** Aborted when the client leaves before its answer is written; one listener per request. */
+function clientGone (reply: FastifyReply): { signal: AbortSignal, dispose: () => void } {
   const controller = new AbortController()
-  let timedOut = false
   const onClose = (): void => { if (!reply.raw.writableFinished) controller.abort() }
-  const timer = setTimeout(() => { timedOut = true; controller.abort() }, timeoutMs)
-  timer.unref()
   reply.raw.on('close', onClose)
-  return { signal: controller.signal, timedOut: () => timedOut, dispose: () => { clearTimeout(timer); reply.raw.off('close', onClose) } }
+  return { signal: controller.signal, dispose: () => { reply.raw.off('close', onClose) } }
 }

@@ -15,6 +15,10 @@ export interface ExtractConfig {
   maxPages: number
   /** Longest one document's text may take to read, ms; the pool task is stopped a little after. */
   documentTimeoutMs: number
+  /** Extraction requests let in at once (0: twice the pool size, at least 2); the rest wait before their bodies are read. */
+  maxInFlight: number
+  /** Longest a whole request may take to arrive, ms, so that a stalled upload cannot hold a place for ever. */
+  requestTimeoutMs: number
 }
 
 const MIB = 1024 * 1024
@@ -27,7 +31,9 @@ export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
     apiKey: read.optionalSecret('EXTRACT_API_KEY', 16),
     maxFileBytes: read.integer('EXTRACT_MAX_FILE_BYTES', 20 * MIB, 1024, 512 * MIB),
     maxPages: read.integer('EXTRACT_MAX_PAGES', 50, 1, 10_000),
-    documentTimeoutMs: read.integer('EXTRACT_DOCUMENT_TIMEOUT_MS', 20_000, 100, 600_000)
+    documentTimeoutMs: read.integer('EXTRACT_DOCUMENT_TIMEOUT_MS', 20_000, 100, 600_000),
+    maxInFlight: read.integer('EXTRACT_MAX_IN_FLIGHT', 0, 0, 10_000),
+    requestTimeoutMs: read.integer('EXTRACT_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000)
   }
   read.throwIfInvalid()
   return config
