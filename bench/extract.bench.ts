@@ -28,14 +28,26 @@ import { PDFDocument, ParseSpeeds } from 'pdf-lib'
 import { TextDocument, extractDocument, readPdfText } from '../core/extraction/index.js'
 import { pagesWithinContentLimit } from '../core/pdf/index.js'
 import { plugins } from '../plugins/index.js'
+import { generateDarf } from '../plugins/darf/fixtures/generate.js'
+import { generateDasMei } from '../plugins/das-mei/fixtures/generate.js'
+import { generateDas } from '../plugins/das/fixtures/generate.js'
+import { generateDec } from '../plugins/dec-issqn-poa/fixtures/generate.js'
+import { generateDanfse } from '../plugins/nfse-danfse/fixtures/generate.js'
 import { generateExtrato } from '../plugins/pgdas-extrato/fixtures/generate.js'
+import { generateRelatorio } from '../plugins/relatorio-simples/fixtures/generate.js'
 import { extractStoredFile } from '../server/extract/run.js'
 import { createPool } from '../workers/pool.js'
 import { DASH, markdownTable } from './lib/table.js'
 
 /** One line per plugin with a generator: seed → a realistic PDF of that type. */
 const GENERATORS: Record<string, (seed: number) => Promise<Uint8Array>> = {
-  'pgdas-extrato': async (seed) => (await generateExtrato({ seed, layout: seed % 2 === 0 ? '2.2.30' : '2.2.27', twoPages: seed % 3 === 0 })).pdf
+  'pgdas-extrato': async (seed) => (await generateExtrato({ seed, layout: seed % 2 === 0 ? '2.2.30' : '2.2.27', twoPages: seed % 3 === 0 })).pdf,
+  'relatorio-simples': async (seed) => (await generateRelatorio({ seed, blocks: 1 + (seed % 4), twoPages: seed % 3 === 0 })).pdf,
+  'dec-issqn-poa': async (seed) => (await generateDec({ seed, noGuide: seed % 4 === 0, activities: 1 + (seed % 3) })).pdf,
+  'nfse-danfse': async (seed) => (await generateDanfse({ seed, version: seed % 2 === 0 ? '1.0' : '2.0', twoPages: seed % 3 === 0 })).pdf,
+  'das-mei': async (seed) => (await generateDasMei({ seed, annual: seed % 4 === 0 })).pdf,
+  das: async (seed) => (await generateDas({ seed, kind: seed % 3 === 0 ? 'PARCSN' : 'PGDAS', twoPages: seed % 4 === 0 })).pdf,
+  darf: async (seed) => (await generateDarf({ seed, layout: seed % 2 === 0 ? 'SENDA' : 'CAMPOS_NUMERADOS', twoPages: seed % 4 === 0 })).pdf
 }
 
 const LIMITS = { maxPages: 50, documentTimeoutMs: 20_000 }
