@@ -6,7 +6,9 @@
  */
 import type { ExtractorPlugin } from '../core/plugin-api.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
+import { pgdasDeclaracao } from './pgdas-declaracao/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
-  pgdasExtrato
+  pgdasExtrato,
+  pgdasDeclaracao
 ]
