@@ -7,8 +7,10 @@
 import type { ExtractorPlugin } from '../core/plugin-api.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
 import { pgdasDeclaracao } from './pgdas-declaracao/index.js'
+import { pgdasRecibo } from './pgdas-recibo/index.js'
 
 export const plugins: readonly ExtractorPlugin[] = [
   pgdasExtrato,
-  pgdasDeclaracao
+  pgdasDeclaracao,
+  pgdasRecibo
 ]

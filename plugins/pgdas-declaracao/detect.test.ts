@@ -10,7 +10,7 @@ const HEADER = 'Programa Gerador do Documento de Arrecadação do Simples Nacion
 
 describe('pgdas-declaracao: neighbours are not mistaken for the declaration', () => {
   it('refuses the MAED fine notification, which quotes the header and the period', async () => {
-    const result = await extractPdf(await page(['NOTIFICAÇÃO DE LANÇAMENTO', HEADER, 'MULTA POR ATRASO NA ENTREGA DA DECLARAÇÃO', 'Período de Apuração: 01/07/2026 a 31/07/2026', 'Nº da Declaração: 23277116202607001', 'CNPJ Matriz: 23.277.116/0001-05']))
+    const result = await extractPdf(await page(['NOTIFICAÇÃO DE LANÇAMENTO', HEADER, 'MULTA POR ATRASO NA ENTREGA DA DECLARAÇÃO', 'Período de Apuração: 01/07/2026 a 31/07/2026', 'Nº da Declaração: 23277116202607001', 'CNPJ Matriz: 23.277.116/0001-78']))
     expect(result).toMatchObject({ success: false, documentType: 'UNKNOWN', data: null, errors: [{ code: 'PLUGIN_NO_MATCH' }] })
     expect(result.engine.excludedRules).toContain('pgdas-declaracao:maed-notification')
   })
@@ -24,7 +24,7 @@ describe('pgdas-declaracao: neighbours are not mistaken for the declaration', ()
   })
 
   it('is not fooled by the extract\'s title inside a sentence of a declaration', async () => {
-    const result = await extractPdf(await page([HEADER, 'Declaração Original Período de Apuração: 01/07/2026 a 31/07/2026', 'CNPJ Matriz: 23.277.116/0001-05', 'Nº da Declaração: 23277116202607001', '2.6) Resumo da Declaração', '2.8) Total Geral da Empresa', 'Veja também o Extrato do Simples Nacional no portal']))
+    const result = await extractPdf(await page([HEADER, 'Declaração Original Período de Apuração: 01/07/2026 a 31/07/2026', 'CNPJ Matriz: 23.277.116/0001-78', 'Nº da Declaração: 23277116202607001', '2.6) Resumo da Declaração', '2.8) Total Geral da Empresa', 'Veja também o Extrato do Simples Nacional no portal']))
     expect(result).toMatchObject({ documentType: 'PGDAS_DECLARACAO', engine: { excludedRules: [] } })
   })
 
