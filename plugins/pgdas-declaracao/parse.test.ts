@@ -59,6 +59,31 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     expect(bad.data).toEqual(await truth({ seed: 12, badReceiptDate: true }))
   })
 
+  it('warns when the eight taxes do not add up to the printed total, and only that check fails', async () => {
+    const options: DeclaracaoOptions = { seed: 13, badTaxTotal: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result.engine.missingRules).toEqual(['check:taxes-add-up-to-total'])
+    expect(result.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^taxes-add-up-to-total: the eight taxes of the declared debt add up to [\d.]+, its total is [\d.]+$/) }])
+    // (13 + 7) / (13 + 9) by the engine's rule: lower than a clean file's 1.
+    expect(result.engine.confidence).toBe(0.9091)
+    expect(result.data).toEqual(await truth(options))
+  })
+
+  it('fails the number check for a retificadora numbered 001, or a number of another period', async () => {
+    const retif = await extractPdf(await pdf({ seed: 14, retificadora: true, sequence: 1 })())
+    expect(retif.engine.missingRules).toEqual(['check:numero-declaracao-matches'])
+    expect(retif.warnings[0]?.message).toMatch(/^numero-declaracao-matches: sequence 001 in the declaration number but the declaration is retificadora$/)
+    const original = await extractPdf(await pdf({ seed: 14, sequence: 2 })())
+    expect(original.engine.missingRules).toEqual(['check:numero-declaracao-matches'])
+  })
+
+  it('warns when a page footer prints other numbers than the body', async () => {
+    const options: DeclaracaoOptions = { seed: 15, twoPages: true, badFooter: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result.warnings).toEqual([{ code: 'PGDAS_FOOTER_MISMATCH', message: 'The footer of page 2 prints numbers that differ from the declaration\'s body.' }])
+    expect(result.data).toEqual(await truth(options))
+  })
+
   it('passes every check on a good file, the number and debt checks among them', async () => {
     const result = await extractPdf(await pdf({ seed: 3, retificadora: true, suspenso: true })())
     expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:taxes-add-up-to-total', 'check:declarado-is-exigivel-plus-suspenso', 'check:resumo-matches-total', 'check:numero-declaracao-matches', 'check:numero-recibo-matches', 'check:cnpj-valid']))
