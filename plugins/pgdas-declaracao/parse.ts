@@ -5,7 +5,7 @@
  * tables); those readers are written again here because a plugin imports nothing from
  * another plugin's folder.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
 
 export interface Triple { interno: number | null, externo: number | null, total: number | null }
@@ -45,7 +45,8 @@ const TAX_KEYS = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'is
 const NINE = new RegExp(`^${Array(9).fill(M).join(' ')}$`)
 const DATE = /(\d{2}\/\d{2}\/\d{4})/
 const DATE_TIME = /(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/
-const CNPJ_MASK = String.raw`[0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2}`
+/** The API's CNPJ pattern: tolerates the stray spaces some extractors leave (`26.873. 829/0001-92`). */
+const CNPJ_MASK = CNPJ_PATTERN
 const RECIBO = /(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/
 const AUTENTICACAO = /(\d{5}\.\d{5}\.\d{5}\.\d{5})/
 /** The receipt's title: a combined declaration+receipt file carries it on the receipt's page. */

@@ -3,7 +3,7 @@
  * §8a). Every value is read through the text API, so each has evidence; a field whose
  * label or value is missing is null.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
 
 export interface PgdasRecibo {
@@ -21,7 +21,8 @@ export interface PgdasRecibo {
   autenticacao: string | null
 }
 
-const CNPJ_MASK = String.raw`[0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2}`
+/** The API's CNPJ pattern: tolerates the stray spaces some extractors leave (`26.873. 829/0001-92`). */
+const CNPJ_MASK = CNPJ_PATTERN
 /** A money cell of the table, `R$` optional; cells may come glued (`R$ 18.939,46R$ 1.136,35`). */
 const CELL = String.raw`\s*(?:R\$\s*)?(${MONEY_PATTERN})`
 /** The table's value row: period, apuração number, then four money cells. */
