@@ -108,4 +108,14 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     expect(result.engine.excludedRules).toEqual([])
     expect(result.data).toEqual(await truth(options))
   })
+
+  it('reads the same data when the receipt page comes first', async () => {
+    const options: DeclaracaoOptions = { seed: 16, withReceipt: true, receiptFirst: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result).toMatchObject({ success: true, documentType: 'PGDAS_DECLARACAO', pages: 2, errors: [], engine: { missingRules: [] } })
+    expect(result.warnings).toEqual([{ code: 'PGDAS_COMBINED_RECEIPT', message: expect.stringMatching(/^Page 1 is the PGDAS-D receipt/) }])
+    expect(result.data).toEqual(await truth(options))
+    // Read from the declaration's own pages, not from the receipt's identical labels.
+    for (const field of ['tipoDeclaracao', 'numeroRecibo', 'autenticacao', 'dataTransmissao']) expect(result.evidence[field]?.page).toBe(2)
+  })
 })

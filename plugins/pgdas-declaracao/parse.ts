@@ -95,10 +95,15 @@ function resumo (doc: TextDocument): Hit | undefined {
   return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 2 })
 }
 
-/** Section 3's value after `label` (same line or the next), never the page footer's copy. */
+/**
+ * Section 3's value after `label` (same line or the next), never the page footer's copy,
+ * and read on section 3's page when its title is found (a combined file's receipt page
+ * prints the same labels).
+ */
 function reception (doc: TextDocument, label: RegExp, value: RegExp): Hit | undefined {
+  const page = doc.boxOf(/^3\.\s+Informações da Recepção da Declaração/)?.page
   // Anchored, so a label printed without its value never takes the next line's footer.
-  return doc.after(label, new RegExp(`^\\s*${value.source}`), { linesBelow: 1 })
+  return doc.after(label, new RegExp(`^\\s*${value.source}`), { linesBelow: 1, ...(page === undefined ? {} : { page }) })
 }
 
 export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDeclaracao {
@@ -110,12 +115,13 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
   // The section 1 number first; the footer's copy when section 1 does not print it.
   const numero = doc.after(/\bN[º°o]\.? da Declaração:/, /\b(\d{17})\b/) ?? doc.after(/Número da Declaração:/, /\b(\d{17})\b/)
   const receiptPage = doc.boxOf(RECEIPT_TITLE)?.page
+  const headerPage = doc.boxOf(/Simples Nacional - Declaratório/)?.page
   if (receiptPage !== undefined) {
     ctx.report({ code: 'PGDAS_COMBINED_RECEIPT', message: `Page ${receiptPage} is the PGDAS-D receipt (Recibo de Entrega) of this declaration, printed in the same file: the data is the declaration's; its section 3 holds the receipt's number, date and authentication.` })
   }
   const data: PgdasDeclaracao = {
     numeroDeclaracao: ctx.take('numeroDeclaracao', numero, same),
-    tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^Declaração (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
+    tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^Declaração (Original|Retificadora)\b/, headerPage === undefined ? {} : { page: headerPage }), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
     cnpj: ctx.take('cnpj', cnpjHit, cnpjChars),
     cnpjBasico: ctx.take('cnpjBasico', cnpjHit, (t) => cnpjChars(t)?.slice(0, 8) ?? null),
     // Individual entrepreneurs' names start with the CNPJ básico: kept as printed (it is the registered name).
