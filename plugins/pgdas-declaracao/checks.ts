@@ -60,6 +60,22 @@ export function declarationNumberOutcome (numero: string | null, cnpjBasico: str
   return { status: 'pass' }
 }
 
+/** RBT12 = the twelve months before the PA listed under 2.2.1 (and 2.2.2), when all twelve are there (documents.md §0.5). */
+function rbt12MatchesMonths ({ rbt12, receitasAnteriores: months, competencia }: PgdasDeclaracao): CheckOutcome {
+  if (rbt12 === null || months === null || competencia === null) return { status: 'skip' }
+  const [y, m] = competencia.split('-').map(Number) as [number, number]
+  const wanted = Array.from({ length: 12 }, (_, i) => { const d = new Date(Date.UTC(y, m - 13 + i, 1)); return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}` })
+  const rows = wanted.map((p) => months.find((e) => e.competencia === p))
+  if (rows.some((r) => r === undefined)) return { status: 'skip' }
+  for (const side of ['interno', 'externo'] as const) {
+    const total = rbt12[side]
+    if (total === null || rows.some((r) => r![side] === null)) continue
+    const sum = rows.reduce((a, r) => a + cents(r![side]!), 0)
+    if (sum !== cents(total)) return { status: 'fail', message: `the twelve months before the PA (${side}) add up to ${sum / 100}, RBT12 is ${total}` }
+  }
+  return { status: 'pass' }
+}
+
 export const checks: Array<ConsistencyCheck<PgdasDeclaracao>> = [
   { name: 'taxes-add-up-to-total', weight: 2, run: taxesAddUp },
   { name: 'declarado-is-exigivel-plus-suspenso', weight: 2, run: declaredIsPayablePlusSuspended },
@@ -70,6 +86,7 @@ export const checks: Array<ConsistencyCheck<PgdasDeclaracao>> = [
       ? { status: 'skip' }
       : cents(v) === cents(t.total) ? { status: 'pass' } : { status: 'fail', message: `the summary's declared debt ${v} differs from the table's total ${t.total}` }
   },
+  { name: 'rbt12-matches-receitas-anteriores', weight: 1, run: rbt12MatchesMonths },
   { name: 'numero-declaracao-matches', weight: 2, run: (d) => declarationNumberOutcome(d.numeroDeclaracao, d.cnpjBasico, d.competencia, d.tipoDeclaracao) },
   { name: 'numero-recibo-matches', weight: 1, run: (d) => receiptNumberOutcome(d.numeroRecibo, d.dataTransmissao) },
   {

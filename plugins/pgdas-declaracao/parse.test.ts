@@ -22,6 +22,7 @@ const cases: Array<{ name: string, options: DeclaracaoOptions, pages: number }> 
   { name: 'two-page retificadora', options: { seed: 5, twoPages: true, retificadora: true }, pages: 2 },
   { name: 'summary values glued (1.800,00108,00)', options: { seed: 6, gluedResumo: true }, pages: 1 },
   { name: 'individual entrepreneur (name starts with the CNPJ básico)', options: { seed: 7, empresarioIndividual: true }, pages: 1 },
+  { name: 'external-market revenue: 2.2.2 months and RBT12 externo', options: { seed: 13 }, pages: 1 },
   { name: 'cash regime, section 3 values under their labels', options: { seed: 9, caixa: true, receptionValuesBelow: true }, pages: 1 },
   { name: 'two pages, section 3 values under their labels, a stray space in the CNPJ', options: { seed: 10, twoPages: true, receptionValuesBelow: true, spacedCnpj: true }, pages: 2 }
 ]
@@ -34,6 +35,15 @@ describe('pgdas-declaracao: fixture → expected data', () => {
     pages: c.pages,
     result: ok
   })))
+})
+
+it('reads 2.2.2 beside 2.2.1, month by month, with evidence for each value', async () => {
+  const result = await extractPdf(await pdf({ seed: 13 })())
+  const months = (result.data as { receitasAnteriores: Array<{ externo: number | null }> }).receitasAnteriores
+  expect(months).toHaveLength(12)
+  expect(months.every((m) => m.externo !== null)).toBe(true)
+  expect(result.engine.matchedRules).toContain('check:rbt12-matches-receitas-anteriores')
+  expect(result.evidence['receitasAnteriores.11.externo']?.source).toMatch(/^\d{2}\/\d{4} [\d.,]+ \d{2}\/\d{4}/)
 })
 
 describe('pgdas-declaracao: missing fields are null, never invented', () => {
@@ -66,8 +76,8 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     const result = await extractPdf(await pdf(options)())
     expect(result.engine.missingRules).toEqual(['check:taxes-add-up-to-total'])
     expect(result.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^taxes-add-up-to-total: the eight taxes of the declared debt add up to [\d.]+, its total is [\d.]+$/) }])
-    // (13 + 7) / (13 + 9) by the engine's rule: lower than a clean file's 1.
-    expect(result.engine.confidence).toBe(0.9091)
+    // (13 + 8) / (13 + 10) by the engine's rule: lower than a clean file's 1.
+    expect(result.engine.confidence).toBe(0.913)
     expect(result.data).toEqual(await truth(options))
   })
 
@@ -88,7 +98,7 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
 
   it('passes every check on a good file, the number and debt checks among them', async () => {
     const result = await extractPdf(await pdf({ seed: 3, retificadora: true, suspenso: true })())
-    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:taxes-add-up-to-total', 'check:declarado-is-exigivel-plus-suspenso', 'check:resumo-matches-total', 'check:numero-declaracao-matches', 'check:numero-recibo-matches', 'check:cnpj-valid']))
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:taxes-add-up-to-total', 'check:declarado-is-exigivel-plus-suspenso', 'check:resumo-matches-total', 'check:rbt12-matches-receitas-anteriores', 'check:numero-declaracao-matches', 'check:numero-recibo-matches', 'check:cnpj-valid']))
     expect(result.engine.confidence).toBe(1)
   })
 

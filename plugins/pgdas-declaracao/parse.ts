@@ -11,6 +11,8 @@ import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
 export interface Triple { interno: number | null, externo: number | null, total: number | null }
 export interface Tributos { irpj: number | null, csll: number | null, cofins: number | null, pis: number | null, inssCpp: number | null, icms: number | null, ipi: number | null, iss: number | null, total: number | null }
 
+export interface ReceitaAnterior { competencia: string, interno: number | null, externo: number | null }
+
 export interface PgdasDeclaracao {
   numeroDeclaracao: string | null
   tipoDeclaracao: 'ORIGINAL' | 'RETIFICADORA' | null
@@ -29,6 +31,7 @@ export interface PgdasDeclaracao {
   rba: Triple | null
   rbaa: Triple | null
   limiteReceitaProporcionalizado: number | null
+  receitasAnteriores: ReceitaAnterior[] | null
   fatorR: number | null
   receitaBrutaAuferida: number | null
   valorTotalDebitoDeclarado: number | null
@@ -90,6 +93,44 @@ function filiais (doc: TextDocument, ctx: ParseContext): string[] | null {
   return out
 }
 
+/** The `MM/AAAA valor` pairs printed under a heading, down to the next numbered heading of its page. */
+function pairsUnder (doc: TextDocument, heading: RegExp): Hit[] | null {
+  const top = doc.boxOf(heading)
+  if (top === undefined) return null
+  const below = doc.findAll(/^(\d\.\d(?:\.\d)?\)|\d\.\s)/, { page: top.page }).filter((h) => h.box.y < top.y - 1)
+  const bottom = below.length === 0 ? 0 : Math.max(...below.map((h) => h.box.y + h.box.height))
+  return doc.findAll(new RegExp(`(\\d{2}\\/\\d{4})\\s+${M}`), { page: top.page, within: { x: 0, y: bottom, width: 10_000, height: Math.max(0, top.y - bottom) } })
+}
+
+/**
+ * 2.2) Receitas Brutas Anteriores: 2.2.1 (internal market) and 2.2.2 (external market), in
+ * period order; null when neither is printed. A side its block does not print is null.
+ */
+function receitasAnteriores (doc: TextDocument, ctx: ParseContext): ReceitaAnterior[] | null {
+  const interno = pairsUnder(doc, /^2\.2\.1\) Mercado Interno/)
+  const externo = pairsUnder(doc, /^2\.2\.2\) Mercado Externo/)
+  if (interno === null && externo === null) return null
+  const byPeriod = new Map<string, ReceitaAnterior>()
+  for (const [side, hits] of [['interno', interno], ['externo', externo]] as const) {
+    for (const hit of hits ?? []) {
+      const period = competence(hit.parts[0]!.value)
+      if (period === null) continue
+      const entry = byPeriod.get(period) ?? { competencia: period, interno: null, externo: null }
+      byPeriod.set(period, entry)
+      entry[side] = moneyNumber(hit.parts[1]!.value)
+    }
+  }
+  const list = [...byPeriod.values()].sort((a, b) => a.competencia.localeCompare(b.competencia))
+  // Evidence under the final index of each entry.
+  for (const [side, hits] of [['interno', interno], ['externo', externo]] as const) {
+    for (const hit of hits ?? []) {
+      const i = list.findIndex((e) => e.competencia === competence(hit.parts[0]!.value))
+      if (i >= 0) { ctx.cite(`receitasAnteriores.${i}.competencia`, hit.parts[0]!); ctx.cite(`receitasAnteriores.${i}.${side}`, hit.parts[1]!) }
+    }
+  }
+  return list
+}
+
 /** `Resumo da Declaração`: two values on the line under the labels, maybe glued (`1.800,00108,00`). */
 function resumo (doc: TextDocument): Hit | undefined {
   return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 2 })
@@ -139,6 +180,7 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     rba: triple(doc, ctx, 'rba', String.raw`\(RBA\)`),
     rbaa: triple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
     limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
+    receitasAnteriores: receitasAnteriores(doc, ctx),
     fatorR: fator === undefined || /não/i.test(fator.value) ? null : ctx.take('fatorR', fator, (t) => Number(t.replace(',', '.'))),
     receitaBrutaAuferida: ctx.take('receitaBrutaAuferida', resumoHit?.parts[0], moneyNumber),
     valorTotalDebitoDeclarado: ctx.take('valorTotalDebitoDeclarado', resumoHit?.parts[1], moneyNumber),
