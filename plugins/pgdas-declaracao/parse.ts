@@ -13,6 +13,8 @@ export interface Tributos { irpj: number | null, csll: number | null, cofins: nu
 
 export interface ReceitaAnterior { competencia: string, interno: number | null, externo: number | null }
 
+export interface FolhaAnterior { competencia: string, valor: number | null }
+
 export interface PgdasDeclaracao {
   numeroDeclaracao: string | null
   tipoDeclaracao: 'ORIGINAL' | 'RETIFICADORA' | null
@@ -32,6 +34,7 @@ export interface PgdasDeclaracao {
   rbaa: Triple | null
   limiteReceitaProporcionalizado: number | null
   receitasAnteriores: ReceitaAnterior[] | null
+  folhaSalariosAnteriores: FolhaAnterior[] | null
   fatorR: number | null
   receitaBrutaAuferida: number | null
   valorTotalDebitoDeclarado: number | null
@@ -131,6 +134,20 @@ function receitasAnteriores (doc: TextDocument, ctx: ParseContext): ReceitaAnter
   return list
 }
 
+/** 2.3) Folha de Salários Anteriores: its pairs in period order; [] for `Nenhuma`; null without the heading. */
+function folha (doc: TextDocument, ctx: ParseContext): FolhaAnterior[] | null {
+  const hits = pairsUnder(doc, /^2\.3\) Folha de Salários Anteriores/)
+  if (hits === null) return null
+  const list = hits
+    .map((hit) => ({ hit, competencia: competence(hit.parts[0]!.value) }))
+    .filter((e): e is { hit: Hit, competencia: string } => e.competencia !== null)
+    .sort((a, b) => a.competencia.localeCompare(b.competencia))
+  return list.map(({ hit, competencia }, i) => {
+    ctx.cite(`folhaSalariosAnteriores.${i}.competencia`, hit.parts[0]!)
+    return { competencia, valor: ctx.take(`folhaSalariosAnteriores.${i}.valor`, hit.parts[1], moneyNumber) }
+  })
+}
+
 /** `Resumo da Declaração`: two values on the line under the labels, maybe glued (`1.800,00108,00`). */
 function resumo (doc: TextDocument): Hit | undefined {
   return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 2 })
@@ -181,6 +198,7 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     rbaa: triple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
     limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
     receitasAnteriores: receitasAnteriores(doc, ctx),
+    folhaSalariosAnteriores: folha(doc, ctx),
     fatorR: fator === undefined || /não/i.test(fator.value) ? null : ctx.take('fatorR', fator, (t) => Number(t.replace(',', '.'))),
     receitaBrutaAuferida: ctx.take('receitaBrutaAuferida', resumoHit?.parts[0], moneyNumber),
     valorTotalDebitoDeclarado: ctx.take('valorTotalDebitoDeclarado', resumoHit?.parts[1], moneyNumber),
