@@ -22,6 +22,7 @@ const cases: Array<{ name: string, options: DeclaracaoOptions, pages: number }> 
   { name: 'two-page retificadora', options: { seed: 5, twoPages: true, retificadora: true }, pages: 2 },
   { name: 'summary values glued (1.800,00108,00)', options: { seed: 6, gluedResumo: true }, pages: 1 },
   { name: 'individual entrepreneur (name starts with the CNPJ básico)', options: { seed: 7, empresarioIndividual: true }, pages: 1 },
+  { name: 'name and opening date on one line', options: { seed: 17, nameAndOpeningOnOneLine: true }, pages: 1 },
   { name: 'external-market revenue: 2.2.2 months and RBT12 externo', options: { seed: 13 }, pages: 1 },
   { name: 'cash regime, section 3 values under their labels', options: { seed: 9, caixa: true, receptionValuesBelow: true }, pages: 1 },
   { name: 'two pages, section 3 values under their labels, a stray space in the CNPJ', options: { seed: 10, twoPages: true, receptionValuesBelow: true, spacedCnpj: true }, pages: 2 }

@@ -183,7 +183,8 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     cnpj: ctx.take('cnpj', cnpjHit, cnpjChars),
     cnpjBasico: ctx.take('cnpjBasico', cnpjHit, (t) => cnpjChars(t)?.slice(0, 8) ?? null),
     // Individual entrepreneurs' names start with the CNPJ básico: kept as printed (it is the registered name).
-    razaoSocial: ctx.take('razaoSocial', doc.after(/^Nome empresarial:/i, /^\s*(\S.*)$/), text),
+    // The name ends where another label of section 1 starts, should the print share its line.
+    razaoSocial: ctx.take('razaoSocial', doc.after(/^Nome empresarial:/i, /^\s*(\S.*)$/), (t) => text(t.split(/\s+(?:Data de abertura no CNPJ|Optante pelo Simples Nacional|Regime de Apuração|N[º°o]\.? da Declaração|CNPJ Matriz):/i)[0]!)),
     dataAbertura: ctx.take('dataAbertura', doc.after(/Data de abertura no CNPJ:/i, DATE), isoDate),
     regimeApuracao: ctx.take('regimeApuracao', doc.after(/Regime de Apuração:/, /^\s*(Competência|Caixa)\b/), (t) => t === 'Caixa' ? 'CAIXA' as const : 'COMPETENCIA' as const),
     periodoInicio: ctx.take('periodoInicio', periodo?.parts[0], isoDate),

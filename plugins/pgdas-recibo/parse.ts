@@ -45,7 +45,8 @@ export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo 
       const rest = t.replace(new RegExp(`\\s*${CNPJ_MASK}$`), '').trim()
       return rest === '' ? null : rest
     }),
-    cnpj: ctx.take('cnpj', doc.after(/CNPJ da Matriz:?/, new RegExp(`(${CNPJ_MASK})`), { linesBelow: 1 }), cnpjChars),
+    // The CNPJ ends its line (the right-hand column, or after its label): never a run of characters inside the name.
+    cnpj: ctx.take('cnpj', doc.after(/CNPJ da Matriz:?/, new RegExp(`(${CNPJ_MASK})\\s*$`), { linesBelow: 1 }), cnpjChars),
     competencia: ctx.take('competencia', row?.parts[0], competence),
     numeroDeclaracao: ctx.take('numeroDeclaracao', row?.parts[1], same),
     tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^(?:Declaração|Apuração) (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
