@@ -33,7 +33,9 @@ import { generateDasMei } from '../plugins/das-mei/fixtures/generate.js'
 import { generateDas } from '../plugins/das/fixtures/generate.js'
 import { generateDec } from '../plugins/dec-issqn-poa/fixtures/generate.js'
 import { generateDanfse } from '../plugins/nfse-danfse/fixtures/generate.js'
+import { generateDeclaracao } from '../plugins/pgdas-declaracao/fixtures/generate.js'
 import { generateExtrato } from '../plugins/pgdas-extrato/fixtures/generate.js'
+import { generateRecibo } from '../plugins/pgdas-recibo/fixtures/generate.js'
 import { generateRelatorio } from '../plugins/relatorio-simples/fixtures/generate.js'
 import { extractStoredFile } from '../server/extract/run.js'
 import { createPool } from '../workers/pool.js'
@@ -42,6 +44,8 @@ import { DASH, markdownTable } from './lib/table.js'
 /** One line per plugin with a generator: seed → a realistic PDF of that type. */
 const GENERATORS: Record<string, (seed: number) => Promise<Uint8Array>> = {
   'pgdas-extrato': async (seed) => (await generateExtrato({ seed, layout: seed % 2 === 0 ? '2.2.30' : '2.2.27', twoPages: seed % 3 === 0 })).pdf,
+  'pgdas-declaracao': async (seed) => (await generateDeclaracao({ seed, retificadora: seed % 2 === 1, twoPages: seed % 3 === 0 })).pdf,
+  'pgdas-recibo': async (seed) => (await generateRecibo({ seed })).pdf,
   'relatorio-simples': async (seed) => (await generateRelatorio({ seed, blocks: 1 + (seed % 4), twoPages: seed % 3 === 0 })).pdf,
   'dec-issqn-poa': async (seed) => (await generateDec({ seed, noGuide: seed % 4 === 0, activities: 1 + (seed % 3) })).pdf,
   'nfse-danfse': async (seed) => (await generateDanfse({ seed, version: seed % 2 === 0 ? '1.0' : '2.0', twoPages: seed % 3 === 0 })).pdf,

@@ -10,15 +10,21 @@ import { das } from './das/index.js'
 import { dasMei } from './das-mei/index.js'
 import { decIssqnPoa } from './dec-issqn-poa/index.js'
 import { nfseDanfse } from './nfse-danfse/index.js'
+import { pgdasDeclaracao } from './pgdas-declaracao/index.js'
 import { pgdasExtrato } from './pgdas-extrato/index.js'
+import { pgdasRecibo } from './pgdas-recibo/index.js'
 import { relatorioSimples } from './relatorio-simples/index.js'
 
+// Grouped by family, the more specific document before its neighbour (DAS-MEI before DAS).
+// One entry per line with a trailing comma, so that two new plugins merge without a conflict.
 export const plugins: readonly ExtractorPlugin[] = [
   pgdasExtrato,
+  pgdasDeclaracao,
+  pgdasRecibo,
   relatorioSimples,
-  decIssqnPoa,
-  nfseDanfse,
   dasMei,
   das,
-  darf
+  darf,
+  nfseDanfse,
+  decIssqnPoa,
 ]

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest'
+import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
+import { generateDeclaracao } from './fixtures/generate.js'
+import type { DeclaracaoOptions } from './fixtures/generate.js'
+
+const cache = new Map<string, ReturnType<typeof generateDeclaracao>>()
+const fixture = (o: DeclaracaoOptions) => {
+  const key = JSON.stringify(o)
+  if (!cache.has(key)) cache.set(key, generateDeclaracao(o))
+  return cache.get(key)!
+}
+const pdf = (o: DeclaracaoOptions) => async () => (await fixture(o)).pdf
+const truth = async (o: DeclaracaoOptions) => (await fixture(o)).truth
+
+const ok = { success: true, documentType: 'PGDAS_DECLARACAO', errors: [], warnings: [], engine: { family: 'SIMPLES_NACIONAL', parser: 'pgdas-declaracao', parserExecuted: true, parserBlocked: false, confidenceLevel: 'HIGH', missingRules: [] } }
+
+const cases: Array<{ name: string, options: DeclaracaoOptions, pages: number }> = [
+  { name: 'original, one page', options: { seed: 1 }, pages: 1 },
+  { name: 'original of another company and period', options: { seed: 2 }, pages: 1 },
+  { name: 'retificadora with fator r and suspended ISS', options: { seed: 3, retificadora: true, suspenso: true }, pages: 1 },
+  { name: 'two pages, the footer repeated on each', options: { seed: 4, twoPages: true }, pages: 2 },
+  { name: 'two-page retificadora', options: { seed: 5, twoPages: true, retificadora: true }, pages: 2 },
+  { name: 'summary values glued (1.800,00108,00)', options: { seed: 6, gluedResumo: true }, pages: 1 },
+  { name: 'individual entrepreneur (name starts with the CNPJ básico)', options: { seed: 7, empresarioIndividual: true }, pages: 1 },
+  { name: 'name and opening date on one line', options: { seed: 17, nameAndOpeningOnOneLine: true }, pages: 1 },
+  { name: 'external-market revenue: 2.2.2 months and RBT12 externo', options: { seed: 13 }, pages: 1 },
+  { name: 'cash regime, section 3 values under their labels', options: { seed: 9, caixa: true, receptionValuesBelow: true }, pages: 1 },
+  { name: 'two pages, section 3 values under their labels, a stray space in the CNPJ', options: { seed: 10, twoPages: true, receptionValuesBelow: true, spacedCnpj: true }, pages: 2 }
+]
+
+describe('pgdas-declaracao: fixture → expected data', () => {
+  pluginCases(cases.map((c) => ({
+    name: `${c.name}: every field equals the generator's truth`,
+    pdf: pdf(c.options),
+    data: () => truth(c.options),
+    pages: c.pages,
+    result: ok
+  })))
+})
+
+it('reads 2.2.2 beside 2.2.1, month by month, with evidence for each value', async () => {
+  const result = await extractPdf(await pdf({ seed: 13 })())
+  const months = (result.data as { receitasAnteriores: Array<{ externo: number | null }> }).receitasAnteriores
+  expect(months).toHaveLength(12)
+  expect(months.every((m) => m.externo !== null)).toBe(true)
+  expect(result.engine.matchedRules).toContain('check:rbt12-matches-receitas-anteriores')
+  expect(result.evidence['receitasAnteriores.11.externo']?.source).toMatch(/^\d{2}\/\d{4} [\d.,]+ \d{2}\/\d{4}/)
+})
+
+describe('pgdas-declaracao: missing fields are null, never invented', () => {
+  for (const field of ['razaoSocial', 'dataAbertura', 'rbaa', 'autenticacao', 'filiais'] as const) {
+    it(`returns null for ${field} when the PDF does not print it`, async () => {
+      const options: DeclaracaoOptions = { seed: 11, omit: [field] }
+      const result = await extractPdf(await pdf(options)())
+      expect(result.success).toBe(true)
+      expect((result.data as Record<string, unknown>)[field]).toBeNull()
+      expect(result.data).toEqual(await truth(options))
+      expect(Object.keys(result.evidence).some((k) => k === field || k.startsWith(`${field}.`))).toBe(false)
+    })
+  }
+})
+
+describe('pgdas-declaracao: consistency checks, evidence, combined file', () => {
+  it('warns and lowers confidence when the receipt number does not carry the transmission date', async () => {
+    const good = await extractPdf(await pdf({ seed: 12 })())
+    const bad = await extractPdf(await pdf({ seed: 12, badReceiptDate: true })())
+    expect(good.engine.matchedRules).toContain('check:numero-recibo-matches')
+    expect(bad.engine.missingRules).toEqual(['check:numero-recibo-matches'])
+    expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^numero-recibo-matches: the receipt number's date \d{5} is not the transmission date/) })])
+    expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+    // The data is still the document's, not corrected.
+    expect(bad.data).toEqual(await truth({ seed: 12, badReceiptDate: true }))
+  })
+
+  it('warns when the eight taxes do not add up to the printed total, and only that check fails', async () => {
+    const options: DeclaracaoOptions = { seed: 13, badTaxTotal: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result.engine.missingRules).toEqual(['check:taxes-add-up-to-total'])
+    expect(result.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^taxes-add-up-to-total: the eight taxes of the declared debt add up to [\d.]+, its total is [\d.]+$/) }])
+    // (13 + 8) / (13 + 10) by the engine's rule: lower than a clean file's 1.
+    expect(result.engine.confidence).toBe(0.913)
+    expect(result.data).toEqual(await truth(options))
+  })
+
+  it('fails the number check for a retificadora numbered 001, or a number of another period', async () => {
+    const retif = await extractPdf(await pdf({ seed: 14, retificadora: true, sequence: 1 })())
+    expect(retif.engine.missingRules).toEqual(['check:numero-declaracao-matches'])
+    expect(retif.warnings[0]?.message).toMatch(/^numero-declaracao-matches: sequence 001 in the declaration number but the declaration is retificadora$/)
+    const original = await extractPdf(await pdf({ seed: 14, sequence: 2 })())
+    expect(original.engine.missingRules).toEqual(['check:numero-declaracao-matches'])
+  })
+
+  it('warns when a page footer prints other numbers than the body', async () => {
+    const options: DeclaracaoOptions = { seed: 15, twoPages: true, badFooter: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result.warnings).toEqual([{ code: 'PGDAS_FOOTER_MISMATCH', message: 'The footer of page 2 prints numbers that differ from the declaration\'s body.' }])
+    expect(result.data).toEqual(await truth(options))
+  })
+
+  it('passes every check on a good file, the number and debt checks among them', async () => {
+    const result = await extractPdf(await pdf({ seed: 3, retificadora: true, suspenso: true })())
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:taxes-add-up-to-total', 'check:declarado-is-exigivel-plus-suspenso', 'check:resumo-matches-total', 'check:rbt12-matches-receitas-anteriores', 'check:numero-declaracao-matches', 'check:numero-recibo-matches', 'check:cnpj-valid']))
+    expect(result.engine.confidence).toBe(1)
+  })
+
+  it('reads section 3, not the footer, and the 2.8 tables from page 2 of a two-page file', async () => {
+    const result = await extractPdf(await pdf({ seed: 4, twoPages: true })())
+    expect(result.evidence.numeroRecibo?.source).toMatch(/^Número do Recibo:/)
+    expect(result.evidence.numeroRecibo?.page).toBe(2)
+    expect(result.evidence.numeroDeclaracao).toMatchObject({ page: 1, source: expect.stringMatching(/^Regime de Apuração/) })
+    expect(result.evidence['totalDebitoExigivel.iss']).toMatchObject({ page: 2, box: expect.objectContaining({ x: expect.closeTo(40 + 7 * 60, 0) }) })
+  })
+
+  it('reports a combined declaration+receipt file as the declaration, with a warning naming the receipt page', async () => {
+    const options: DeclaracaoOptions = { seed: 8, twoPages: true, withReceipt: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result).toMatchObject({ success: true, documentType: 'PGDAS_DECLARACAO', pages: 3, errors: [] })
+    expect(result.warnings).toEqual([{ code: 'PGDAS_COMBINED_RECEIPT', message: expect.stringMatching(/^Page 3 is the PGDAS-D receipt/) }])
+    expect(result.engine.excludedRules).toEqual([])
+    expect(result.data).toEqual(await truth(options))
+  })
+
+  it('reads the same data when the receipt page comes first', async () => {
+    const options: DeclaracaoOptions = { seed: 16, withReceipt: true, receiptFirst: true }
+    const result = await extractPdf(await pdf(options)())
+    expect(result).toMatchObject({ success: true, documentType: 'PGDAS_DECLARACAO', pages: 2, errors: [], engine: { missingRules: [] } })
+    expect(result.warnings).toEqual([{ code: 'PGDAS_COMBINED_RECEIPT', message: expect.stringMatching(/^Page 1 is the PGDAS-D receipt/) }])
+    expect(result.data).toEqual(await truth(options))
+    // Read from the declaration's own pages, not from the receipt's identical labels.
+    for (const field of ['tipoDeclaracao', 'numeroRecibo', 'autenticacao', 'dataTransmissao']) expect(result.evidence[field]?.page).toBe(2)
+  })
+})

@@ -1,0 +1,61 @@
+/**
+ * Parser of the PGDAS-D receipt, "Recibo de Entrega da Apuração no PGDAS-D" (documents.md
+ * §8a). Every value is read through the text API, so each has evidence; a field whose
+ * label or value is missing is null.
+ */
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+
+export interface PgdasRecibo {
+  razaoSocial: string | null
+  cnpj: string | null
+  competencia: string | null
+  numeroDeclaracao: string | null
+  tipoDeclaracao: 'ORIGINAL' | 'RETIFICADORA' | null
+  receitaBrutaAuferida: number | null
+  totalDebitoDeclarado: number | null
+  totalDebitoSuspenso: number | null
+  totalDebitoExigivel: number | null
+  dataHoraTransmissao: string | null
+  numeroRecibo: string | null
+  autenticacao: string | null
+}
+
+/** The API's CNPJ pattern: tolerates the stray spaces some extractors leave (`26.873. 829/0001-92`). */
+const CNPJ_MASK = CNPJ_PATTERN
+/** A money cell of the table, `R$` optional; cells may come glued (`R$ 18.939,46R$ 1.136,35`). */
+const CELL = String.raw`\s*(?:R\$\s*)?(${MONEY_PATTERN})`
+/** The table's value row: period, apuração number, then four money cells. */
+const ROW = new RegExp(String.raw`^(\d{2}\/\d{4})\s*(\d{17})${CELL}${CELL}${CELL}${CELL}$`)
+const same = (t: string): string => t
+
+/** The value after `label`, on its line or the next one (documents.md §8a), anchored so a bare label never takes an unrelated line. */
+function labelled (doc: TextDocument, label: RegExp, value: RegExp): Hit | undefined {
+  return doc.after(label, new RegExp(String.raw`^\s*:?\s*${value.source}`), { linesBelow: 1 })
+}
+
+export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo {
+  const row = doc.find(ROW)
+  const cell = (field: keyof PgdasRecibo, i: number): number | null => ctx.take(field, row?.parts[i], moneyNumber)
+  // `Nome Empresarial | CNPJ da Matriz` as a two-column table (values on the next line) or
+  // as `label: value` lines. The name is what is left of its line once a CNPJ is taken off.
+  const name = doc.after(/^Nome Empresarial:?/, /^(?!\s*CNPJ da Matriz)\s*(\S.*)$/, { linesBelow: 1 })
+  return {
+    razaoSocial: ctx.take('razaoSocial', name, (t) => {
+      const rest = t.replace(new RegExp(`\\s*${CNPJ_MASK}$`), '').trim()
+      return rest === '' ? null : rest
+    }),
+    // The CNPJ ends its line (the right-hand column, or after its label): never a run of characters inside the name.
+    cnpj: ctx.take('cnpj', doc.after(/CNPJ da Matriz:?/, new RegExp(`(${CNPJ_MASK})\\s*$`), { linesBelow: 1 }), cnpjChars),
+    competencia: ctx.take('competencia', row?.parts[0], competence),
+    numeroDeclaracao: ctx.take('numeroDeclaracao', row?.parts[1], same),
+    tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^(?:Declaração|Apuração) (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
+    receitaBrutaAuferida: cell('receitaBrutaAuferida', 2),
+    totalDebitoDeclarado: cell('totalDebitoDeclarado', 3),
+    totalDebitoSuspenso: cell('totalDebitoSuspenso', 4),
+    totalDebitoExigivel: cell('totalDebitoExigivel', 5),
+    dataHoraTransmissao: ctx.take('dataHoraTransmissao', labelled(doc, /^Data e Horário da Transmissão(?: \(Data e Horário de Brasília\))?/i, /(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/), isoDateTime),
+    numeroRecibo: ctx.take('numeroRecibo', labelled(doc, /^Número do Recibo/, /(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/), same),
+    autenticacao: ctx.take('autenticacao', labelled(doc, /^Autenticação/, /(\d{5}\.\d{5}\.\d{5}\.\d{5})/), same)
+  }
+}
