@@ -13,10 +13,15 @@ const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) 
 /** Issuer codes of a DARF's barcode (positions 16-19): SENDA/Sicalc and the old IRPF program. */
 export const DARF_ISSUERS = ['0385', '0064']
 
-/** principal + multa + juros = total, or null when a value is missing. */
+/**
+ * principal + multa + juros = total; null when it cannot be told. A null multa or juros is
+ * usually a blank cell (nothing owed) and adds 0; but it may also be an amount the parser could
+ * not place in its column, so a row that does not add up with a null in it is unknown, not false.
+ */
 function addsUp (a: DarfTotais): boolean | null {
-  if (a.principal === null || a.multa === null || a.juros === null || a.total === null) return null
-  return cents(a.principal) + cents(a.multa) + cents(a.juros) === cents(a.total)
+  if (a.principal === null || a.total === null) return null
+  if (cents(a.principal) + cents(a.multa ?? 0) + cents(a.juros ?? 0) === cents(a.total)) return true
+  return a.multa === null || a.juros === null ? null : false
 }
 
 function rowsAddUp (d: Darf): CheckOutcome {

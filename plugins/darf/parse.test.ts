@@ -37,7 +37,7 @@ describe('darf: fixture → expected data', () => {
     const options: DarfOptions = { seed: 7, quarterly: false, late: true }
     const t = await truth(options)
     // Three numbers on a row: principal, multa, total (the juros cell is empty).
-    expect(t.tributos.some((r) => r.multa! > 0 && r.juros === 0)).toBe(true)
+    expect(t.tributos.some((r) => r.multa! > 0 && r.juros === null)).toBe(true)
     expect(t.tributos.some((r) => r.juros! > 0)).toBe(true)
     expect(t.pagarAte! > t.dataVencimento!).toBe(true)
     const result = await extractPdf(await pdf(options)())
@@ -110,7 +110,8 @@ describe('darf: consistency checks', () => {
   })
 
   it('SENDA: a row whose total is not principal + multa + juros fails the row and Totais checks', async () => {
-    const bad = await extractPdf(await pdf({ seed: 23, quarterly: false, badRow: true })())
+    // Late: the second row prints all four amounts, so its sum is checked (a blank cell could also be an unplaced amount).
+    const bad = await extractPdf(await pdf({ seed: 23, quarterly: false, late: true, badRow: true })())
     expect(bad.success).toBe(true)
     expect(bad.engine.missingRules).toEqual(expect.arrayContaining(['check:rows-add-up', 'check:totais-add-up']))
     expect(bad.engine.matchedRules).toContain('check:barcode-amount')
@@ -190,7 +191,7 @@ describe('darf: printed variants of documents.md §6b', () => {
     expect(result.documentType).toBe('DARF')
     expect(result.data).toMatchObject({
       layout: 'CAMPOS_NUMERADOS', cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA 2-4', periodoApuracao: '2024-03-31', numeroReferencia: null, valorTotal: 64.32,
-      tributos: [{ codigoReceita: '2089', codigoVariacao: '01', principal: 64.32, multa: 0, juros: 0, total: 64.32 }],
+      tributos: [{ codigoReceita: '2089', codigoVariacao: '01', principal: 64.32, multa: null, juros: null, total: 64.32 }],
       linhaDigitavel: null, vias: { quantidade: 1, divergencias: [] }
     })
     expect(result.engine.matchedRules).toContain('check:rows-add-up')

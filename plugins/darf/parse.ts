@@ -100,13 +100,18 @@ function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> 
   // The header helps only when its labels are separate runs (their centres apart, left to right).
   const centres = header === undefined ? [] : COLUMNS.map((c) => header.get(c)!)
   if (centres.length === 4 && centres.every((x, i) => i === 0 || x - centres[i - 1]! > 5)) {
+    let collided = false
     for (const hit of hits) {
       const centre = hit.box.x + hit.box.width / 2
       let best = 0
       centres.forEach((x, i) => { if (Math.abs(x - centre) < Math.abs(centres[best]! - centre)) best = i })
+      // Two amounts nearest one column: the placement cannot be trusted, and keeping either would
+      // lose the other without a word; fall back to reading by count below.
+      if (out[COLUMNS[best]!] !== undefined) collided = true
       out[COLUMNS[best]!] = hit
     }
-    return { hits: out, unplaced: false }
+    if (!collided) return { hits: out, unplaced: false }
+    for (const c of COLUMNS) delete out[c]
   }
   // Empty multa and juros cells print nothing (documents.md §4): the first number is the principal and
   // the last the total; with three, the middle one may be multa or juros, so neither is given.
@@ -115,12 +120,15 @@ function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> 
   return { hits: out, unplaced: hits.length === 3 || hits.length > 4 }
 }
 
-/** The four amounts of a row; an empty multa or juros cell of a row that was read is 0 (nothing to pay). */
+/**
+ * The four amounts of a row. A cell with nothing printed is null, as everywhere else: the form
+ * leaves multa and juros blank when nothing is owed, but a blank is not a value read
+ * (documents.md §0.2), and the sum checks count it as nothing owed.
+ */
 function amounts (ctx: ParseContext, field: string, cells: Cells): DarfTotais {
   const take = (c: Column): number | null => {
     const hit = cells.hits[c]
-    if (hit !== undefined) return ctx.take(`${field}.${c}`, hit, moneyNumber)
-    return (c === 'multa' || c === 'juros') && !cells.unplaced && cells.hits.total !== undefined ? 0 : null
+    return hit === undefined ? null : ctx.take(`${field}.${c}`, hit, moneyNumber)
   }
   return { principal: take('principal'), multa: take('multa'), juros: take('juros'), total: take('total') }
 }
@@ -290,11 +298,8 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
   const copies = regions.map((r) => readCopy(doc, r))
   const first = copies[0]!
   const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
-  const money = (field: 'principal' | 'multa' | 'juros'): number | null => {
-    const v = value(field, moneyNumber)
-    // Empty multa or juros box means nothing to pay (documents.md §6b), when the box is printed at all.
-    return v === null && field !== 'principal' && first.labelled.has(field) && first.hits.valorTotal !== undefined ? 0 : v
-  }
+  // An empty multa or juros box (nothing to pay, documents.md §6b) is null, not a 0 that was never read.
+  const money = (field: 'principal' | 'multa' | 'juros'): number | null => value(field, moneyNumber)
   const divergencias: string[] = []
   for (const field of Object.keys(CONVERT)) {
     const seen = copies.map((c) => { const h = c.hits[field]; return JSON.stringify(h === undefined ? null : CONVERT[field]!(h.value)) })

@@ -53,7 +53,11 @@ describe('public routes', () => {
     expect(health.status).toBe(200)
     expect(await health.json()).toMatchObject({ status: 'UP', service: 'razao-extract' })
     const info = await (await fetch(`${base}/api/v1/info`)).json() as Record<string, any>
-    expect(info).toMatchObject({ version: '2.0.0', engineVersion: '1.10.0', parsers: [{ id: 'pgdas-extrato', documentType: 'PGDAS_EXTRATO', family: 'SIMPLES_NACIONAL', status: 'active' }] })
+    expect(info).toMatchObject({ version: '2.0.0', engineVersion: '1.10.0' })
+    // Every registered plugin, in registry order, each described the same way.
+    expect(info.parsers[0]).toMatchObject({ id: 'pgdas-extrato', documentType: 'PGDAS_EXTRATO', family: 'SIMPLES_NACIONAL', status: 'active' })
+    expect(info.parsers.map((p: { documentType: string }) => p.documentType)).toEqual(expect.arrayContaining(['PGDAS_EXTRATO', 'PGDAS_DECLARACAO', 'PGDAS_RECIBO', 'RELATORIO_SIMPLES', 'DAS', 'DAS_MEI', 'DARF', 'NFSE_DANFSE', 'DEC_ISSQN_POA']))
+    for (const parser of info.parsers) expect(Object.keys(parser).sort()).toEqual(['documentType', 'family', 'id', 'minimumConfidence', 'schemaVersion', 'status', 'version'])
   })
 })
 
