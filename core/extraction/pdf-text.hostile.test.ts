@@ -2,6 +2,11 @@
  * Hostile PDFs: each is refused with a code within its bound, never read for ever.
  * Run with a hard timeout so a regression shows as a failure, not a hung suite.
  */
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { deflateSync } from 'node:zlib'
 import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
@@ -63,6 +68,39 @@ describe('hostile PDFs', () => {
     }))
     expect(performance.now() - started).toBeLessThan(3_000)
   }, 30_000)
+
+  it('measures an owner-password (AES-256) file\'s decrypted content: its bomb is refused as well', async () => {
+    // Encrypted, the bomb's stream does not inflate as stored; pdf.js, opening the file with the
+    // empty user password, would decrypt and inflate all of it.
+    const dir = await mkdtemp(join(tmpdir(), 'razao-bomb-'))
+    try {
+      const plain = join(dir, 'plain.pdf')
+      const locked = join(dir, 'locked.pdf')
+      await writeFile(plain, await pagesWithContent([deflateSync(Buffer.alloc(64 << 20, '0 0 m 1 1 l S\n'), { level: 9 })]))
+      await promisify(execFile)('qpdf', ['--encrypt', '', 'dono', '256', '--', plain, locked])
+      await expect(readPdfText(await readFile(locked), { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 })).rejects.toThrow(code('PDF_CONTENT_TOO_LARGE'))
+      // The same protection on an ordinary document: measured, then read.
+      await writeFile(plain, await pagesPdf(2, 30))
+      await promisify(execFile)('qpdf', ['--encrypt', '', 'dono', '256', '--', plain, locked])
+      const pages = await readPdfText(await readFile(locked), { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 })
+      expect(pages.map((p) => p.runs.length > 0)).toEqual([true, true])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it('refuses a bomb hidden in form XObjects nested deeper than it measures', async () => {
+    const doc = await PDFDocument.create()
+    const page = doc.addPage([595, 842])
+    // Ten forms, each drawing the next; the last one is 64 MiB of operators.
+    let inner = doc.context.register(doc.context.stream(deflateSync(Buffer.alloc(64 << 20, '0 0 m 1 1 l S\n'), { level: 9 }), { Type: 'XObject', Subtype: 'Form', BBox: [0, 0, 10, 10], Filter: 'FlateDecode' }))
+    for (let i = 0; i < 10; i++) {
+      inner = doc.context.register(doc.context.stream('/F0 Do', { Type: 'XObject', Subtype: 'Form', BBox: [0, 0, 10, 10], Resources: { XObject: { F0: inner } } }))
+    }
+    page.node.set(PDFName.of('Resources'), doc.context.obj({ XObject: { F0: inner } }))
+    page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream('/F0 Do')))
+    await expect(readPdfText(await doc.save(), { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 })).rejects.toThrow(code('PDF_CONTENT_TOO_LARGE'))
+  }, 60_000)
 
   it('refuses pages whose content together passes the total cap', async () => {
     const page = deflateSync(Buffer.alloc(3 << 20, '0 0 m 1 1 l S\n'))

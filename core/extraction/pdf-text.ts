@@ -13,7 +13,7 @@
  */
 import { PDFDocument, ParseSpeeds } from 'pdf-lib'
 import { EngineError } from '../errors.js'
-import { openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
+import { openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
 import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
 import type { PageText, TextRun } from './text.js'
 
@@ -109,14 +109,29 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
 async function refuseContentBombs (bytes: Uint8Array, limits: PdfTextLimits): Promise<void> {
   const maxPage = limits.maxPageContentBytes ?? DEFAULT_MAX_PAGE_CONTENT_BYTES
   const maxTotal = limits.maxTotalContentBytes ?? DEFAULT_MAX_TOTAL_CONTENT_BYTES
-  let doc: PDFDocument
-  let count: number
+  let doc: PDFDocument | undefined
+  let count = 0
   try {
     doc = await loadForMeasure(bytes)
     count = doc.getPageCount()
   } catch {
-    return
+    doc = undefined
   }
+  // Encrypted streams do not inflate as stored, and pdf-lib cannot even reach the pages of
+  // an encrypted file with object streams; pdf.js, opening it with the empty user password,
+  // would decrypt and inflate all of it. So an encrypted file is measured on its decrypted
+  // objects, as the signer reads them, and one they cannot be read from is not handed on.
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (doc?.isEncrypted ?? data.includes('/Encrypt')) {
+    try {
+      doc = (await openPdf(bytes)).doc
+      count = doc.getPageCount()
+    } catch {
+      throw new EngineError('PDF_ENCRYPTED', 'The PDF is encrypted and its content cannot be read without a password; send it unprotected.')
+    }
+  }
+  // A file pdf-lib cannot parse at all is left to pdf.js (see above).
+  if (doc === undefined) return
   if (count > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${count} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: count, maxPages: limits.maxPages })
   // No total cap here, so that a missing page means that page alone is too large.
   const sizes = pagesWithinContentLimit(doc, maxPage, Number.POSITIVE_INFINITY)

@@ -4,7 +4,8 @@
  * hold 200 MB of drawing operators, which pdf.js took 20 s and 630 MB to walk through.
  *
  * Counted per page: its content streams and the form XObjects its resources hold (and
- * theirs, to a depth of 8), each shared stream once per page. Deflate streams are
+ * theirs, to a depth of 8; a page with forms nested deeper is not measured at all), each
+ * shared stream once per page. Deflate streams are
  * inflated here with a ceiling on the output (stopping as soon as it is passed); other
  * filters are estimated from their encoded size (ASCII filters shrink, run-length and LZW
  * are counted at 20 times, a ratio ordinary text and drawing operators stay well under).
@@ -64,10 +65,17 @@ export function pagesWithinContentLimit (doc: PDFDocument, maxPageBytes: number,
       seen.add(stream)
       size += decodedSize(stream, maxPageBytes - size)
     }
+    // Forms nested deeper than MAX_FORM_DEPTH are not measured, but a reader still draws
+    // them: such a page counts as too large rather than as measured.
+    let tooDeep = false
     const forms = (resources: PDFObject | undefined, depth: number): void => {
       const res = lookup(doc, resources)
       const xobjects = res instanceof PDFDict ? lookup(doc, res.get(PDFName.of('XObject'))) : undefined
-      if (!(xobjects instanceof PDFDict) || depth > MAX_FORM_DEPTH) return
+      if (!(xobjects instanceof PDFDict)) return
+      if (depth > MAX_FORM_DEPTH) {
+        tooDeep ||= xobjects.values().some((v) => { const f = lookup(doc, v); return f instanceof PDFStream && f.dict.get(PDFName.of('Subtype'))?.toString() === '/Form' })
+        return
+      }
       for (const value of xobjects.values()) {
         const form = lookup(doc, value)
         if (!(form instanceof PDFStream) || seen.has(form) || form.dict.get(PDFName.of('Subtype'))?.toString() !== '/Form') continue
@@ -84,7 +92,7 @@ export function pagesWithinContentLimit (doc: PDFDocument, maxPageBytes: number,
       // A structure pdf-lib cannot walk: leave the page to the fallback rather than to pdf.js.
       continue
     }
-    if (size > maxPageBytes || total + size > maxTotalBytes) continue
+    if (tooDeep || size > maxPageBytes || total + size > maxTotalBytes) continue
     total += size
     out.push({ page: i + 1, bytes: size })
   }
