@@ -85,7 +85,7 @@ export function normalizeText (text: string): string {
   return text.normalize('NFD').replace(/\p{M}+/gu, '').toUpperCase().replace(/\s+/g, ' ').trim()
 }
 
-/** Keeps only the digits (and, for identifiers that allow them, letters) of a printed number. */
+/** Keeps only the digits of a printed number (an alphanumeric CNPJ goes through `cnpjChars`, which keeps its letters). */
 export function onlyDigits (text: string): string {
   return text.replace(/\D+/g, '')
 }
