@@ -89,26 +89,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   app.addHook('onRequest', async (request, reply) => {
     const path = request.routeOptions.url
     if (path !== '/api/v1/pdf/extract' && path !== '/api/v1/pdf/extract-batch') return
-    await gate.enter()
-    let left = false
-    const leave = (): void => {
-      if (left) return
-      left = true
-      gate.leave()
-    }
-    // Given back when the reply closes or the connection does (a pipelined request whose
-    // connection drops before its turn never gets a reply that closes).
-    const socket = request.raw.socket
-    if (reply.raw.closed || socket.destroyed) {
-      leave()
-      return
-    }
-    const onSocketClose = (): void => { leave() }
-    socket.once('close', onSocketClose)
-    reply.raw.once('close', () => {
-      socket.off('close', onSocketClose)
-      leave()
-    })
+    await gate.holdFor(request.raw, reply.raw)
   })
 
   app.addHook('onReady', async () => {

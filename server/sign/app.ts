@@ -132,27 +132,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   const gate = new Gate(config.maxInFlight > 0 ? config.maxInFlight : Math.max(2, 2 * shared.poolSize))
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url !== '/api/v1/sign') return
-    await gate.enter()
-    let left = false
-    const leave = (): void => {
-      if (left) return
-      left = true
-      gate.leave()
-    }
-    // The place is given back when the reply closes, or when the connection does: a
-    // pipelined request whose connection drops before its turn never gets a reply that
-    // closes. A client that went away while it waited gives its place back at once.
-    const socket = request.raw.socket
-    if (reply.raw.closed || socket.destroyed) {
-      leave()
-      return
-    }
-    const onSocketClose = (): void => { leave() }
-    socket.once('close', onSocketClose)
-    reply.raw.once('close', () => {
-      socket.off('close', onSocketClose)
-      leave()
-    })
+    await gate.holdFor(request.raw, reply.raw)
   })
 
   app.setNotFoundHandler((request, reply) => {
