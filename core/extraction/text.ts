@@ -142,6 +142,18 @@ function normalizedRun (run: TextRun): string {
   return n
 }
 
+/** Labels come from plugin code, a bounded set: their detection form is kept. */
+const LABELS = new Map<string, string>()
+function normalizedLabel (label: string): string {
+  let n = LABELS.get(label)
+  if (n === undefined) {
+    if (LABELS.size >= 4096) LABELS.clear()
+    n = normalizeText(label)
+    LABELS.set(label, n)
+  }
+  return n
+}
+
 /**
  * What a structural query looks for on a line. A RegExp is tried on the line's text; a
  * string is compared accent- and case-blind with the start of one of the line's runs
@@ -158,7 +170,7 @@ function lineTests (labels: Label | Label[] | undefined): Array<(line: TextLine)
       const re = compiled(label)
       return (line) => re.exec(line.text) !== null
     }
-    const want = normalizeText(label)
+    const want = normalizedLabel(label)
     return (line) => line.runs.some(({ run }) => normalizedRun(run).startsWith(want))
   })
 }
@@ -169,7 +181,7 @@ function runTest (header: Label): (run: TextRun) => boolean {
     const re = compiled(header)
     return (run) => re.exec(run.text) !== null
   }
-  const want = normalizeText(header)
+  const want = normalizedLabel(header)
   return (run) => normalizedRun(run) === want
 }
 
@@ -331,7 +343,7 @@ export class TextRegion {
    * following lines of the region (a wrapped description that ends its section).
    */
   under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
-    const wanted = (Array.isArray(labels) ? labels : [labels]).map(normalizeText)
+    const wanted = (Array.isArray(labels) ? labels : [labels]).map(normalizedLabel)
     const lines = this.lines
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!
@@ -453,11 +465,19 @@ export class TextDocument extends TextRegion {
   readonly normalized: string
   /** The detection copy of each page. */
   readonly normalizedPages: string[]
+  /**
+   * The detection copy of each line, in reading order (`lines[i]` → `normalizedLines[i]`):
+   * for rules about one line ("the first line is this title"), without normalising every
+   * line again in every rule of every plugin.
+   */
+  readonly normalizedLines: string[]
 
   constructor (readonly pages: PageText[]) {
     const perPage = pages.map((p) => buildLines(p))
     super(perPage.flat())
-    this.normalizedPages = perPage.map((lines) => normalizeText(lines.map((l) => l.text).join(' ')))
+    const normalizedPerPage = perPage.map((lines) => lines.map((l) => normalizeText(l.text)))
+    this.normalizedLines = normalizedPerPage.flat()
+    this.normalizedPages = normalizedPerPage.map((lines) => lines.join(' '))
     this.normalized = this.normalizedPages.join(' ')
   }
 

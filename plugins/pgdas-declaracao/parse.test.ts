@@ -116,7 +116,8 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     const result = await extractPdf(await pdf(options)())
     expect(result).toMatchObject({ success: true, documentType: 'PGDAS_DECLARACAO', pages: 3, errors: [] })
     expect(result.warnings).toEqual([{ code: 'PGDAS_COMBINED_RECEIPT', message: expect.stringMatching(/^Page 3 is the PGDAS-D receipt/) }])
-    expect(result.engine.excludedRules).toEqual([])
+    expect(result.engine.excludedRules.filter((r) => r.startsWith('pgdas-declaracao:'))).toEqual([])
+    expect(result.engine.excludedRules).toContain('pgdas-recibo:declaration-header')
     expect(result.data).toEqual(await truth(options))
   })
 
