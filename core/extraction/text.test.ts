@@ -86,6 +86,14 @@ describe('TextDocument: sections, grids, tables and columns', () => {
     expect(doc.section('2) TOMADOR DO SERVICO', ['3) valores']).lines).toHaveLength(3)
   })
 
+  it('cuts every block that starts with a heading, each ending at the next one or at a stop', () => {
+    const blocks = doc.sections(/^\d\) /, /^Fechamento$/)
+    expect(blocks.map((b) => b.readingOrder()[0])).toEqual(['1) Receitas', '2) Tomador do Serviço', '3) Valores'])
+    expect(blocks[0]!.lines).toHaveLength(6)
+    expect(doc.sections(/^\d{2}\/2026/, /^Total/).map((b) => b.readingOrder())).toEqual([['01/2026 1.000,00 0,00'], ['02/2026 2.500,10'], ['03/2026 900,00 15,00']])
+    expect(doc.sections(/^Nada/)).toEqual([])
+  })
+
   it('is an empty region when the heading is not printed', () => {
     const none = doc.section(/^9\) Nada/)
     expect(none.isEmpty).toBe(true)

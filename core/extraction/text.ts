@@ -327,6 +327,28 @@ export class TextRegion {
     return new TextRegion(this.lines.slice(start, end))
   }
 
+  /**
+   * Every block that starts with `from`: from each line holding it (included) up to the
+   * next such line or the first line holding one of `to` (excluded). For repeated blocks
+   * (one per activity, per establishment, per tax row); empty when `from` is never printed.
+   */
+  sections (from: Label | Label[], to?: Label | Label[]): TextRegion[] {
+    const starts = lineTests(from)
+    const stops = lineTests(to)
+    const out: TextRegion[] = []
+    let open = -1
+    this.lines.forEach((line, i) => {
+      const isStart = starts.some((t) => t(line))
+      if (open >= 0 && (isStart || stops.some((t) => t(line)))) {
+        out.push(new TextRegion(this.lines.slice(open, i)))
+        open = -1
+      }
+      if (isStart) open = i
+    })
+    if (open >= 0) out.push(new TextRegion(this.lines.slice(open)))
+    return out
+  }
+
   /** The lines before the first one holding `label`; the whole region when it is not printed. */
   before (label: Label | Label[]): TextRegion {
     const tests = lineTests(label)
