@@ -3,7 +3,7 @@
  * check digit, the number, issuer and month it embeds against the printed ones, the
  * parties' check digits (CNPJ numeric or alphanumeric, CPF), and the net value.
  */
-import { isValidCnpj, isValidCpf, moneyCents } from '../../core/plugin-api.js'
+import { isValidCnpj, isValidCpf, numberToCents as cents } from '../../core/plugin-api.js'
 import type { CheckOutcome, ConsistencyCheck } from '../../core/plugin-api.js'
 import { keyCheckDigit, splitKey } from './key.js'
 import type { Danfse } from './parse.js'
@@ -11,8 +11,6 @@ import type { Danfse } from './parse.js'
 const skip: CheckOutcome = { status: 'skip' }
 const pass: CheckOutcome = { status: 'pass' }
 const fail = (message: string): CheckOutcome => ({ status: 'fail', message })
-/** JSON money back to cents (it came from two-decimal text). */
-const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
 
 function keyStructure (key: string | null): CheckOutcome {
   if (key === null) return skip

@@ -4,7 +4,7 @@
  * every value comes from its cell under its label, inside its section (the parties reuse
  * the same labels). A printed `-` is an empty value: null.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText } from '../../core/plugin-api.js'
+import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
 
 export interface Parte {
@@ -113,7 +113,6 @@ const HEADERS = {
 const ALL = [HEADERS.prestador2, ...HEADERS.tomador, ...HEADERS.destinatario, ...HEADERS.intermediario, ...HEADERS.servico, ...HEADERS.municipal, ...HEADERS.federal, ...HEADERS.ibsCbs, ...HEADERS.valores, ...HEADERS.end]
 
 const MONEY = new RegExp(`(${MONEY_PATTERN})`)
-const PERCENT = /^(\d{1,3},\d{1,4})\s?%$/
 
 /** A hit narrowed to one capture group of `re` on its value (same evidence box), or undefined. */
 function part (hit: Hit | undefined, re: RegExp, group = 1): Hit | undefined {
@@ -125,7 +124,6 @@ function part (hit: Hit | undefined, re: RegExp, group = 1): Hit | undefined {
 /** Printed text → trimmed string; `-` or empty → null. */
 const str = (t: string): string | null => { const s = t.trim(); return s === '' || s === '-' ? null : s }
 const money = (t: string): number | null => { const m = MONEY.exec(t); return m === null ? null : moneyNumber(m[1]!) }
-const percent = (t: string): number | null => { const m = PERCENT.exec(t.trim()); return m === null ? null : Number(m[1]!.replace(',', '.')) }
 const digits = (n: number) => (t: string): string | null => { const d = t.replace(/[\s./-]/g, ''); return new RegExp(`^\\d{${n}}$`).test(d) ? d : null }
 
 /** A party's document: CNPJ (numeric or alphanumeric), CPF, or a foreign NIF as printed. */
@@ -224,7 +222,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
           municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under('Município de Incidência do ISSQN'), str),
           regimeEspecial: ctx.take('issqn.regimeEspecial', municipal.under('Regime Especial de Tributação'), str),
           baseCalculo: ctx.take('issqn.baseCalculo', municipal.under('BC ISSQN'), money),
-          aliquota: ctx.take('issqn.aliquota', municipal.under('Alíquota Aplicada'), percent),
+          aliquota: ctx.take('issqn.aliquota', municipal.under('Alíquota Aplicada'), percentNumber),
           retido: ctx.take('issqn.retido', municipal.under('Retenção do ISSQN'), retido),
           valorApurado: ctx.take('issqn.valorApurado', municipal.under('ISSQN Apurado'), money)
         },
@@ -242,10 +240,10 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       : {
           cst: ctx.take('ibsCbs.cst', part(cstHit, /^([^/]+)\//), str),
           cClassTrib: ctx.take('ibsCbs.cClassTrib', part(cstHit, /\/\s*(.+)$/), str),
-          aliquotaIbsUf: ctx.take('ibsCbs.aliquotaIbsUf', part(ibsRates, /^([^/]+)\//), percent),
-          aliquotaIbsMun: ctx.take('ibsCbs.aliquotaIbsMun', part(ibsRates, /\/\s*(.+)$/), percent),
+          aliquotaIbsUf: ctx.take('ibsCbs.aliquotaIbsUf', part(ibsRates, /^([^/]+)\//), percentNumber),
+          aliquotaIbsMun: ctx.take('ibsCbs.aliquotaIbsMun', part(ibsRates, /\/\s*(.+)$/), percentNumber),
           valorIbs: ctx.take('ibsCbs.valorIbs', ibs.under('Valor Total Apurado - IBS'), money),
-          aliquotaCbs: ctx.take('ibsCbs.aliquotaCbs', ibs.under('Alíquota - CBS'), percent),
+          aliquotaCbs: ctx.take('ibsCbs.aliquotaCbs', ibs.under('Alíquota - CBS'), percentNumber),
           valorCbs: ctx.take('ibsCbs.valorCbs', ibs.under('Valor Total Apurado - CBS'), money),
           total: ctx.take('ibsCbs.total', valores.under('Total do IBS/CBS'), money),
           valorLiquidoComIbsCbs: ctx.take('ibsCbs.valorLiquidoComIbsCbs', valores.under('Valor Líquido da NFS-e + IBS/CBS'), money)

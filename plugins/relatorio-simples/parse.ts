@@ -5,7 +5,7 @@
  * input is missing. Labels are matched with `.` for accented letters, because some
  * installations print `Emiss?o`.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
 
 export type Tributo = 'irpj' | 'csll' | 'cofins' | 'pis' | 'inssCpp' | 'icms' | 'ipi' | 'iss'
@@ -86,7 +86,6 @@ export function percentOf (partCents: number, wholeCents: number): number | null
   return Number(neg ? -q : q) / 10_000
 }
 
-const percentNumber = (t: string): number | null => /^\d+(?:,\d+)?$/.test(t) ? Number(t.replace(',', '.')) : null
 
 /** Tax names of the `Partilha:` row → keys (documents.md §3: the order varies by annex). */
 const TAX_NAMES: Array<[RegExp, Tributo]> = [

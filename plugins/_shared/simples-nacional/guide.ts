@@ -9,7 +9,7 @@
  * A family module: the das and das-mei plugins both import it (docs/plugins.md, "Code a
  * family shares").
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, readCollectionLine } from '../../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, numberToCents, readCollectionLine } from '../../../core/plugin-api.js'
 import type { CheckOutcome, Hit, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
 
 /** One row of `Composição do Documento de Arrecadação`. */
@@ -202,8 +202,8 @@ function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions
 
 // ---------------------------------------------------------------- checks shared by DAS and DAS-MEI
 
-/** JSON money back to integer cents (values came from two-decimal text). */
-export const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
+/** JSON money back to integer cents (exact: it came from two-decimal text). */
+export const cents = numberToCents
 
 const skip: CheckOutcome = { status: 'skip' }
 
