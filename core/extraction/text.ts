@@ -6,54 +6,15 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
+import { column, table, under } from './text-grid.js'
+import { compiled, hitOf, inside, lineTests, union } from './text-match.js'
+import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
 
-export interface Box { x: number, y: number, width: number, height: number }
-
-/** One run of text as the PDF draws it. */
-export interface TextRun { text: string, box: Box }
-
-/** A visual line: runs sharing a baseline band, left to right. */
-export interface TextLine {
-  /** 1-based page number. */
-  page: number
-  text: string
-  box: Box
-  /** The runs of the line and where each starts in `text`. */
-  runs: Array<{ run: TextRun, start: number }>
-}
-
-/** Where a value was read: what a person needs to check it in a second. */
-export interface Evidence {
-  page: number
-  /** The line the value was read from, as rebuilt. */
-  source: string
-  /** The box of the value's runs on that page. */
-  box: Box
-}
-
-/** A value found in the text, with its evidence. */
-export interface Hit extends Evidence {
-  /** The captured value (first capture group, or the whole match). */
-  value: string
-  /** Every capture group of the match. */
-  groups: Array<string | undefined>
-  /** Each capture group as a hit of its own (its own box), undefined where the group did not take part. */
-  parts: Array<Hit | undefined>
-}
-
-export interface PageText { page: number, width: number, height: number, runs: TextRun[] }
+export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 
 /** Runs whose vertical centres are closer than this share a line (a fraction of the smaller run's height). */
 const SAME_LINE = 0.5
-
-function union (boxes: Box[]): Box {
-  const x = Math.min(...boxes.map((b) => b.x))
-  const y = Math.min(...boxes.map((b) => b.y))
-  return { x, y, width: Math.max(...boxes.map((b) => b.x + b.width)) - x, height: Math.max(...boxes.map((b) => b.y + b.height)) - y }
-}
-
-const round = (n: number): number => Math.round(n * 100) / 100
 
 /**
  * Rebuilds visual lines: runs sorted top to bottom, grouped while their vertical centres
@@ -86,148 +47,6 @@ export function buildLines (page: PageText): TextLine[] {
     }
     return { page: page.page, text: text.trim(), box: union(group.map((r) => r.box)), runs: placed }
   })
-}
-
-/** The box of characters [from, to) of a line: the union of the runs they fall in. */
-function spanBox (line: TextLine, from: number, to: number): Box {
-  const boxes = line.runs.filter(({ run, start }) => start < to && start + run.text.length > from).map(({ run }) => run.box)
-  const b = union(boxes.length > 0 ? boxes : [line.box])
-  return { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
-}
-
-function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
-  // Compiled with the `d` flag (see compiled below), so every group knows where it sits.
-  const spans = m.indices ?? []
-  const part = (i: number): Hit | undefined => {
-    const text = m[i]
-    const span = spans[i]
-    if (text === undefined || span === undefined) return undefined
-    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
-  }
-  const main = part(m[1] === undefined ? 0 : 1)!
-  return { ...main, groups: [...m].slice(1), parts: [...m].slice(1).map((_, i) => part(i + 1)) }
-}
-
-/**
- * `pattern` with `d` (group positions) and the given `g`, compiled once per source and
- * flags: plugins write their patterns inline, so the same source arrives as a new object
- * on every call, and compiling it again for every line was most of a parser's time.
- */
-const COMPILED = new Map<string, RegExp>()
-function compiled (pattern: RegExp, global = false): RegExp {
-  const flags = pattern.flags.replace(/[gyd]/g, '') + (global ? 'gd' : 'd')
-  const key = `${flags}/${pattern.source}`
-  let re = COMPILED.get(key)
-  if (re === undefined) {
-    // Patterns built from data (a label list) could grow the map without end: start over.
-    if (COMPILED.size >= 4096) COMPILED.clear()
-    re = new RegExp(pattern.source, flags)
-    COMPILED.set(key, re)
-  }
-  return re
-}
-
-function exec (pattern: RegExp, text: string): RegExpExecArray | null {
-  return compiled(pattern).exec(text)
-}
-
-/** The detection form of each run, computed once (grid queries compare every run with every label). */
-const NORMALIZED = new WeakMap<TextRun, string>()
-function normalizedRun (run: TextRun): string {
-  let n = NORMALIZED.get(run)
-  if (n === undefined) {
-    n = normalizeText(run.text)
-    NORMALIZED.set(run, n)
-  }
-  return n
-}
-
-/** Labels come from plugin code, a bounded set: their detection form is kept. */
-const LABELS = new Map<string, string>()
-function normalizedLabel (label: string): string {
-  let n = LABELS.get(label)
-  if (n === undefined) {
-    if (LABELS.size >= 4096) LABELS.clear()
-    n = normalizeText(label)
-    LABELS.set(label, n)
-  }
-  return n
-}
-
-/**
- * What a structural query looks for on a line. A RegExp is tried on the line's text; a
- * string is compared accent- and case-blind with the start of one of the line's runs
- * (`'TOMADOR DO SERVIÇO'` finds the run `Tomador do Serviço`), which is how a heading or a
- * column title printed as its own piece of text is recognised.
- */
-export type Label = RegExp | string
-
-/** A line test for each label, the strings normalised once. */
-function lineTests (labels: Label | Label[] | undefined): Array<(line: TextLine) => boolean> {
-  const list = labels === undefined ? [] : Array.isArray(labels) ? labels : [labels]
-  return list.map((label) => {
-    if (typeof label !== 'string') {
-      const re = compiled(label)
-      return (line) => re.exec(line.text) !== null
-    }
-    const want = normalizedLabel(label)
-    return (line) => line.runs.some(({ run }) => normalizedRun(run).startsWith(want))
-  })
-}
-
-/** A run test for a column header: a string equals the whole run (accent- and case-blind), a RegExp is tried on its text. */
-function runTest (header: Label): (run: TextRun) => boolean {
-  if (typeof header !== 'string') {
-    const re = compiled(header)
-    return (run) => re.exec(run.text) !== null
-  }
-  const want = normalizedLabel(header)
-  return (run) => normalizedRun(run) === want
-}
-
-export interface SearchOptions {
-  /** Only this 1-based page. */
-  page?: number
-  /** Only lines whose box lies inside this region (user space of its page). */
-  within?: Box
-}
-
-/** Options of `table` and `column`: where the rows stop. */
-export interface RowOptions {
-  /** Each non-empty cell must match this (its first group, if any, is the value); a row where one does not ends the table. */
-  cell?: RegExp
-  /** A line matching this ends the table. */
-  until?: Label
-  /** At most this many rows. */
-  maxRows?: number
-  /** A vertical gap larger than this many points between rows ends the table (default: one and a half line heights). */
-  maxGap?: number
-}
-
-/** One row of a table read by its column headers: the line and one cell per column (undefined where the column is empty). */
-export interface TableRow { line: TextLine, cells: Array<Hit | undefined> }
-
-/** A value may start a little left of its label (centred or padded cells). */
-const SLACK = 2
-/** Under-label values sit within this many points below their label's line. */
-const MAX_UNDER_GAP = 16
-
-function runsHit (line: TextLine, runs: TextLine['runs'], value: string, source = line.text): Hit {
-  return { value, groups: [value], parts: [], page: line.page, source, box: roundBox(union(runs.map(({ run }) => run.box))) }
-}
-
-function roundBox (b: Box): Box {
-  return { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
-}
-
-/** A cell's text checked against `pattern`: a hit on the cell (its first group as value), or null when it does not match. */
-function cellHit (line: TextLine, runs: TextLine['runs'], pattern: RegExp | undefined): Hit | null {
-  const text = runs.map(({ run }) => run.text.trim()).join(' ').replace(/\s+/g, ' ').trim()
-  if (pattern === undefined) return runsHit(line, runs, text)
-  const m = exec(pattern, text)
-  if (m === null) return null
-  const value = (m[1] ?? m[0]).trim()
-  return { ...runsHit(line, runs, value), groups: [...m].slice(1) }
 }
 
 /**
@@ -365,34 +184,7 @@ export class TextRegion {
    * following lines of the region (a wrapped description that ends its section).
    */
   under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
-    const wanted = (Array.isArray(labels) ? labels : [labels]).map(normalizedLabel)
-    const lines = this.lines
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!
-      const label = line.runs.find(({ run }) => wanted.includes(normalizedRun(run)))
-      if (label === undefined) continue
-      const left = label.run.box.x - SLACK
-      let right = Infinity
-      for (const { run } of line.runs) if (run.box.x > label.run.box.x + 1) right = Math.min(right, run.box.x - SLACK)
-      const below = lines[i + 1]
-      if (below === undefined || below.page !== line.page || line.box.y - (below.box.y + below.box.height) > MAX_UNDER_GAP) return undefined
-      const inColumn = (l: TextLine): TextLine['runs'] => l.runs.filter(({ run }) => run.box.x >= left && run.box.x < right)
-      const runs = inColumn(below)
-      if (runs.length === 0) return undefined
-      const sources = [below.text]
-      if (options.rest === true) {
-        for (const more of lines.slice(i + 2)) {
-          if (more.page !== below.page) break
-          const extra = inColumn(more)
-          if (extra.length === 0) break
-          runs.push(...extra)
-          sources.push(more.text)
-        }
-      }
-      const value = runs.map(({ run }) => run.text.trim()).join(' ').replace(/\s+/g, ' ').trim()
-      return runsHit(below, runs, value, sources.join('\n'))
-    }
-    return undefined
+    return under(this.lines, labels, options)
   }
 
   /**
@@ -404,30 +196,7 @@ export class TextRegion {
    * cell that does not match `cell`.
    */
   table (headers: Label[], options: RowOptions = {}): TableRow[] | undefined {
-    const lines = this.lines
-    const tests = headers.map(runTest)
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!
-      const cols: Array<TextLine['runs'][number]> = []
-      for (const test of tests) {
-        const found = line.runs.find((r) => !cols.includes(r) && test(r.run))
-        if (found === undefined) break
-        cols.push(found)
-      }
-      if (cols.length !== tests.length) continue
-      const order = cols.map((c, index) => ({ index, box: c.run.box })).sort((a, b) => a.box.x - b.box.x)
-      const bounds = order.map((c, k) => {
-        const prev = order[k - 1]
-        const next = order[k + 1]
-        return {
-          index: c.index,
-          lo: prev === undefined ? -Infinity : (prev.box.x + prev.box.width + c.box.x) / 2,
-          hi: next === undefined ? Infinity : (c.box.x + c.box.width + next.box.x) / 2
-        }
-      })
-      return this.rows(i, line, bounds, options)
-    }
-    return undefined
+    return table(this.lines, headers, options)
   }
 
   /**
@@ -436,45 +205,7 @@ export class TextRegion {
    * `table`; a line with nothing in the column ends it too. Empty when the header is not printed.
    */
   column (header: Label, options: RowOptions = {}): Hit[] {
-    const test = runTest(header)
-    for (let i = 0; i < this.lines.length; i++) {
-      const line = this.lines[i]!
-      const found = line.runs.find((r) => test(r.run))
-      if (found === undefined) continue
-      const { x, width } = found.run.box
-      const rows = this.rows(i, line, [{ index: 0, lo: x - SLACK, hi: x + width + SLACK, overlap: true }], options)
-      return rows.map((r) => r.cells[0]!)
-    }
-    return []
-  }
-
-  private rows (headerAt: number, header: TextLine, bounds: Array<{ index: number, lo: number, hi: number, overlap?: boolean }>, options: RowOptions): TableRow[] {
-    const out: TableRow[] = []
-    const maxGap = options.maxGap ?? header.box.height * 1.5
-    const until = lineTests(options.until)
-    let previous = header
-    for (const line of this.lines.slice(headerAt + 1)) {
-      if (out.length >= (options.maxRows ?? Infinity) || line.page !== header.page) break
-      if (previous.box.y - (line.box.y + line.box.height) > maxGap) break
-      if (until.some((t) => t(line))) break
-      const cells: Array<Hit | undefined> = new Array<Hit | undefined>(bounds.length).fill(undefined)
-      let ok = true
-      let any = false
-      for (const b of bounds) {
-        const runs = line.runs.filter(({ run }) => b.overlap === true
-          ? run.box.x < b.hi && run.box.x + run.box.width > b.lo
-          : run.box.x + run.box.width / 2 >= b.lo && run.box.x + run.box.width / 2 < b.hi)
-        if (runs.length === 0) continue
-        const hit = cellHit(line, runs, options.cell)
-        if (hit === null) { ok = false; break }
-        cells[b.index] = hit
-        any = true
-      }
-      if (!ok || !any) break
-      out.push({ line, cells })
-      previous = line
-    }
-    return out
+    return column(this.lines, header, options)
   }
 }
 
@@ -509,8 +240,3 @@ export class TextDocument extends TextRegion {
   }
 }
 
-function inside (b: Box, region: Box): boolean {
-  const cx = b.x + b.width / 2
-  const cy = b.y + b.height / 2
-  return cx >= region.x && cx <= region.x + region.width && cy >= region.y && cy <= region.y + region.height
-}
