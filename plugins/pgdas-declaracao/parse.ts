@@ -6,12 +6,13 @@
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
-import { readFatorR, readFolha, readReceitasAnteriores, readTributos, readTriple } from '../_shared/simples-nacional/pgdas-tables.js'
-import type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_shared/simples-nacional/pgdas-tables.js'
+import { readDebitos, readReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
+import type { PgdasDebitos, PgdasReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
 
 export type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_shared/simples-nacional/pgdas-tables.js'
 
-export interface PgdasDeclaracao {
+/** The declaration: its own fields, then section 2 and the 2.8 tables as the family reads them. */
+export interface PgdasDeclaracao extends PgdasReceitas, PgdasDebitos {
   numeroDeclaracao: string | null
   tipoDeclaracao: 'ORIGINAL' | 'RETIFICADORA' | null
   cnpj: string | null
@@ -23,20 +24,8 @@ export interface PgdasDeclaracao {
   periodoFim: string | null
   competencia: string | null
   filiais: string[] | null
-  rpa: Triple | null
-  rbt12: Triple | null
-  rbt12p: Triple | null
-  rba: Triple | null
-  rbaa: Triple | null
-  limiteReceitaProporcionalizado: number | null
-  receitasAnteriores: ReceitaAnterior[] | null
-  folhaSalariosAnteriores: FolhaAnterior[] | null
-  fatorR: number | null
   receitaBrutaAuferida: number | null
   valorTotalDebitoDeclarado: number | null
-  totalDebitoDeclarado: Tributos | null
-  totalDebitoSuspenso: Tributos | null
-  totalDebitoExigivel: Tributos | null
   dataTransmissao: string | null
   numeroRecibo: string | null
   autenticacao: string | null
@@ -121,20 +110,10 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     // documents.md §2: the competence is the month/year of the range start.
     competencia: ctx.take('competencia', periodo?.parts[0], (t) => competence(t.slice(3))),
     filiais: filiais(doc, ctx),
-    rpa: readTriple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
-    rbt12: readTriple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
-    rbt12p: readTriple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
-    rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`),
-    rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
-    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
-    receitasAnteriores: readReceitasAnteriores(doc, ctx),
-    folhaSalariosAnteriores: readFolha(doc, ctx),
-    fatorR: readFatorR(doc, ctx),
+    ...readReceitas(doc, ctx),
     receitaBrutaAuferida: ctx.take('receitaBrutaAuferida', resumoHit?.parts[0], moneyNumber),
     valorTotalDebitoDeclarado: ctx.take('valorTotalDebitoDeclarado', resumoHit?.parts[1], moneyNumber),
-    totalDebitoDeclarado: readTributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
-    totalDebitoSuspenso: readTributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
-    totalDebitoExigivel: readTributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/),
+    ...readDebitos(doc, ctx),
     dataTransmissao: ctx.take('dataTransmissao', reception(doc, /^Data e hor[aá]rio da transmiss[aã]o da Declaração:/i, DATE_TIME), isoDateTime),
     // Anchored at the line start: the footer's `Número do Recibo:` follows `Número da Declaração:` on its line.
     numeroRecibo: ctx.take('numeroRecibo', reception(doc, /^Número do Recibo:/, RECIBO), same),

@@ -4,8 +4,8 @@
  */
 import { MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
-import { readFatorR, readFolha, readReceitasAnteriores, readTributos, readTriple } from '../_shared/simples-nacional/pgdas-tables.js'
-import type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_shared/simples-nacional/pgdas-tables.js'
+import { readDebitos, readReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
+import type { PgdasDebitos, PgdasReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
 import { readAtividades } from './atividades.js'
 import type { Atividade } from './atividades.js'
 
@@ -13,7 +13,8 @@ export type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_share
 export type { Atividade, Parcela } from './atividades.js'
 export interface Das { numero: string | null, vencimento: string | null, dataLimite: string | null, principal: number | null, multa: number | null, juros: number | null, total: number | null, pago: boolean | null }
 
-export interface PgdasExtrato {
+/** The extract: its own fields, then section 2 and the section 4 tables as the family reads them. */
+export interface PgdasExtrato extends PgdasReceitas, PgdasDebitos {
   cnpjBasico: string | null
   cnpj: string | null
   razaoSocial: string | null
@@ -25,21 +26,9 @@ export interface PgdasExtrato {
   geradoEm: string | null
   apuradoEm: string | null
   versaoPgdas: string | null
-  rpa: Triple | null
-  rbt12: Triple | null
-  rbt12p: Triple | null
-  rba: Triple | null
-  rbaa: Triple | null
-  limiteReceitaProporcionalizado: number | null
-  receitasAnteriores: ReceitaAnterior[] | null
-  folhaSalariosAnteriores: FolhaAnterior[] | null
-  fatorR: number | null
   sublimite: number | null
   impedidoIcmsIss: boolean | null
   atividades: Atividade[] | null
-  totalDebitoDeclarado: Tributos | null
-  totalDebitoSuspenso: Tributos | null
-  totalDebitoExigivel: Tributos | null
   valorDas: number | null
   das: Das | null
 }
@@ -73,7 +62,7 @@ function das (doc: TextDocument, ctx: ParseContext): Das | null {
 
 export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrato {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
-  const exigivel = readTributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/)
+  const debitos = readDebitos(doc, ctx)
   // Section 3 up to section 4; its first establishment (the matriz) gives sublimite and impedimento.
   const estabelecimentos = doc.section(SECTION_3, /^4\) Total Geral da Empresa/)
   const razao = doc.after(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })
@@ -90,23 +79,13 @@ export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrat
     geradoEm: ctx.take('geradoEm', doc.after(/Gerado em/, DATE_TIME), isoDateTime),
     apuradoEm: ctx.take('apuradoEm', doc.after(/Apurado em/, DATE_TIME), isoDateTime),
     versaoPgdas: ctx.take('versaoPgdas', doc.after(/PGDAS-D 2018 Versão/, /(\d+\.\d+\.\d+)/), (t) => t),
-    rpa: readTriple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
-    rbt12: readTriple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
-    rbt12p: readTriple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
-    rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`),
-    rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
-    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
-    receitasAnteriores: readReceitasAnteriores(doc, ctx),
-    folhaSalariosAnteriores: readFolha(doc, ctx),
-    fatorR: readFatorR(doc, ctx),
+    ...readReceitas(doc, ctx),
     // Beside the label, or (2.2.27) in its column on the line below.
     sublimite: ctx.take('sublimite', estabelecimentos.after(/Sublimite de Receita Anual \(R\$\):/, new RegExp(`^\\s*${M}`)) ?? estabelecimentos.under('Sublimite de Receita Anual (R$):'), moneyNumber),
     impedidoIcmsIss: ctx.take('impedidoIcmsIss', estabelecimentos.after(/Impedido de recolher ICMS\/ISS no DAS:/, /^\s*(Sim|Não)\b/) ?? estabelecimentos.under('Impedido de recolher ICMS/ISS no DAS:'), (t) => t === 'Sim' ? true : t === 'Não' ? false : null),
     atividades: estabelecimentos.isEmpty ? null : readAtividades(estabelecimentos, ctx),
-    totalDebitoDeclarado: readTributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
-    totalDebitoSuspenso: readTributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
-    totalDebitoExigivel: exigivel,
-    valorDas: exigivel?.total ?? null,
+    ...debitos,
+    valorDas: debitos.totalDebitoExigivel?.total ?? null,
     das: das(doc, ctx)
   }
 }

@@ -14,6 +14,26 @@ export interface Tributos { irpj: number | null, csll: number | null, cofins: nu
 export interface ReceitaAnterior { competencia: string, interno: number | null, externo: number | null }
 export interface FolhaAnterior { competencia: string, valor: number | null }
 
+/** Section 2 of the extract, as the declaration prints it too: 2.1's rows, 2.2, 2.3 and 2.4. */
+export interface PgdasReceitas {
+  rpa: Triple | null
+  rbt12: Triple | null
+  rbt12p: Triple | null
+  rba: Triple | null
+  rbaa: Triple | null
+  limiteReceitaProporcionalizado: number | null
+  receitasAnteriores: ReceitaAnterior[] | null
+  folhaSalariosAnteriores: FolhaAnterior[] | null
+  fatorR: number | null
+}
+
+/** The three tax tables (the extract's section 4, the declaration's 2.8). */
+export interface PgdasDebitos {
+  totalDebitoDeclarado: Tributos | null
+  totalDebitoSuspenso: Tributos | null
+  totalDebitoExigivel: Tributos | null
+}
+
 /** The keys of a tax table, in the order of its columns. */
 export const TAX_KEYS = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss', 'total'] as const
 /** Its column headers as printed. */
@@ -93,6 +113,30 @@ export function readFolha (doc: TextRegion, ctx: ParseContext, field = 'folhaSal
     ctx.cite(`${field}.${i}.competencia`, hit.parts[0]!)
     return { competencia, valor: ctx.take(`${field}.${i}.valor`, hit.parts[1], moneyNumber) }
   })
+}
+
+/** Every field of `PgdasReceitas`, each null when not printed. */
+export function readReceitas (doc: TextRegion, ctx: ParseContext): PgdasReceitas {
+  return {
+    rpa: readTriple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
+    rbt12: readTriple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
+    rbt12p: readTriple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
+    rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`),
+    rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
+    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
+    receitasAnteriores: readReceitasAnteriores(doc, ctx),
+    folhaSalariosAnteriores: readFolha(doc, ctx),
+    fatorR: readFatorR(doc, ctx)
+  }
+}
+
+/** The three tax tables, each found by its title. */
+export function readDebitos (doc: TextRegion, ctx: ParseContext): PgdasDebitos {
+  return {
+    totalDebitoDeclarado: readTributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
+    totalDebitoSuspenso: readTributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
+    totalDebitoExigivel: readTributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/)
+  }
 }
 
 /** `Fator r = 0,28` → 0.28; `Não se aplica` or not printed → null. */
