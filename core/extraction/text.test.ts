@@ -22,8 +22,17 @@ describe('TextDocument', () => {
     expect(doc.readingOrder()).toEqual(['Extrato do Simples Nacional', 'CNPJ Básico: 99.999.999', 'Período de Apuração (PA): 07/2026', 'Valor', '1.234,56'])
   })
 
-  it('gives an accent-stripped, upper-case copy for detection', () => {
+  it('gives an accent-stripped, upper-case copy for detection, whole and line by line', () => {
     expect(doc.normalized).toBe('EXTRATO DO SIMPLES NACIONAL CNPJ BASICO: 99.999.999 PERIODO DE APURACAO (PA): 07/2026 VALOR 1.234,56')
+    expect(doc.normalizedLines).toEqual(['EXTRATO DO SIMPLES NACIONAL', 'CNPJ BASICO: 99.999.999', 'PERIODO DE APURACAO (PA): 07/2026', 'VALOR', '1.234,56'])
+  })
+
+  it('honours a pattern\'s own flags, whatever the same source was compiled with before', () => {
+    expect(doc.find(/^valor$/)).toBeUndefined()
+    expect(doc.find(/^valor$/i)?.value).toBe('Valor')
+    // A global or sticky pattern from a plugin is read like any other.
+    expect(doc.find(/(\d{2})\/(\d{4})/gy)?.value).toBe('07')
+    expect(doc.findAll(/(\d)/g).length).toBeGreaterThan(10)
   })
 
   it('finds a value after its label on the same line, with the value\'s own box as evidence', () => {
