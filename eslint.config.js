@@ -42,18 +42,29 @@ export default tseslint.config(
       { group: ['**/server/**', '**/server', '**/bench/**'], message: 'workers/ are called by server/, never the reverse (STYLE.md).' }
     ])
   },
-  // Plugins: a plugin's modules reach outside their folder only for core/plugin-api.js; a
-  // plugin's fixture generator may also use the shared writers in fixtures/; the registry
-  // imports plugin folders and the API. Regexes, because a glob such as '../*/**' also
-  // matches '../../core/plugin-api.js'.
+  // Plugins: a plugin's modules reach outside their folder only for core/plugin-api.js and
+  // their family's shared modules (plugins/_shared/<family>/, docs/plugins.md); a shared
+  // module reaches only core/plugin-api.js (and its own folder). Fixture generators may
+  // also use the shared writers in fixtures/. The registry imports plugin folders and the
+  // API. Regexes, because a glob such as '../*/**' also matches '../../core/plugin-api.js'.
   {
     files: ['plugins/*/*.ts'],
+    ignores: ['plugins/**/*.test.ts', 'plugins/_shared/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!\\.\\./core/plugin-api\\.js$|_shared/[a-z0-9-]+/[a-z0-9-]+\\.js$)', message: 'A plugin imports only core/plugin-api.js, its own folder and its family\'s modules in plugins/_shared/<family>/ (docs/plugins.md).' }] }] }
+  },
+  {
+    files: ['plugins/_shared/*/*.ts'],
     ignores: ['plugins/**/*.test.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!\\.\\./core/plugin-api\\.js$)', message: 'A plugin imports only core/plugin-api.js and its own folder (STYLE.md: plugins).' }] }] }
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!\\.\\./\\.\\./core/plugin-api\\.js$)', message: 'A shared family module imports only core/plugin-api.js and its own folder: never a plugin (docs/plugins.md).' }] }] }
   },
   {
     files: ['plugins/*/fixtures/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./(?!\\.\\./(?:fixtures/|core/plugin-api\\.js$))', message: 'A plugin\'s fixture generator imports its own plugin, core/plugin-api.js and fixtures/ only.' }] }] }
+    ignores: ['plugins/_shared/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./(?!\\.\\./(?:fixtures/|core/plugin-api\\.js$)|_shared/[a-z0-9-]+/(?:fixtures/)?[a-z0-9-]+\\.js$)', message: 'A plugin\'s fixture generator imports its own plugin, core/plugin-api.js, fixtures/ and its family\'s shared modules only.' }] }] }
+  },
+  {
+    files: ['plugins/_shared/*/fixtures/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./(?!\\.\\./\\.\\./(?:fixtures/|core/plugin-api\\.js$))', message: 'A shared fixture module imports its family\'s modules, core/plugin-api.js and fixtures/ only.' }] }] }
   },
   {
     files: ['plugins/index.ts'],

@@ -73,10 +73,51 @@ export function readCollectionLine (text: string): CollectionLine | null {
  * (position 4) is recomputed too.
  */
 export function collectionLineOf (code44: string): string {
-  if (!/^8\d{43}$/.test(code44)) throw new RangeError('a collection code has 44 digits and starts with 8')
-  const valueId = code44[2]!
+  return buildCollectionLine(code44).line
+}
+
+/** A collection code with its check digits, as `buildCollectionLine` returns it. */
+export interface BuiltCollectionLine {
+  /** The 44-digit barcode, general check digit (position 4) included. */
+  barcode: string
+  /** The four 11-digit blocks and the check digit of each. */
+  blocks: Array<{ digits: string, dv: number }>
+  /** The line as the RFB prints it: `85890000012 3 45600328251 ...` (48 digits, a space before each check digit). */
+  line: string
+  /** The 48 digits without spaces. */
+  digits: string
+}
+
+/**
+ * Builds a collection line that verifies, for fixtures and tests: from a 44-digit code
+ * (its position 4 is replaced by the computed general digit), or from its parts. RFB
+ * guides (2021+) use segment 5, value id 8, and a free field of YYDDD + the 17-digit
+ * document number + 3 digits (`rfbFreeField`).
+ */
+export function buildCollectionLine (code: string | { segment: string, valueId: '6' | '7' | '8' | '9', amountCents: number, issuer: string, free: string }): BuiltCollectionLine {
+  const raw = typeof code === 'string'
+    ? code
+    : `8${code.segment}${code.valueId}0${String(code.amountCents).padStart(11, '0')}${code.issuer}${code.free}`
+  if (!/^8\d{43}$/.test(raw)) throw new RangeError('a collection code has 44 digits and starts with 8 (amount up to 11 digits, issuer 4, free field 25)')
+  const valueId = raw[2]!
   const dv = valueId === '6' || valueId === '7' ? mod10 : mod11
-  const general = dv(code44.slice(0, 3) + code44.slice(4))
-  const code = code44.slice(0, 3) + String(general) + code44.slice(4)
-  return [0, 1, 2, 3].map((i) => { const b = code.slice(i * 11, i * 11 + 11); return `${b} ${dv(b)}` }).join(' ')
+  const barcode = raw.slice(0, 3) + String(dv(raw.slice(0, 3) + raw.slice(4))) + raw.slice(4)
+  const blocks = [0, 1, 2, 3].map((i) => { const digits = barcode.slice(i * 11, i * 11 + 11); return { digits, dv: dv(digits) } })
+  return {
+    barcode,
+    blocks,
+    line: blocks.map((b) => `${b.digits} ${b.dv}`).join(' '),
+    digits: blocks.map((b) => `${b.digits}${b.dv}`).join('')
+  }
+}
+
+/**
+ * The 25-digit free field of an RFB guide (documents.md §0.3, positions 20-44): the due
+ * date as YYDDD (year, day of the year), the 17-digit document number, three more digits.
+ */
+export function rfbFreeField (dueDateIso: string, numero17: string, tail3 = '000'): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(dueDateIso)
+  if (m === null || !/^\d{17}$/.test(numero17) || !/^\d{3}$/.test(tail3)) throw new RangeError('an ISO date, 17 digits and 3 digits')
+  const day = (Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) - Date.UTC(Number(m[1]), 0, 1)) / 86_400_000 + 1
+  return `${m[1]!.slice(2)}${String(day).padStart(3, '0')}${numero17}${tail3}`
 }

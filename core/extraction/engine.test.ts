@@ -94,4 +94,28 @@ describe('extractDocument', () => {
     expect(r).toMatchObject({ success: false, errors: [{ code: 'PLUGIN_PARSE_FAILED' }], engine: { parserExecuted: true } })
     expect(JSON.stringify(r)).not.toContain('secret')
   })
+
+  it('gives checks the document, for invariants between data and text that data does not keep', () => {
+    const footerCheck = { name: 'footer-repeats-total', weight: 2, run: (d: Toy, text: TextDocument) => d.total === null ? { status: 'skip' as const } : text.find(/^End of report, total ([\d.]+,\d{2})$/)?.value === '3,50' ? { status: 'pass' as const } : { status: 'fail' as const, message: 'the footer does not repeat the total' } }
+    const withFooter = { ...toy, checks: [footerCheck] }
+    expect(extractDocument(doc('Toy Report', 'Total: 3,50', 'End of report, total 3,50'), [withFooter]).engine.matchedRules).toContain('check:footer-repeats-total')
+    expect(extractDocument(doc('Toy Report', 'Total: 3,50', 'End of report, total 9,99'), [withFooter]).engine.missingRules).toContain('check:footer-repeats-total')
+  })
+
+  it('names, for the winner too, the neighbours\' exclusions that fired, and says why each other plugin lost', () => {
+    const receipt: ExtractorPlugin = {
+      ...toy, id: 'toy-receipt', documentType: 'TOY_RECEIPT', checks: [],
+      rules: [{ name: 'receipt-title', kind: 'strong', weight: 1, test: /^TOY REPORT RECEIPT/ }, { name: 'not-a-report', kind: 'exclusion', weight: 1, test: /END OF REPORT/ }],
+      parse: () => ({})
+    }
+    const twin = { ...toy, id: 'twin', documentType: 'TWIN' }
+    const weaker = { ...toy, id: 'weaker', documentType: 'WEAKER', rules: [...toy.rules, { name: 'stamp', kind: 'weak' as const, weight: 4, test: /STAMP/ }] }
+    const stranger = { ...toy, id: 'stranger', documentType: 'STRANGER', rules: [{ name: 'other-title', kind: 'strong' as const, weight: 1, test: /^OTHER/ }] }
+    const r = extractDocument(doc('Toy Report', 'Total: 3,50', 'End of report'), [toy, receipt, twin, weaker, stranger])
+    expect(r.documentType).toBe('TOY')
+    expect(r.engine.excludedRules).toEqual(['toy-receipt:not-a-report'])
+    expect(r.candidates.map((c) => [c.plugin, c.outcome, c.confidence])).toEqual([
+      ['toy', 'selected', 1], ['toy-receipt', 'excluded', 0], ['twin', 'tie-order', 1], ['weaker', 'lower-confidence', 0.6667], ['stranger', 'no-strong-rule', 0]
+    ])
+  })
 })

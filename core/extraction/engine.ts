@@ -7,7 +7,7 @@ import { Code } from '../errors.js'
 import { confidenceLevel, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
 import type { RuleScore } from './scoring.js'
 import type { Evidence, TextDocument } from './text.js'
-import type { CheckOutcome, EngineReport, ExtractionResult, ExtractorPlugin, ParseContext, Problem } from './types.js'
+import type { Candidate, CheckOutcome, EngineReport, ExtractionResult, ExtractorPlugin, ParseContext, Problem } from './types.js'
 
 /** Version of the engine (detection, parsers, confidence and metrics), spec 3 §9 B. */
 export const ENGINE_VERSION = '1.10.0'
@@ -45,8 +45,28 @@ function noText (pages: number): ExtractionResult {
     warnings: [],
     errors: [{ code: Code.PDF_NO_TEXT_LAYER, message: 'The PDF has no text layer (a scanned or image-only document): its type and fields cannot be read without OCR, which this service does not do.' }],
     engine: emptyReport(),
-    evidence: {}
+    evidence: {},
+    candidates: []
   }
+}
+
+/** Each plugin's verdict once the winner is known (registry order kept). */
+function verdicts (scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, confidence: number }>, winner: ExtractorPlugin | undefined): Candidate[] {
+  const best = scored.find((s) => s.plugin === winner)
+  return scored.map(({ plugin, score, confidence }) => ({
+    plugin: plugin.id,
+    documentType: plugin.documentType,
+    confidence,
+    matchedRules: [...score.matched],
+    excludedRules: [...score.excluded],
+    outcome: plugin === winner
+      ? 'selected'
+      : score.excluded.length > 0
+        ? 'excluded'
+        : !score.candidate
+            ? 'no-strong-rule'
+            : best !== undefined && confidence === best.confidence ? 'tie-order' : 'lower-confidence'
+  }))
 }
 
 /**
@@ -56,14 +76,19 @@ function noText (pages: number): ExtractionResult {
 export function extractDocument (doc: TextDocument, plugins: readonly ExtractorPlugin[]): ExtractionResult {
   if (doc.isEmpty) return noText(doc.pageCount)
   let best: { plugin: ExtractorPlugin, score: RuleScore, confidence: number } | undefined
+  const scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, confidence: number }> = []
+  // Every exclusion that fired, whoever wins: the spec's excludedRules is where the
+  // response can say why a neighbour lost (documents.md §10).
   const excluded: string[] = []
   for (const plugin of plugins) {
     if (plugin.status !== 'active') continue
     const score = scoreRules(plugin.rules, doc)
     excluded.push(...score.excluded.map((name) => `${plugin.id}:${name}`))
     const confidence = detectionConfidence(score)
+    scored.push({ plugin, score, confidence })
     if (score.candidate && (best === undefined || confidence > best.confidence)) best = { plugin, score, confidence }
   }
+  const candidates = verdicts(scored, best?.plugin)
   if (best === undefined) {
     return {
       success: false,
@@ -73,7 +98,8 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
       warnings: [],
       errors: [{ code: Code.PLUGIN_NO_MATCH, message: 'The document is of no type this service knows: no parser recognised it.' }],
       engine: { ...emptyReport(), excludedRules: excluded },
-      evidence: {}
+      evidence: {},
+      candidates
     }
   }
   const { plugin, score } = best
@@ -92,9 +118,9 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     parserBlocked: false,
     matchedRules: [...score.matched],
     missingRules: [...score.missing],
-    excludedRules: [...score.excluded]
+    excludedRules: excluded
   }
-  const result: ExtractionResult = { success: false, documentType: plugin.documentType, pages: doc.pageCount, data: null, warnings: [], errors: [], engine, evidence: {} }
+  const result: ExtractionResult = { success: false, documentType: plugin.documentType, pages: doc.pageCount, data: null, warnings: [], errors: [], engine, evidence: {}, candidates }
   if (best.confidence < plugin.minimumConfidence) {
     engine.parserBlocked = true
     result.errors.push({
@@ -130,7 +156,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
   for (const check of plugin.checks ?? []) {
     let outcome: CheckOutcome
     try {
-      outcome = check.run(data)
+      outcome = check.run(data, doc)
     } catch {
       outcome = { status: 'skip' }
     }

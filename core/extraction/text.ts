@@ -6,54 +6,15 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
+import { column, table, under } from './text-grid.js'
+import { compiled, hitOf, inside, lineTests, union } from './text-match.js'
+import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
 
-export interface Box { x: number, y: number, width: number, height: number }
-
-/** One run of text as the PDF draws it. */
-export interface TextRun { text: string, box: Box }
-
-/** A visual line: runs sharing a baseline band, left to right. */
-export interface TextLine {
-  /** 1-based page number. */
-  page: number
-  text: string
-  box: Box
-  /** The runs of the line and where each starts in `text`. */
-  runs: Array<{ run: TextRun, start: number }>
-}
-
-/** Where a value was read: what a person needs to check it in a second. */
-export interface Evidence {
-  page: number
-  /** The line the value was read from, as rebuilt. */
-  source: string
-  /** The box of the value's runs on that page. */
-  box: Box
-}
-
-/** A value found in the text, with its evidence. */
-export interface Hit extends Evidence {
-  /** The captured value (first capture group, or the whole match). */
-  value: string
-  /** Every capture group of the match. */
-  groups: Array<string | undefined>
-  /** Each capture group as a hit of its own (its own box), undefined where the group did not take part. */
-  parts: Array<Hit | undefined>
-}
-
-export interface PageText { page: number, width: number, height: number, runs: TextRun[] }
+export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 
 /** Runs whose vertical centres are closer than this share a line (a fraction of the smaller run's height). */
 const SAME_LINE = 0.5
-
-function union (boxes: Box[]): Box {
-  const x = Math.min(...boxes.map((b) => b.x))
-  const y = Math.min(...boxes.map((b) => b.y))
-  return { x, y, width: Math.max(...boxes.map((b) => b.x + b.width)) - x, height: Math.max(...boxes.map((b) => b.y + b.height)) - y }
-}
-
-const round = (n: number): number => Math.round(n * 100) / 100
 
 /**
  * Rebuilds visual lines: runs sorted top to bottom, grouped while their vertical centres
@@ -88,67 +49,21 @@ export function buildLines (page: PageText): TextLine[] {
   })
 }
 
-/** The box of characters [from, to) of a line: the union of the runs they fall in. */
-function spanBox (line: TextLine, from: number, to: number): Box {
-  const boxes = line.runs.filter(({ run, start }) => start < to && start + run.text.length > from).map(({ run }) => run.box)
-  const b = union(boxes.length > 0 ? boxes : [line.box])
-  return { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
-}
-
-function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
-  // Compiled with the `d` flag (see exec below), so every group knows where it sits.
-  const spans = m.indices ?? []
-  const part = (i: number): Hit | undefined => {
-    const text = m[i]
-    const span = spans[i]
-    if (text === undefined || span === undefined) return undefined
-    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
-  }
-  const main = part(m[1] === undefined ? 0 : 1)!
-  return { ...main, groups: [...m].slice(1), parts: [...m].slice(1).map((_, i) => part(i + 1)) }
-}
-
-/** `pattern` compiled once more without `g` and with `d` (group positions). */
-function exec (pattern: RegExp, text: string): RegExpExecArray | null {
-  return new RegExp(pattern.source, pattern.flags.replace(/[gyd]/g, '') + 'd').exec(text)
-}
-
-export interface SearchOptions {
-  /** Only this 1-based page. */
-  page?: number
-  /** Only lines whose box lies inside this region (user space of its page). */
-  within?: Box
-}
-
 /**
- * A document's text with the queries plugins use. Every query reads visual lines, so
- * the content-stream order of the file never matters.
+ * A stretch of visual lines in reading order (the whole document, or a section of it) and
+ * the queries plugins read values with. Every query reads visual lines, so the
+ * content-stream order of the file never matters.
  */
-export class TextDocument {
-  readonly lines: TextLine[]
-  /** The detection copy of all pages (normalizeText of the lines, one space between lines). */
-  readonly normalized: string
-  /** The detection copy of each page. */
-  readonly normalizedPages: string[]
+export class TextRegion {
+  constructor (readonly lines: TextLine[]) {}
 
-  constructor (readonly pages: PageText[]) {
-    const perPage = pages.map((p) => buildLines(p))
-    this.lines = perPage.flat()
-    this.normalizedPages = perPage.map((lines) => normalizeText(lines.map((l) => l.text).join(' ')))
-    this.normalized = this.normalizedPages.join(' ')
-  }
-
-  /** Number of pages. */
-  get pageCount (): number {
-    return this.pages.length
-  }
-
-  /** True when no page has any text run: a scan, or a file of images. */
+  /** True when the region has no line: a scan (for a document), a section not printed. */
   get isEmpty (): boolean {
     return this.lines.length === 0
   }
 
   private scope (options: SearchOptions): TextLine[] {
+    if (options.page === undefined && options.within === undefined) return this.lines
     return this.lines.filter((l) =>
       (options.page === undefined || l.page === options.page) &&
       (options.within === undefined || inside(l.box, options.within)))
@@ -161,8 +76,9 @@ export class TextDocument {
 
   /** First match of `pattern` on a line (reading order), its first group as the value. */
   find (pattern: RegExp, options: SearchOptions = {}): Hit | undefined {
+    const re = compiled(pattern)
     for (const line of this.scope(options)) {
-      const m = exec(pattern, line.text)
+      const m = re.exec(line.text)
       if (m !== null) return hitOf(line, m)
     }
     return undefined
@@ -170,7 +86,7 @@ export class TextDocument {
 
   /** Every match of `pattern` on every line, in reading order. */
   findAll (pattern: RegExp, options: SearchOptions = {}): Hit[] {
-    const re = new RegExp(pattern.source, pattern.flags.replace(/[gyd]/g, '') + 'gd')
+    const re = compiled(pattern, true)
     const hits: Hit[] = []
     for (const line of this.scope(options)) {
       for (const m of line.text.matchAll(re)) hits.push(hitOf(line, m as RegExpExecArray))
@@ -184,17 +100,19 @@ export class TextDocument {
    */
   after (label: RegExp, value: RegExp, options: SearchOptions & { linesBelow?: number } = {}): Hit | undefined {
     const lines = this.scope(options)
+    const labelRe = compiled(label)
+    const valueRe = compiled(value)
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!
-      const lm = exec(label, line.text)
+      const lm = labelRe.exec(line.text)
       if (lm === null) continue
       const restAt = lm.index + lm[0].length
-      const vm = exec(value, line.text.slice(restAt))
+      const vm = valueRe.exec(line.text.slice(restAt))
       if (vm !== null) return hitOf(line, vm, restAt)
       for (let j = i + 1; j <= i + (options.linesBelow ?? 0) && j < lines.length; j++) {
         const below = lines[j]!
         if (below.page !== line.page) break
-        const bm = exec(value, below.text)
+        const bm = valueRe.exec(below.text)
         if (bm !== null) return hitOf(below, bm)
       }
     }
@@ -208,13 +126,117 @@ export class TextDocument {
 
   /** The box of the first line matching `pattern`: to build regions such as "the table under this title". */
   boxOf (pattern: RegExp, options: SearchOptions = {}): (Box & { page: number }) | undefined {
-    const line = this.scope(options).find((l) => pattern.test(l.text))
+    const re = compiled(pattern)
+    const line = this.scope(options).find((l) => re.test(l.text))
     return line === undefined ? undefined : { ...line.box, page: line.page }
+  }
+
+  /**
+   * A section: from the first line holding `from` (included) up to the first later line
+   * holding one of `to` (excluded), or to the end of this region, across pages. Empty
+   * (`isEmpty`) when `from` is not printed. Every query works on the section.
+   */
+  section (from: Label | Label[], to?: Label | Label[]): TextRegion {
+    const starts = lineTests(from)
+    const stops = lineTests(to)
+    const start = this.lines.findIndex((l) => starts.some((t) => t(l)))
+    if (start < 0) return new TextRegion([])
+    let end = start + 1
+    while (end < this.lines.length && !stops.some((t) => t(this.lines[end]!))) end++
+    return new TextRegion(this.lines.slice(start, end))
+  }
+
+  /**
+   * Every block that starts with `from`: from each line holding it (included) up to the
+   * next such line or the first line holding one of `to` (excluded). For repeated blocks
+   * (one per activity, per establishment, per tax row); empty when `from` is never printed.
+   */
+  sections (from: Label | Label[], to?: Label | Label[]): TextRegion[] {
+    const starts = lineTests(from)
+    const stops = lineTests(to)
+    const out: TextRegion[] = []
+    let open = -1
+    this.lines.forEach((line, i) => {
+      const isStart = starts.some((t) => t(line))
+      if (open >= 0 && (isStart || stops.some((t) => t(line)))) {
+        out.push(new TextRegion(this.lines.slice(open, i)))
+        open = -1
+      }
+      if (isStart) open = i
+    })
+    if (open >= 0) out.push(new TextRegion(this.lines.slice(open)))
+    return out
+  }
+
+  /** The lines before the first one holding `label`; the whole region when it is not printed. */
+  before (label: Label | Label[]): TextRegion {
+    const tests = lineTests(label)
+    const end = this.lines.findIndex((l) => tests.some((t) => t(l)))
+    return end < 0 ? this : new TextRegion(this.lines.slice(0, end))
+  }
+
+  /**
+   * The value printed under a label in its column (a form's grid of small labels): the
+   * runs of the next line (same page, close below) whose left edge lies between the
+   * label's left edge and the next run of the label's line. `labels` are whole runs,
+   * compared accent- and case-blind; several may name one cell (wordings of two layout
+   * versions) and the first printed is used. `rest` also takes the column on the
+   * following lines of the region (a wrapped description that ends its section).
+   */
+  under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
+    return under(this.lines, labels, options)
+  }
+
+  /**
+   * A table read by its column headers: the first line where every header is a run of
+   * its own (a string compared whole, accent- and case-blind, or a RegExp on the run's
+   * text), then the lines under it, each run put in the column whose header it sits under
+   * (column borders halfway between neighbouring headers). Undefined when the header row
+   * is not printed. Rows stop at a page change, `until`, `maxRows`, a gap, or a row with a
+   * cell that does not match `cell`.
+   */
+  table (headers: Label[], options: RowOptions = {}): TableRow[] | undefined {
+    return table(this.lines, headers, options)
+  }
+
+  /**
+   * The values printed in one column under a header (a run compared as in `table`): on
+   * each following line, the runs that overlap the header horizontally. Rows stop as in
+   * `table`; a line with nothing in the column ends it too. Empty when the header is not printed.
+   */
+  column (header: Label, options: RowOptions = {}): Hit[] {
+    return column(this.lines, header, options)
   }
 }
 
-function inside (b: Box, region: Box): boolean {
-  const cx = b.x + b.width / 2
-  const cy = b.y + b.height / 2
-  return cx >= region.x && cx <= region.x + region.width && cy >= region.y && cy <= region.y + region.height
+/**
+ * A document's text: its pages, its lines, the detection copy, and every query of
+ * `TextRegion` over the whole document.
+ */
+export class TextDocument extends TextRegion {
+  /** The detection copy of all pages (normalizeText of the lines, one space between lines). */
+  readonly normalized: string
+  /** The detection copy of each page. */
+  readonly normalizedPages: string[]
+  /**
+   * The detection copy of each line, in reading order (`lines[i]` → `normalizedLines[i]`):
+   * for rules about one line ("the first line is this title"), without normalising every
+   * line again in every rule of every plugin.
+   */
+  readonly normalizedLines: string[]
+
+  constructor (readonly pages: PageText[]) {
+    const perPage = pages.map((p) => buildLines(p))
+    super(perPage.flat())
+    const normalizedPerPage = perPage.map((lines) => lines.map((l) => normalizeText(l.text)))
+    this.normalizedLines = normalizedPerPage.flat()
+    this.normalizedPages = normalizedPerPage.map((lines) => lines.join(' '))
+    this.normalized = this.normalizedPages.join(' ')
+  }
+
+  /** Number of pages. */
+  get pageCount (): number {
+    return this.pages.length
+  }
 }
+

@@ -24,13 +24,18 @@ export type CheckOutcome =
   /** The values it needs are missing: it counts for nothing. */
   | { status: 'skip' }
 
-/** A consistency check on the parsed data (barcode check digits, parts adding up to a total). */
+/**
+ * A consistency check on the parsed data (barcode check digits, parts adding up to a
+ * total). It gets the document too, for invariants between `data` and text that `data`
+ * does not keep (a page footer repeating a number, a second copy of the same value);
+ * most checks need `data` only and ignore the second parameter.
+ */
 export interface ConsistencyCheck<D> {
   name: string
   /** Weight beside the detection rules' (see scoring.ts). */
   weight: number
   // Method syntax on purpose: a registry holds plugins of different data types (bivariant parameter).
-  run (data: D): CheckOutcome
+  run (data: D, doc: TextDocument): CheckOutcome
 }
 
 /** A non-fatal problem met while parsing; it becomes an entry of the response's `warnings`. */
@@ -96,7 +101,28 @@ export interface EngineReport {
   parserBlocked: boolean
   matchedRules: string[]
   missingRules: string[]
+  /**
+   * Exclusion rules that fired, as `<plugin>:<rule>`: the winner has none of its own (one
+   * exclusion makes a plugin no candidate), so these are the neighbours' rules that kept
+   * other plugins out of the contest, the reason the others lost where the spec's fields
+   * can say it.
+   */
   excludedRules: string[]
+}
+
+/**
+ * How one active plugin fared on a document (beyond the spec: the service shows it only
+ * beside `evidence`). `reason` says why a plugin other than the winner lost.
+ */
+export interface Candidate {
+  plugin: string
+  documentType: string
+  /** Confidence of its rules alone (0 when it was not a candidate). */
+  confidence: number
+  matchedRules: string[]
+  excludedRules: string[]
+  /** `selected`, `excluded` (an exclusion rule fired), `no-strong-rule`, `lower-confidence`, `tie-order` (same confidence, later in the registry). */
+  outcome: 'selected' | 'excluded' | 'no-strong-rule' | 'lower-confidence' | 'tie-order'
 }
 
 /** An entry of `errors` or `warnings`. */
@@ -113,4 +139,6 @@ export interface ExtractionResult {
   engine: EngineReport
   /** Where each extracted field was read (data path → evidence); the service shows it on request only. */
   evidence: Record<string, Evidence>
+  /** Every active plugin's verdict, in registry order (beyond the spec: on request only, like evidence). */
+  candidates: Candidate[]
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText } from './values.js'
+import { competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, percentNumber } from './values.js'
 
 describe('money', () => {
   it('reads Brazilian amounts to integer cents and JSON numbers', () => {
@@ -47,5 +47,26 @@ describe('dates and competences', () => {
 
   it('gives the detection copy: accents stripped, upper case, one space', () => {
     expect(normalizeText('  Período   de\nApuração (PA):  ')).toBe('PERIODO DE APURACAO (PA):')
+  })
+})
+
+describe('percentages and cents', () => {
+  it('reads the printed percentages of the documents (documents.md §0.2)', () => {
+    expect(percentNumber('3,00 %')).toBe(3)
+    expect(percentNumber('6,0000000000000')).toBe(6)
+    expect(percentNumber('0,28')).toBe(0.28)
+    expect(percentNumber('2.00%')).toBe(2)
+    expect(percentNumber('12,5%')).toBe(12.5)
+    expect(percentNumber('-1,5 %')).toBe(-1.5)
+  })
+
+  it('refuses what is not a percentage', () => {
+    for (const text of ['', 'abc', '1,2,3', '1.2.3', '%', 'Não se aplica']) expect(percentNumber(text)).toBeNull()
+  })
+
+  it('turns a money number of data back into exact cents', () => {
+    expect(numberToCents(0.1 + 0.2)).toBe(30)
+    expect(numberToCents(1136.35)).toBe(113_635)
+    expect(numberToCents(-40.25)).toBe(-4025)
   })
 })

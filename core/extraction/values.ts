@@ -31,6 +31,27 @@ export function centsToMoney (cents: number): number {
   return centsToNumber(cents)
 }
 
+/**
+ * A JSON money number of `data` back to integer cents, for checks that add values up
+ * (the number came from two-decimal text, so rounding to the cent is exact).
+ */
+export function numberToCents (n: number): number {
+  return Math.round(n * 100)
+}
+
+/**
+ * A printed percentage → number (`3,00 %` → 3, `6,0000000000000` → 6, `2.00%` → 2,
+ * `0,28` → 0.28), or null. A comma is the decimal mark; a dot is one only when no comma
+ * is printed (generator libraries' `2.00%`). No thousands separators: no rate has them.
+ */
+export function percentNumber (text: string): number | null {
+  const t = text.replace(/[\s\u00a0]+/g, '').replace(/%$/, '')
+  const m = /^(-)?(\d+)(?:,(\d+))?$/.exec(t) ?? /^(-)?(\d+)\.(\d+)$/.exec(t)
+  if (m === null) return null
+  const n = Number(`${m[2]!}.${m[3] ?? '0'}`)
+  return m[1] === '-' ? -n : n
+}
+
 /** Pattern source of a money value, for plugins building their regular expressions. */
 export const MONEY_PATTERN = String.raw`-?(?:\d{1,3}(?:\.\d{3})+|\d+),\d{2}`
 

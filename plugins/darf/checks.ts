@@ -3,12 +3,10 @@
  * warning and lower confidence) or is skipped when its values are missing. Sums are made
  * in integer cents.
  */
-import { moneyCents, readCollectionLine } from '../../core/plugin-api.js'
+import { numberToCents as cents, readCollectionLine } from '../../core/plugin-api.js'
 import type { CheckOutcome, ConsistencyCheck } from '../../core/plugin-api.js'
 import type { Darf, DarfTotais } from './parse.js'
 
-/** JSON money back to cents for exact sums (the value came from two-decimal text). */
-const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
 
 /** Issuer codes of a DARF's barcode (positions 16-19): SENDA/Sicalc and the old IRPF program. */
 export const DARF_ISSUERS = ['0385', '0064']

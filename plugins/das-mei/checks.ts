@@ -4,7 +4,7 @@
  * a check none of the months could run is skipped.
  */
 import type { CheckOutcome, ConsistencyCheck } from '../../core/plugin-api.js'
-import { barcodeAmountCheck, barcodeDateCheck, barcodeIssuerCheck, barcodeNumberCheck, cents, compositionCheck, lineDigitsCheck, rowPeriodsCheck } from './guide.js'
+import { barcodeAmountCheck, barcodeDateCheck, barcodeIssuerCheck, barcodeNumberCheck, cents, compositionCheck, lineDigitsCheck, rowPeriodsCheck } from '../_shared/simples-nacional/guide.js'
 import type { DasMei, GuiaMei } from './parse.js'
 
 function everyGuide (check: (g: GuiaMei) => CheckOutcome): (d: DasMei) => CheckOutcome {

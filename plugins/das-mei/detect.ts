@@ -3,7 +3,7 @@
  * detection copy: accents stripped, upper case, one space.
  */
 import type { DetectionRule } from '../../core/plugin-api.js'
-import { hasSimplesBarcode } from './guide.js'
+import { hasSimplesBarcode } from '../_shared/simples-nacional/guide.js'
 
 export const rules: DetectionRule[] = [
   // The DAS title (may be split over two lines; the copy joins them) with PGMEI's version in the observations.

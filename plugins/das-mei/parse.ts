@@ -6,10 +6,10 @@
  */
 import { MONEY_PATTERN, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
 import type { ParseContext, TextDocument } from '../../core/plugin-api.js'
-import { readGuia, readIdentity } from './guide.js'
-import type { Guia } from './guide.js'
+import { readGuia, readIdentity } from '../_shared/simples-nacional/guide.js'
+import type { Guia } from '../_shared/simples-nacional/guide.js'
 
-export type { Guia, LinhaComposicao, Totais } from './guide.js'
+export type { Guia, LinhaComposicao, Totais } from '../_shared/simples-nacional/guide.js'
 
 /** `Tributos (R$): INSS x ICMS y ISS z` of the observations (all three, zeros included). */
 export interface TributosMei { inss: number | null, icms: number | null, iss: number | null }

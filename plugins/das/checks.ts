@@ -3,7 +3,7 @@
  * lower confidence) or is skipped when its values are missing.
  */
 import type { ConsistencyCheck } from '../../core/plugin-api.js'
-import { barcodeAmountCheck, barcodeDateCheck, barcodeIssuerCheck, barcodeNumberCheck, compositionCheck, lineDigitsCheck, rowPeriodsCheck } from './guide.js'
+import { barcodeAmountCheck, barcodeDateCheck, barcodeIssuerCheck, barcodeNumberCheck, compositionCheck, lineDigitsCheck, rowPeriodsCheck } from '../_shared/simples-nacional/guide.js'
 import type { Das } from './parse.js'
 
 export const checks: Array<ConsistencyCheck<Das>> = [

@@ -3,7 +3,7 @@
  * copy: accents stripped, upper case, one space.
  */
 import type { DetectionRule } from '../../core/plugin-api.js'
-import { hasSimplesBarcode } from './guide.js'
+import { hasSimplesBarcode } from '../_shared/simples-nacional/guide.js'
 
 export const rules: DetectionRule[] = [
   // §4: the title plus at least one guide label. The title may be split over two lines;

@@ -4,10 +4,10 @@
  * read by guide.ts; this adds the header identity and the installment data.
  */
 import type { ParseContext, TextDocument } from '../../core/plugin-api.js'
-import { readGuia, readIdentity } from './guide.js'
-import type { Guia } from './guide.js'
+import { readGuia, readIdentity } from '../_shared/simples-nacional/guide.js'
+import type { Guia } from '../_shared/simples-nacional/guide.js'
 
-export type { Guia, LinhaComposicao, Totais } from './guide.js'
+export type { Guia, LinhaComposicao, Totais } from '../_shared/simples-nacional/guide.js'
 
 export interface Parcelamento {
   /** `Número do Parcelamento:` */

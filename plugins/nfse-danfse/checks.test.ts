@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { checks, isValidCpf } from './checks.js'
+import { TextDocument } from '../../core/extraction/index.js'
+import { checks } from './checks.js'
+import { isValidCpf } from '../../core/plugin-api.js'
 import { buildKey, keyCheckDigit, splitKey } from './key.js'
 import type { Danfse } from './parse.js'
 
 /** The real v1.0 key quoted in documents.md §7. */
 const REAL_KEY = '29192072218294792000110000000000017126094422711907'
-const run = (name: string, data: Partial<Danfse>) => checks.find((c) => c.name === name)!.run(data as Danfse)
+const run = (name: string, data: Partial<Danfse>) => checks.find((c) => c.name === name)!.run(data as Danfse, new TextDocument([]))
 
 describe('nfse-danfse: access key and document checks', () => {
   it('splits the real key and verifies its modulo-11 check digit', () => {

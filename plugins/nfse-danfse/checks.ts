@@ -3,7 +3,7 @@
  * check digit, the number, issuer and month it embeds against the printed ones, the
  * parties' check digits (CNPJ numeric or alphanumeric, CPF), and the net value.
  */
-import { isValidCnpj, moneyCents } from '../../core/plugin-api.js'
+import { isValidCnpj, isValidCpf, numberToCents as cents } from '../../core/plugin-api.js'
 import type { CheckOutcome, ConsistencyCheck } from '../../core/plugin-api.js'
 import { keyCheckDigit, splitKey } from './key.js'
 import type { Danfse } from './parse.js'
@@ -11,19 +11,6 @@ import type { Danfse } from './parse.js'
 const skip: CheckOutcome = { status: 'skip' }
 const pass: CheckOutcome = { status: 'pass' }
 const fail = (message: string): CheckOutcome => ({ status: 'fail', message })
-/** JSON money back to cents (it came from two-decimal text). */
-const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
-
-export function isValidCpf (cpf: string): boolean {
-  if (!/^\d{11}$/.test(cpf) || /^(\d)\1{10}$/.test(cpf)) return false
-  const dv = (len: number): number => {
-    let sum = 0
-    for (let i = 0; i < len; i++) sum += Number(cpf[i]) * (len + 1 - i)
-    const r = sum % 11
-    return r < 2 ? 0 : 11 - r
-  }
-  return dv(9) === Number(cpf[9]) && dv(10) === Number(cpf[10])
-}
 
 function keyStructure (key: string | null): CheckOutcome {
   if (key === null) return skip

@@ -4,10 +4,8 @@
  * every value comes from its cell under its label, inside its section (the parties reuse
  * the same labels). A printed `-` is an empty value: null.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
-import { cell, part, runStarts, section } from './grid.js'
-import type { Scope } from './grid.js'
+import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
 
 export interface Parte {
   /** CNPJ (14 characters, letters allowed in 1-12), CPF (11 digits) or NIF as printed. */
@@ -115,12 +113,17 @@ const HEADERS = {
 const ALL = [HEADERS.prestador2, ...HEADERS.tomador, ...HEADERS.destinatario, ...HEADERS.intermediario, ...HEADERS.servico, ...HEADERS.municipal, ...HEADERS.federal, ...HEADERS.ibsCbs, ...HEADERS.valores, ...HEADERS.end]
 
 const MONEY = new RegExp(`(${MONEY_PATTERN})`)
-const PERCENT = /^(\d{1,3},\d{1,4})\s?%$/
+
+/** A hit narrowed to one capture group of `re` on its value (same evidence box), or undefined. */
+function part (hit: Hit | undefined, re: RegExp, group = 1): Hit | undefined {
+  if (hit === undefined) return undefined
+  const v = re.exec(hit.value)?.[group]
+  return v === undefined ? undefined : { ...hit, value: v.trim(), groups: [v] }
+}
 
 /** Printed text → trimmed string; `-` or empty → null. */
 const str = (t: string): string | null => { const s = t.trim(); return s === '' || s === '-' ? null : s }
 const money = (t: string): number | null => { const m = MONEY.exec(t); return m === null ? null : moneyNumber(m[1]!) }
-const percent = (t: string): number | null => { const m = PERCENT.exec(t.trim()); return m === null ? null : Number(m[1]!.replace(',', '.')) }
 const digits = (n: number) => (t: string): string | null => { const d = t.replace(/[\s./-]/g, ''); return new RegExp(`^\\d{${n}}$`).test(d) ? d : null }
 
 /** A party's document: CNPJ (numeric or alphanumeric), CPF, or a foreign NIF as printed. */
@@ -134,25 +137,25 @@ function documento (t: string): string | null {
 /** `Cidade - UF` (v1.0) or `Cidade / UF` (v2.0). */
 const CITY_UF = /^(.*\S)\s*[-/]\s*([A-Z]{2})$/
 
-function parte (scope: Scope, ctx: ParseContext, field: string): Parte | null {
-  if (scope.length === 0 || /NAO IDENTIFICAD/.test(normalizeText(scope[0]!.text))) return null
-  const city = cell(scope, ['Município', 'Município / Sigla UF'])
-  const ibgeCep = cell(scope, 'Código IBGE / CEP')
-  const cepHit = cell(scope, 'CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
+function parte (scope: TextRegion, ctx: ParseContext, field: string): Parte | null {
+  if (scope.isEmpty || /NAO IDENTIFICAD/.test(normalizeText(scope.lines[0]!.text))) return null
+  const city = scope.under(['Município', 'Município / Sigla UF'])
+  const ibgeCep = scope.under('Código IBGE / CEP')
+  const cepHit = scope.under('CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
   const take = <T>(name: string, hit: Hit | undefined, convert: (t: string) => T | null): T | null => ctx.take(`${field}.${name}`, hit, convert)
   return {
-    documento: take('documento', cell(scope, 'CNPJ / CPF / NIF'), documento),
-    inscricaoMunicipal: take('inscricaoMunicipal', cell(scope, ['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), str),
-    nome: take('nome', cell(scope, 'Nome / Nome Empresarial'), str),
-    email: take('email', cell(scope, 'E-mail'), str),
-    telefone: take('telefone', cell(scope, 'Telefone'), str),
-    endereco: take('endereco', cell(scope, 'Endereço'), str),
+    documento: take('documento', scope.under('CNPJ / CPF / NIF'), documento),
+    inscricaoMunicipal: take('inscricaoMunicipal', scope.under(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), str),
+    nome: take('nome', scope.under('Nome / Nome Empresarial'), str),
+    email: take('email', scope.under('E-mail'), str),
+    telefone: take('telefone', scope.under('Telefone'), str),
+    endereco: take('endereco', scope.under('Endereço'), str),
     municipio: take('municipio', part(city, CITY_UF, 1), str),
     uf: take('uf', part(city, CITY_UF, 2), str),
     cep: take('cep', cepHit, digits(8)),
     codigoIbge: take('codigoIbge', part(ibgeCep, /^([^/]+)\//), digits(7)),
-    simplesNacional: take('simplesNacional', cell(scope, 'Simples Nacional na Data de Competência'), str),
-    regimeApuracaoSn: take('regimeApuracaoSn', cell(scope, 'Regime de Apuração Tributária pelo SN'), str)
+    simplesNacional: take('simplesNacional', scope.under('Simples Nacional na Data de Competência'), str),
+    regimeApuracaoSn: take('regimeApuracaoSn', scope.under('Regime de Apuração Tributária pelo SN'), str)
   }
 }
 
@@ -168,92 +171,92 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const v2 = versaoLayout === '2.0'
   // The header: from the top down to the first party. In v2.0 `EMITENTE DA NFS-e` is a header cell.
   const prestadorHeader = v2 ? HEADERS.prestador2 : HEADERS.prestador1
-  const top = doc.lines.slice(0, Math.max(0, doc.lines.findIndex((l) => runStarts(l, prestadorHeader))))
-  const head = top.length > 0 ? top : doc.lines
-  const sec = (headers: string[]): Scope => section(doc, headers, ALL.filter((h) => !headers.includes(h)))
+  const top = doc.before(prestadorHeader)
+  const head = top.isEmpty ? doc : top
+  const sec = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)))
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
 
   const servico = sec(HEADERS.servico)
-  const nacionalMunicipal = cell(servico, 'Código de Tributação Nacional / Municipal')
+  const nacionalMunicipal = servico.under('Código de Tributação Nacional / Municipal')
   const municipal = sec(HEADERS.municipal)
   const federal = sec(HEADERS.federal)
   const ibs = sec(HEADERS.ibsCbs)
   const valores = sec(HEADERS.valores)
-  const cstHit = cell(ibs, 'CST / cClassTrib')
-  const ibsRates = cell(ibs, 'Alíquota - IBS UF / IBS Mun')
-  const stub = cell(section(doc, ['DATA CIENTIFICAÇÃO'], []), 'Nº NFS-e / CHAVE NFS-e')
+  const cstHit = ibs.under('CST / cClassTrib')
+  const ibsRates = ibs.under('Alíquota - IBS UF / IBS Mun')
+  const stub = doc.section('DATA CIENTIFICAÇÃO').under('Nº NFS-e / CHAVE NFS-e')
   const keyOf = (t: string): string | null => { const k = t.replace(/\s+/g, '').toUpperCase(); return /^\d{9}[0-9A-Z]{14}\d{27}$/.test(k) ? k : null }
   const numberOf = (t: string): string | null => /^\d+$/.test(t.trim()) ? t.trim() : null
 
   return {
     versaoLayout,
-    chaveAcesso: ctx.take('chaveAcesso', cell(head, 'Chave de Acesso da NFS-e'), keyOf),
-    numeroNfse: ctx.take('numeroNfse', cell(head, 'Número da NFS-e'), numberOf),
-    competencia: ctx.take('competencia', cell(head, 'Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
-    dataHoraEmissao: ctx.take('dataHoraEmissao', cell(head, 'Data e Hora da emissão da NFS-e'), isoDateTime),
-    numeroDps: ctx.take('numeroDps', cell(head, 'Número da DPS'), str),
-    serieDps: ctx.take('serieDps', cell(head, 'Série da DPS'), str),
-    dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', cell(head, 'Data e Hora da emissão da DPS'), isoDateTime),
-    situacao: ctx.take('situacao', cell(head, 'Situação da NFS-e'), str),
-    finalidade: ctx.take('finalidade', cell(head, 'Finalidade'), str),
-    prestador: parte(section(doc, [prestadorHeader], ALL.filter((h) => h !== prestadorHeader)), ctx, 'prestador'),
+    chaveAcesso: ctx.take('chaveAcesso', head.under('Chave de Acesso da NFS-e'), keyOf),
+    numeroNfse: ctx.take('numeroNfse', head.under('Número da NFS-e'), numberOf),
+    competencia: ctx.take('competencia', head.under('Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
+    dataHoraEmissao: ctx.take('dataHoraEmissao', head.under('Data e Hora da emissão da NFS-e'), isoDateTime),
+    numeroDps: ctx.take('numeroDps', head.under('Número da DPS'), str),
+    serieDps: ctx.take('serieDps', head.under('Série da DPS'), str),
+    dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), isoDateTime),
+    situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
+    finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
+    prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader)), ctx, 'prestador'),
     tomador: parte(sec(HEADERS.tomador), ctx, 'tomador'),
     intermediario: parte(sec(HEADERS.intermediario), ctx, 'intermediario'),
     destinatario: parte(sec(HEADERS.destinatario), ctx, 'destinatario'),
-    servico: servico.length === 0
+    servico: servico.isEmpty
       ? null
       : {
-          codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', cell(servico, 'Código de Tributação Nacional') ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
-          codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', cell(servico, 'Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
-          codigoNbs: ctx.take('servico.codigoNbs', cell(servico, 'Código da NBS'), str),
-          descricao: ctx.take('servico.descricao', cell(servico, 'Descrição do Serviço', { rest: true }), str),
-          localPrestacao: ctx.take('servico.localPrestacao', cell(servico, 'Local da Prestação'), str),
-          paisPrestacao: ctx.take('servico.paisPrestacao', cell(servico, 'País da Prestação'), str)
+          codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', servico.under('Código de Tributação Nacional') ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
+          codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', servico.under('Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
+          codigoNbs: ctx.take('servico.codigoNbs', servico.under('Código da NBS'), str),
+          descricao: ctx.take('servico.descricao', servico.under('Descrição do Serviço', { rest: true }), str),
+          localPrestacao: ctx.take('servico.localPrestacao', servico.under('Local da Prestação'), str),
+          paisPrestacao: ctx.take('servico.paisPrestacao', servico.under('País da Prestação'), str)
         },
-    issqn: municipal.length === 0
+    issqn: municipal.isEmpty
       ? null
       : {
-          tributacao: ctx.take('issqn.tributacao', cell(municipal, 'Tributação do ISSQN'), str),
-          municipioIncidencia: ctx.take('issqn.municipioIncidencia', cell(municipal, 'Município de Incidência do ISSQN'), str),
-          regimeEspecial: ctx.take('issqn.regimeEspecial', cell(municipal, 'Regime Especial de Tributação'), str),
-          baseCalculo: ctx.take('issqn.baseCalculo', cell(municipal, 'BC ISSQN'), money),
-          aliquota: ctx.take('issqn.aliquota', cell(municipal, 'Alíquota Aplicada'), percent),
-          retido: ctx.take('issqn.retido', cell(municipal, 'Retenção do ISSQN'), retido),
-          valorApurado: ctx.take('issqn.valorApurado', cell(municipal, 'ISSQN Apurado'), money)
+          tributacao: ctx.take('issqn.tributacao', municipal.under('Tributação do ISSQN'), str),
+          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under('Município de Incidência do ISSQN'), str),
+          regimeEspecial: ctx.take('issqn.regimeEspecial', municipal.under('Regime Especial de Tributação'), str),
+          baseCalculo: ctx.take('issqn.baseCalculo', municipal.under('BC ISSQN'), money),
+          aliquota: ctx.take('issqn.aliquota', municipal.under('Alíquota Aplicada'), percentNumber),
+          retido: ctx.take('issqn.retido', municipal.under('Retenção do ISSQN'), retido),
+          valorApurado: ctx.take('issqn.valorApurado', municipal.under('ISSQN Apurado'), money)
         },
-    federais: federal.length === 0
+    federais: federal.isEmpty
       ? null
       : {
-          irrf: ctx.take('federais.irrf', cell(federal, 'IRRF'), money),
-          cpRetida: ctx.take('federais.cpRetida', cell(federal, 'Contribuição Previdenciária - Retida'), money),
-          contribuicoesRetidas: ctx.take('federais.contribuicoesRetidas', cell(federal, 'Contribuições Sociais - Retidas'), money),
-          pis: ctx.take('federais.pis', cell(federal, 'PIS - Débito Apuração Própria'), money),
-          cofins: ctx.take('federais.cofins', cell(federal, 'COFINS - Débito Apuração Própria'), money)
+          irrf: ctx.take('federais.irrf', federal.under('IRRF'), money),
+          cpRetida: ctx.take('federais.cpRetida', federal.under('Contribuição Previdenciária - Retida'), money),
+          contribuicoesRetidas: ctx.take('federais.contribuicoesRetidas', federal.under('Contribuições Sociais - Retidas'), money),
+          pis: ctx.take('federais.pis', federal.under('PIS - Débito Apuração Própria'), money),
+          cofins: ctx.take('federais.cofins', federal.under('COFINS - Débito Apuração Própria'), money)
         },
-    ibsCbs: ibs.length === 0
+    ibsCbs: ibs.isEmpty
       ? null
       : {
           cst: ctx.take('ibsCbs.cst', part(cstHit, /^([^/]+)\//), str),
           cClassTrib: ctx.take('ibsCbs.cClassTrib', part(cstHit, /\/\s*(.+)$/), str),
-          aliquotaIbsUf: ctx.take('ibsCbs.aliquotaIbsUf', part(ibsRates, /^([^/]+)\//), percent),
-          aliquotaIbsMun: ctx.take('ibsCbs.aliquotaIbsMun', part(ibsRates, /\/\s*(.+)$/), percent),
-          valorIbs: ctx.take('ibsCbs.valorIbs', cell(ibs, 'Valor Total Apurado - IBS'), money),
-          aliquotaCbs: ctx.take('ibsCbs.aliquotaCbs', cell(ibs, 'Alíquota - CBS'), percent),
-          valorCbs: ctx.take('ibsCbs.valorCbs', cell(ibs, 'Valor Total Apurado - CBS'), money),
-          total: ctx.take('ibsCbs.total', cell(valores, 'Total do IBS/CBS'), money),
-          valorLiquidoComIbsCbs: ctx.take('ibsCbs.valorLiquidoComIbsCbs', cell(valores, 'Valor Líquido da NFS-e + IBS/CBS'), money)
+          aliquotaIbsUf: ctx.take('ibsCbs.aliquotaIbsUf', part(ibsRates, /^([^/]+)\//), percentNumber),
+          aliquotaIbsMun: ctx.take('ibsCbs.aliquotaIbsMun', part(ibsRates, /\/\s*(.+)$/), percentNumber),
+          valorIbs: ctx.take('ibsCbs.valorIbs', ibs.under('Valor Total Apurado - IBS'), money),
+          aliquotaCbs: ctx.take('ibsCbs.aliquotaCbs', ibs.under('Alíquota - CBS'), percentNumber),
+          valorCbs: ctx.take('ibsCbs.valorCbs', ibs.under('Valor Total Apurado - CBS'), money),
+          total: ctx.take('ibsCbs.total', valores.under('Total do IBS/CBS'), money),
+          valorLiquidoComIbsCbs: ctx.take('ibsCbs.valorLiquidoComIbsCbs', valores.under('Valor Líquido da NFS-e + IBS/CBS'), money)
         },
-    valores: valores.length === 0
+    valores: valores.isEmpty
       ? null
       : {
-          valorServico: ctx.take('valores.valorServico', cell(valores, ['Valor do Serviço', 'Valor da Operação / Serviço']), money),
-          descontoCondicionado: ctx.take('valores.descontoCondicionado', cell(valores, 'Desconto Condicionado'), money),
-          descontoIncondicionado: ctx.take('valores.descontoIncondicionado', cell(valores, 'Desconto Incondicionado'), money),
-          issqnRetido: ctx.take('valores.issqnRetido', cell(valores, 'ISSQN Retido'), money),
-          totalRetencoes: ctx.take('valores.totalRetencoes', cell(valores, ['Total das Retenções Federais', 'Total das Retenções (ISSQN / Federais)']), money),
-          valorLiquido: ctx.take('valores.valorLiquido', cell(valores, 'Valor Líquido da NFS-e'), money)
+          valorServico: ctx.take('valores.valorServico', valores.under(['Valor do Serviço', 'Valor da Operação / Serviço']), money),
+          descontoCondicionado: ctx.take('valores.descontoCondicionado', valores.under('Desconto Condicionado'), money),
+          descontoIncondicionado: ctx.take('valores.descontoIncondicionado', valores.under('Desconto Incondicionado'), money),
+          issqnRetido: ctx.take('valores.issqnRetido', valores.under('ISSQN Retido'), money),
+          totalRetencoes: ctx.take('valores.totalRetencoes', valores.under(['Total das Retenções Federais', 'Total das Retenções (ISSQN / Federais)']), money),
+          valorLiquido: ctx.take('valores.valorLiquido', valores.under('Valor Líquido da NFS-e'), money)
         },
     canhoto: stub === undefined
       ? null

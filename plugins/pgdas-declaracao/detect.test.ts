@@ -17,15 +17,20 @@ describe('pgdas-declaracao: neighbours are not mistaken for the declaration', ()
 
   it('leaves to the extract a file whose line starts with the extract\'s title', async () => {
     const pdf = await page(['Extrato do Simples Nacional', HEADER, 'Período de Apuração (PA): 06/2026', 'Informações da Apuração 23277116202606001', 'Total Geral da Empresa'])
-    expect((await extractPdf(pdf)).documentType).toBe('PGDAS_EXTRATO')
-    // The winner's report lists only its own exclusions: ours shows with this plugin alone.
+    const won = await extractPdf(pdf)
+    expect(won.documentType).toBe('PGDAS_EXTRATO')
+    // The winner's report names the neighbours' exclusions that fired: ours among them.
+    expect(won.engine.excludedRules).toContain('pgdas-declaracao:extract-title')
     const alone = await extractPdf(pdf, [pgdasDeclaracao])
     expect(alone).toMatchObject({ documentType: 'UNKNOWN', engine: { excludedRules: ['pgdas-declaracao:extract-title'] } })
   })
 
   it('is not fooled by the extract\'s title inside a sentence of a declaration', async () => {
     const result = await extractPdf(await page([HEADER, 'Declaração Original Período de Apuração: 01/07/2026 a 31/07/2026', 'CNPJ Matriz: 23.277.116/0001-78', 'Nº da Declaração: 23277116202607001', '2.6) Resumo da Declaração', '2.8) Total Geral da Empresa', 'Veja também o Extrato do Simples Nacional no portal']))
-    expect(result).toMatchObject({ documentType: 'PGDAS_DECLARACAO', engine: { excludedRules: [] } })
+    expect(result.documentType).toBe('PGDAS_DECLARACAO')
+    expect(result.engine.excludedRules.filter((r) => r.startsWith('pgdas-declaracao:'))).toEqual([])
+    // Why the extract lost: its exclusion for the declaration's header.
+    expect(result.engine.excludedRules).toContain('pgdas-extrato:declaration-header')
   })
 
   it('does not take a DAS guide that names the Simples Nacional and a period for the declaration', async () => {

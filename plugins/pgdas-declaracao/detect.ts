@@ -6,11 +6,10 @@
  * excluded here: it is reported as the declaration, with a `PGDAS_COMBINED_RECEIPT`
  * warning naming the receipt's page (parse.ts); the receipt plugin excludes it.
  */
-import { normalizeText } from '../../core/plugin-api.js'
 import type { DetectionRule, TextDocument } from '../../core/plugin-api.js'
 
 /** A line that starts with the extract's title (a mention inside a sentence does not count). */
-const extractTitleLine = (_t: string, doc: TextDocument): boolean => doc.readingOrder().some((l) => normalizeText(l).startsWith('EXTRATO DO SIMPLES NACIONAL'))
+const extractTitleLine = (_t: string, doc: TextDocument): boolean => doc.normalizedLines.some((l) => l.startsWith('EXTRATO DO SIMPLES NACIONAL'))
 
 export const rules: DetectionRule[] = [
   { name: 'header', kind: 'strong', weight: 4, test: /PROGRAMA GERADOR DO DOCUMENTO DE ARRECADACAO DO SIMPLES NACIONAL - DECLARATORIO/ },

@@ -77,8 +77,8 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     const result = await extractPdf(await pdf(options)())
     expect(result.engine.missingRules).toEqual(['check:taxes-add-up-to-total'])
     expect(result.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^taxes-add-up-to-total: the eight taxes of the declared debt add up to [\d.]+, its total is [\d.]+$/) }])
-    // (13 + 8) / (13 + 10) by the engine's rule: lower than a clean file's 1.
-    expect(result.engine.confidence).toBe(0.913)
+    // (13 + 9) / (13 + 11) by the engine's rule (the footer check passes too): lower than a clean file's 1.
+    expect(result.engine.confidence).toBe(0.9167)
     expect(result.data).toEqual(await truth(options))
   })
 
@@ -90,10 +90,14 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     expect(original.engine.missingRules).toEqual(['check:numero-declaracao-matches'])
   })
 
-  it('warns when a page footer prints other numbers than the body', async () => {
+  it('fails the footer check, warning and lowering confidence, when a page footer prints other numbers than the body', async () => {
     const options: DeclaracaoOptions = { seed: 15, twoPages: true, badFooter: true }
+    const good = await extractPdf(await pdf({ ...options, badFooter: false })())
     const result = await extractPdf(await pdf(options)())
-    expect(result.warnings).toEqual([{ code: 'PGDAS_FOOTER_MISMATCH', message: 'The footer of page 2 prints numbers that differ from the declaration\'s body.' }])
+    expect(good.engine.matchedRules).toContain('check:footers-match-body')
+    expect(result.engine.missingRules).toContain('check:footers-match-body')
+    expect(result.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: 'footers-match-body: the footer of page 2 prints numbers that differ from the declaration\'s body' }])
+    expect(result.engine.confidence).toBeLessThan(good.engine.confidence)
     expect(result.data).toEqual(await truth(options))
   })
 
@@ -116,7 +120,8 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     const result = await extractPdf(await pdf(options)())
     expect(result).toMatchObject({ success: true, documentType: 'PGDAS_DECLARACAO', pages: 3, errors: [] })
     expect(result.warnings).toEqual([{ code: 'PGDAS_COMBINED_RECEIPT', message: expect.stringMatching(/^Page 3 is the PGDAS-D receipt/) }])
-    expect(result.engine.excludedRules).toEqual([])
+    expect(result.engine.excludedRules.filter((r) => r.startsWith('pgdas-declaracao:'))).toEqual([])
+    expect(result.engine.excludedRules).toContain('pgdas-recibo:declaration-header')
     expect(result.data).toEqual(await truth(options))
   })
 

@@ -1,21 +1,18 @@
 /**
  * Parser of the PGDAS-D declaration print (documents.md §2 "Fields"). Every value is read
  * through the text API, so each has evidence; a field whose label or value is missing is
- * null. The body repeats the extract's section 2 tables (RPA, RBT12..., the three 9-column
- * tables); those readers are written again here because a plugin imports nothing from
- * another plugin's folder.
+ * null. The body repeats the extract's section 2 tables (RPA, RBT12..., 2.2, 2.3, the three
+ * 9-column tables): their readers are the family's (plugins/_shared/simples-nacional/).
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+import { readDebitos, readReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
+import type { PgdasDebitos, PgdasReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
 
-export interface Triple { interno: number | null, externo: number | null, total: number | null }
-export interface Tributos { irpj: number | null, csll: number | null, cofins: number | null, pis: number | null, inssCpp: number | null, icms: number | null, ipi: number | null, iss: number | null, total: number | null }
+export type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_shared/simples-nacional/pgdas-tables.js'
 
-export interface ReceitaAnterior { competencia: string, interno: number | null, externo: number | null }
-
-export interface FolhaAnterior { competencia: string, valor: number | null }
-
-export interface PgdasDeclaracao {
+/** The declaration: its own fields, then section 2 and the 2.8 tables as the family reads them. */
+export interface PgdasDeclaracao extends PgdasReceitas, PgdasDebitos {
   numeroDeclaracao: string | null
   tipoDeclaracao: 'ORIGINAL' | 'RETIFICADORA' | null
   cnpj: string | null
@@ -27,28 +24,14 @@ export interface PgdasDeclaracao {
   periodoFim: string | null
   competencia: string | null
   filiais: string[] | null
-  rpa: Triple | null
-  rbt12: Triple | null
-  rbt12p: Triple | null
-  rba: Triple | null
-  rbaa: Triple | null
-  limiteReceitaProporcionalizado: number | null
-  receitasAnteriores: ReceitaAnterior[] | null
-  folhaSalariosAnteriores: FolhaAnterior[] | null
-  fatorR: number | null
   receitaBrutaAuferida: number | null
   valorTotalDebitoDeclarado: number | null
-  totalDebitoDeclarado: Tributos | null
-  totalDebitoSuspenso: Tributos | null
-  totalDebitoExigivel: Tributos | null
   dataTransmissao: string | null
   numeroRecibo: string | null
   autenticacao: string | null
 }
 
 const M = `(${MONEY_PATTERN})`
-const TAX_KEYS = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss', 'total'] as const
-const NINE = new RegExp(`^${Array(9).fill(M).join(' ')}$`)
 const DATE = /(\d{2}\/\d{2}\/\d{4})/
 const DATE_TIME = /(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/
 /** The API's CNPJ pattern: tolerates the stray spaces some extractors leave (`26.873. 829/0001-92`). */
@@ -58,24 +41,6 @@ const AUTENTICACAO = /(\d{5}\.\d{5}\.\d{5}\.\d{5})/
 /** The receipt's title: a combined declaration+receipt file carries it on the receipt's page. */
 const RECEIPT_TITLE = /RECIBO DE ENTREGA DA APURA[CÇ][AÃ]O NO PGDAS-D/i
 const same = (t: string): string => t
-
-/** A row of three money columns starting with `label`; null when the row or its values are absent. */
-function triple (doc: TextDocument, ctx: ParseContext, field: string, label: string): Triple | null {
-  const hit = doc.find(new RegExp(`^${label}\\s+${M}\\s+${M}\\s+${M}$`))
-  if (hit === undefined) return null
-  return {
-    interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
-    externo: ctx.take(`${field}.externo`, hit.parts[1], moneyNumber),
-    total: ctx.take(`${field}.total`, hit.parts[2], moneyNumber)
-  }
-}
-
-/** One of the three 9-column tables of 2.8, found by its title (header row between). */
-function tributos (doc: TextDocument, ctx: ParseContext, field: string, title: RegExp): Tributos | null {
-  const hit = doc.after(title, NINE, { linesBelow: 2 })
-  if (hit === undefined) return null
-  return Object.fromEntries(TAX_KEYS.map((k, i) => [k, ctx.take(`${field}.${k}`, hit.parts[i], moneyNumber)])) as unknown as Tributos
-}
 
 /**
  * The CNPJs listed under `1.1 CNPJ das filiais presentes nesta declaração:`, down to the
@@ -96,58 +61,6 @@ function filiais (doc: TextDocument, ctx: ParseContext): string[] | null {
   return out
 }
 
-/** The `MM/AAAA valor` pairs printed under a heading, down to the next numbered heading of its page. */
-function pairsUnder (doc: TextDocument, heading: RegExp): Hit[] | null {
-  const top = doc.boxOf(heading)
-  if (top === undefined) return null
-  const below = doc.findAll(/^(\d\.\d(?:\.\d)?\)|\d\.\s)/, { page: top.page }).filter((h) => h.box.y < top.y - 1)
-  const bottom = below.length === 0 ? 0 : Math.max(...below.map((h) => h.box.y + h.box.height))
-  return doc.findAll(new RegExp(`(\\d{2}\\/\\d{4})\\s+${M}`), { page: top.page, within: { x: 0, y: bottom, width: 10_000, height: Math.max(0, top.y - bottom) } })
-}
-
-/**
- * 2.2) Receitas Brutas Anteriores: 2.2.1 (internal market) and 2.2.2 (external market), in
- * period order; null when neither is printed. A side its block does not print is null.
- */
-function receitasAnteriores (doc: TextDocument, ctx: ParseContext): ReceitaAnterior[] | null {
-  const interno = pairsUnder(doc, /^2\.2\.1\) Mercado Interno/)
-  const externo = pairsUnder(doc, /^2\.2\.2\) Mercado Externo/)
-  if (interno === null && externo === null) return null
-  const byPeriod = new Map<string, ReceitaAnterior>()
-  for (const [side, hits] of [['interno', interno], ['externo', externo]] as const) {
-    for (const hit of hits ?? []) {
-      const period = competence(hit.parts[0]!.value)
-      if (period === null) continue
-      const entry = byPeriod.get(period) ?? { competencia: period, interno: null, externo: null }
-      byPeriod.set(period, entry)
-      entry[side] = moneyNumber(hit.parts[1]!.value)
-    }
-  }
-  const list = [...byPeriod.values()].sort((a, b) => a.competencia.localeCompare(b.competencia))
-  // Evidence under the final index of each entry.
-  for (const [side, hits] of [['interno', interno], ['externo', externo]] as const) {
-    for (const hit of hits ?? []) {
-      const i = list.findIndex((e) => e.competencia === competence(hit.parts[0]!.value))
-      if (i >= 0) { ctx.cite(`receitasAnteriores.${i}.competencia`, hit.parts[0]!); ctx.cite(`receitasAnteriores.${i}.${side}`, hit.parts[1]!) }
-    }
-  }
-  return list
-}
-
-/** 2.3) Folha de Salários Anteriores: its pairs in period order; [] for `Nenhuma`; null without the heading. */
-function folha (doc: TextDocument, ctx: ParseContext): FolhaAnterior[] | null {
-  const hits = pairsUnder(doc, /^2\.3\) Folha de Salários Anteriores/)
-  if (hits === null) return null
-  const list = hits
-    .map((hit) => ({ hit, competencia: competence(hit.parts[0]!.value) }))
-    .filter((e): e is { hit: Hit, competencia: string } => e.competencia !== null)
-    .sort((a, b) => a.competencia.localeCompare(b.competencia))
-  return list.map(({ hit, competencia }, i) => {
-    ctx.cite(`folhaSalariosAnteriores.${i}.competencia`, hit.parts[0]!)
-    return { competencia, valor: ctx.take(`folhaSalariosAnteriores.${i}.valor`, hit.parts[1], moneyNumber) }
-  })
-}
-
 /** `Resumo da Declaração`: two values on the line under the labels, maybe glued (`1.800,00108,00`). */
 function resumo (doc: TextDocument): Hit | undefined {
   return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 2 })
@@ -164,11 +77,16 @@ function reception (doc: TextDocument, label: RegExp, value: RegExp): Hit | unde
   return doc.after(label, new RegExp(`^\\s*${value.source}`), { linesBelow: 1, ...(page === undefined ? {} : { page }) })
 }
 
+/**
+ * Every page's footer repeats `Número da Declaração: … Número do Recibo: … Autenticação: …`
+ * (checks.ts compares them with the body: `data` keeps the body's numbers only).
+ */
+export const FOOTER = new RegExp(`Número da Declaração:\\s*(\\d{17})\\s+Número do Recibo:\\s*${RECIBO.source}(?:\\s+Autenticação:\\s*${AUTENTICACAO.source})?`)
+
 export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDeclaracao {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
   const periodo = doc.find(/Per[ií]odo de Apura[cç][aã]o: (\d{2}\/\d{2}\/\d{4}) a (\d{2}\/\d{2}\/\d{4})/)
   const cnpjHit = doc.after(/^CNPJ Matriz:/, new RegExp(`(${CNPJ_MASK})`))
-  const fator = doc.after(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
   const resumoHit = resumo(doc)
   // The section 1 number first; the footer's copy when section 1 does not print it.
   const numero = doc.after(/\bN[º°o]\.? da Declaração:/, /\b(\d{17})\b/) ?? doc.after(/Número da Declaração:/, /\b(\d{17})\b/)
@@ -177,7 +95,7 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
   if (receiptPage !== undefined) {
     ctx.report({ code: 'PGDAS_COMBINED_RECEIPT', message: `Page ${receiptPage} is the PGDAS-D receipt (Recibo de Entrega) of this declaration, printed in the same file: the data is the declaration's; its section 3 holds the receipt's number, date and authentication.` })
   }
-  const data: PgdasDeclaracao = {
+  return {
     numeroDeclaracao: ctx.take('numeroDeclaracao', numero, same),
     tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^Declaração (Original|Retificadora)\b/, headerPage === undefined ? {} : { page: headerPage }), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
     cnpj: ctx.take('cnpj', cnpjHit, cnpjChars),
@@ -192,41 +110,13 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     // documents.md §2: the competence is the month/year of the range start.
     competencia: ctx.take('competencia', periodo?.parts[0], (t) => competence(t.slice(3))),
     filiais: filiais(doc, ctx),
-    rpa: triple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
-    rbt12: triple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
-    rbt12p: triple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
-    rba: triple(doc, ctx, 'rba', String.raw`\(RBA\)`),
-    rbaa: triple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
-    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
-    receitasAnteriores: receitasAnteriores(doc, ctx),
-    folhaSalariosAnteriores: folha(doc, ctx),
-    fatorR: fator === undefined || /não/i.test(fator.value) ? null : ctx.take('fatorR', fator, (t) => Number(t.replace(',', '.'))),
+    ...readReceitas(doc, ctx),
     receitaBrutaAuferida: ctx.take('receitaBrutaAuferida', resumoHit?.parts[0], moneyNumber),
     valorTotalDebitoDeclarado: ctx.take('valorTotalDebitoDeclarado', resumoHit?.parts[1], moneyNumber),
-    totalDebitoDeclarado: tributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
-    totalDebitoSuspenso: tributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
-    totalDebitoExigivel: tributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/),
+    ...readDebitos(doc, ctx),
     dataTransmissao: ctx.take('dataTransmissao', reception(doc, /^Data e hor[aá]rio da transmiss[aã]o da Declaração:/i, DATE_TIME), isoDateTime),
     // Anchored at the line start: the footer's `Número do Recibo:` follows `Número da Declaração:` on its line.
     numeroRecibo: ctx.take('numeroRecibo', reception(doc, /^Número do Recibo:/, RECIBO), same),
     autenticacao: ctx.take('autenticacao', reception(doc, /^Autenticação:/, AUTENTICACAO), same)
-  }
-  footers(doc, ctx, data)
-  return data
-}
-
-/**
- * Every page's footer repeats `Número da Declaração: … Número do Recibo: … Autenticação: …`.
- * A footer that disagrees with the body is reported (a warning only: checks see `data`,
- * and the footers are not part of it).
- */
-function footers (doc: TextDocument, ctx: ParseContext, data: PgdasDeclaracao): void {
-  const footer = new RegExp(`Número da Declaração:\\s*(\\d{17})\\s+Número do Recibo:\\s*${RECIBO.source}(?:\\s+Autenticação:\\s*${AUTENTICACAO.source})?`)
-  for (const hit of doc.findAll(footer)) {
-    const [numero, recibo, autenticacao] = hit.groups
-    const differs = (data.numeroDeclaracao !== null && numero !== data.numeroDeclaracao) ||
-      (data.numeroRecibo !== null && recibo !== data.numeroRecibo) ||
-      (data.autenticacao !== null && autenticacao !== data.autenticacao)
-    if (differs) ctx.report({ code: 'PGDAS_FOOTER_MISMATCH', message: `The footer of page ${hit.page} prints numbers that differ from the declaration's body.` })
   }
 }

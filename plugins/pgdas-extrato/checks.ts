@@ -2,12 +2,11 @@
  * Consistency checks of the extract (documents.md §0.5): each passes, fails (with a
  * warning and lower confidence) or is skipped when its values are missing.
  */
-import { isValidCnpj, moneyCents } from '../../core/plugin-api.js'
+import { isValidCnpj, numberToCents as cents } from '../../core/plugin-api.js'
 import type { CheckOutcome, ConsistencyCheck } from '../../core/plugin-api.js'
+import { declarationNumberOutcome, rbt12Outcome } from '../_shared/simples-nacional/pgdas-checks.js'
+import { TAX_KEYS } from '../_shared/simples-nacional/pgdas-tables.js'
 import type { PgdasExtrato, Tributos } from './parse.js'
-
-/** JSON money back to cents for exact sums (the value came from two-decimal text). */
-const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
 
 function taxesAddUp (t: Tributos | null): CheckOutcome {
   if (t === null) return { status: 'skip' }
@@ -15,6 +14,14 @@ function taxesAddUp (t: Tributos | null): CheckOutcome {
   if (t.total === null || parts.some((p) => p === null)) return { status: 'skip' }
   const sum = parts.reduce<number>((a, p) => a + cents(p!), 0)
   return sum === cents(t.total) ? { status: 'pass' } : { status: 'fail', message: `the eight taxes add up to ${sum / 100}, the table's total is ${t.total}` }
+}
+
+/** Section 3's activities add up, tax by tax, to section 4's declared debt (all establishments' activities make the company's total). */
+function activitiesAddUp ({ atividades, totalDebitoDeclarado: total }: PgdasExtrato): CheckOutcome {
+  if (atividades === null || atividades.length === 0 || total === null) return { status: 'skip' }
+  if (atividades.some((a) => a.tributos === null || TAX_KEYS.some((k) => a.tributos![k] === null)) || TAX_KEYS.some((k) => total[k] === null)) return { status: 'skip' }
+  const wrong = TAX_KEYS.filter((k) => atividades.reduce((s, a) => s + cents(a.tributos![k]!), 0) !== cents(total[k]!))
+  return wrong.length === 0 ? { status: 'pass' } : { status: 'fail', message: `the activities' taxes differ from the declared debt in ${wrong.join(', ')}` }
 }
 
 export const checks: Array<ConsistencyCheck<PgdasExtrato>> = [
@@ -40,12 +47,8 @@ export const checks: Array<ConsistencyCheck<PgdasExtrato>> = [
       ? { status: 'skip' }
       : isValidCnpj(cnpj) && cnpj.startsWith(cnpjBasico) ? { status: 'pass' } : { status: 'fail', message: 'the establishment CNPJ is invalid or does not start with the CNPJ básico' }
   },
-  {
-    name: 'numero-apuracao-matches',
-    weight: 1,
-    // 17 digits = CNPJ básico + year + month + sequence (documents.md §0.4).
-    run: ({ numeroApuracao, cnpjBasico, competencia }) => numeroApuracao === null || cnpjBasico === null || competencia === null
-      ? { status: 'skip' }
-      : numeroApuracao.startsWith(cnpjBasico + competencia.replace('-', '')) ? { status: 'pass' } : { status: 'fail', message: 'the apuração number does not hold the CNPJ básico and the period' }
-  }
+  // 17 digits = CNPJ básico + year + month + sequence, 001 for the original (documents.md §0.4).
+  { name: 'numero-apuracao-matches', weight: 1, run: (d) => declarationNumberOutcome(d.numeroApuracao, d.cnpjBasico, d.competencia, d.tipoApuracao, 'apuração') },
+  { name: 'rbt12-matches-receitas-anteriores', weight: 1, run: (d) => rbt12Outcome(d.rbt12, d.receitasAnteriores, d.competencia) },
+  { name: 'atividades-add-up-to-total', weight: 1, run: activitiesAddUp }
 ]

@@ -18,7 +18,7 @@ export const rules: DetectionRule[] = [
   // Neighbours that quote the same words (§1 Exclusion, §10).
   { name: 'receipt-title', kind: 'exclusion', weight: 1, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS-D/ },
   { name: 'declaration-header', kind: 'exclusion', weight: 1, test: (t) => /SIMPLES NACIONAL - DECLARATORIO/.test(t) && /N(?:º|°|O|UMERO)? ?DA DECLARACAO/.test(t) },
-  { name: 'das-title-first', kind: 'exclusion', weight: 1, test: (_t, doc) => /^DOCUMENTO DE ARRECADACAO( DO SIMPLES NACIONAL)?$/.test((doc.readingOrder()[0] ?? '').normalize('NFD').replace(/\p{M}+/gu, '').toUpperCase().trim()) },
+  { name: 'das-title-first', kind: 'exclusion', weight: 1, test: (_t, doc) => /^DOCUMENTO DE ARRECADACAO( DO SIMPLES NACIONAL)?$/.test(doc.normalizedLines[0] ?? '') },
   { name: 'payment-receipt', kind: 'exclusion', weight: 1, test: /COMPROVANTE DE (ARRECADACAO|PAGAMENTO)/ },
   { name: 'maed-notification', kind: 'exclusion', weight: 1, test: /NOTIFICACAO DE LANCAMENTO|PGDASD-NOTIFICACAO-MAED/ },
   { name: 'billing-declaration', kind: 'exclusion', weight: 1, test: /DECLARAMOS PARA OS DEVIDOS FINS/ }

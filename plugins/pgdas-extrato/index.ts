@@ -11,8 +11,9 @@ export const pgdasExtrato: ExtractorPlugin<PgdasExtrato> = {
   id: 'pgdas-extrato',
   family: 'SIMPLES_NACIONAL',
   documentType: 'PGDAS_EXTRATO',
-  version: '1.0.0',
-  schemaVersion: '1.0',
+  version: '1.1.0',
+  // 1.1: receitasAnteriores, folhaSalariosAnteriores, sublimite, impedidoIcmsIss, atividades.
+  schemaVersion: '1.1',
   status: 'active',
   minimumConfidence: 0.75,
   rules,

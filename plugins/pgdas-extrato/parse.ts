@@ -4,12 +4,17 @@
  */
 import { MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+import { readDebitos, readReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
+import type { PgdasDebitos, PgdasReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
+import { readAtividades } from './atividades.js'
+import type { Atividade } from './atividades.js'
 
-export interface Triple { interno: number | null, externo: number | null, total: number | null }
-export interface Tributos { irpj: number | null, csll: number | null, cofins: number | null, pis: number | null, inssCpp: number | null, icms: number | null, ipi: number | null, iss: number | null, total: number | null }
+export type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_shared/simples-nacional/pgdas-tables.js'
+export type { Atividade, Parcela } from './atividades.js'
 export interface Das { numero: string | null, vencimento: string | null, dataLimite: string | null, principal: number | null, multa: number | null, juros: number | null, total: number | null, pago: boolean | null }
 
-export interface PgdasExtrato {
+/** The extract: its own fields, then section 2 and the section 4 tables as the family reads them. */
+export interface PgdasExtrato extends PgdasReceitas, PgdasDebitos {
   cnpjBasico: string | null
   cnpj: string | null
   razaoSocial: string | null
@@ -21,43 +26,18 @@ export interface PgdasExtrato {
   geradoEm: string | null
   apuradoEm: string | null
   versaoPgdas: string | null
-  rpa: Triple | null
-  rbt12: Triple | null
-  rbt12p: Triple | null
-  rba: Triple | null
-  rbaa: Triple | null
-  limiteReceitaProporcionalizado: number | null
-  fatorR: number | null
-  totalDebitoDeclarado: Tributos | null
-  totalDebitoSuspenso: Tributos | null
-  totalDebitoExigivel: Tributos | null
+  sublimite: number | null
+  impedidoIcmsIss: boolean | null
+  atividades: Atividade[] | null
   valorDas: number | null
   das: Das | null
 }
 
 const M = `(${MONEY_PATTERN})`
-const TAX_KEYS = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss', 'total'] as const
-const NINE = new RegExp(`^${Array(9).fill(M).join(' ')}$`)
 const DATE = /(\d{2}\/\d{2}\/\d{4})/
 const DATE_TIME = /(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/
-
-/** A row of three money columns (interno, externo, total) starting with `label`; null when the row or its values are absent. */
-function triple (doc: TextDocument, ctx: ParseContext, field: string, label: string): Triple | null {
-  const hit = doc.find(new RegExp(`^${label}\\s+${M}\\s+${M}\\s+${M}$`))
-  if (hit === undefined) return null
-  return {
-    interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
-    externo: ctx.take(`${field}.externo`, hit.parts[1], moneyNumber),
-    total: ctx.take(`${field}.total`, hit.parts[2], moneyNumber)
-  }
-}
-
-/** One of the three 9-column tables of section 4, found by its title (header row between). */
-function tributos (doc: TextDocument, ctx: ParseContext, field: string, title: RegExp): Tributos | null {
-  const hit = doc.after(title, NINE, { linesBelow: 2 })
-  if (hit === undefined) return null
-  return Object.fromEntries(TAX_KEYS.map((k, i) => [k, ctx.take(`${field}.${k}`, hit.parts[i], moneyNumber)])) as unknown as Tributos
-}
+/** Section 3's title: sublimite and impedimento are read inside it. */
+const SECTION_3 = /^3\) Informações dos Estabelecimentos/
 
 function das (doc: TextDocument, ctx: ParseContext): Das | null {
   const section = doc.find(/^6\) Informações sobre DAS Gerado/)
@@ -82,9 +62,9 @@ function das (doc: TextDocument, ctx: ParseContext): Das | null {
 
 export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrato {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
-  const exigivel = tributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/)
-  const fator = doc.after(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
-  const fatorR = fator === undefined || /não/i.test(fator.value) ? null : ctx.take('fatorR', fator, (t) => Number(t.replace(',', '.')))
+  const debitos = readDebitos(doc, ctx)
+  // Section 3 up to section 4; its first establishment (the matriz) gives sublimite and impedimento.
+  const estabelecimentos = doc.section(SECTION_3, /^4\) Total Geral da Empresa/)
   const razao = doc.after(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })
   return {
     cnpjBasico: ctx.take('cnpjBasico', doc.after(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/), onlyDigits),
@@ -99,17 +79,13 @@ export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrat
     geradoEm: ctx.take('geradoEm', doc.after(/Gerado em/, DATE_TIME), isoDateTime),
     apuradoEm: ctx.take('apuradoEm', doc.after(/Apurado em/, DATE_TIME), isoDateTime),
     versaoPgdas: ctx.take('versaoPgdas', doc.after(/PGDAS-D 2018 Versão/, /(\d+\.\d+\.\d+)/), (t) => t),
-    rpa: triple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
-    rbt12: triple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
-    rbt12p: triple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
-    rba: triple(doc, ctx, 'rba', String.raw`\(RBA\)`),
-    rbaa: triple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
-    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
-    fatorR,
-    totalDebitoDeclarado: tributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
-    totalDebitoSuspenso: tributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
-    totalDebitoExigivel: exigivel,
-    valorDas: exigivel?.total ?? null,
+    ...readReceitas(doc, ctx),
+    // Beside the label, or (2.2.27) in its column on the line below.
+    sublimite: ctx.take('sublimite', estabelecimentos.after(/Sublimite de Receita Anual \(R\$\):/, new RegExp(`^\\s*${M}`)) ?? estabelecimentos.under('Sublimite de Receita Anual (R$):'), moneyNumber),
+    impedidoIcmsIss: ctx.take('impedidoIcmsIss', estabelecimentos.after(/Impedido de recolher ICMS\/ISS no DAS:/, /^\s*(Sim|Não)\b/) ?? estabelecimentos.under('Impedido de recolher ICMS/ISS no DAS:'), (t) => t === 'Sim' ? true : t === 'Não' ? false : null),
+    atividades: estabelecimentos.isEmpty ? null : readAtividades(estabelecimentos, ctx),
+    ...debitos,
+    valorDas: debitos.totalDebitoExigivel?.total ?? null,
     das: das(doc, ctx)
   }
 }

@@ -3,11 +3,10 @@
  * The receipt's title is the only strong cue: the declaration's own section 3 prints the
  * same labels (receipt number, authentication, transmission) without it.
  */
-import { normalizeText } from '../../core/plugin-api.js'
 import type { DetectionRule, TextDocument } from '../../core/plugin-api.js'
 
 /** A line that starts with the extract's title (a mention inside a sentence does not count). */
-const extractTitleLine = (_t: string, doc: TextDocument): boolean => doc.readingOrder().some((l) => normalizeText(l).startsWith('EXTRATO DO SIMPLES NACIONAL'))
+const extractTitleLine = (_t: string, doc: TextDocument): boolean => doc.normalizedLines.some((l) => l.startsWith('EXTRATO DO SIMPLES NACIONAL'))
 
 export const rules: DetectionRule[] = [
   { name: 'title', kind: 'strong', weight: 4, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS-D/ },

@@ -3,17 +3,16 @@
  * "Detection", §10). They run on the detection copy (accents stripped, upper case, one
  * space); installations that lose accents print `Emiss?o`, so accented letters are `.`.
  */
-import { normalizeText } from '../../core/plugin-api.js'
 import type { DetectionRule, TextDocument } from '../../core/plugin-api.js'
 
 /** True when a line of the document, in detection form, matches `title`. */
-const titleLine = (doc: TextDocument, title: RegExp): boolean => doc.readingOrder().some((l) => title.test(normalizeText(l)))
+const titleLine = (doc: TextDocument, title: RegExp): boolean => doc.normalizedLines.some((l) => title.test(l))
 
 export const rules: DetectionRule[] = [
   { name: 'a-recolher', kind: 'strong', weight: 3, test: /SIMPLES NACIONAL A RECOLHER:/ },
   { name: 'receita-tributada', kind: 'strong', weight: 3, test: /RECEITA TRIBUTADA TOTAL:/ },
   // The heading is a line of its own (the phrase alone is in every neighbour).
-  { name: 'heading', kind: 'weak', weight: 1, test: (_t, doc) => doc.readingOrder().some((l) => normalizeText(l) === 'SIMPLES NACIONAL') },
+  { name: 'heading', kind: 'weak', weight: 1, test: (_t, doc) => doc.normalizedLines.includes('SIMPLES NACIONAL') },
   { name: 'header', kind: 'weak', weight: 1, test: (t) => /EMPRESA:/.test(t) && /EMISS.O:/.test(t) && /P.GINA:/.test(t) },
   { name: 'periodo', kind: 'weak', weight: 1, test: /PER.ODO: \d{2}\/\d{4}/ },
   { name: 'rpa-label', kind: 'weak', weight: 1, test: /RECEITA BRUTA DO PER.ODO DE APURA..O \(RPA\)/ },

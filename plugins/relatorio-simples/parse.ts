@@ -5,8 +5,8 @@
  * input is missing. Labels are matched with `.` for accented letters, because some
  * installations print `Emiss?o`.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
 
 export type Tributo = 'irpj' | 'csll' | 'cofins' | 'pis' | 'inssCpp' | 'icms' | 'ipi' | 'iss'
 export type Partilha = Record<Tributo, number | null>
@@ -86,7 +86,6 @@ export function percentOf (partCents: number, wholeCents: number): number | null
   return Number(neg ? -q : q) / 10_000
 }
 
-const percentNumber = (t: string): number | null => /^\d+(?:,\d+)?$/.test(t) ? Number(t.replace(',', '.')) : null
 
 /** Tax names of the `Partilha:` row → keys (documents.md §3: the order varies by annex). */
 const TAX_NAMES: Array<[RegExp, Tributo]> = [
@@ -96,11 +95,9 @@ const TAX_NAMES: Array<[RegExp, Tributo]> = [
 const TAX_KEYS: Tributo[] = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss']
 const emptyPartilha = (): Partilha => Object.fromEntries(TAX_KEYS.map((k) => [k, null])) as Partilha
 
-/** Reading position of a hit: page, then top to bottom. */
-const at = (h: Hit): number => h.page * 1e6 - (h.box.y + h.box.height)
-
-function block (doc: TextDocument, ctx: ParseContext, ordem: number, anexoHit: Hit, start: number, end: number): Apuracao {
-  const inside = (pattern: RegExp): Hit | undefined => doc.findAll(pattern).find((h) => at(h) > start && at(h) < end)
+/** One apuração: its block runs from its `Anexo:` line to the next one (TextRegion.sections). */
+function block (region: TextRegion, ctx: ParseContext, ordem: number, anexoHit: Hit): Apuracao {
+  const inside = (pattern: RegExp): Hit | undefined => region.find(pattern)
   const f = `apuracoes.${ordem - 1}`
   const anexoText = anexoHit.value.trim()
   const roman = /^Anexo\s+([IVX]+)\b/i.exec(anexoText)
@@ -183,8 +180,8 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   const valorSimplesRecolher = ctx.take('resumo.valorSimplesRecolher', recolherHit, moneyNumber)
 
   // One block per `Anexo:` line, up to the next one (or the end of the document).
-  const anexos = doc.findAll(re(`^${label('Anexo:')}\\s*(\\S.*)$`))
-  const apuracoes = anexos.map((h, i) => block(doc, ctx, i + 1, h, at(h) - 0.001, i + 1 < anexos.length ? at(anexos[i + 1]!) : Number.POSITIVE_INFINITY))
+  const anexo = re(`^${label('Anexo:')}\\s*(\\S.*)$`)
+  const apuracoes = doc.sections(anexo).map((region, i) => block(region, ctx, i + 1, region.find(anexo)!))
   const fator = doc.after(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
   return {

@@ -6,11 +6,11 @@
  * found by type and by the column of their label: a value belongs to the label whose
  * column it sits in, on the label's line (to its right) or just below it.
  *
- * KEEP IN STEP: plugins/das-mei/guide.ts is a byte-for-byte copy (a plugin may import only
- * core/plugin-api.ts and its own folder); plugins/das-mei/guide.test.ts fails when they differ.
+ * A family module: the das and das-mei plugins both import it (docs/plugins.md, "Code a
+ * family shares").
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, readCollectionLine } from '../../core/plugin-api.js'
-import type { CheckOutcome, Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, numberToCents, readCollectionLine } from '../../../core/plugin-api.js'
+import type { CheckOutcome, Hit, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
 
 /** One row of `Composição do Documento de Arrecadação`. */
 export interface LinhaComposicao {
@@ -202,8 +202,8 @@ function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions
 
 // ---------------------------------------------------------------- checks shared by DAS and DAS-MEI
 
-/** JSON money back to integer cents (values came from two-decimal text). */
-export const cents = (n: number): number => moneyCents(n.toFixed(2).replace('.', ',')) ?? Number.NaN
+/** JSON money back to integer cents (exact: it came from two-decimal text). */
+export const cents = numberToCents
 
 const skip: CheckOutcome = { status: 'skip' }
 

@@ -1,0 +1,146 @@
+/**
+ * The tables the PGDAS-D prints alike in its extract and its declaration (documents.md §1
+ * "Layout", §2): the revenue rows of 2.1 (internal, external, total), the previous
+ * revenues and payroll of 2.2 and 2.3 (`MM/AAAA valor` pairs, four per line), and the
+ * 9-column tax tables (`IRPJ ... ISS Total`). A family module: pgdas-extrato and
+ * pgdas-declaracao import it (docs/plugins.md, "Code a family shares"). Every value goes
+ * through `ctx.take` or `ctx.cite`, so each has evidence; what is not printed is null.
+ */
+import { MONEY_PATTERN, competence, moneyNumber } from '../../../core/plugin-api.js'
+import type { Hit, Label, ParseContext, TextRegion } from '../../../core/plugin-api.js'
+
+export interface Triple { interno: number | null, externo: number | null, total: number | null }
+export interface Tributos { irpj: number | null, csll: number | null, cofins: number | null, pis: number | null, inssCpp: number | null, icms: number | null, ipi: number | null, iss: number | null, total: number | null }
+export interface ReceitaAnterior { competencia: string, interno: number | null, externo: number | null }
+export interface FolhaAnterior { competencia: string, valor: number | null }
+
+/** Section 2 of the extract, as the declaration prints it too: 2.1's rows, 2.2, 2.3 and 2.4. */
+export interface PgdasReceitas {
+  rpa: Triple | null
+  rbt12: Triple | null
+  rbt12p: Triple | null
+  rba: Triple | null
+  rbaa: Triple | null
+  limiteReceitaProporcionalizado: number | null
+  receitasAnteriores: ReceitaAnterior[] | null
+  folhaSalariosAnteriores: FolhaAnterior[] | null
+  fatorR: number | null
+}
+
+/** The three tax tables (the extract's section 4, the declaration's 2.8). */
+export interface PgdasDebitos {
+  totalDebitoDeclarado: Tributos | null
+  totalDebitoSuspenso: Tributos | null
+  totalDebitoExigivel: Tributos | null
+}
+
+/** The keys of a tax table, in the order of its columns. */
+export const TAX_KEYS = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss', 'total'] as const
+/** Its column headers as printed. */
+export const TAX_HEADERS = ['IRPJ', 'CSLL', 'COFINS', 'PIS/Pasep', 'INSS/CPP', 'ICMS', 'IPI', 'ISS', 'Total']
+
+const M = `(${MONEY_PATTERN})`
+const MONEY_CELL = new RegExp(`^${M}$`)
+const PAIR = new RegExp(`(\\d{2}\\/\\d{4})\\s+${M}`)
+/** A numbered heading of the PGDAS-D prints: `2.2)`, `2.2.1)`, `3)`, `3.`. */
+export const PGDAS_HEADING = /^(?:\d+(?:\.\d+)*\)|\d+\.\s)/
+
+/** A row of three money columns (interno, externo, total) starting with `label`; null when the row or its values are absent. */
+export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, label: string): Triple | null {
+  const hit = doc.find(new RegExp(`^${label}\\s+${M}\\s+${M}\\s+${M}$`))
+  if (hit === undefined) return null
+  return {
+    interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
+    externo: ctx.take(`${field}.externo`, hit.parts[1], moneyNumber),
+    total: ctx.take(`${field}.total`, hit.parts[2], moneyNumber)
+  }
+}
+
+/**
+ * A 9-column tax table under its title: the first row of money under the header
+ * `IRPJ ... Total`, each value from the column it sits under (an empty cell is null, not
+ * a shifted neighbour). Null when the title or the header row is not printed.
+ */
+export function readTributos (doc: TextRegion, ctx: ParseContext, field: string, title: Label): Tributos | null {
+  const section = doc.section(title)
+  if (section.isEmpty) return null
+  const row = section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0]
+  if (row === undefined) return null
+  return Object.fromEntries(TAX_KEYS.map((k, i) => [k, ctx.take(`${field}.${k}`, row.cells[i], moneyNumber)])) as unknown as Tributos
+}
+
+/** The `MM/AAAA valor` pairs under a heading, down to the next numbered heading; null when the heading is not printed. */
+function pairsUnder (doc: TextRegion, heading: RegExp): Hit[] | null {
+  const section = doc.section(heading, PGDAS_HEADING)
+  return section.isEmpty ? null : section.findAll(PAIR)
+}
+
+/**
+ * 2.2) Receitas Brutas Anteriores: 2.2.1 (internal market) and 2.2.2 (external market),
+ * merged by period in period order; null when neither block is printed. A side its
+ * block does not print is null.
+ */
+export function readReceitasAnteriores (doc: TextRegion, ctx: ParseContext, field = 'receitasAnteriores'): ReceitaAnterior[] | null {
+  const sides = [['interno', pairsUnder(doc, /^2\.2\.1\) Mercado Interno/)], ['externo', pairsUnder(doc, /^2\.2\.2\) Mercado Externo/)]] as const
+  if (sides.every(([, hits]) => hits === null)) return null
+  const byPeriod = new Map<string, { entry: ReceitaAnterior, cites: Array<[string, Hit]> }>()
+  for (const [side, hits] of sides) {
+    for (const hit of hits ?? []) {
+      const period = competence(hit.parts[0]!.value)
+      const value = moneyNumber(hit.parts[1]!.value)
+      if (period === null) continue
+      const slot = byPeriod.get(period) ?? { entry: { competencia: period, interno: null, externo: null }, cites: [['competencia', hit.parts[0]!]] }
+      byPeriod.set(period, slot)
+      slot.entry[side] = value
+      if (value !== null) slot.cites.push([side, hit.parts[1]!])
+    }
+  }
+  const list = [...byPeriod.values()].sort((a, b) => a.entry.competencia.localeCompare(b.entry.competencia))
+  // Evidence under each entry's final index.
+  list.forEach(({ cites }, i) => { for (const [key, hit] of cites) ctx.cite(`${field}.${i}.${key}`, hit) })
+  return list.map(({ entry }) => entry)
+}
+
+/** 2.3) Folha de Salários Anteriores: its pairs in period order; [] for `Nenhuma`; null without the heading. */
+export function readFolha (doc: TextRegion, ctx: ParseContext, field = 'folhaSalariosAnteriores'): FolhaAnterior[] | null {
+  const hits = pairsUnder(doc, /^2\.3\) Folha de Salários Anteriores/)
+  if (hits === null) return null
+  const list = hits
+    .map((hit) => ({ hit, competencia: competence(hit.parts[0]!.value) }))
+    .filter((e): e is { hit: Hit, competencia: string } => e.competencia !== null)
+    .sort((a, b) => a.competencia.localeCompare(b.competencia))
+  return list.map(({ hit, competencia }, i) => {
+    ctx.cite(`${field}.${i}.competencia`, hit.parts[0]!)
+    return { competencia, valor: ctx.take(`${field}.${i}.valor`, hit.parts[1], moneyNumber) }
+  })
+}
+
+/** Every field of `PgdasReceitas`, each null when not printed. */
+export function readReceitas (doc: TextRegion, ctx: ParseContext): PgdasReceitas {
+  return {
+    rpa: readTriple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
+    rbt12: readTriple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
+    rbt12p: readTriple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
+    rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`),
+    rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
+    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
+    receitasAnteriores: readReceitasAnteriores(doc, ctx),
+    folhaSalariosAnteriores: readFolha(doc, ctx),
+    fatorR: readFatorR(doc, ctx)
+  }
+}
+
+/** The three tax tables, each found by its title. */
+export function readDebitos (doc: TextRegion, ctx: ParseContext): PgdasDebitos {
+  return {
+    totalDebitoDeclarado: readTributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
+    totalDebitoSuspenso: readTributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
+    totalDebitoExigivel: readTributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/)
+  }
+}
+
+/** `Fator r = 0,28` → 0.28; `Não se aplica` or not printed → null. */
+export function readFatorR (doc: TextRegion, ctx: ParseContext): number | null {
+  const hit = doc.after(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
+  return hit === undefined || /não/i.test(hit.value) ? null : ctx.take('fatorR', hit, (t) => Number(t.replace(',', '.')))
+}
