@@ -27,6 +27,7 @@ import { extractStoredFile } from './run.js'
 import { ExtractMetrics } from './metrics.js'
 import { collectRoute, openApiDocument, operationsPage } from './openapi.js'
 import type { DescribedRoute } from './openapi.js'
+import { registerSwaggerUi } from './swagger-ui.js'
 import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
 
 export interface ExtractAppOptions {
@@ -117,7 +118,9 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     return described
   }
   app.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', tags: ['service'], response: { 200: { type: 'object', additionalProperties: true } } } }, async () => description().json)
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(description().html))
+  // /docs is Swagger UI; the plain list of operations (no JavaScript) moved to /docs/plain.
+  registerSwaggerUi(app, { title: 'razao document-extraction service', specUrl: '/openapi.json', plainPath: '/docs/plain' })
+  app.get('/docs/plain', async (_request, reply) => reply.type('text/html; charset=utf-8').send(description().html))
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
 
