@@ -66,13 +66,13 @@ describe('rawContentExcess', () => {
     const bomb = await pageWith(deflateSync(operators(64 * MIB), { level: 9 }), 'FlateDecode')
     const text = Buffer.from(bomb).toString('latin1')
     const object = Number(/\/Contents (\d+) 0 R/.exec(text)![1])
-    expect(rawContentExcess(bomb, 8 * MIB, 64 * MIB)).toEqual({ object })
+    expect(rawContentExcess(bomb, 8 * MIB, 64 * MIB)).toEqual({ object, pageContent: true })
   })
 
   it('does not trust /Length: the data runs to endstream, as pdf.js reads a stream whose length is wrong', async () => {
     const bomb = Buffer.from(await pageWith(deflateSync(operators(64 * MIB), { level: 9 }), 'FlateDecode')).toString('latin1')
     const lied = bomb.replace(/\/Length \d+/g, '/Length 10')
-    expect(rawContentExcess(Buffer.from(lied, 'latin1'), 8 * MIB, 64 * MIB)).toEqual({ object: expect.any(Number) })
+    expect(rawContentExcess(Buffer.from(lied, 'latin1'), 8 * MIB, 64 * MIB)).toEqual({ object: expect.any(Number), pageContent: true })
   })
 
   it('leaves images out, unless a page names one as its content', async () => {
@@ -86,7 +86,7 @@ describe('rawContentExcess', () => {
     expect(rawContentExcess(withImage, 8 * MIB, 64 * MIB)).toBeUndefined()
     // The same stream, typed as an image, drawn as the page's content: pdf.js would decode it.
     const asContent = Buffer.from(withImage).toString('latin1').replace(/\/Contents \d+ 0 R/, `/Contents [ ${imageRef} ]`)
-    expect(rawContentExcess(Buffer.from(asContent, 'latin1'), 8 * MIB, 64 * MIB)).toEqual({ object: Number(imageRef.split(' ')[0]) })
+    expect(rawContentExcess(Buffer.from(asContent, 'latin1'), 8 * MIB, 64 * MIB)).toEqual({ object: Number(imageRef.split(' ')[0]), pageContent: true })
   })
 
   it('reads /Contents from object streams to find an image named as content there', async () => {
@@ -97,7 +97,7 @@ describe('rawContentExcess', () => {
     // With object streams the page dictionary (and its /Contents) is compressed.
     const bytes = await doc.save({ useObjectStreams: true })
     expect(Buffer.from(bytes).toString('latin1')).not.toMatch(/\/Contents/)
-    expect(rawContentExcess(bytes, 8 * MIB, 64 * MIB)).toEqual({ object: image.objectNumber })
+    expect(rawContentExcess(bytes, 8 * MIB, 64 * MIB)).toEqual({ object: image.objectNumber, pageContent: true })
   })
 
   it('stops at the total of all streams', async () => {
@@ -112,7 +112,7 @@ describe('rawContentExcess', () => {
     const bomb = await pageWith(deflateSync(operators(64 * MIB), { level: 9 }), 'FlateDecode')
     expect(() => { refuseRawContentBombs(bomb) }).toThrow(expect.objectContaining({
       code: 'PDF_CONTENT_TOO_LARGE',
-      message: expect.stringMatching(/^Object \d+ of the PDF would inflate past 8\.0 MiB/),
+      message: expect.stringMatching(/^Object \d+ \(a page's content\) of the PDF would inflate past 8\.0 MiB/),
       details: { object: expect.any(Number), maxPageContentBytes: 8 * MIB }
     }))
   })

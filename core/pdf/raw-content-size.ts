@@ -23,6 +23,8 @@ import { EngineError } from '../errors.js'
 export interface RawContentExcess {
   /** Object number of the stream, when its `N G obj` header was found. */
   object?: number
+  /** True when a page names the stream as its /Contents. */
+  pageContent?: boolean
   /** Decoded bytes counted, when the total was passed. */
   totalBytes?: number
 }
@@ -116,9 +118,9 @@ export function decodedLength (raw: Buffer, filters: readonly string[], ceiling:
 
 /** Object numbers named by /Contents entries (a page's content streams) in `text`. */
 function contentRefs (text: string, into: Set<number>): void {
-  for (const m of text.matchAll(/\/Contents\s*(?:(\d+)\s+\d+\s+R|\[([^\]]*)\])/g)) {
-    if (m[1] !== undefined) into.add(Number(m[1]))
-    for (const r of (m[2] ?? '').matchAll(/(\d+)\s+\d+\s+R/g)) into.add(Number(r[1]))
+  // A reference or an array of them (nested arrays too: readers flatten them), up to the next key.
+  for (const m of text.matchAll(/\/Contents((?:\s|\d|R|\[|\])+)/g)) {
+    for (const r of m[1]!.matchAll(/(\d+)\s+\d+\s+R/g)) into.add(Number(r[1]))
   }
 }
 
@@ -166,7 +168,7 @@ export function rawContentExcess (bytes: Uint8Array, maxStreamBytes: number, max
     const isContent = s.object !== undefined && contents.has(s.object)
     if (!isContent && /\/Subtype\s*\/Image\b/.test(s.dict)) continue
     const size = decodedLength(data.subarray(s.start, s.end), filterNames(s.dict), Math.min(maxStreamBytes, maxTotalBytes - total), isContent)
-    if (size > maxStreamBytes) return s.object === undefined ? {} : { object: s.object }
+    if (size > maxStreamBytes) return s.object === undefined ? {} : { object: s.object, ...(isContent ? { pageContent: true } : {}) }
     total += size
     if (total > maxTotalBytes) return { totalBytes: total }
   }
@@ -189,6 +191,6 @@ export function refuseRawContentBombs (bytes: Uint8Array, maxStreamBytes = DEFAU
   if (excess.totalBytes !== undefined) {
     throw new EngineError('PDF_CONTENT_TOO_LARGE', `The PDF's streams would inflate to more than ${mib(maxTotalBytes)} together; no tax document holds so much. The file may be crafted.`, { maxTotalContentBytes: maxTotalBytes })
   }
-  const which = excess.object === undefined ? 'A stream' : `Object ${excess.object}`
+  const which = excess.object === undefined ? 'A stream' : `Object ${excess.object}${excess.pageContent === true ? ' (a page\'s content)' : ''}`
   throw new EngineError('PDF_CONTENT_TOO_LARGE', `${which} of the PDF would inflate past ${mib(maxStreamBytes)} (or cannot be measured); no tax document holds so much. The file may be crafted.`, { ...(excess.object === undefined ? {} : { object: excess.object }), maxPageContentBytes: maxStreamBytes })
 }

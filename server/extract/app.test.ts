@@ -111,7 +111,7 @@ describe('POST /api/v1/pdf/extract', () => {
     const started = performance.now()
     const res = await extract(await doc.save())
     expect(res.status).toBe(422)
-    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/page 1 would inflate past/) }] })
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/\(a page's content\) of the PDF would inflate past 8\.0 MiB/) }] })
     expect(performance.now() - started).toBeLessThan(5_000)
   })
 
