@@ -142,7 +142,7 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
   }
   if (plan.extract) {
     process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')
-    print(extractTable(await benchExtract({}, (line) => process.stderr.write(`${line}\n`))))
+    print(extractTable(await benchExtract({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
   }
   const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)

@@ -5,12 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
-import { openDatabase } from './database.js'
 import type { Database } from './database.js'
-import { buildImportApp } from './import/app.js'
-import { buildExtractApp } from './extract/app.js'
 import { loadExtractConfig } from './extract/config.js'
-import { buildSignApp } from './sign/app.js'
 import { loadSignConfig } from './sign/config.js'
 import { unsupportedLineWarning } from './runtime.js'
 import { resolveApiKey } from './secrets.js'
@@ -58,16 +54,22 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   }
   try {
     for (const name of names) {
+      // Each service's app (and the database) is loaded only when that service starts: the
+      // extraction service alone then carries none of the import and sign services' modules.
       if (name === 'import') {
+        const { openDatabase } = await import('./database.js')
+        const { buildImportApp } = await import('./import/app.js')
         database = await openDatabase(config.shared, { role: 'server', log })
         const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool, database })
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
       } else if (name === 'extract') {
         const extract = extractConfig!
+        const { buildExtractApp } = await import('./extract/app.js')
         const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool })
         apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
       } else {
         const sign = signConfig!
+        const { buildSignApp } = await import('./sign/app.js')
         const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool })
         apps.push({ name, app, url: await app.listen({ host: sign.host, port: sign.port }) })
       }

@@ -1,12 +1,14 @@
 /**
- * Pool task: extract one uploaded PDF. Reads the text layer with pdf.js in this thread
- * (bounded by the limits in the input), then runs the engine over the plugin registry.
+ * Pool task: extract one uploaded PDF. Bounds what its streams inflate to from the raw
+ * bytes, reads the text layer with pdf.js in this thread (bounded by the limits in the
+ * input), then runs the engine over the plugin registry.
  * Failures to read the file (not a PDF, encrypted, damaged, too many pages, deadline)
  * cross the wire as errors; everything the engine decides (unknown type, blocked parser,
  * no text layer) is a result.
  */
 import { readFile } from 'node:fs/promises'
-import { TextDocument, extractDocument, readPdfText } from '../core/extraction/index.js'
+import { TextDocument, extractDocument, looksLikePdf, readPdfText } from '../core/extraction/index.js'
+import { refuseRawContentBombs } from '../core/pdf/index.js'
 import type { ExtractionResult, PdfTextLimits } from '../core/extraction/index.js'
 import { plugins } from '../plugins/index.js'
 import { defineTask } from './task.js'
@@ -21,6 +23,9 @@ export type ExtractDocumentOutput = ExtractionResult
 
 export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentOutput> => {
   const bytes = await readFile(input.path)
+  // A bound from the raw bytes first: readPdfText measures pages through pdf-lib, and a
+  // file pdf-lib cannot parse would otherwise reach pdf.js unmeasured.
+  if (looksLikePdf(bytes)) refuseRawContentBombs(bytes, input.limits.maxPageContentBytes, input.limits.maxTotalContentBytes)
   return extractDocument(new TextDocument(await readPdfText(bytes, input.limits)), plugins)
 })
 

@@ -19,7 +19,10 @@ export type WorkerPool = Piscina
 export function createPool (options: PoolOptions = {}): WorkerPool {
   const maxThreads = options.maxThreads ?? defaultPoolSize()
   return new Piscina({
-    filename: workerFile('analyze-spreadsheet'),
+    // No task module is loaded when a thread starts: runTask names one for every run, and a
+    // thread loads only the tasks it is given (a default here made every thread of the
+    // extraction service load the spreadsheet reader, about 20 MB, for nothing).
+    filename: null,
     minThreads: Math.min(1, maxThreads),
     maxThreads,
     // Queued tasks wait, however many: each is an upload already on disk, and refusing

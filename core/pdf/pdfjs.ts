@@ -5,8 +5,9 @@
  *
  * It runs in the calling thread (a pool thread in the services): its worker module is
  * loaded and handed to it (`globalThis.pdfjsWorker`), so it starts no Worker and fetches
- * nothing; eval, font faces, WASM and worker fetches are off; cMaps and standard-font
- * metrics come from the package's own folders. The import costs about 150 ms, once a thread.
+ * nothing; eval, font faces, WASM and worker fetches are off; cMaps (and, when asked, the
+ * standard fonts' outlines) come from the package's own folders. The import costs about
+ * 150 ms, once a thread.
  *
  * Leaving a page early: never `cancel()` its text stream. With the worker side in the same
  * thread, pdf.js goes on posting to the cancelled stream, and each post is an unhandled
@@ -51,11 +52,25 @@ function packageFolder (name: string): string {
   return join(root, name) + '/'
 }
 
+export interface OpenWithPdfJsOptions {
+  /**
+   * Load the outlines of the standard 14 fonts (pdfjs-dist's standard_fonts) for a PDF that
+   * uses them without embedding them. Off by default: the text layer does not need them
+   * (a run's text and advance width come from the encoding and pdf.js's built-in metrics,
+   * identical either way), and pdf.js reads and converts them again for every document,
+   * about a quarter of the time of a small document that uses Helvetica. What changes is
+   * a run's ascent: the built-in metrics give Helvetica's own (0.718), the outline file
+   * (FoxitSans) 0.905. The signature stamp keeps them on, so that its obstacle boxes stay
+   * as they were measured.
+   */
+  standardFontData?: boolean
+}
+
 /**
  * Starts opening `bytes` with pdf.js (given a copy: pdf.js detaches the buffer it gets).
  * The caller awaits `.promise` and, whatever happens, destroys the task or the document.
  */
-export async function openWithPdfJs (bytes: Uint8Array): Promise<PdfJsLoadingTask> {
+export async function openWithPdfJs (bytes: Uint8Array, options: OpenWithPdfJsOptions = {}): Promise<PdfJsLoadingTask> {
   const pdfjs = await loadPdfJs()
   return pdfjs.getDocument({
     data: new Uint8Array(bytes),
@@ -71,7 +86,7 @@ export async function openWithPdfJs (bytes: Uint8Array): Promise<PdfJsLoadingTas
     verbosity: 0,
     cMapUrl: packageFolder('cmaps'),
     cMapPacked: true,
-    standardFontDataUrl: packageFolder('standard_fonts')
+    ...(options.standardFontData === true ? { standardFontDataUrl: packageFolder('standard_fonts') } : {})
   })
 }
 

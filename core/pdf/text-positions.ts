@@ -49,7 +49,7 @@ export async function readTextPositions (bytes: Uint8Array, options: TextPositio
   const maxRuns = options.maxRunsPerPage ?? 50_000
   const out: TextPositions = { pages: [] }
   // pdf.js gets a copy of the bytes: the signer still needs them.
-  const task = await openWithPdfJs(bytes)
+  const task = await openWithPdfJs(bytes, { standardFontData: true })
   let doc: PdfJsDocument | undefined
   try {
     try {

@@ -13,11 +13,10 @@ import { Gate } from '../gate.js'
 import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import type { Upload } from '../upload.js'
-import { ENGINE_VERSION } from '../../core/extraction/index.js'
 import { EngineError } from '../../core/errors.js'
 import type { Code } from '../../core/errors.js'
 import type { WorkerPool } from '../../workers/pool.js'
-import { parserDescriptions } from '../../workers/extract-document.js'
+import type { parserDescriptions } from '../../workers/extract-document.js'
 import { receiveBatch } from './batch-upload.js'
 import type { BatchUpload } from './batch-upload.js'
 import type { ExtractConfig } from './config.js'
@@ -27,6 +26,7 @@ import { extractStoredFile } from './run.js'
 import { ExtractMetrics } from './metrics.js'
 import { collectRoute, openApiDocument, operationsPage } from './openapi.js'
 import type { DescribedRoute } from './openapi.js'
+import { registerSwaggerUi } from './swagger-ui.js'
 import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
 
 export interface ExtractAppOptions {
@@ -109,27 +109,32 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   const routes: DescribedRoute[] = []
   app.addHook('onRoute', (route) => { collectRoute(routes, route) })
   let described: { json: Record<string, unknown>, html: string } | undefined
-  const description = (): { json: Record<string, unknown>, html: string } => {
+  const description = async (): Promise<{ json: Record<string, unknown>, html: string }> => {
     if (described === undefined) {
-      const json = openApiDocument(routes, { version: EXTRACT_API_VERSION, engineVersion: ENGINE_VERSION, maxFileBytes: config.maxFileBytes })
+      const json = openApiDocument(routes, { version: EXTRACT_API_VERSION, engineVersion: (await catalog()).engineVersion, maxFileBytes: config.maxFileBytes })
       described = { json, html: operationsPage(json) }
     }
     return described
   }
-  app.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', tags: ['service'], response: { 200: { type: 'object', additionalProperties: true } } } }, async () => description().json)
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(description().html))
+  app.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', tags: ['service'], response: { 200: { type: 'object', additionalProperties: true } } } }, async () => (await description()).json)
+  // /docs is Swagger UI; the plain list of operations (no JavaScript) moved to /docs/plain.
+  registerSwaggerUi(app, { title: 'razao document-extraction service', specUrl: '/openapi.json', plainPath: '/docs/plain' })
+  app.get('/docs/plain', async (_request, reply) => reply.type('text/html; charset=utf-8').send((await description()).html))
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
 
-  app.get('/api/v1/info', { schema: infoSchema }, async (request) => ({
-    service: EXTRACT_SERVICE_NAME,
-    version: EXTRACT_API_VERSION,
-    engineVersion: ENGINE_VERSION,
-    environment: shared.environment,
-    limits: { maxFileBytes: config.maxFileBytes, maxPages: config.maxPages, maxBatchFiles: MAX_BATCH_FILES },
-    parsers: parserDescriptions().filter((p) => p.status === 'active'),
-    requestId: request.id
-  }))
+  app.get('/api/v1/info', { schema: infoSchema }, async (request) => {
+    const { engineVersion, parsers } = await catalog()
+    return {
+      service: EXTRACT_SERVICE_NAME,
+      version: EXTRACT_API_VERSION,
+      engineVersion,
+      environment: shared.environment,
+      limits: { maxFileBytes: config.maxFileBytes, maxPages: config.maxPages, maxBatchFiles: MAX_BATCH_FILES },
+      parsers: parsers.filter((p) => p.status === 'active'),
+      requestId: request.id
+    }
+  })
 
   /**
    * One stored file through the pool: the single-extraction response and its status,
@@ -213,7 +218,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   })
 
   app.get('/api/v1/diagnostics', { schema: diagnosticsSchema }, async (request) => {
-    const counts = parserDescriptions()
+    const { engineVersion, parsers: counts } = await catalog()
     const active = counts.filter((p) => p.status === 'active').length
     return {
       success: true,
@@ -222,7 +227,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
       data: {
         service: EXTRACT_SERVICE_NAME,
         environment: shared.environment,
-        engineVersion: ENGINE_VERSION,
+        engineVersion,
         ...metrics.snapshot(),
         parsers: { total: counts.length, active, inactive: counts.length - active }
       },
@@ -239,6 +244,23 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   }
 
   return app
+}
+
+type ParserDescription = ReturnType<typeof parserDescriptions>[number]
+let catalogLoad: Promise<{ engineVersion: string, parsers: ParserDescription[] }> | undefined
+
+/**
+ * The engine's version and the plugin registry's descriptions, loaded on first use. The
+ * documents are read in the pool's threads; this thread needs the registry only for
+ * /api/v1/info, /api/v1/diagnostics and the description, and importing it at start cost
+ * the service's main thread about 15 MB (plugins, pdf-lib, core/pdf) for nothing.
+ */
+async function catalog (): Promise<{ engineVersion: string, parsers: ParserDescription[] }> {
+  catalogLoad ??= (async () => {
+    const [{ ENGINE_VERSION }, { parserDescriptions: describe }] = await Promise.all([import('../../core/extraction/index.js'), import('../../workers/extract-document.js')])
+    return { engineVersion: ENGINE_VERSION, parsers: describe() }
+  })()
+  return await catalogLoad
 }
 
 /** The status and body of a failure (wire.ts), logged: a 500 with the inner code only in the log. */

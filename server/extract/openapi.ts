@@ -100,7 +100,7 @@ const escape = (text: string): string => text.replace(/[&<>"]/g, (c) => `&#${c.c
 
 /**
  * A plain page listing the operations with their parameters and answers, linking to
- * /openapi.json. Not Swagger UI: that would be a new dependency (swagger-ui-dist).
+ * /openapi.json: /docs/plain, for a reader without JavaScript (/docs is Swagger UI).
  */
 export function operationsPage (doc: Record<string, unknown>): string {
   const paths = doc.paths as Record<string, Record<string, Record<string, unknown>>>

@@ -1,0 +1,97 @@
+/**
+ * Hostile files pdf-lib cannot walk but pdf.js repairs and reads: the content-size bound
+ * of core/pdf/content-size.ts (through pdf-lib) never sees them, the raw bound of
+ * core/pdf/raw-content-size.ts does. Run through the real pool, whose thread a regression
+ * would keep busy: the test's timeout is the hard limit.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { deflateSync } from 'node:zlib'
+import { PDFDocument, PDFName, ParseSpeeds, StandardFonts } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openWithPdfJs } from '../core/pdf/index.js'
+import { createPool, runTask } from './pool.js'
+import type { WorkerPool } from './pool.js'
+import type { ExtractDocumentInput, ExtractDocumentOutput } from './extract-document.js'
+
+let dir: string
+let pool: WorkerPool
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-extract-hostile-'))
+  pool = createPool({ maxThreads: 1 })
+})
+
+afterAll(async () => {
+  await pool.destroy()
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** A one-page PDF drawing "Documento de teste" plus `content` (deflate, stored as given), then damaged by `damage`. */
+async function damagedPdf (content: Buffer, damage: (text: string) => string): Promise<Buffer> {
+  const doc = await PDFDocument.create()
+  const page = doc.addPage([595, 842])
+  page.drawText('Documento de teste', { x: 50, y: 700, font: await doc.embedFont(StandardFonts.Helvetica) })
+  const own = page.node.get(PDFName.of('Contents'))!
+  const extra = doc.context.register(doc.context.stream(content, { Filter: 'FlateDecode' }))
+  page.node.set(PDFName.of('Contents'), doc.context.obj([own, extra]))
+  const text = Buffer.from(await doc.save({ useObjectStreams: false })).toString('latin1')
+  const damaged = damage(text)
+  expect(damaged).not.toBe(text)
+  return Buffer.from(damaged, 'latin1')
+}
+
+/** Damages pdf-lib does not survive and pdf.js repairs (pdf.js reads the page tree by its keys, not its /Type). */
+const DAMAGES: Record<string, (text: string) => string> = {
+  'a page tree without /Type': (text) => text.replace(/\/Type \/Pages/, ''),
+  'a page tree without /Type, its /Length values wrong': (text) => text.replace(/\/Type \/Pages/, '').replace(/\/Length \d+/g, '/Length 3')
+}
+
+async function pdfLibWalks (bytes: Buffer): Promise<boolean> {
+  try {
+    const doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false, parseSpeed: ParseSpeeds.Fastest })
+    doc.getPages()
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function pdfJsPages (bytes: Buffer): Promise<number> {
+  const task = await openWithPdfJs(bytes)
+  const doc = await task.promise
+  try { return doc.numPages } finally { await doc.destroy() }
+}
+
+async function extract (name: string, bytes: Buffer): Promise<ExtractDocumentOutput> {
+  const path = join(dir, name)
+  await writeFile(path, bytes)
+  return await runTask<ExtractDocumentInput, ExtractDocumentOutput>(pool, 'extract-document', { path, limits: { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 } })
+}
+
+describe('hostile files pdf-lib cannot walk', () => {
+  for (const [label, damage] of Object.entries(DAMAGES)) {
+    it(`refuses a deflate bomb in ${label}, quickly, before pdf.js reads it`, async () => {
+      // 64 MiB of drawing operators in about 64 KB: pdf.js took 20 s and 630 MB on 200 MB of them.
+      const bomb = await damagedPdf(deflateSync(Buffer.alloc(64 << 20, '0 0 m 1 1 l S\n'), { level: 9 }), damage)
+      expect(bomb.byteLength).toBeLessThan(400_000)
+      expect(await pdfLibWalks(bomb)).toBe(false)
+      expect(await pdfJsPages(bomb)).toBe(1)
+      const started = performance.now()
+      await expect(extract('bomb.pdf', bomb)).rejects.toThrow(expect.objectContaining({
+        code: 'PDF_CONTENT_TOO_LARGE',
+        message: expect.stringMatching(/^Object \d+ \(a page's content\) of the PDF would inflate past 8\.0 MiB/)
+      }))
+      expect(performance.now() - started).toBeLessThan(5_000)
+    }, 60_000)
+
+    it(`still reads the text of ${label} when its content is ordinary`, async () => {
+      const ordinary = await damagedPdf(deflateSync(Buffer.from('0 0 m 100 100 l S\n')), damage)
+      expect(await pdfLibWalks(ordinary)).toBe(false)
+      const result = await extract('ordinary.pdf', ordinary)
+      // Not one of our document types: a result, read to the end, not a refusal.
+      expect(result).toMatchObject({ success: false, pages: 1 })
+    }, 60_000)
+  }
+})
