@@ -43,7 +43,7 @@ export interface GatewayAppOptions {
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
 }
 
-const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css'])
+const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css', '/favicon.ico'])
 
 function bearerToken (request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
@@ -145,6 +145,8 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   app.get('/admin', page(ADMIN_HTML, 'text/html; charset=utf-8'))
   app.get('/admin-ui/app.js', page(ADMIN_JS, 'text/javascript; charset=utf-8'))
   app.get('/admin-ui/app.css', page(ADMIN_CSS, 'text/css; charset=utf-8'))
+  // Browsers ask for it on their own; no icon, and no 404 in the console.
+  app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
 
   await registerAdminRoutes(app, { pool, store, now, onRotated: (hash) => apiKeyHash.set(hash) })
 
