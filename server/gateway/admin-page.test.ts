@@ -88,7 +88,7 @@ describe('admin screen in Chromium', () => {
     await page.fill('#token', ADMIN)
     await page.click('#token-form button')
     await page.locator('#app').waitFor({ state: 'visible' })
-    expect(await page.evaluate(() => sessionStorage.getItem('razao-gateway-admin-token'))).toBe(ADMIN)
+    expect(await page.evaluate("sessionStorage.getItem('razao-gateway-admin-token')")).toBe(ADMIN)
   })
 
   it('adds companies (alphanumeric CNPJ, head office, inheriting branch) and edits one', async () => {
@@ -157,7 +157,7 @@ describe('admin screen in Chromium', () => {
     expect(await page.content()).not.toContain(key)
     await page.click('#logout')
     await expect(page.locator('#token-form').isVisible()).resolves.toBe(true)
-    expect(await page.evaluate(() => sessionStorage.getItem('razao-gateway-admin-token'))).toBeNull()
+    expect(await page.evaluate("sessionStorage.getItem('razao-gateway-admin-token')")).toBeNull()
   })
 
   it('sent the Bearer token on every admin call and hit no script or policy error', () => {
