@@ -58,18 +58,19 @@ export interface CompanyChanges {
 
 type Db = Pool | ClientBase
 
-const SELECT = `SELECT e.id, e.empresa_codigo, e.nome, e.cnpj, e.codigo_dominio, e.matriz_id,
+/** The company columns with its own certificate's facts (module-private to core/gateway). */
+export const COMPANY_SELECT = `SELECT e.id, e.empresa_codigo, e.nome, e.cnpj, e.codigo_dominio, e.matriz_id,
   m.empresa_codigo AS matriz_empresa_codigo, e.herda_certificado_matriz, e.ativo, e.criado_em, e.atualizado_em,
   c.subject, c.cnpj AS cert_cnpj, c.valid_from, c.valid_until, c.fingerprint
   FROM empresas e LEFT JOIN empresas m ON m.id = e.matriz_id LEFT JOIN certificados c ON c.empresa_id = e.id`
 
-interface Row {
+export interface CompanyRow {
   id: string, empresa_codigo: string, nome: string, cnpj: string | null, codigo_dominio: string | null, matriz_id: string | null
   matriz_empresa_codigo: string | null, herda_certificado_matriz: boolean, ativo: boolean, criado_em: Date, atualizado_em: Date
   subject: string | null, cert_cnpj: string | null, valid_from: Date | null, valid_until: Date | null, fingerprint: string | null
 }
 
-function toCompany (r: Row): GatewayCompany {
+export function toCompany (r: CompanyRow): GatewayCompany {
   return {
     id: r.id,
     empresaCodigo: r.empresa_codigo,
@@ -94,12 +95,12 @@ export function companyNotFound (empresaCodigo: string): EngineError {
 
 /** Every company, by razão social. */
 export async function listGatewayCompanies (db: Db): Promise<GatewayCompany[]> {
-  const { rows } = await db.query<Row>(`${SELECT} ORDER BY e.nome, e.empresa_codigo`)
+  const { rows } = await db.query<CompanyRow>(`${COMPANY_SELECT} ORDER BY e.nome, e.empresa_codigo`)
   return rows.map(toCompany)
 }
 
 export async function findGatewayCompany (db: Db, empresaCodigo: string): Promise<GatewayCompany | undefined> {
-  const { rows } = await db.query<Row>(`${SELECT} WHERE e.empresa_codigo = $1`, [empresaCodigo])
+  const { rows } = await db.query<CompanyRow>(`${COMPANY_SELECT} WHERE e.empresa_codigo = $1`, [empresaCodigo])
   return rows[0] === undefined ? undefined : toCompany(rows[0])
 }
 

@@ -14,7 +14,8 @@ import { cnpjRoot } from '../cnpj.js'
 import { EngineError } from '../errors.js'
 import { assertCurrent, inspectCertificate } from './certificate.js'
 import type { CertificateFacts } from './certificate.js'
-import { getGatewayCompany, findGatewayCompany, companyNotFound } from './companies.js'
+import { COMPANY_SELECT, getGatewayCompany, companyNotFound, toCompany } from './companies.js'
+import type { CompanyRow } from './companies.js'
 import type { GatewayCompany } from './companies.js'
 import { openSealed, sealValue } from './seal.js'
 import type { MasterKey } from './master-key.js'
@@ -85,31 +86,42 @@ export class CertificateStore {
     if (rowCount === 0) throw new EngineError('GATEWAY_CERT_MISSING', `The company "${empresaCodigo}" has no certificate to remove.`)
   }
 
-  /** The certificate a query for `empresaCodigo` would use, decrypted; typed errors otherwise (see the catalog). */
+  /**
+   * The certificate a query for `empresaCodigo` would use, decrypted; typed errors
+   * otherwise (see the catalog). One round trip: the company, and its head office when
+   * it inherits, each with its sealed certificate (only the one used is opened).
+   */
   async resolveCertificate (empresaCodigo: string): Promise<ResolvedCertificate> {
-    const empresa = await findGatewayCompany(this.pool, empresaCodigo)
-    if (empresa === undefined) throw companyNotFound(empresaCodigo)
+    const { rows } = await this.pool.query<CompanyRow & { pfx_cifrado: Buffer | null, senha_cifrada: Buffer | null, chave_id: string | null }>(
+      `WITH alvo AS (SELECT id, matriz_id, herda_certificado_matriz FROM empresas WHERE empresa_codigo = $1)
+       ${COMPANY_SELECT.replace('c.fingerprint', 'c.fingerprint, c.pfx_cifrado, c.senha_cifrada, c.chave_id')}
+       WHERE e.id = (SELECT id FROM alvo) OR (e.id = (SELECT matriz_id FROM alvo) AND (SELECT herda_certificado_matriz FROM alvo))`,
+      [empresaCodigo])
+    const targetRow = rows.find((r) => r.empresa_codigo === empresaCodigo)
+    if (targetRow === undefined) throw companyNotFound(empresaCodigo)
+    const empresa = toCompany(targetRow)
     if (!empresa.ativo) throw new EngineError('GATEWAY_COMPANY_INACTIVE', `The company "${empresaCodigo}" is deactivated; the gateway does not query for it.`)
+    let row = targetRow
     let certificateCompany = empresa
-    if (empresa.herdaCertificadoMatriz && empresa.matrizEmpresaCodigo !== null) {
-      certificateCompany = await getGatewayCompany(this.pool, empresa.matrizEmpresaCodigo)
+    if (empresa.herdaCertificadoMatriz && empresa.matrizId !== null) {
+      row = rows.find((r) => r.id === empresa.matrizId)!
+      certificateCompany = toCompany(row)
       if (!certificateCompany.ativo) {
         throw new EngineError('GATEWAY_CERT_MISSING', `The company "${empresaCodigo}" inherits the certificate of its head office "${certificateCompany.empresaCodigo}", which is deactivated.`)
       }
     }
     const whose = certificateCompany === empresa ? `The company "${empresaCodigo}"` : `The head office "${certificateCompany.empresaCodigo}" whose certificate "${empresaCodigo}" inherits`
-    const { rows } = await this.pool.query<{ pfx_cifrado: Buffer, senha_cifrada: Buffer, chave_id: string, cnpj: string, valid_from: Date, valid_until: Date, fingerprint: string }>(
-      'SELECT pfx_cifrado, senha_cifrada, chave_id, cnpj, valid_from, valid_until, fingerprint FROM certificados WHERE empresa_id = $1',
-      [certificateCompany.id])
-    const row = rows[0]
-    if (row === undefined) throw new EngineError('GATEWAY_CERT_MISSING', `${whose} has no certificate; upload one (POST /admin/certificados).`)
+    const certificate = certificateCompany.certificate
+    if (certificate === null || row.pfx_cifrado === null || row.senha_cifrada === null) {
+      throw new EngineError('GATEWAY_CERT_MISSING', `${whose} has no certificate; upload one (POST /admin/certificados).`)
+    }
     try {
-      assertCurrent({ validFrom: row.valid_from, validUntil: row.valid_until }, this.now())
+      assertCurrent(certificate, this.now())
     } catch (err) {
       throw new EngineError('GATEWAY_CERT_EXPIRED', `${whose}: ${(err as Error).message}`)
     }
-    if (empresa.cnpj === null || cnpjRoot(empresa.cnpj) !== cnpjRoot(row.cnpj)) {
-      throw new EngineError('GATEWAY_CERT_CNPJ_MISMATCH', `The certificate's CNPJ root ${cnpjRoot(row.cnpj)} is not the root of the company "${empresaCodigo}".`)
+    if (empresa.cnpj === null || cnpjRoot(empresa.cnpj) !== cnpjRoot(certificate.cnpj)) {
+      throw new EngineError('GATEWAY_CERT_CNPJ_MISMATCH', `The certificate's CNPJ root ${cnpjRoot(certificate.cnpj)} is not the root of the company "${empresaCodigo}".`)
     }
     if (row.chave_id !== this.masterKey.id) {
       throw new EngineError('GATEWAY_STORE_KEY_MISMATCH', 'The stored certificate was encrypted under another master key: GATEWAY_MASTER_KEY (or the key file in the data folder) changed. Restore the key, or upload the certificate again.')
@@ -119,8 +131,8 @@ export class CertificateStore {
       certificateCompany,
       pfx: openSealed(this.masterKey, row.pfx_cifrado, aad(certificateCompany.id, 'pfx')),
       password: openSealed(this.masterKey, row.senha_cifrada, aad(certificateCompany.id, 'senha')).toString('utf8'),
-      fingerprint: row.fingerprint,
-      validUntil: row.valid_until
+      fingerprint: certificate.fingerprint,
+      validUntil: certificate.validUntil
     }
   }
 }
