@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cnpjChars, cnpjRoot, isValidCnpj, normalizeCnpj } from './cnpj.js'
+import { cnpjCheckDigits, cnpjChars, cnpjRoot, isValidCnpj, normalizeCnpj } from './cnpj.js'
 
 describe('CNPJ', () => {
   it('verifies numeric and alphanumeric check digits (tax-protocols.md 3.5)', () => {
@@ -43,5 +43,14 @@ describe('normalizeCnpj', () => {
   it('gives the 8-character root a head office shares with its branches', () => {
     expect(cnpjRoot('12ABC34501DE35')).toBe('12ABC345')
     expect(cnpjRoot('11222333000181')).toBe('11222333')
+  })
+})
+
+describe('cnpjCheckDigits', () => {
+  it('computes the digits of both forms (tax-protocols.md 3.5 examples)', () => {
+    expect(cnpjCheckDigits('112223330001')).toBe('81')
+    expect(cnpjCheckDigits('12abc34501de')).toBe('35')
+    expect(cnpjCheckDigits('999990909102')).toBe('70')
+    expect(() => cnpjCheckDigits('12ABC')).toThrow(RangeError)
   })
 })

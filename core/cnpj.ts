@@ -21,13 +21,19 @@ function checkDigit (chars: string, weights: number[]): number {
   return r < 2 ? 0 : 11 - r
 }
 
+/** The two check digits for the first 12 characters (upper-cased), e.g. to make test CNPJs. */
+export function cnpjCheckDigits (base12: string): string {
+  const c = base12.toUpperCase()
+  if (!/^[0-9A-Z]{12}$/.test(c)) throw new RangeError('a CNPJ base is 12 characters 0-9 or A-Z')
+  const d1 = checkDigit(c, WEIGHTS_1)
+  return `${d1}${checkDigit(c + String(d1), WEIGHTS_2)}`
+}
+
 /** True for a 14-position CNPJ (letters allowed in 1-12) whose check digits verify; all-equal numbers are refused. */
 export function isValidCnpj (cnpj: string): boolean {
   const c = cnpj.toUpperCase()
   if (!CNPJ_CHARS.test(c) || /^(.)\1{13}$/.test(c)) return false
-  const d1 = checkDigit(c, WEIGHTS_1)
-  const d2 = checkDigit(c.slice(0, 12) + String(d1), WEIGHTS_2)
-  return c.endsWith(`${d1}${d2}`)
+  return c.endsWith(cnpjCheckDigits(c.slice(0, 12)))
 }
 
 /**

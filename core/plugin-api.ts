@@ -20,6 +20,8 @@ export type {
   TextDocument,
   TextLine
 } from './extraction/index.js'
+/** The two CNPJ check digits of a 12-character base (both forms), for fixture generators. */
+export { cnpjCheckDigits } from './cnpj.js'
 export {
   /** Money text → integer cents (sums are made on these), or null. */
   moneyCents,

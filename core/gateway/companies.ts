@@ -90,7 +90,8 @@ export function toCompany (r: CompanyRow): GatewayCompany {
 }
 
 export function companyNotFound (empresaCodigo: string): EngineError {
-  return new EngineError('GATEWAY_COMPANY_NOT_FOUND', `No company is registered with empresa_codigo "${empresaCodigo}".`)
+  const shown = empresaCodigo.length > 64 ? `${empresaCodigo.slice(0, 64)}…` : empresaCodigo
+  return new EngineError('GATEWAY_COMPANY_NOT_FOUND', `No company is registered with empresa_codigo "${shown}".`)
 }
 
 /** Every company, by razão social. */
