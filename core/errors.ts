@@ -68,6 +68,20 @@ export const Code = {
   PLUGIN_PARSE_FAILED: 'PLUGIN_PARSE_FAILED',
   /** A plugin's consistency check failed on the extracted data (a warning: the data is still returned). */
   PLUGIN_CHECK_FAILED: 'PLUGIN_CHECK_FAILED',
+  /** The gateway knows no company with the given `empresa_codigo`. */
+  GATEWAY_COMPANY_NOT_FOUND: 'GATEWAY_COMPANY_NOT_FOUND',
+  /** The company exists but is deactivated: the gateway does not query for it. */
+  GATEWAY_COMPANY_INACTIVE: 'GATEWAY_COMPANY_INACTIVE',
+  /** The company has no certificate of its own and inherits none (or its head office has none). */
+  GATEWAY_CERT_MISSING: 'GATEWAY_CERT_MISSING',
+  /** The certificate is past its validity (or not valid yet). */
+  GATEWAY_CERT_EXPIRED: 'GATEWAY_CERT_EXPIRED',
+  /** The certificate's CNPJ root (first 8 characters) is not the company's. */
+  GATEWAY_CERT_CNPJ_MISMATCH: 'GATEWAY_CERT_CNPJ_MISMATCH',
+  /** The upload is not a PKCS#12 file this password opens, or it names no CNPJ (not an e-CNPJ). */
+  GATEWAY_CERT_UNREADABLE: 'GATEWAY_CERT_UNREADABLE',
+  /** A stored certificate was sealed under another master key (GATEWAY_MASTER_KEY changed), or its sealed bytes were altered. */
+  GATEWAY_STORE_KEY_MISMATCH: 'GATEWAY_STORE_KEY_MISMATCH',
   /** Anything we did not expect. The message is never shown to clients. */
   INTERNAL: 'INTERNAL'
 } as const

@@ -73,6 +73,15 @@ describe('razao companies', () => {
     expect(JSON.parse(on.stdout)).toMatchObject({ ativo: true })
   })
 
+  it('accepts an alphanumeric CNPJ typed in lower case with its mask, and stores it upper-case and bare', async () => {
+    const add = await razao(['companies', 'add', '--codigo-dominio', '9100', '--nome', 'Nova Alfa Ltda', '--cnpj', '12.abc.345/01de-35'])
+    expect(add.code).toBe(0)
+    expect(JSON.parse(add.stdout)).toMatchObject({ codigo_dominio: '9100', cnpj: '12ABC34501DE35', empresa_codigo: expect.stringMatching(/^[A-Z0-9]{4,32}$/) })
+    const wrongDigits = await razao(['companies', 'add', '--codigo-dominio', '9101', '--nome', 'X', '--cnpj', '12.ABC.345/01DE-53'])
+    expect(wrongDigits.code).toBe(2)
+    expect(wrongDigits.stderr).toMatch(/not a valid CNPJ/)
+  })
+
   it('refuses a duplicate code (exit 1), a bad CNPJ or a missing flag (exit 2), an unknown code (exit 1)', async () => {
     const dup = await razao(['companies', 'add', '--codigo-dominio', '42', '--nome', 'De novo'])
     expect(dup.code).toBe(1)

@@ -136,9 +136,9 @@ describe('razao', () => {
 
   it('refuses an unknown command and services not built yet', async () => {
     expect((await razao(['frobnicate'])).code).toBe(2)
-    const gateway = await razao(['serve', 'gateway'])
-    expect(gateway.code).toBe(2)
-    expect(gateway.stderr).toMatch(/not built yet/)
+    const agent = await razao(['serve', 'agent'])
+    expect(agent.code).toBe(2)
+    expect(agent.stderr).toMatch(/not built yet/)
   })
 
   it('serve all starts on embedded defaults, prints a generated key once, and stops on SIGTERM', async () => {
@@ -158,6 +158,10 @@ describe('razao', () => {
     expect(first.companies?.code).toBe(0)
     expect(JSON.parse(first.companies!.stdout)).toMatchObject({ codigo_dominio: '1', nome: 'Shared' })
     expect(first.stillUp).toBe(200)
+    // The gateway starts too, on its generated admin token, and sees the company the CLI registered: one registry.
+    expect(first.gatewayHealth).toMatchObject({ status: 'UP', service: 'razao-gateway', ambiente: 'homologacao' })
+    expect(first.stderr).toMatch(/Generated the gateway's operational API key/)
+    expect(first.gatewayCompanies).toEqual([expect.objectContaining({ razao_social: 'Shared', codigo_dominio: '1', empresa_codigo: expect.stringMatching(/^[A-Z0-9]{4,32}$/) })])
     // Stopped on shutdown: the cluster's port no longer answers.
     const { port } = JSON.parse(await readFile(join(dataDir, 'postgres.json'), 'utf8')) as { port: number }
     const probe = new pg.Client({ host: '127.0.0.1', port, user: 'razao', database: 'razao', connectionTimeoutMillis: 5000 })
@@ -172,11 +176,11 @@ describe('razao', () => {
 })
 
 /** Starts `razao serve all` on a free port, calls it, then sends SIGTERM. */
-function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, signHealth: unknown, authorized: number, companies: Run | undefined, stillUp: number }> {
+function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, signHealth: unknown, authorized: number, companies: Run | undefined, stillUp: number, gatewayHealth: unknown, gatewayCompanies: unknown }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
+      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', GATEWAY_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
       stdio: ['ignore', 'ignore', 'pipe']
     })
     let stderr = ''
@@ -185,12 +189,15 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
     let companies: Run | undefined
     let signHealth: unknown
     let stillUp = 0
+    let gatewayHealth: unknown
+    let gatewayCompanies: unknown
     let asked = false
     child.stderr.on('data', (c: Buffer) => {
       stderr += c.toString()
       const url = /import service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
       const signUrl = /sign service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
-      if (url === undefined || signUrl === undefined || asked) return
+      const gatewayUrl = /gateway service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
+      if (url === undefined || signUrl === undefined || gatewayUrl === undefined || asked) return
       asked = true
       void (async () => {
         health = await (await fetch(`${url}/health`)).json()
@@ -204,9 +211,12 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
           companies = await razao(['companies', 'add', '--codigo-dominio', '1', '--nome', 'Shared'], { RAZAO_DATA_DIR: dataDir })
         }
         stillUp = (await fetch(`${url}/health`)).status
+        gatewayHealth = await (await fetch(`${gatewayUrl}/health`)).json()
+        const adminToken = (await readFile(join(dataDir, 'gateway-admin-api-key'), 'utf8')).trim()
+        gatewayCompanies = await (await fetch(`${gatewayUrl}/admin/empresas`, { headers: { authorization: `Bearer ${adminToken}` } })).json()
         child.kill('SIGTERM')
       })().catch(reject)
     })
-    child.on('close', (code) => resolve({ code, stderr, health, signHealth, authorized, companies, stillUp }))
+    child.on('close', (code) => resolve({ code, stderr, health, signHealth, authorized, companies, stillUp, gatewayHealth, gatewayCompanies }))
   })
 }

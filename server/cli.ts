@@ -42,7 +42,7 @@ Usage:
   razao rows FILE [--limit N]                           the first sheet as read, one JSON line per row
   razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N]
                                                         the /v1/process operation: load the ledger into the database
-  razao companies add --codigo-dominio CODE --nome NAME [--cnpj DIGITS]
+  razao companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]
   razao companies list                                  every registered company, as JSON
   razao companies deactivate --codigo-dominio CODE
   razao companies activate --codigo-dominio CODE

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import type { Database } from './database.js'
 import { loadExtractConfig } from './extract/config.js'
+import { loadGatewayConfig } from './gateway/config.js'
 import { loadSignConfig } from './sign/config.js'
 import { unsupportedLineWarning } from './runtime.js'
 import { resolveApiKey } from './secrets.js'
@@ -14,7 +15,7 @@ import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
 
 /** Services that exist; `all` starts each of them. */
-export const SERVICES = ['import', 'sign', 'extract'] as const
+export const SERVICES = ['import', 'sign', 'extract', 'gateway'] as const
 export type ServiceName = typeof SERVICES[number]
 /** Names the CLI accepts, including services specified but not built yet. */
 export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
@@ -28,17 +29,23 @@ export interface RunningServices {
 
 /**
  * `env` is read here for the services whose variables live beside their code
- * (SIGN_*: server/sign/config.ts); it is validated before anything starts, so a
+ * (SIGN_*: server/sign/config.ts, GATEWAY_*: server/gateway/config.ts); it is validated before anything starts, so a
  * bad value stops the process (ConfigError) with nothing half running.
  */
 export async function startServices (names: readonly ServiceName[], config: Config, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<RunningServices> {
   const signConfig = names.includes('sign') ? loadSignConfig(env, config.shared) : undefined
   const extractConfig = names.includes('extract') ? loadExtractConfig(env) : undefined
+  const gatewayConfig = names.includes('gateway') ? loadGatewayConfig(env, config.shared) : undefined
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
   const pool = createPool({ maxThreads: config.shared.poolSize })
   const apps: RunningServices['apps'] = []
   let database: Database | undefined
+  // The import service and the gateway share one database (one registry of companies).
+  const openDatabase = async (): Promise<Database> => {
+    const { openDatabase: open } = await import('./database.js')
+    return await open(config.shared, { role: 'server', log })
+  }
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map(({ app }) => app.close()))
     await pool.destroy()
@@ -57,11 +64,29 @@ export async function startServices (names: readonly ServiceName[], config: Conf
       // Each service's app (and the database) is loaded only when that service starts: the
       // extraction service alone then carries none of the import and sign services' modules.
       if (name === 'import') {
-        const { openDatabase } = await import('./database.js')
         const { buildImportApp } = await import('./import/app.js')
-        database = await openDatabase(config.shared, { role: 'server', log })
+        database ??= await openDatabase()
         const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool, database })
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
+      } else if (name === 'gateway') {
+        const gateway = gatewayConfig!
+        const { buildGatewayApp } = await import('./gateway/app.js')
+        const { ensureApiKey, loadMasterKey } = await import('../core/gateway/index.js')
+        database ??= await openDatabase()
+        const adminToken = await resolveApiKey(gateway.adminToken, config.shared.dataDir, 'gateway-admin')
+        if (adminToken.generated) {
+          log(`Generated a development admin token for the gateway (kept in ${adminToken.file}):\n  ${adminToken.key}\nSend it as Authorization: Bearer <token> to /admin/ (and paste it into the /admin screen). Set GATEWAY_ADMIN_TOKEN to use your own.`)
+        }
+        const master = await loadMasterKey(gateway.masterKey, config.shared.dataDir)
+        if (master.generated) log(`Generated a development master key for the gateway's certificate store (kept in ${master.file}). Set GATEWAY_MASTER_KEY in production; keep a copy of it: without it the stored certificates cannot be opened.`)
+        const apiKey = await ensureApiKey(database.pool, gateway.apiKey)
+        if (apiKey.generatedKey !== undefined) {
+          // Only its hash is stored: this is the one time it can be shown.
+          log(`Generated the gateway's operational API key (only its SHA-256 is stored; this is the only time it is shown):\n  ${apiKey.generatedKey}\nSend it in the X-API-Key header. Rotate it with POST /admin/api-key/rotate.`)
+        }
+        if (apiKey.configuredIgnored) log('GATEWAY_API_KEY is set but another key is stored (it was rotated): the stored key is the valid one.')
+        const app = await buildGatewayApp({ shared: config.shared, config: gateway, adminToken: adminToken.key, masterKey: master.masterKey, database })
+        apps.push({ name, app, url: await app.listen({ host: gateway.host, port: gateway.port }) })
       } else if (name === 'extract') {
         const extract = extractConfig!
         const { buildExtractApp } = await import('./extract/app.js')

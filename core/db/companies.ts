@@ -1,15 +1,20 @@
 /**
  * The one registry of companies (`empresas`), shared by the import service, the
- * CLI and, later, the gateway's admin API. A company is found by its accounting
- * system code, `codigo_dominio`.
+ * CLI and the gateway's admin API (core/gateway/companies.ts). Here a company is found
+ * by its accounting system code, `codigo_dominio`; the gateway finds it by its
+ * generated `empresa_codigo`.
  */
 import type { ClientBase, Pool } from 'pg'
+import { normalizeCnpj } from '../cnpj.js'
 import { EngineError } from '../errors.js'
 import { isUniqueViolation } from './pg-errors.js'
 
 export interface Company {
   id: string
-  codigoDominio: string
+  /** The gateway's generated code (migration 0002). */
+  empresaCodigo: string
+  /** Null for a company the gateway registered without an accounting system code. */
+  codigoDominio: string | null
   nome: string
   cnpj: string | null
   ativo: boolean
@@ -21,17 +26,17 @@ export interface NewCompany { codigoDominio: string, nome: string, cnpj?: string
 
 type Db = Pool | ClientBase
 
-const COLUMNS = `id, codigo_dominio, nome, cnpj, ativo,
+const COLUMNS = `id, empresa_codigo, codigo_dominio, nome, cnpj, ativo,
   to_char(criado_em AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS criado_em,
   to_char(atualizado_em AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS atualizado_em`
 
-interface CompanyRow { id: string, codigo_dominio: string, nome: string, cnpj: string | null, ativo: boolean, criado_em: string, atualizado_em: string }
+interface CompanyRow { id: string, empresa_codigo: string, codigo_dominio: string | null, nome: string, cnpj: string | null, ativo: boolean, criado_em: string, atualizado_em: string }
 
 function toCompany (row: CompanyRow): Company {
-  return { id: row.id, codigoDominio: row.codigo_dominio, nome: row.nome, cnpj: row.cnpj, ativo: row.ativo, criadoEm: row.criado_em, atualizadoEm: row.atualizado_em }
+  return { id: row.id, empresaCodigo: row.empresa_codigo, codigoDominio: row.codigo_dominio, nome: row.nome, cnpj: row.cnpj, ativo: row.ativo, criadoEm: row.criado_em, atualizadoEm: row.atualizado_em }
 }
 
-/** Validates and normalizes a new company; a CNPJ may come formatted (`12.345.678/0001-95`). */
+/** Validates and normalizes a new company; a CNPJ may come formatted (`12.345.678/0001-95`, `12.abc.345/01de-35`). */
 export function normalizeCompany (input: NewCompany): { codigoDominio: string, nome: string, cnpj: string | null } {
   const codigoDominio = input.codigoDominio.trim()
   const nome = input.nome.trim()
@@ -39,28 +44,12 @@ export function normalizeCompany (input: NewCompany): { codigoDominio: string, n
   if (nome === '' || nome.length > 200) throw new EngineError('REQUEST_INVALID', 'The company name must be 1 to 200 characters.')
   let cnpj: string | null = null
   if (input.cnpj !== undefined && input.cnpj.trim() !== '') {
-    cnpj = input.cnpj.replace(/[.\-/\s]/g, '')
-    if (!/^\d{14}$/.test(cnpj) || !cnpjCheckDigitsOk(cnpj)) {
-      throw new EngineError('REQUEST_INVALID', `"${input.cnpj}" is not a valid CNPJ (14 digits with matching check digits).`)
+    cnpj = normalizeCnpj(input.cnpj)
+    if (cnpj === null) {
+      throw new EngineError('REQUEST_INVALID', `"${input.cnpj}" is not a valid CNPJ (14 characters, numeric or alphanumeric, with matching check digits).`)
     }
   }
   return { codigoDominio, nome, cnpj }
-}
-
-/** The two modulo-11 check digits of a CNPJ. */
-export function cnpjCheckDigitsOk (digits: string): boolean {
-  if (/^(\d)\1{13}$/.test(digits)) return false
-  const check = (length: number): number => {
-    let sum = 0
-    let weight = length - 7
-    for (let i = 0; i < length; i++) {
-      sum += Number(digits[i]) * weight
-      weight = weight === 2 ? 9 : weight - 1
-    }
-    const rest = sum % 11
-    return rest < 2 ? 0 : 11 - rest
-  }
-  return check(12) === Number(digits[12]) && check(13) === Number(digits[13])
 }
 
 export async function addCompany (db: Db, input: NewCompany): Promise<Company> {
@@ -77,7 +66,7 @@ export async function addCompany (db: Db, input: NewCompany): Promise<Company> {
 }
 
 export async function listCompanies (db: Db): Promise<Company[]> {
-  const { rows } = await db.query<CompanyRow>(`SELECT ${COLUMNS} FROM empresas ORDER BY codigo_dominio`)
+  const { rows } = await db.query<CompanyRow>(`SELECT ${COLUMNS} FROM empresas ORDER BY codigo_dominio NULLS LAST, empresa_codigo`)
   return rows.map(toCompany)
 }
 

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { hasCode } from '../errors.js'
-import { addCompany, cnpjCheckDigitsOk, findCompany, listCompanies, setCompanyActive } from './companies.js'
+import { isValidCnpj } from '../cnpj.js'
+import { addCompany, findCompany, listCompanies, setCompanyActive } from './companies.js'
 import { loadMigrations, migrate } from './migrate.js'
 
 let db: TestDatabase
@@ -62,10 +63,10 @@ describe('company registry', () => {
   })
 
   it('checks CNPJ check digits', () => {
-    expect(cnpjCheckDigitsOk('11222333000181')).toBe(true)
-    expect(cnpjCheckDigitsOk('11444777000161')).toBe(true)
-    expect(cnpjCheckDigitsOk('11444777000162')).toBe(false)
-    expect(cnpjCheckDigitsOk('00000000000000')).toBe(false)
+    expect(isValidCnpj('11222333000181')).toBe(true)
+    expect(isValidCnpj('11444777000161')).toBe(true)
+    expect(isValidCnpj('11444777000162')).toBe(false)
+    expect(isValidCnpj('00000000000000')).toBe(false)
   })
 })
 

@@ -4,6 +4,8 @@ export type { SignPdfOptions, SignedPdf, VisualMode } from './sign-pdf.js'
 export { loadPkcs12, assertValidAt } from './certificate.js'
 export type { SigningMaterial } from './certificate.js'
 export type { SignerIdentity } from './icp-brasil.js'
+/** The ICP-Brasil subjectAltName otherNames (DOC-ICP-04), for readers of a certificate's CNPJ (the gateway). */
+export { readOtherNames, OID_ICP_CNPJ } from './icp-brasil.js'
 export type { SignaturePolicy } from './cms.js'
 export { SignCode, SignError, isSignError } from './errors.js'
 export { createDevChain, issueCertificate, toPkcs12 } from './dev-chain.js'

@@ -35,5 +35,13 @@ export const IMPORT_STATUSES: StatusTable = {
   PLUGIN_CHECK_FAILED: 400,
   // The client has gone; the status is only for our logs.
   ABORTED: 499,
+  // Gateway codes never reach this service; listed because the table is total.
+  GATEWAY_COMPANY_NOT_FOUND: 404,
+  GATEWAY_COMPANY_INACTIVE: 404,
+  GATEWAY_CERT_MISSING: 422,
+  GATEWAY_CERT_EXPIRED: 422,
+  GATEWAY_CERT_CNPJ_MISMATCH: 422,
+  GATEWAY_CERT_UNREADABLE: 422,
+  GATEWAY_STORE_KEY_MISMATCH: 503,
   INTERNAL: 500
 }

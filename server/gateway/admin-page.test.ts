@@ -1,0 +1,170 @@
+/**
+ * The administration screen end to end: Debian's Chromium (headless, playwright-core)
+ * against a real gateway listening on loopback, on a real PostgreSQL, with certificates
+ * made in the test. Every call the page makes must carry the Bearer token.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { chromium } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freshDatabase } from '../../fixtures/db/test-database.js'
+import type { TestDatabase } from '../../fixtures/db/test-database.js'
+import { ensureApiKey, parseMasterKey } from '../../core/gateway/index.js'
+import { createDevChain } from '../../core/sign/index.js'
+import { loadConfig } from '../config.js'
+import { buildGatewayApp } from './app.js'
+import { loadGatewayConfig } from './config.js'
+
+const ADMIN = `admin-${randomBytes(16).toString('hex')}`
+let db: TestDatabase
+let app: FastifyInstance
+let browser: Browser
+let page: Page
+let base: string
+let dir: string
+const problems: string[] = []
+const adminCalls: Array<{ url: string, authorization: string | undefined }> = []
+
+beforeAll(async () => {
+  db = await freshDatabase()
+  await ensureApiKey(db.pool, `first-${randomBytes(16).toString('hex')}`)
+  const shared = loadConfig({}).shared
+  app = await buildGatewayApp({
+    shared, config: loadGatewayConfig({}, shared), adminToken: ADMIN, masterKey: parseMasterKey(randomBytes(32).toString('hex'))!, database: { pool: db.pool }, logger: false
+  })
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+  dir = await mkdtemp(join(tmpdir(), 'razao-gateway-ui-'))
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  page = await browser.newPage()
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`))
+  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console: ${msg.text()}`) })
+  page.on('dialog', (dialog) => { void dialog.accept() })
+  page.on('request', (request) => {
+    const path = new URL(request.url()).pathname
+    if (path.startsWith('/admin/')) adminCalls.push({ url: `${request.method()} ${path}`, authorization: request.headers().authorization })
+  })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await app?.close()
+  await db?.drop()
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true })
+})
+
+const row = (razao: string) => page.locator('#companies tbody tr', { hasText: razao })
+const message = () => page.locator('#message')
+
+async function addCompany (fields: { razao: string, cnpj: string, matriz?: string, herda?: boolean }): Promise<void> {
+  await page.fill('#company-form [name=razao_social]', fields.razao)
+  await page.fill('#company-form [name=cnpj]', fields.cnpj)
+  if (fields.matriz !== undefined) await page.selectOption('#company-form [name=matriz_empresa_codigo]', fields.matriz)
+  if (fields.herda === true) await page.check('#company-form [name=herda_certificado_matriz]')
+  await page.click('#company-form button[type=submit]')
+  await row(fields.razao).waitFor()
+}
+
+async function codeOf (razao: string): Promise<string> {
+  return (await row(razao).getAttribute('data-empresa-codigo'))!
+}
+
+describe('admin screen in Chromium', () => {
+  it('loads without the token, refuses a wrong one, and keeps the right one for the tab', async () => {
+    const res = await page.goto(`${base}/admin`)
+    expect(res?.status()).toBe(200)
+    await expect(page.locator('#token-form').isVisible()).resolves.toBe(true)
+    await expect(page.locator('#app').isHidden()).resolves.toBe(true)
+    await page.fill('#token', 'not-the-admin-token')
+    await page.click('#token-form button')
+    await expect.poll(() => message().textContent()).toMatch(/Token recusado/)
+    await expect(page.locator('#app').isHidden()).resolves.toBe(true)
+    await page.fill('#token', ADMIN)
+    await page.click('#token-form button')
+    await page.locator('#app').waitFor({ state: 'visible' })
+    expect(await page.evaluate("sessionStorage.getItem('razao-gateway-admin-token')")).toBe(ADMIN)
+  })
+
+  it('adds companies (alphanumeric CNPJ, head office, inheriting branch) and edits one', async () => {
+    await addCompany({ razao: 'Alfa Nova Ltda', cnpj: '12.abc.345/01de-35' })
+    await expect.poll(() => row('Alfa Nova Ltda').locator('td').nth(1).textContent()).toBe('12ABC34501DE35')
+    await expect.poll(() => row('Alfa Nova Ltda').locator('[data-field=certificado_status]').textContent()).toBe('AUSENTE')
+    await addCompany({ razao: 'Matriz Teste SA', cnpj: '11.222.333/0001-81' })
+    const matriz = await codeOf('Matriz Teste SA')
+    await addCompany({ razao: 'Filial Teste', cnpj: '11.222.333/0002-62', matriz, herda: true })
+    await expect.poll(() => row('Filial Teste').locator('td').nth(4).textContent()).toBe(`${matriz} (herda certificado)`)
+
+    await page.fill('#company-form [name=cnpj]', '11.222.333/0001-82')
+    await page.fill('#company-form [name=razao_social]', 'Com CNPJ errado')
+    await page.click('#company-form button[type=submit]')
+    await expect.poll(() => message().textContent()).toMatch(/not a valid CNPJ/)
+    await page.click('#company-cancel')
+
+    await row('Alfa Nova Ltda').locator('button[data-action=edit]').click()
+    await page.fill('#company-form [name=razao_social]', 'Alfa Nova Comércio Ltda')
+    await page.click('#company-form button[type=submit]')
+    await row('Alfa Nova Comércio Ltda').waitFor()
+    await expect.poll(() => message().textContent()).toMatch(/Empresa atualizada/)
+  })
+
+  it('uploads a certificate from a file; the branch shows it inherited; removes it', async () => {
+    const chain = createDevChain({ document: '11222333000181', password: 'senha-do-arquivo' })
+    const file = join(dir, 'matriz.pfx')
+    await writeFile(file, chain.pkcs12)
+    await page.selectOption('#cert-form [name=empresa_codigo]', await codeOf('Matriz Teste SA'))
+    await page.setInputFiles('#cert-form [name=pfx]', file)
+    await page.fill('#cert-form [name=senha]', 'senha-errada')
+    await page.click('#cert-form button[type=submit]')
+    await expect.poll(() => message().textContent()).toMatch(/password/)
+    await page.fill('#cert-form [name=senha]', 'senha-do-arquivo')
+    await page.click('#cert-form button[type=submit]')
+    await expect.poll(() => message().textContent()).toMatch(/Certificado de 11222333000181 guardado/)
+    await expect.poll(() => row('Matriz Teste SA').locator('[data-field=certificado_status]').textContent()).toBe('VALIDO')
+    const days = Number(await row('Matriz Teste SA').locator('[data-field=days_to_expiry]').textContent())
+    expect(days).toBeGreaterThanOrEqual(363)
+    expect(days).toBeLessThanOrEqual(365)
+    await expect.poll(() => row('Filial Teste').locator('[data-field=certificado_status]').textContent()).toBe('VALIDO (matriz)')
+    const { rows } = await db.pool.query('SELECT cnpj FROM certificados')
+    expect(rows).toEqual([{ cnpj: '11222333000181' }])
+
+    await row('Matriz Teste SA').locator('button[data-action=remove-cert]').click()
+    await expect.poll(() => message().textContent()).toMatch(/Certificado removido/)
+    await expect.poll(() => row('Matriz Teste SA').locator('[data-field=certificado_status]').textContent()).toBe('AUSENTE')
+    await expect.poll(() => row('Filial Teste').locator('[data-field=certificado_status]').textContent()).toBe('AUSENTE')
+  })
+
+  it('deactivates a company and rotates the key, showing the new key once', async () => {
+    await row('Filial Teste').locator('button[data-action=deactivate]').click()
+    await expect.poll(() => row('Filial Teste').locator('td').nth(5).textContent()).toBe('não')
+
+    await page.click('#rotate')
+    await page.locator('#new-key-box').waitFor({ state: 'visible' })
+    const key = (await page.locator('#new-key').textContent())!
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const { rows } = await db.pool.query<{ sha256: string }>('SELECT sha256 FROM chaves_api')
+    expect(rows[0]!.sha256).toBe(createHash('sha256').update(key).digest('hex'))
+
+    // Shown once: after a reload the tab is still signed in, and the key is gone from the page.
+    await page.reload()
+    await page.locator('#app').waitFor({ state: 'visible' })
+    await expect(page.locator('#new-key-box').isHidden()).resolves.toBe(true)
+    expect(await page.content()).not.toContain(key)
+    await page.click('#logout')
+    await expect(page.locator('#token-form').isVisible()).resolves.toBe(true)
+    expect(await page.evaluate("sessionStorage.getItem('razao-gateway-admin-token')")).toBeNull()
+  })
+
+  it('sent the Bearer token on every admin call and hit no script or policy error', () => {
+    const calls = adminCalls.filter((c) => !c.url.startsWith('GET /admin-ui/'))
+    expect(calls.length).toBeGreaterThan(10)
+    expect(calls.map((c) => c.url)).toEqual(expect.arrayContaining(['POST /admin/empresas', 'POST /admin/certificados', 'POST /admin/api-key/rotate']))
+    expect(calls.filter((c) => c.authorization === undefined || !c.authorization.startsWith('Bearer '))).toEqual([])
+    expect(problems.filter((p) => !/401|422|400/.test(p))).toEqual([])
+  })
+})

@@ -1,0 +1,243 @@
+/**
+ * The administration screen (issue 15): one static page, its script and its style,
+ * served by the gateway itself (no CDN, no build step). The page holds no data and
+ * loads without the token; it asks for the token, keeps it in sessionStorage (gone
+ * when the tab closes) and sends it as `Authorization: Bearer` on every call to the
+ * admin API. Data is written with textContent only, never parsed as HTML.
+ */
+
+export const ADMIN_PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+export const ADMIN_HTML = `<!doctype html>
+<html lang="pt-BR">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>razao · gateway · administração</title>
+<link rel="stylesheet" href="/admin-ui/app.css">
+<script src="/admin-ui/app.js" defer></script>
+</head>
+<body>
+<header><h1>Gateway de documentos fiscais</h1><button id="logout" type="button" hidden>Sair</button></header>
+<p id="message" role="status" aria-live="polite"></p>
+
+<section id="login">
+  <h2>Entrar</h2>
+  <form id="token-form" autocomplete="off">
+    <label>Token de administração (GATEWAY_ADMIN_TOKEN)
+      <input id="token" name="token" type="password" required autocomplete="off"></label>
+    <button type="submit">Entrar</button>
+  </form>
+</section>
+
+<main id="app" hidden>
+  <section>
+    <h2>Empresas</h2>
+    <table id="companies">
+      <thead><tr><th>Razão social</th><th>CNPJ</th><th>empresa_codigo</th><th>Código domínio</th><th>Matriz</th><th>Ativa</th><th>Certificado</th><th>Dias até vencer</th><th>Ações</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
+
+  <section>
+    <h2 id="company-title">Nova empresa</h2>
+    <form id="company-form" autocomplete="off">
+      <input type="hidden" name="empresa_codigo">
+      <label>Razão social <input name="razao_social" required maxlength="200"></label>
+      <label>CNPJ <input name="cnpj" required maxlength="18" placeholder="12.ABC.345/01DE-35"></label>
+      <label>Código domínio <input name="codigo_dominio" maxlength="64"></label>
+      <label>Matriz <select name="matriz_empresa_codigo"><option value="">(é matriz)</option></select></label>
+      <label class="check"><input type="checkbox" name="herda_certificado_matriz"> Usa o certificado da matriz</label>
+      <label class="check" id="ativo-label" hidden><input type="checkbox" name="ativo"> Ativa</label>
+      <button type="submit">Salvar</button>
+      <button type="button" id="company-cancel">Limpar</button>
+    </form>
+  </section>
+
+  <section>
+    <h2>Certificado A1</h2>
+    <form id="cert-form" autocomplete="off">
+      <label>Empresa <select name="empresa_codigo" required></select></label>
+      <label>Arquivo (.pfx / .p12) <input name="pfx" type="file" accept=".pfx,.p12,application/x-pkcs12" required></label>
+      <label>Senha do certificado <input name="senha" type="password" autocomplete="off"></label>
+      <button type="submit">Enviar certificado</button>
+    </form>
+  </section>
+
+  <section>
+    <h2>Chave operacional (X-API-Key)</h2>
+    <p>Gerar uma nova chave invalida a atual imediatamente. A nova chave aparece uma única vez.</p>
+    <button id="rotate" type="button">Gerar nova chave</button>
+    <p id="new-key-box" hidden>Nova chave (copie agora): <code id="new-key"></code></p>
+  </section>
+</main>
+</body>
+</html>
+`
+
+export const ADMIN_CSS = `body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #1d2733; }
+header { display: flex; justify-content: space-between; align-items: center; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
+table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
+th, td { border-bottom: 1px solid #d5dbe2; padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
+form { display: flex; flex-wrap: wrap; gap: 0.6rem 1rem; align-items: flex-end; }
+label { display: flex; flex-direction: column; font-size: 0.85rem; gap: 0.2rem; }
+label.check { flex-direction: row; align-items: center; }
+button { padding: 0.3rem 0.7rem; cursor: pointer; }
+td button { margin: 0 0.2rem 0.2rem 0; font-size: 0.8rem; }
+#message { min-height: 1.2rem; font-weight: 600; }
+#message.error { color: #a1221a; } #message.ok { color: #1e6b30; }
+.VALIDO { color: #1e6b30; } .VENCE_EM_BREVE { color: #9a6700; } .VENCIDO, .AUSENTE { color: #a1221a; }
+code { background: #eef1f4; padding: 0.2rem 0.4rem; user-select: all; word-break: break-all; }
+`
+
+// Plain ES2017 without template literals (this file is itself a template literal).
+export const ADMIN_JS = `'use strict';
+(function () {
+  var TOKEN_KEY = 'razao-gateway-admin-token';
+  var companies = [];
+  function $(id) { return document.getElementById(id); }
+  function token() { return sessionStorage.getItem(TOKEN_KEY); }
+  function say(text, ok) {
+    var m = $('message'); m.textContent = text; m.className = ok ? 'ok' : 'error';
+  }
+  function showApp(on) {
+    $('login').hidden = on; $('app').hidden = !on; $('logout').hidden = !on;
+  }
+  function api(method, path, body) {
+    var headers = { 'Authorization': 'Bearer ' + token() };
+    var init = { method: method, headers: headers };
+    if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
+    return fetch(path, init).then(function (res) {
+      if (res.status === 204) return null;
+      return res.json().catch(function () { return {}; }).then(function (data) {
+        if (res.status === 401) {
+          sessionStorage.removeItem(TOKEN_KEY); showApp(false);
+          throw new Error('Token recusado: ' + (data.detail || 'entre novamente.'));
+        }
+        if (!res.ok) throw new Error(data.detail || ('Erro ' + res.status));
+        return data;
+      });
+    });
+  }
+  function cell(tr, text, cls) {
+    var td = document.createElement('td'); td.textContent = text === null || text === undefined ? '' : String(text);
+    if (cls) td.className = cls; tr.appendChild(td); return td;
+  }
+  function button(td, label, action, handler) {
+    var b = document.createElement('button'); b.type = 'button'; b.textContent = label; b.dataset.action = action;
+    b.addEventListener('click', handler); td.appendChild(b);
+  }
+  function render() {
+    var body = $('companies').tBodies[0]; body.textContent = '';
+    companies.forEach(function (c) {
+      var tr = document.createElement('tr'); tr.dataset.empresaCodigo = c.empresa_codigo;
+      cell(tr, c.razao_social); cell(tr, c.cnpj); cell(tr, c.empresa_codigo); cell(tr, c.codigo_dominio);
+      cell(tr, c.matriz_empresa_codigo ? c.matriz_empresa_codigo + (c.herda_certificado_matriz ? ' (herda certificado)' : '') : '');
+      cell(tr, c.ativo ? 'sim' : 'não');
+      var cert = c.certificado;
+      var status = c.certificado_status + (cert && cert.origem === 'MATRIZ' ? ' (matriz)' : '');
+      cell(tr, status, c.certificado_status).dataset.field = 'certificado_status';
+      cell(tr, cert ? cert.days_to_expiry : '').dataset.field = 'days_to_expiry';
+      var actions = cell(tr, '');
+      button(actions, 'Editar', 'edit', function () { edit(c); });
+      if (cert && cert.origem === 'PROPRIO') button(actions, 'Remover certificado', 'remove-cert', function () { removeCertificate(c); });
+      if (c.ativo) button(actions, 'Desativar', 'deactivate', function () { deactivate(c); });
+      body.appendChild(tr);
+    });
+    var matriz = document.querySelector('#company-form [name=matriz_empresa_codigo]');
+    var certCompany = document.querySelector('#cert-form [name=empresa_codigo]');
+    var keepMatriz = matriz.value; var keepCert = certCompany.value;
+    matriz.length = 1; certCompany.length = 0;
+    companies.forEach(function (c) {
+      if (!c.matriz_empresa_codigo) matriz.add(new Option(c.razao_social + ' — ' + c.empresa_codigo, c.empresa_codigo));
+      certCompany.add(new Option(c.razao_social + ' — ' + c.empresa_codigo, c.empresa_codigo));
+    });
+    matriz.value = keepMatriz; if (keepCert) certCompany.value = keepCert;
+  }
+  function load() {
+    return api('GET', '/admin/empresas').then(function (list) { companies = list; showApp(true); render(); });
+  }
+  function fail(err) { say(err.message, false); }
+  function field(name) { return document.querySelector('#company-form [name=' + name + ']'); }
+  function resetCompanyForm() {
+    $('company-form').reset(); field('empresa_codigo').value = '';
+    $('company-title').textContent = 'Nova empresa'; $('ativo-label').hidden = true;
+  }
+  function edit(c) {
+    field('empresa_codigo').value = c.empresa_codigo; field('razao_social').value = c.razao_social;
+    field('cnpj').value = c.cnpj || ''; field('codigo_dominio').value = c.codigo_dominio || '';
+    field('matriz_empresa_codigo').value = c.matriz_empresa_codigo || '';
+    field('herda_certificado_matriz').checked = c.herda_certificado_matriz; field('ativo').checked = c.ativo;
+    $('ativo-label').hidden = false; $('company-title').textContent = 'Editar ' + c.empresa_codigo;
+    field('razao_social').focus();
+  }
+  function saveCompany(event) {
+    event.preventDefault();
+    var codigo = field('empresa_codigo').value;
+    var body = {
+      razao_social: field('razao_social').value, cnpj: field('cnpj').value,
+      codigo_dominio: field('codigo_dominio').value.trim() || null,
+      matriz_empresa_codigo: field('matriz_empresa_codigo').value || null,
+      herda_certificado_matriz: field('herda_certificado_matriz').checked
+    };
+    var call;
+    if (codigo) { body.ativo = field('ativo').checked; call = api('PATCH', '/admin/empresas/' + encodeURIComponent(codigo), body); }
+    else call = api('POST', '/admin/empresas', body);
+    call.then(function (c) {
+      say((codigo ? 'Empresa atualizada: ' : 'Empresa cadastrada: ') + c.empresa_codigo, true);
+      resetCompanyForm(); return load();
+    }).catch(fail);
+  }
+  function deactivate(c) {
+    if (!confirm('Desativar ' + c.razao_social + '?')) return;
+    api('DELETE', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo))
+      .then(function () { say('Empresa desativada: ' + c.empresa_codigo, true); return load(); }).catch(fail);
+  }
+  function removeCertificate(c) {
+    if (!confirm('Remover o certificado de ' + c.razao_social + '?')) return;
+    api('DELETE', '/admin/certificados/' + encodeURIComponent(c.empresa_codigo))
+      .then(function () { say('Certificado removido: ' + c.empresa_codigo, true); return load(); }).catch(fail);
+  }
+  function toBase64(buffer) {
+    var bytes = new Uint8Array(buffer); var parts = [];
+    for (var i = 0; i < bytes.length; i += 0x8000) parts.push(String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000)));
+    return btoa(parts.join(''));
+  }
+  function uploadCertificate(event) {
+    event.preventDefault();
+    var form = $('cert-form'); var file = form.elements.pfx.files[0];
+    if (!file) { say('Escolha o arquivo do certificado.', false); return; }
+    file.arrayBuffer().then(function (buffer) {
+      return api('POST', '/admin/certificados', { empresa_codigo: form.elements.empresa_codigo.value, pfx_base64: toBase64(buffer), senha: form.elements.senha.value });
+    }).then(function (cert) {
+      form.elements.senha.value = ''; form.elements.pfx.value = '';
+      say('Certificado de ' + cert.cnpj + ' guardado; vence em ' + cert.valid_until.slice(0, 10) + ' (' + cert.days_to_expiry + ' dias).', true);
+      return load();
+    }).catch(fail);
+  }
+  function rotate() {
+    if (!confirm('Gerar uma nova chave? A chave atual deixa de funcionar agora.')) return;
+    api('POST', '/admin/api-key/rotate').then(function (data) {
+      $('new-key').textContent = data.api_key; $('new-key-box').hidden = false;
+      say('Nova chave gerada. Ela não será mostrada de novo.', true);
+    }).catch(fail);
+  }
+  document.addEventListener('DOMContentLoaded', function () {
+    $('token-form').addEventListener('submit', function (event) {
+      event.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $('token').value.trim()); $('token').value = '';
+      load().then(function () { say('', true); }).catch(fail);
+    });
+    $('logout').addEventListener('click', function () {
+      sessionStorage.removeItem(TOKEN_KEY); companies = []; render(); showApp(false);
+      $('new-key-box').hidden = true; $('new-key').textContent = ''; say('', true);
+    });
+    $('company-form').addEventListener('submit', saveCompany);
+    $('company-cancel').addEventListener('click', resetCompanyForm);
+    $('cert-form').addEventListener('submit', uploadCertificate);
+    $('rotate').addEventListener('click', rotate);
+    if (token()) load().catch(fail); else showApp(false);
+  });
+})();
+`

@@ -1,0 +1,159 @@
+/**
+ * The tax-document gateway's Fastify app (spec 3 part A, issue 15). Three kinds of
+ * route, told apart in one onRequest hook before any body is read:
+ * - public: `/health`, and the admin screen's page and assets (the page asks for the token);
+ * - admin: everything under `/admin/`, `Authorization: Bearer <GATEWAY_ADMIN_TOKEN>`;
+ * - everything else (the query routes): the operational `X-API-Key`, checked against the
+ *   stored SHA-256 hash. Default-deny: a route nobody classified needs the API key.
+ * The two secrets never stand in for each other. Only main code listens; tests inject.
+ */
+import Fastify from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Pool } from 'pg'
+import type { SharedConfig } from '../config.js'
+import { registerErrorHandler } from '../http-errors.js'
+import { loggerOptions, requestIdOf } from '../logging.js'
+import { keyMatches } from '../secrets.js'
+import { CertificateStore, apiKeyMatchesHash, readApiKeyHash } from '../../core/gateway/index.js'
+import type { MasterKey } from '../../core/gateway/index.js'
+import { registerAdminRoutes, withDatabase } from './admin-routes.js'
+import { ADMIN_CSS, ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js'
+import type { GatewayConfig, QueryRouteDeps } from './config.js'
+import { GATEWAY_STATUSES } from './errors.js'
+import { registerQueryRoutes } from './query-routes.js'
+
+export const GATEWAY_SERVICE_NAME = 'razao-gateway'
+
+export interface GatewayAppOptions {
+  shared: SharedConfig
+  config: GatewayConfig
+  /** The resolved admin token (configured or generated); never logged. */
+  adminToken: string
+  masterKey: MasterKey
+  database: { pool: Pool }
+  /** Pino logger on (the default) or off. */
+  logger?: boolean
+  /** Where log lines go (default stdout); tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream
+  /** The clock for certificate expiry (tests move it). */
+  now?: () => Date
+  /** How long a read of the stored API key hash is reused, ms; a rotation in this process applies at once. */
+  apiKeyCacheMs?: number
+  /** Registers the query routes; default query-routes.ts. Tests pass their own to exercise the key check. */
+  registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
+}
+
+const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css', '/favicon.ico'])
+
+function bearerToken (request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (typeof header !== 'string') return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match?.[1]
+}
+
+/**
+ * The operational key's hash, read from the database and kept for a few seconds, so a
+ * query costs no extra round trip; a rotation made by this process replaces it at once,
+ * one made by another gateway process on the same database applies within the TTL.
+ */
+class ApiKeyHash {
+  private hash: string | undefined
+  private readAt = 0
+  constructor (private readonly pool: Pool, private readonly ttlMs: number) {}
+
+  set (hash: string): void {
+    this.hash = hash
+    this.readAt = Date.now()
+  }
+
+  async current (): Promise<string | undefined> {
+    if (this.hash === undefined || Date.now() - this.readAt > this.ttlMs) {
+      const stored = await withDatabase(() => readApiKeyHash(this.pool))
+      if (stored !== undefined) this.set(stored)
+      else this.hash = undefined
+    }
+    return this.hash
+  }
+}
+
+export async function buildGatewayApp (options: GatewayAppOptions): Promise<FastifyInstance> {
+  const { shared, config, adminToken, masterKey } = options
+  const pool = options.database.pool
+  const now = options.now ?? (() => new Date())
+  const app = Fastify({
+    logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    // Certificates travel as base64 in JSON: a few KiB each; 1 MiB leaves room and no more.
+    bodyLimit: 1024 * 1024,
+    frameworkErrors: (error, request, reply) => {
+      request.log.info({ code: error.code }, 'request refused')
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.' })
+    }
+  })
+  registerErrorHandler(app, GATEWAY_STATUSES)
+
+  const store = new CertificateStore({ pool, masterKey, now })
+  const apiKeyHash = new ApiKeyHash(pool, options.apiKeyCacheMs ?? 5000)
+  const checkApiKey = async (request: FastifyRequest): Promise<boolean> => {
+    const given = request.headers['x-api-key']
+    const hash = await apiKeyHash.current()
+    return hash !== undefined && apiKeyMatchesHash(hash, typeof given === 'string' ? given : undefined)
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id)
+    const route = request.routeOptions.url
+    // No route: answered before a body nobody wants is read.
+    if (route === undefined) {
+      return reply.code(404).header('connection', 'close').send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.` })
+    }
+    if (PUBLIC_ROUTES.has(route)) return
+    if (route.startsWith('/admin/')) {
+      if (!keyMatches(adminToken, bearerToken(request))) {
+        request.log.info({ code: 'UNAUTHORIZED' }, 'admin request refused')
+        return reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close')
+          .send({ detail: 'Invalid or missing admin token: send Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' })
+      }
+      return
+    }
+    if (!await checkApiKey(request)) {
+      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
+      return reply.code(401).header('connection', 'close').send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
+    }
+  })
+
+  // Availability only: no configuration values, keys, company or certificate data.
+  app.get('/health', async (_request, reply) => {
+    const database = await pool.query('SELECT 1').then(() => 'UP' as const, () => 'DOWN' as const)
+    return reply.code(database === 'UP' ? 200 : 503).send({
+      status: database === 'UP' ? 'UP' : 'DOWN',
+      service: GATEWAY_SERVICE_NAME,
+      environment: shared.environment,
+      ambiente: config.tpAmb === 1 ? 'producao' : 'homologacao',
+      database,
+      timestamp: new Date().toISOString()
+    })
+  })
+
+  // The admin screen: static, public (it holds no data; it asks for the token and sends
+  // it as a Bearer header on every call). Scripts only from here, no inline code, no framing.
+  const page = (body: string, type: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.type(type).header('content-security-policy', ADMIN_PAGE_CSP).header('x-frame-options', 'DENY')
+      .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-cache').send(body)
+  app.get('/admin', page(ADMIN_HTML, 'text/html; charset=utf-8'))
+  app.get('/admin-ui/app.js', page(ADMIN_JS, 'text/javascript; charset=utf-8'))
+  app.get('/admin-ui/app.css', page(ADMIN_CSS, 'text/css; charset=utf-8'))
+  // Browsers ask for it on their own; no icon, and no 404 in the console.
+  app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
+
+  await registerAdminRoutes(app, { pool, store, now, onRotated: (hash) => apiKeyHash.set(hash) })
+
+  // ---- Query routes (owned by branch gw-query: server/gateway/query-routes.ts) ----
+  const deps: QueryRouteDeps = { config, resolveCertificate: (empresaCodigo) => store.resolveCertificate(empresaCodigo), checkApiKey }
+  await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
+  // ---- end of query routes ----
+
+  return app
+}

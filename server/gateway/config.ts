@@ -1,0 +1,81 @@
+/**
+ * The tax-document gateway's configuration (spec 3 part A, issue 15), read once at
+ * start-up with the shared EnvReader: a bad value stops the process naming the
+ * variable; secrets (admin token, API key, master key) are never echoed.
+ *
+ * Also here: `QueryRouteDeps`, what the query routes (server/gateway/query-routes.ts)
+ * receive from the app.
+ */
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { FastifyRequest } from 'fastify'
+import { ConfigError, EnvReader } from '../config.js'
+import type { SharedConfig } from '../config.js'
+import { parseMasterKey } from '../../core/gateway/index.js'
+import type { MasterKey, ResolvedCertificate } from '../../core/gateway/index.js'
+
+/** Official endpoints by environment (tax-protocols.md 1 and 2); GATEWAY_NFE_URL / GATEWAY_ADN_URL override them. */
+export const OFFICIAL_ENDPOINTS = {
+  1: { nfe: 'https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.nfse.gov.br/contribuintes' },
+  2: { nfe: 'https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.producaorestrita.nfse.gov.br/contribuintes' }
+} as const
+
+export interface GatewayConfig {
+  host: string
+  port: number
+  /** GATEWAY_ADMIN_TOKEN; undefined: generated once into the data folder (`gateway-admin-api-key`). */
+  adminToken: string | undefined
+  /** GATEWAY_API_KEY: the first operational key when none is stored yet; afterwards the stored hash rules (rotation). */
+  apiKey: string | undefined
+  /** GATEWAY_MASTER_KEY; undefined: the development key file in the data folder (refused in production). */
+  masterKey: MasterKey | undefined
+  /** GATEWAY_TP_AMB: 1 production, 2 homologation (default). */
+  tpAmb: 1 | 2
+  /** NF-e distribution endpoint: GATEWAY_NFE_URL or the official one for tpAmb. */
+  nfeUrl: string
+  /** NFS-e ADN contributor API base: GATEWAY_ADN_URL or the official one for tpAmb. */
+  adnUrl: string
+  /** GATEWAY_CA_FILE: extra trusted roots (PEM), absolute path; undefined: Node's bundled roots only. */
+  caFile: string | undefined
+  /** GATEWAY_TIMEOUT_MS: bound of one upstream call (connect, TLS, answer). */
+  timeoutMs: number
+}
+
+/** What the query routes get from the app (registerQueryRoutes in query-routes.ts). */
+export interface QueryRouteDeps {
+  config: GatewayConfig
+  /** The certificate for a company (inheritance applied), decrypted for this call; throws typed EngineErrors (404 / 422 / 503). */
+  resolveCertificate: (empresaCodigo: string) => Promise<ResolvedCertificate>
+  /** True when the request carries the current operational key in X-API-Key. The app's onRequest hook already refuses others with 401. */
+  checkApiKey: (request: FastifyRequest) => boolean | Promise<boolean>
+}
+
+export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedConfig, 'environment'>, cwd = process.cwd()): GatewayConfig {
+  const read = new EnvReader(env)
+  const tpAmb = read.oneOf('GATEWAY_TP_AMB', ['1', '2'], '2') === '1' ? 1 : 2
+  const caFile = read.string('GATEWAY_CA_FILE', '')
+  const config: GatewayConfig = {
+    host: read.string('GATEWAY_HOST', '127.0.0.1'),
+    port: read.integer('GATEWAY_PORT', 8084, 0, 65_535),
+    adminToken: read.optionalSecret('GATEWAY_ADMIN_TOKEN', 16),
+    apiKey: read.optionalSecret('GATEWAY_API_KEY', 16),
+    masterKey: undefined,
+    tpAmb,
+    nfeUrl: read.optionalUrl('GATEWAY_NFE_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].nfe,
+    adnUrl: read.optionalUrl('GATEWAY_ADN_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].adn,
+    caFile: caFile === '' ? undefined : resolve(cwd, caFile),
+    timeoutMs: read.integer('GATEWAY_TIMEOUT_MS', 20_000, 100, 300_000)
+  }
+  const masterKeyText = read.optionalSecret('GATEWAY_MASTER_KEY', 1)
+  read.throwIfInvalid()
+  if (masterKeyText !== undefined) {
+    config.masterKey = parseMasterKey(masterKeyText)
+    if (config.masterKey === undefined) throw new ConfigError('GATEWAY_MASTER_KEY', 'must be 32 bytes written as 64 hexadecimal characters or in base64 (openssl rand -hex 32)')
+  } else if (shared.environment === 'production') {
+    throw new ConfigError('GATEWAY_MASTER_KEY', 'must be set when NODE_ENV=production: the generated development key file would sit beside the certificates it protects (openssl rand -hex 32)')
+  }
+  if (config.caFile !== undefined && !existsSync(config.caFile)) {
+    throw new ConfigError('GATEWAY_CA_FILE', 'names a file that does not exist')
+  }
+  return config
+}
