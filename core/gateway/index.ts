@@ -1,0 +1,14 @@
+/** The tax-document gateway's core: NF-e and NFS-e distribution clients, TLS agents, the query guard, its errors. */
+export { GatewayCode, GatewayError, isGatewayError, companyNotFound, certificateIncompatible } from './errors.js'
+export type { GatewayErrorOptions } from './errors.js'
+export { TlsAgentCache, splitPem } from './tls-agents.js'
+export type { ClientCertificate, TlsAgentCacheOptions } from './tls-agents.js'
+export {
+  NFE_DIST_URLS, NFE_DIST_ACTION, NFE_DIST_CONTENT_TYPE, NFE_NS, NFE_WSDL_NS, SOAP12_NS,
+  buildDistNsuEnvelope, parseDistAnswer, queryNfeDistribution, assertAnswered
+} from './nfe-distribution.js'
+export type { DistNsuRequest, NfeDocument, RetDistDFeInt, SoapFault, GatewayLog, NfeDistributionCall } from './nfe-distribution.js'
+export { ADN_BASE_URLS, adnDistributionUrl, queryAdnDistribution } from './adn-distribution.js'
+export type { AdnAnswer, AdnDocument, AdnDistributionCall } from './adn-distribution.js'
+export { QueryGuard, DEFAULT_COOLDOWN_MS, nfeCooldownReason } from './query-guard.js'
+export type { QueryGuardOptions } from './query-guard.js'

@@ -1,0 +1,128 @@
+/**
+ * One keep-alive `https.Agent` per client certificate, so that consecutive queries with
+ * the same A1 certificate reuse an open TLS connection instead of paying a new mutual-TLS
+ * handshake (an RSA signature on our side, a chain check on the authority's) every call.
+ *
+ * The PKCS#12 is opened once, into one `SecureContext` (key, chain, trusted roots) that
+ * every connection of the agent shares: giving `pfx`/`passphrase` to the agent itself
+ * would have OpenSSL decrypt the PKCS#12 again (its PBKDF2 rounds included) for every new
+ * socket. The decrypted key then lives only inside that OpenSSL context, in memory.
+ *
+ * Trusted roots: Node's bundled set plus the PEM of `GATEWAY_CA_FILE` (the ICP-Brasil
+ * chain the authorities' hosts use, which Node does not ship: tax-protocols.md 1.2).
+ * Verification is never switched off.
+ */
+import { createHash } from 'node:crypto'
+import { Agent } from 'node:https'
+import { createSecureContext, rootCertificates } from 'node:tls'
+import type { SecureContext } from 'node:tls'
+import { certificateIncompatible } from './errors.js'
+
+/** What the agent needs of a resolved certificate. */
+export interface ClientCertificate {
+  pfx: Buffer
+  password: string
+  /** SHA-256 of the certificate (the store's fingerprint): the cache key. */
+  fingerprint: string
+}
+
+export interface TlsAgentCacheOptions {
+  /** Extra trusted roots (PEM text, one or many certificates), added to Node's own. */
+  extraCaPem?: string
+  /**
+   * An idle connection is closed after this long. Shorter than the servers' own idle
+   * limit, so we never send a query into a socket the server is closing (that would
+   * surface as a dropped connection, and a query is never sent twice).
+   */
+  idleTimeoutMs?: number
+  /** Connections one certificate may hold open at once (a head office's branches share it). */
+  maxSockets?: number
+}
+
+const DEFAULT_IDLE_MS = 15_000
+
+export class TlsAgentCache {
+  private readonly agents = new Map<string, Agent>()
+  /** Who last used which fingerprint: a company whose certificate changes frees the old agent. */
+  private readonly owners = new Map<string, string>()
+  private readonly ca: string[]
+  private readonly caId: string
+  private readonly idleTimeoutMs: number
+  private readonly maxSockets: number
+
+  constructor (options: TlsAgentCacheOptions = {}) {
+    const extra = splitPem(options.extraCaPem ?? '')
+    this.ca = [...rootCertificates, ...extra]
+    this.caId = createHash('sha256').update(extra.join('\n')).digest('hex').slice(0, 16)
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_MS
+    this.maxSockets = options.maxSockets ?? 16
+  }
+
+  /**
+   * The agent for this certificate, made on first use. `owner` (the company whose
+   * certificate it is) lets the cache notice a replaced certificate: the previous
+   * fingerprint's agent is closed once no owner uses it any more.
+   */
+  agentFor (cert: ClientCertificate, owner?: string): Agent {
+    if (owner !== undefined) {
+      const previous = this.owners.get(owner)
+      this.owners.set(owner, cert.fingerprint)
+      if (previous !== undefined && previous !== cert.fingerprint && ![...this.owners.values()].includes(previous)) this.evict(previous)
+    }
+    const key = `${cert.fingerprint}|${this.caId}`
+    const existing = this.agents.get(key)
+    if (existing !== undefined) return existing
+    const agent = new Agent({
+      keepAlive: true,
+      maxSockets: this.maxSockets,
+      maxFreeSockets: this.maxSockets,
+      scheduling: 'lifo',
+      timeout: this.idleTimeoutMs,
+      minVersion: 'TLSv1.2',
+      secureContext: this.contextFor(cert)
+    })
+    this.agents.set(key, agent)
+    return agent
+  }
+
+  /** Closes the agents of a certificate (replaced or removed by the store). */
+  evict (fingerprint: string): void {
+    for (const [key, agent] of this.agents) {
+      if (key.startsWith(`${fingerprint}|`)) {
+        agent.destroy()
+        this.agents.delete(key)
+      }
+    }
+    for (const [owner, fp] of this.owners) if (fp === fingerprint) this.owners.delete(owner)
+  }
+
+  get size (): number {
+    return this.agents.size
+  }
+
+  close (): void {
+    for (const agent of this.agents.values()) agent.destroy()
+    this.agents.clear()
+    this.owners.clear()
+  }
+
+  private contextFor (cert: ClientCertificate): SecureContext {
+    try {
+      return createSecureContext({ pfx: cert.pfx, passphrase: cert.password, ca: this.ca, minVersion: 'TLSv1.2' })
+    } catch (e) {
+      // OpenSSL 3 refuses RC2-40 PKCS#12 files (old CA and Windows exports): tax-protocols.md 3.1.
+      const text = e instanceof Error ? e.message : ''
+      const why = /unsupported/i.test(text)
+        ? 'its PKCS#12 file uses a legacy encryption (RC2) this server cannot open; export it again with AES or 3DES.'
+        : /mac verify|password/i.test(text)
+          ? 'its password does not open the PKCS#12 file.'
+          : 'its PKCS#12 file cannot be loaded for TLS.'
+      throw certificateIncompatible(why)
+    }
+  }
+}
+
+/** The certificates of a PEM bundle, each with its BEGIN/END lines. */
+export function splitPem (pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+}
