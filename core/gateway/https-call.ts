@@ -7,6 +7,7 @@
  */
 import { request as httpsRequest } from 'node:https'
 import type { Agent } from 'node:https'
+import type { TLSSocket } from 'node:tls'
 import { GatewayError } from './errors.js'
 
 export interface HttpsCall {
@@ -75,7 +76,14 @@ export function callHttps (call: HttpsCall): Promise<HttpsAnswer> {
     const timer = setTimeout(() => {
       fail(new GatewayError(503, 'GATEWAY_UPSTREAM_TIMEOUT', `${call.service} did not answer within ${call.timeoutMs} ms; try again later.`))
     }, call.timeoutMs)
-    req.on('error', (e: NodeJS.ErrnoException) => fail(transportError(call, e)))
+    // Whether this call's connection finished its TLS handshake: a connection closed
+    // before that, once we presented the certificate, is the server refusing it.
+    let handshakeDone = false
+    req.on('socket', (socket) => {
+      if ((socket as TLSSocket).encrypted && !(socket as TLSSocket).connecting && (socket as TLSSocket).authorized) handshakeDone = true
+      else socket.once('secureConnect', () => { handshakeDone = true })
+    })
+    req.on('error', (e: NodeJS.ErrnoException) => fail(transportError(call, e, handshakeDone)))
     req.end(body)
   })
 }
@@ -85,11 +93,16 @@ function unavailable (detail: string, cause?: unknown): GatewayError {
 }
 
 /** Names the failure for a person: no host internals beyond what the configuration already says. */
-function transportError (call: HttpsCall, e: NodeJS.ErrnoException): GatewayError {
+function transportError (call: HttpsCall, e: NodeJS.ErrnoException, handshakeDone: boolean): GatewayError {
   const code = e.code ?? ''
   const host = new URL(call.url).host
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'ETIMEDOUT') {
     return unavailable(`${call.service} at ${host} cannot be reached (${code}); try again later.`, e)
+  }
+  if (!handshakeDone && (code === 'ECONNRESET' || code === 'EPIPE')) {
+    // Our side had accepted the server's certificate (else the error would be a verification code) and sent ours.
+    return new GatewayError(422, 'GATEWAY_CERTIFICATE_INCOMPATIBLE', `${call.service} at ${host} closed the connection during the TLS handshake, after the company's certificate was presented: ` +
+      'it refused the certificate (not issued under a root it trusts, expired, revoked, or without client-authentication usage).', { cause: e })
   }
   if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(e.message)) {
     return unavailable(`${call.service} at ${host} dropped the connection before answering; try again later.`, e)

@@ -11,6 +11,12 @@
  * Trusted roots: Node's bundled set plus the PEM of `GATEWAY_CA_FILE` (the ICP-Brasil
  * chain the authorities' hosts use, which Node does not ship: tax-protocols.md 1.2).
  * Verification is never switched off.
+ *
+ * TLS 1.2 exactly: what the NF-e web services speak and what the mature clients pin
+ * (tax-protocols.md 1.2; the ADN takes 1.2 or newer). Under TLS 1.3 the server checks the
+ * client certificate only after our side has finished the handshake, so a refused
+ * certificate arrives as a bare connection reset, which cannot be told from a dropped
+ * connection; under 1.2 it is a handshake alert the gateway can name (422).
  */
 import { createHash } from 'node:crypto'
 import { Agent } from 'node:https'
@@ -79,6 +85,7 @@ export class TlsAgentCache {
       scheduling: 'lifo',
       timeout: this.idleTimeoutMs,
       minVersion: 'TLSv1.2',
+      maxVersion: 'TLSv1.2',
       secureContext: this.contextFor(cert)
     })
     this.agents.set(key, agent)
@@ -108,7 +115,7 @@ export class TlsAgentCache {
 
   private contextFor (cert: ClientCertificate): SecureContext {
     try {
-      return createSecureContext({ pfx: cert.pfx, passphrase: cert.password, ca: this.ca, minVersion: 'TLSv1.2' })
+      return createSecureContext({ pfx: cert.pfx, passphrase: cert.password, ca: this.ca, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' })
     } catch (e) {
       // OpenSSL 3 refuses RC2-40 PKCS#12 files (old CA and Windows exports): tax-protocols.md 3.1.
       const text = e instanceof Error ? e.message : ''
