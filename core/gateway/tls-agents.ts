@@ -3,14 +3,17 @@
  * the same A1 certificate reuse an open TLS connection instead of paying a new mutual-TLS
  * handshake (an RSA signature on our side, a chain check on the authority's) every call.
  *
- * The PKCS#12 is opened once, into one `SecureContext` (key, chain, trusted roots) that
- * every connection of the agent shares: giving `pfx`/`passphrase` to the agent itself
- * would have OpenSSL decrypt the PKCS#12 again (its PBKDF2 rounds included) for every new
- * socket. The decrypted key then lives only inside that OpenSSL context, in memory.
+ * The PKCS#12 is opened once per certificate (node-forge, through core/sign's loader, so
+ * the legacy RC2 files OpenSSL 3 refuses still open: tax-protocols.md 3.1) into one
+ * `SecureContext` (key, leaf and intermediates, trusted roots) that every connection of
+ * the agent shares. Giving `pfx`/`passphrase` to the agent instead would decrypt the
+ * PKCS#12 again for every new socket, and would make OpenSSL trust every CA certificate
+ * the company's file happens to carry for the servers' certificates too. The decrypted
+ * key lives on only inside that OpenSSL context, in memory.
  *
- * Trusted roots: Node's bundled set plus the PEM of `GATEWAY_CA_FILE` (the ICP-Brasil
- * chain the authorities' hosts use, which Node does not ship: tax-protocols.md 1.2).
- * Verification is never switched off.
+ * Trusted roots for the servers: Node's bundled set plus the PEM of `GATEWAY_CA_FILE`
+ * (the ICP-Brasil chain the authorities' hosts use, which Node does not ship:
+ * tax-protocols.md 1.2), nothing else. Verification is never switched off.
  *
  * TLS 1.2 exactly: what the NF-e web services speak and what the mature clients pin
  * (tax-protocols.md 1.2; the ADN takes 1.2 or newer). Under TLS 1.3 the server checks the
@@ -18,10 +21,11 @@
  * certificate arrives as a bare connection reset, which cannot be told from a dropped
  * connection; under 1.2 it is a handshake alert the gateway can name (422).
  */
-import { createHash } from 'node:crypto'
+import { X509Certificate, createHash } from 'node:crypto'
 import { Agent } from 'node:https'
 import { createSecureContext, rootCertificates } from 'node:tls'
 import type { SecureContext } from 'node:tls'
+import { loadPkcs12 } from '../sign/index.js'
 import { certificateIncompatible } from './errors.js'
 
 /** What the agent needs of a resolved certificate. */
@@ -114,18 +118,20 @@ export class TlsAgentCache {
   }
 
   private contextFor (cert: ClientCertificate): SecureContext {
+    let key: string
+    let chain: string[]
     try {
-      return createSecureContext({ pfx: cert.pfx, passphrase: cert.password, ca: this.ca, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' })
+      const material = loadPkcs12(cert.pfx, cert.password)
+      key = material.key.export({ type: 'pkcs8', format: 'pem' }).toString()
+      // The leaf and its intermediates travel in the handshake; a root never needs to.
+      chain = material.chain.map((der) => new X509Certificate(der)).filter((c, i) => i === 0 || c.issuer !== c.subject).map((c) => c.toString())
     } catch (e) {
-      // OpenSSL 3 refuses RC2-40 PKCS#12 files (old CA and Windows exports): tax-protocols.md 3.1.
       const text = e instanceof Error ? e.message : ''
-      const why = /unsupported/i.test(text)
-        ? 'its PKCS#12 file uses a legacy encryption (RC2) this server cannot open; export it again with AES or 3DES.'
-        : /mac verify|password/i.test(text)
-          ? 'its password does not open the PKCS#12 file.'
-          : 'its PKCS#12 file cannot be loaded for TLS.'
-      throw certificateIncompatible(why)
+      throw certificateIncompatible(/wrong password/i.test(text)
+        ? 'its password does not open the PKCS#12 file.'
+        : 'its PKCS#12 file cannot be read (no private key, or no certificate matching it).')
     }
+    return createSecureContext({ key, cert: chain.join('\n'), ca: this.ca, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' })
   }
 }
 
