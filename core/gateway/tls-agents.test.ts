@@ -54,6 +54,21 @@ describe('TlsAgentCache', () => {
     agents.close()
   })
 
+  it('drops an agent, and the key it holds, once unused for the idle period', () => {
+    let t = 0
+    const agents = new TlsAgentCache({ extraCaPem: pki.rootPem, agentIdleMs: 60_000, now: () => t })
+    const first = agents.agentFor(pki.client)
+    t = 30_000
+    expect(agents.agentFor(pki.client)).toBe(first)
+    t = 80_000
+    expect(agents.agentFor(pki.alphanumeric)).not.toBe(first)
+    expect(agents.size).toBe(2)
+    t = 200_000
+    expect(agents.agentFor(pki.client)).not.toBe(first)
+    expect(agents.size).toBe(1)
+    agents.close()
+  })
+
   it('refuses a PKCS#12 its password does not open with 422, naming no secret', () => {
     const agents = new TlsAgentCache()
     let error: unknown

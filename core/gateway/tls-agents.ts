@@ -47,18 +47,27 @@ export interface TlsAgentCacheOptions {
   idleTimeoutMs?: number
   /** Connections one certificate may hold open at once (a head office's branches share it). */
   maxSockets?: number
+  /**
+   * An agent unused this long is dropped with its decrypted key (the next query opens the
+   * PKCS#12 again): the key stays in memory while a company is being queried, not for ever.
+   */
+  agentIdleMs?: number
+  now?: () => number
 }
 
 const DEFAULT_IDLE_MS = 15_000
+const DEFAULT_AGENT_IDLE_MS = 15 * 60_000
 
 export class TlsAgentCache {
-  private readonly agents = new Map<string, Agent>()
+  private readonly agents = new Map<string, { agent: Agent, lastUsed: number }>()
   /** Who last used which fingerprint: a company whose certificate changes frees the old agent. */
   private readonly owners = new Map<string, string>()
   private readonly ca: string[]
   private readonly caId: string
   private readonly idleTimeoutMs: number
   private readonly maxSockets: number
+  private readonly agentIdleMs: number
+  private readonly now: () => number
 
   constructor (options: TlsAgentCacheOptions = {}) {
     const extra = splitPem(options.extraCaPem ?? '')
@@ -66,6 +75,8 @@ export class TlsAgentCache {
     this.caId = createHash('sha256').update(extra.join('\n')).digest('hex').slice(0, 16)
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_MS
     this.maxSockets = options.maxSockets ?? 16
+    this.agentIdleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
+    this.now = options.now ?? Date.now
   }
 
   /**
@@ -79,9 +90,19 @@ export class TlsAgentCache {
       this.owners.set(owner, cert.fingerprint)
       if (previous !== undefined && previous !== cert.fingerprint && ![...this.owners.values()].includes(previous)) this.evict(previous)
     }
+    const t = this.now()
+    for (const [k, entry] of this.agents) {
+      if (t - entry.lastUsed > this.agentIdleMs) {
+        entry.agent.destroy()
+        this.agents.delete(k)
+      }
+    }
     const key = `${cert.fingerprint}|${this.caId}`
     const existing = this.agents.get(key)
-    if (existing !== undefined) return existing
+    if (existing !== undefined) {
+      existing.lastUsed = t
+      return existing.agent
+    }
     const agent = new Agent({
       keepAlive: true,
       maxSockets: this.maxSockets,
@@ -92,13 +113,13 @@ export class TlsAgentCache {
       maxVersion: 'TLSv1.2',
       secureContext: this.contextFor(cert)
     })
-    this.agents.set(key, agent)
+    this.agents.set(key, { agent, lastUsed: t })
     return agent
   }
 
   /** Closes the agents of a certificate (replaced or removed by the store). */
   evict (fingerprint: string): void {
-    for (const [key, agent] of this.agents) {
+    for (const [key, { agent }] of this.agents) {
       if (key.startsWith(`${fingerprint}|`)) {
         agent.destroy()
         this.agents.delete(key)
@@ -112,7 +133,7 @@ export class TlsAgentCache {
   }
 
   close (): void {
-    for (const agent of this.agents.values()) agent.destroy()
+    for (const { agent } of this.agents.values()) agent.destroy()
     this.agents.clear()
     this.owners.clear()
   }
