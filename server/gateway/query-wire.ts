@@ -4,7 +4,7 @@
  * numeric or alphanumeric (IN RFB 2.229/2024), punctuation and lower case accepted and
  * normalized, check digits verified.
  */
-import { isValidCnpj, normalizeCnpj } from '../../core/cnpj.js'
+import { cnpjChars, isValidCnpj } from '../../core/cnpj.js'
 import { GatewayError } from '../../core/gateway/index.js'
 
 export interface NfeQuery {
@@ -41,7 +41,8 @@ function cnpjConsultaOf (body: Record<string, unknown>): string {
   const v = body.cnpj_consulta
   if (v === undefined || v === null) throw invalid('cnpj_consulta is required.')
   if (typeof v !== 'string') throw invalid('cnpj_consulta must be a text of 14 characters (a number would lose its leading zeros).')
-  const cnpj = normalizeCnpj(v)
+  // Shape first, then the check digits, so that the message says which of the two is wrong.
+  const cnpj = cnpjChars(v)
   if (cnpj === null) throw invalid('cnpj_consulta must have 14 characters: 12 digits or letters, then 2 check digits (punctuation is allowed).')
   if (!isValidCnpj(cnpj)) throw invalid(`cnpj_consulta ${cnpj} is not a valid CNPJ: its check digits do not verify.`)
   return cnpj
