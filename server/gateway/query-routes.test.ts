@@ -39,7 +39,9 @@ afterAll(async () => {
 function companies (): Record<string, TestCompany> {
   return {
     MATRIZ: { cnpj: HEAD_OFFICE_CNPJ, cert: pki.client },
-    FILIAL: { cnpj: BRANCH_CNPJ, cert: pki.client },
+    FILIAL: { cnpj: BRANCH_CNPJ, cert: pki.client, inheritsFrom: 'MATRIZ' },
+    // The store's own errors reach the app's error handler.
+    SUMIDA: { cnpj: HEAD_OFFICE_CNPJ, cert: pki.client, engineError: 'COMPANY_NOT_FOUND' },
     ALFA: { cnpj: ALPHANUMERIC_CNPJ, cert: pki.alphanumeric },
     ESTRANHA: { cnpj: HEAD_OFFICE_CNPJ, cert: pki.stranger },
     VENCIDA: { cnpj: HEAD_OFFICE_CNPJ, cert: pki.client, incompatible: 'it expired on 2026-01-31.' },
@@ -338,6 +340,8 @@ describe('validation, keys and companies', () => {
     const otherRoot = await nfeQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: OTHER_ROOT_CNPJ, ult_nsu: ZERO })
     expect(otherRoot.status).toBe(422)
     expect(otherRoot.json.detail).toMatch(/does not share the CNPJ root \(11222333\)/)
+    const fromStore = await nfeQuery(app, { empresa_codigo: 'SUMIDA', cnpj_consulta: HEAD_OFFICE_CNPJ, ult_nsu: ZERO })
+    expect(fromStore).toMatchObject({ status: 404, json: { detail: 'The store refused "SUMIDA" (COMPANY_NOT_FOUND).' } })
     expect(nfe.requests).toHaveLength(0)
   })
 })

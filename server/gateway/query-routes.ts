@@ -32,11 +32,13 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     const cert = await deps.resolveCertificate(empresaCodigo)
     if (!cert.empresa.ativo) throw new GatewayError(404, 'GATEWAY_COMPANY_NOT_FOUND', `The company "${empresaCodigo}" is inactive.`)
     if (cert.validUntil.getTime() <= Date.now()) throw certificateIncompatible(`it expired on ${cert.validUntil.toISOString().slice(0, 10)}.`)
-    // Both services authorise by the 8-character CNPJ root (tax-protocols.md 1.7, 2.2):
-    // another root would be refused (cStat 593) and count as a query against the company.
-    if (cert.empresa.cnpj.slice(0, 8) !== cnpj.slice(0, 8)) {
+    // Both services authorise by the 8-character CNPJ root of the certificate (tax-protocols.md
+    // 1.7, 2.2; the store checked on upload that it is its owner's root): another root would
+    // be refused (cStat 593) and count as a query against the company.
+    const root = (cert.certificateCompany?.cnpj ?? cert.empresa.cnpj)?.slice(0, 8)
+    if (root !== undefined && root !== cnpj.slice(0, 8)) {
       throw new GatewayError(422, 'GATEWAY_CERTIFICATE_INCOMPATIBLE',
-        `cnpj_consulta does not share the CNPJ root (${cert.empresa.cnpj.slice(0, 8)}) of company "${empresaCodigo}", so its certificate cannot query it.`)
+        `cnpj_consulta does not share the CNPJ root (${root}) of company "${empresaCodigo}"'s certificate, so it cannot query it.`)
     }
     request.log.debug({ empresa_codigo: empresaCodigo, fingerprint: cert.fingerprint.slice(0, 16) }, 'certificate resolved')
     return cert
@@ -59,7 +61,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
         guard.assertOpen(key, `CNPJ ${q.cnpj}`)
         const answer = await queryNfeDistribution({
           url: nfeUrl,
-          agent: agents.agentFor(cert, cert.empresa.empresa_codigo),
+          agent: agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
           timeoutMs: config.timeoutMs,
           tpAmb: config.tpAmb,
           ...(config.cUFAutor === undefined ? {} : { cUFAutor: config.cUFAutor }),
@@ -91,12 +93,12 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
         tpAmb: config.tpAmb,
         cnpj: q.cnpj,
         nsu: q.nsu,
-        agent: agents.agentFor(cert, cert.empresa.empresa_codigo),
+        agent: agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
         timeoutMs: config.timeoutMs,
         log: request.log
       }))
       request.log.info({ empresa_codigo: q.empresaCodigo, status: answer.statusProcessamento, documents: answer.documentos.length }, 'adn distribution answered')
-      return { sucesso: true, empresa_codigo: cert.empresa.empresa_codigo, nsu: q.nsu, data: { documentos: answer.documentos } }
+      return { sucesso: true, empresa_codigo: cert.empresa.empresaCodigo, nsu: q.nsu, data: { documentos: answer.documentos } }
     })
   })
 }
@@ -130,6 +132,7 @@ function answerError (error: FastifyError, request: FastifyRequest, reply: Fasti
     request.log.info({ code: error.code, status: known.status }, 'request refused')
     return reply.code(known.status).send({ detail: known.detail })
   }
-  request.log.error({ err: error }, 'request failed')
-  return reply.code(500).send({ detail: `Internal error; quote request id ${request.id} when reporting it.` })
+  // Not ours (the certificate store's EngineErrors, anything unexpected): the app's own
+  // error handler maps it, so one code gets one status everywhere.
+  throw error
 }

@@ -1,7 +1,8 @@
 /**
- * What the query routes need from the gateway app. Placeholder until the gateway app's
- * branch (gw-store) merges: it owns the real configuration and certificate resolver and
- * hands them over in this shape.
+ * What the query routes need from the gateway app. The gateway app's branch (gw-store)
+ * owns the real configuration and resolver (its QueryRouteDeps in server/gateway/config.ts
+ * is structurally compatible with this one); the optional fields here (cooldownMs,
+ * cUFAutor, agents) are the query side's additions.
  */
 import type { FastifyRequest } from 'fastify'
 import type { TlsAgentCache } from '../../core/gateway/index.js'
@@ -23,9 +24,18 @@ export interface QueryRouteConfig {
   cUFAutor?: number | undefined
 }
 
+/** The part of a registry company the routes read (the store's GatewayCompany has more). */
+export interface QueryCompany {
+  empresaCodigo: string
+  cnpj: string | null
+  ativo: boolean
+}
+
 export interface ResolvedCertificate {
-  /** The company queried (a branch that inherits: the branch, with the head office's certificate below). */
-  empresa: { empresa_codigo: string, cnpj: string, ativo: boolean }
+  /** The company queried for: a branch that inherits is itself here, with the head office's certificate below. */
+  empresa: QueryCompany
+  /** Whose certificate it is (the company itself, or the head office a branch inherits from). */
+  certificateCompany?: Pick<QueryCompany, 'empresaCodigo' | 'cnpj'>
   pfx: Buffer
   password: string
   /** SHA-256 of the certificate: TLS agents are cached by it. */
@@ -35,7 +45,11 @@ export interface ResolvedCertificate {
 
 export interface QueryRouteDeps {
   config: QueryRouteConfig
-  /** Throws GatewayError 404 (unknown or inactive company) or 422 (incompatible certificate). */
+  /**
+   * Throws for an unknown or inactive company (404) or an unusable certificate (422): a
+   * GatewayError is answered by the routes; any other error (the store's EngineErrors) goes
+   * to the app's error handler, which maps its code.
+   */
   resolveCertificate: (empresaCodigo: string) => Promise<ResolvedCertificate>
   checkApiKey: (request: FastifyRequest) => boolean | Promise<boolean>
   /** Shared with the certificate store, which evicts a replaced certificate's agent; made here when absent. */
