@@ -1,4 +1,7 @@
-/** The tax-document gateway's core: company registry view, encrypted certificate store, API key hash. */
+/**
+ * The tax-document gateway's core: company registry view, encrypted certificate store, API
+ * key hash; NF-e and NFS-e distribution clients, TLS agents, the query guard, its errors.
+ */
 export { CertificateStore } from './store.js'
 export type { ResolvedCertificate, ResolveCertificate, CertificateStoreOptions } from './store.js'
 export {
@@ -11,3 +14,16 @@ export { loadMasterKey, parseMasterKey, masterKeyId, MASTER_KEY_FILE } from './m
 export type { MasterKey, MasterKeySource } from './master-key.js'
 export { apiKeyMatchesHash, ensureApiKey, hashApiKey, readApiKeyHash, rotateApiKey } from './api-key.js'
 export type { InitialApiKey } from './api-key.js'
+export { GatewayCode, GatewayError, isGatewayError, companyNotFound, certificateIncompatible } from './errors.js'
+export type { GatewayErrorOptions } from './errors.js'
+export { TlsAgentCache, splitPem } from './tls-agents.js'
+export type { ClientCertificate, TlsAgentCacheOptions } from './tls-agents.js'
+export {
+  NFE_DIST_URLS, NFE_DIST_ACTION, NFE_DIST_CONTENT_TYPE, NFE_NS, NFE_WSDL_NS, SOAP12_NS,
+  buildDistNsuEnvelope, parseDistAnswer, queryNfeDistribution, assertAnswered
+} from './nfe-distribution.js'
+export type { DistNsuRequest, NfeDocument, RetDistDFeInt, SoapFault, GatewayLog, NfeDistributionCall } from './nfe-distribution.js'
+export { ADN_BASE_URLS, adnDistributionUrl, queryAdnDistribution } from './adn-distribution.js'
+export type { AdnAnswer, AdnDocument, AdnDistributionCall } from './adn-distribution.js'
+export { QueryGuard, DEFAULT_COOLDOWN_MS, nfeCooldownReason } from './query-guard.js'
+export type { QueryGuardOptions } from './query-guard.js'

@@ -22,12 +22,15 @@ export interface IssueOptions {
   organizationalUnit?: string
   /** Issuer; omitted: self-signed (a root). */
   issuer?: IssuedCertificate
-  kind: 'root' | 'ca' | 'signer' | 'tsa'
+  kind: 'root' | 'ca' | 'signer' | 'tsa' | 'server'
   notBefore: Date
   notAfter: Date
   /** otherName entries of the subjectAltName: OID → value (encoded as OCTET STRING). */
   otherNames?: Array<[string, string]>
   keyBits?: number
+  /** A `server` certificate's subjectAltName: host names and IP addresses (a loopback fake's `localhost`, `127.0.0.1`). */
+  dnsNames?: string[]
+  ipAddresses?: string[]
 }
 
 type Attr = { shortName?: string, name?: string, value: string }
@@ -75,6 +78,11 @@ export function issueCertificate (o: IssueOptions): IssuedCertificate {
   }
   if (o.kind === 'signer') extensions.push({ name: 'extKeyUsage', clientAuth: true, emailProtection: true })
   if (o.kind === 'tsa') extensions.push({ name: 'extKeyUsage', timeStamping: true, critical: true })
+  if (o.kind === 'server') {
+    extensions.push({ name: 'extKeyUsage', serverAuth: true })
+    const altNames = [...(o.dnsNames ?? []).map((value) => ({ type: 2, value })), ...(o.ipAddresses ?? []).map((ip) => ({ type: 7, ip }))]
+    if (altNames.length > 0) extensions.push({ name: 'subjectAltName', altNames })
+  }
   if (o.otherNames !== undefined && o.otherNames.length > 0) extensions.push(otherNamesExtension(o.otherNames))
   cert.setExtensions(extensions)
   const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey

@@ -19,7 +19,7 @@ import { loadConfig } from '../config.js'
 import { buildGatewayApp } from './app.js'
 import type { GatewayAppOptions } from './app.js'
 import { loadGatewayConfig } from './config.js'
-import type { QueryRouteDeps } from './config.js'
+import type { QueryRouteDeps } from './query-types.js'
 
 const DAY_MS = 86_400_000
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`

@@ -18,7 +18,8 @@ import { CertificateStore, apiKeyMatchesHash, readApiKeyHash } from '../../core/
 import type { MasterKey } from '../../core/gateway/index.js'
 import { registerAdminRoutes, withDatabase } from './admin-routes.js'
 import { ADMIN_CSS, ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js'
-import type { GatewayConfig, QueryRouteDeps } from './config.js'
+import type { GatewayConfig } from './config.js'
+import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
 
@@ -150,10 +151,9 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
 
   await registerAdminRoutes(app, { pool, store, now, onRotated: (hash) => apiKeyHash.set(hash) })
 
-  // ---- Query routes (owned by branch gw-query: server/gateway/query-routes.ts) ----
+  // The query routes (query-routes.ts): their own scope, JSON only, the same key check.
   const deps: QueryRouteDeps = { config, resolveCertificate: (empresaCodigo) => store.resolveCertificate(empresaCodigo), checkApiKey }
   await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
-  // ---- end of query routes ----
 
   return app
 }

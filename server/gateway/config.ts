@@ -2,17 +2,14 @@
  * The tax-document gateway's configuration (spec 3 part A, issue 15), read once at
  * start-up with the shared EnvReader: a bad value stops the process naming the
  * variable; secrets (admin token, API key, master key) are never echoed.
- *
- * Also here: `QueryRouteDeps`, what the query routes (server/gateway/query-routes.ts)
- * receive from the app.
+ * What the query routes receive from the app is `QueryRouteDeps` in query-types.ts.
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { FastifyRequest } from 'fastify'
 import { ConfigError, EnvReader } from '../config.js'
 import type { SharedConfig } from '../config.js'
 import { parseMasterKey } from '../../core/gateway/index.js'
-import type { MasterKey, ResolvedCertificate } from '../../core/gateway/index.js'
+import type { MasterKey } from '../../core/gateway/index.js'
 
 /** Official endpoints by environment (tax-protocols.md 1 and 2); GATEWAY_NFE_URL / GATEWAY_ADN_URL override them. */
 export const OFFICIAL_ENDPOINTS = {
@@ -39,16 +36,12 @@ export interface GatewayConfig {
   caFile: string | undefined
   /** GATEWAY_TIMEOUT_MS: bound of one upstream call (connect, TLS, answer). */
   timeoutMs: number
+  /** GATEWAY_COOLDOWN_MS: after cStat 137 or 656 for a CNPJ, its NF-e queries are answered 429 for this long (default one hour, the authority's rule). */
+  cooldownMs: number
+  /** GATEWAY_CUF_AUTOR: IBGE code of the state sent as cUFAutor; unset: omitted (optional in the schema). */
+  cUFAutor: number | undefined
 }
 
-/** What the query routes get from the app (registerQueryRoutes in query-routes.ts). */
-export interface QueryRouteDeps {
-  config: GatewayConfig
-  /** The certificate for a company (inheritance applied), decrypted for this call; throws typed EngineErrors (404 / 422 / 503). */
-  resolveCertificate: (empresaCodigo: string) => Promise<ResolvedCertificate>
-  /** True when the request carries the current operational key in X-API-Key. The app's onRequest hook already refuses others with 401. */
-  checkApiKey: (request: FastifyRequest) => boolean | Promise<boolean>
-}
 
 export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedConfig, 'environment'>, cwd = process.cwd()): GatewayConfig {
   const read = new EnvReader(env)
@@ -64,8 +57,13 @@ export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedCo
     nfeUrl: read.optionalUrl('GATEWAY_NFE_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].nfe,
     adnUrl: read.optionalUrl('GATEWAY_ADN_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].adn,
     caFile: caFile === '' ? undefined : resolve(cwd, caFile),
-    timeoutMs: read.integer('GATEWAY_TIMEOUT_MS', 20_000, 100, 300_000)
+    timeoutMs: read.integer('GATEWAY_TIMEOUT_MS', 20_000, 100, 300_000),
+    cooldownMs: read.integer('GATEWAY_COOLDOWN_MS', 3_600_000, 0, 86_400_000),
+    cUFAutor: undefined
   }
+  const cUF = read.integer('GATEWAY_CUF_AUTOR', 0, 0, 99)
+  if (cUF !== 0) config.cUFAutor = cUF
+  if (cUF !== 0 && (cUF < 11 || cUF > 53)) throw new ConfigError('GATEWAY_CUF_AUTOR', `must be a state's IBGE code from 11 to 53, got ${cUF}`)
   const masterKeyText = read.optionalSecret('GATEWAY_MASTER_KEY', 1)
   read.throwIfInvalid()
   if (masterKeyText !== undefined) {

@@ -1,10 +1,138 @@
 /**
- * Placeholder: replaced by branch gw-query, which owns this file (the NF-e and NFS-e
- * query routes). It registers nothing, so that this branch compiles on its own.
+ * The gateway's two query routes (spec 3 §4 A): `POST /nfe/distribuicao-dfe` and
+ * `POST /adn/consultar-dfe`. Thin: check the key, read the fields, resolve the
+ * certificate, run one upstream call under the per-CNPJ guard, shape the reply.
+ *
+ * The routes live in their own encapsulated scope with their own error handler and a
+ * JSON-only body parser, so they answer `{ "detail": ... }` with the spec's statuses
+ * whatever the app around them registers.
  */
-import type { FastifyInstance } from 'fastify'
-import type { QueryRouteDeps } from './config.js'
+import { readFile } from 'node:fs/promises'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard, TlsAgentCache,
+  assertAnswered, certificateIncompatible, isGatewayError, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution
+} from '../../core/gateway/index.js'
+import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
+import { readAdnQuery, readNfeQuery } from './query-wire.js'
 
-export async function registerQueryRoutes (_app: FastifyInstance, _deps: QueryRouteDeps): Promise<void> {
-  // replaced by branch gw-query
+/** A query body is a few fields; anything bigger is not a query. */
+const BODY_LIMIT_BYTES = 16 * 1024
+
+export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRouteDeps): Promise<void> {
+  const { config } = deps
+  const ownAgents = deps.agents === undefined
+  const agents = deps.agents ?? new TlsAgentCache(config.caFile === undefined ? {} : { extraCaPem: await readCaFile(config.caFile) })
+  const guard = new QueryGuard(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs })
+  const nfeUrl = config.nfeUrl ?? NFE_DIST_URLS[config.tpAmb]
+  const adnUrl = config.adnUrl ?? ADN_BASE_URLS[config.tpAmb]
+  if (ownAgents) app.addHook('onClose', async () => { agents.close() })
+
+  async function certificateFor (request: FastifyRequest, empresaCodigo: string, cnpj: string): Promise<ResolvedCertificate> {
+    const cert = await deps.resolveCertificate(empresaCodigo)
+    if (!cert.empresa.ativo) throw new GatewayError(404, 'GATEWAY_COMPANY_NOT_FOUND', `The company "${empresaCodigo}" is inactive.`)
+    if (cert.validUntil.getTime() <= Date.now()) throw certificateIncompatible(`it expired on ${cert.validUntil.toISOString().slice(0, 10)}.`)
+    // Both services authorise by the 8-character CNPJ root of the certificate (tax-protocols.md
+    // 1.7, 2.2; the store checked on upload that it is its owner's root): another root would
+    // be refused (cStat 593) and count as a query against the company.
+    const root = (cert.certificateCompany?.cnpj ?? cert.empresa.cnpj)?.slice(0, 8)
+    if (root !== undefined && root !== cnpj.slice(0, 8)) {
+      throw new GatewayError(422, 'GATEWAY_CERTIFICATE_INCOMPATIBLE',
+        `cnpj_consulta does not share the CNPJ root (${root}) of company "${empresaCodigo}"'s certificate, so it cannot query it.`)
+    }
+    request.log.debug({ empresa_codigo: empresaCodigo, fingerprint: cert.fingerprint.slice(0, 16) }, 'certificate resolved')
+    return cert
+  }
+
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('text/plain')
+    scope.addHook('onRequest', async (request, reply) => {
+      if (await deps.checkApiKey(request)) return
+      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
+      return reply.code(401).header('connection', 'close').send({ detail: 'API key missing or invalid: send it in the X-API-Key header.' })
+    })
+    scope.setErrorHandler(answerError)
+
+    scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES }, async (request) => {
+      const q = readNfeQuery(request.body)
+      const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
+      const key = `nfe:${q.cnpj}`
+      const ret = await guard.run(key, q.ultNSU, async () => {
+        guard.assertOpen(key, `CNPJ ${q.cnpj}`)
+        const answer = await queryNfeDistribution({
+          url: nfeUrl,
+          agent: agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
+          timeoutMs: config.timeoutMs,
+          tpAmb: config.tpAmb,
+          ...(config.cUFAutor === undefined ? {} : { cUFAutor: config.cUFAutor }),
+          cnpj: q.cnpj,
+          ultNSU: q.ultNSU,
+          log: request.log
+        })
+        const reason = nfeCooldownReason(answer)
+        if (reason !== undefined) guard.startCooldown(key, reason)
+        return answer
+      })
+      request.log.info({ empresa_codigo: q.empresaCodigo, cStat: ret.cStat, documents: ret.documentos.length }, 'nfe distribution answered')
+      assertAnswered(ret)
+      return {
+        success: true,
+        cStat: ret.cStat,
+        xMotivo: ret.xMotivo,
+        ultNSU: ret.ultNSU,
+        maxNSU: ret.maxNSU,
+        documentos: ret.documentos.map((d) => ({ docZip: d.docZip, nsu: d.nsu, schema: d.schema }))
+      }
+    })
+
+    scope.post('/adn/consultar-dfe', { bodyLimit: BODY_LIMIT_BYTES }, async (request) => {
+      const q = readAdnQuery(request.body)
+      const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
+      const answer = await guard.run(`adn:${q.cnpj}`, String(q.nsu), async () => await queryAdnDistribution({
+        baseUrl: adnUrl,
+        tpAmb: config.tpAmb,
+        cnpj: q.cnpj,
+        nsu: q.nsu,
+        agent: agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
+        timeoutMs: config.timeoutMs,
+        log: request.log
+      }))
+      request.log.info({ empresa_codigo: q.empresaCodigo, status: answer.statusProcessamento, documents: answer.documentos.length }, 'adn distribution answered')
+      return { sucesso: true, empresa_codigo: cert.empresa.empresaCodigo, nsu: q.nsu, data: { documentos: answer.documentos } }
+    })
+  })
+}
+
+async function readCaFile (path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (e) {
+    throw new Error(`GATEWAY_CA_FILE cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'}): ${path}`)
+  }
+}
+
+/** Fastify's own refusals on these routes, in our words. */
+const FRAMEWORK: Record<string, { status: number, detail: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, detail: 'The request body must be JSON (Content-Type: application/json).' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, detail: 'The request body is not valid JSON.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, detail: 'The request body is empty; send a JSON object.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, detail: 'The request body does not match its Content-Length.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'The request body is larger than a query needs.' }
+}
+
+function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (isGatewayError(error)) {
+    if (error.retryAfterS !== undefined) void reply.header('retry-after', String(error.retryAfterS))
+    const level = error.status >= 500 ? 'warn' : 'info'
+    request.log[level]({ code: error.code, status: error.status, err: error.status >= 500 ? error : undefined }, 'request refused')
+    return reply.code(error.status).send({ detail: error.detail, ...(error.body ?? {}) })
+  }
+  const known = typeof error.code === 'string' ? FRAMEWORK[error.code] : undefined
+  if (known !== undefined) {
+    request.log.info({ code: error.code, status: known.status }, 'request refused')
+    return reply.code(known.status).send({ detail: known.detail })
+  }
+  // Not ours (the certificate store's EngineErrors, anything unexpected): the app's own
+  // error handler maps it, so one code gets one status everywhere.
+  throw error
 }

@@ -1,0 +1,222 @@
+/**
+ * Gateway overhead (issue 15): `POST /nfe/distribuicao-dfe` through the gateway's query
+ * routes (a real HTTP listener on 127.0.0.1, a keep-alive HTTP client) against the same
+ * NF-e query sent straight to the loopback fake with the same TLS client (the same agent
+ * cache, the same queryNfeDistribution), at concurrency 1 and 16. Overhead = gateway
+ * median − direct median of the same run. The fake answers `docs` documents per call with
+ * its pacing rules off (a benchmark repeats one query); each lane queries its own branch
+ * CNPJ, all under the head office's certificate, so the per-CNPJ serialization never
+ * queues a lane behind another and the concurrency is real at the fake.
+ *
+ * The fake and the gateway each run in a child process (bench/gateway/), as the authority
+ * and the service would; the client (both the direct TLS client and the HTTP client of
+ * the gateway) runs here. Three busy processes share the machine's cores, so at
+ * concurrency 16 the latencies are mostly queueing on them. Full TLS handshakes at the
+ * fake are counted per measured row: with keep-alive agents they stay at 0 per call.
+ *
+ *   node --import tsx bench/gateway.bench.ts [--calls 400] [--min-ms 2000] [--docs 10] [--concurrency 1,16]
+ *
+ * `benchGateway` and `gatewayTable` are exported for bench/run.ts (`--only gateway`).
+ */
+import { request as httpRequest, Agent as HttpAgent } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { availableParallelism } from 'node:os'
+import { isValidCnpj } from '../core/cnpj.js'
+import { TlsAgentCache, queryNfeDistribution } from '../core/gateway/index.js'
+import { createGatewayPki } from '../fixtures/gateway/pki.js'
+import { TEST_API_KEY } from '../fixtures/gateway/query-app.js'
+import type { FakeStart } from './gateway/fake-process.js'
+import type { GatewayStart } from './gateway/gateway-process.js'
+import { startChild } from './gateway/rpc.js'
+
+export interface GatewayBenchOptions {
+  /** Measured calls per row, at least; a row also lasts at least `minMs`. */
+  calls: number
+  minMs: number
+  /** Documents in each answer. */
+  docs: number
+  concurrency: number[]
+  /** Alternating direct/gateway rounds per concurrency (each round measures both). */
+  rounds: number
+}
+
+export type GatewayPath = 'direct' | 'gateway'
+
+export interface GatewayBenchRow {
+  path: GatewayPath
+  concurrency: number
+  calls: number
+  medianMs: number
+  p95Ms: number
+  perSecond: number
+  /** Full TLS handshakes the fake saw during the measured calls. */
+  handshakes: number
+}
+
+export interface GatewayBenchResult {
+  rows: GatewayBenchRow[]
+  docs: number
+  answerBytes: number
+}
+
+/** The issue's goal: under 2 ms of median overhead per call. */
+const OVERHEAD_GOAL_MS = 2
+
+function percentile (sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
+}
+
+/** Establishments 0001..n of the test root, with their check digits. */
+function branchCnpjs (n: number): string[] {
+  const out: string[] = []
+  for (let order = 1; out.length < n; order++) {
+    const base = `11222333${String(order).padStart(4, '0')}`
+    for (let dv = 0; dv < 100; dv++) {
+      const c = base + String(dv).padStart(2, '0')
+      if (isValidCnpj(c)) { out.push(c); break }
+    }
+  }
+  return out
+}
+
+type CallOne = (lane: number) => Promise<void>
+
+async function measure (call: CallOne, concurrency: number, calls: number, minMs: number, handshakes: () => Promise<number>): Promise<{ latencies: number[], wallMs: number, handshakes: number }> {
+  const latencies: number[] = []
+  let next = 0
+  const before = await handshakes()
+  const started = performance.now()
+  const lane = async (i: number): Promise<void> => {
+    while (next < calls || performance.now() - started < minMs) {
+      next++
+      const t0 = performance.now()
+      await call(i)
+      latencies.push(performance.now() - t0)
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => lane(i)))
+  const wallMs = performance.now() - started
+  return { latencies, wallMs, handshakes: await handshakes() - before }
+}
+
+export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, log: (line: string) => void = () => {}): Promise<GatewayBenchResult> {
+  const o: GatewayBenchOptions = { calls: 400, minMs: 2000, docs: 10, concurrency: [1, 16], rounds: 3, ...options }
+  const lanes = Math.max(...o.concurrency)
+  const cnpjs = branchCnpjs(lanes)
+  const pki = createGatewayPki()
+  const fakeProcess = startChild('./fake-process.ts')
+  const gatewayProcess = startChild('./gateway-process.ts')
+  const agents = new TlsAgentCache({ extraCaPem: pki.rootPem })
+  const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: lanes })
+  const fakeUrl = await fakeProcess.call<string>('start', { pki: { clientCaPem: pki.clientCaPem, server: { keyPem: pki.server.keyPem, certPem: pki.server.certPem } }, cnpjs, docs: o.docs } satisfies FakeStart)
+  const { client } = pki
+  const port = await gatewayProcess.call<number>('start', {
+    rootPem: pki.rootPem, cnpjs, fakeUrl,
+    client: { pfxBase64: client.pfx.toString('base64'), password: client.password, fingerprint: client.fingerprint, cnpj: client.cnpj, validUntil: client.validUntil.toISOString() }
+  } satisfies GatewayStart)
+  const handshakes = async (): Promise<number> => await fakeProcess.call<number>('handshakes')
+  const ZERO = '0'.repeat(15)
+  let answerBytes = 0
+
+  const direct: CallOne = async (lane) => {
+    const ret = await queryNfeDistribution({ url: fakeUrl, agent: agents.agentFor(client, `E${lane}`), timeoutMs: 10_000, tpAmb: 2, cnpj: cnpjs[lane]!, ultNSU: ZERO })
+    if (ret.cStat !== '138' || ret.documentos.length !== o.docs) throw new Error(`direct call answered cStat ${ret.cStat} with ${ret.documentos.length} documents`)
+  }
+  const payloads = cnpjs.map((c, i) => JSON.stringify({ empresa_codigo: `E${i}`, cnpj_consulta: c, ult_nsu: ZERO }))
+  const viaGateway: CallOne = (lane) => new Promise<void>((resolve, reject) => {
+    const body = payloads[lane]!
+    const req = httpRequest({
+      host: '127.0.0.1', port, path: '/nfe/distribuicao-dfe', method: 'POST', agent: httpAgent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': TEST_API_KEY }
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        answerBytes = text.length
+        const json = JSON.parse(text) as { cStat?: string, documentos?: unknown[] }
+        if (res.statusCode !== 200 || json.cStat !== '138' || json.documentos?.length !== o.docs) reject(new Error(`gateway answered ${res.statusCode}: ${text.slice(0, 200)}`))
+        else resolve()
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+
+  const rows: GatewayBenchRow[] = []
+  try {
+    for (const concurrency of o.concurrency) {
+      // Warm-up: JIT, and every lane's TLS connection opened before anything is measured.
+      for (const call of [direct, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, handshakes)
+      const collected: Record<GatewayPath, { latencies: number[], wallMs: number, handshakes: number }> = {
+        direct: { latencies: [], wallMs: 0, handshakes: 0 }, gateway: { latencies: [], wallMs: 0, handshakes: 0 }
+      }
+      for (let round = 0; round < o.rounds; round++) {
+        for (const [path, call] of [['direct', direct], ['gateway', viaGateway]] as const) {
+          const m = await measure(call, concurrency, Math.ceil(o.calls / o.rounds), o.minMs / o.rounds, handshakes)
+          collected[path].latencies.push(...m.latencies)
+          collected[path].wallMs += m.wallMs
+          collected[path].handshakes += m.handshakes
+        }
+      }
+      for (const path of ['direct', 'gateway'] as const) {
+        const c = collected[path]
+        c.latencies.sort((a, b) => a - b)
+        const row: GatewayBenchRow = {
+          path, concurrency, calls: c.latencies.length, medianMs: percentile(c.latencies, 0.5), p95Ms: percentile(c.latencies, 0.95),
+          perSecond: c.latencies.length / (c.wallMs / 1000), handshakes: c.handshakes
+        }
+        rows.push(row)
+        log(`  ${path.padEnd(7)} c=${concurrency}: ${row.calls} calls, median ${row.medianMs.toFixed(2)} ms, p95 ${row.p95Ms.toFixed(2)} ms, ${row.perSecond.toFixed(0)}/s, ${row.handshakes} handshakes`)
+      }
+    }
+  } finally {
+    httpAgent.destroy()
+    agents.close()
+    await gatewayProcess.stop()
+    await fakeProcess.stop()
+  }
+  return { rows, docs: o.docs, answerBytes }
+}
+
+export function gatewayTable (result: GatewayBenchResult): string {
+  const lines = [
+    `### Gateway overhead: POST /nfe/distribuicao-dfe vs the same query straight to the loopback fake (${result.docs} documents per answer, ${Math.round(result.answerBytes / 1024)} KB of JSON)`,
+    '',
+    `Fake, gateway and client in three processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback.`,
+    '',
+    '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
+  ]
+  const targets: string[] = []
+  for (const r of result.rows) {
+    const d = result.rows.find((x) => x.path === 'direct' && x.concurrency === r.concurrency)
+    const over = r.path === 'gateway' && d !== undefined
+    lines.push(`| ${r.path === 'direct' ? 'direct (same TLS client)' : 'through the gateway'} | ${r.concurrency} | ${r.calls} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} | ${r.perSecond.toFixed(0)} | ` +
+      `${over ? (r.medianMs - d.medianMs).toFixed(2) : '—'} | ${over ? (r.p95Ms - d.p95Ms).toFixed(2) : '—'} | ${r.handshakes} (${(r.handshakes / r.calls).toFixed(3)}) |`)
+    if (over) {
+      const overhead = r.medianMs - d.medianMs
+      targets.push(`| median overhead under ${OVERHEAD_GOAL_MS} ms, concurrency ${r.concurrency} | ${overhead.toFixed(2)} ms | ${overhead < OVERHEAD_GOAL_MS ? 'PASS' : 'FAIL'} |`)
+    }
+    targets.push(`| no new TLS handshake per call, ${r.path} c=${r.concurrency} | ${r.handshakes} in ${r.calls} calls | ${r.handshakes === 0 ? 'PASS' : 'FAIL'} |`)
+  }
+  lines.push('', '| target | measured | verdict |', '|---|---|---|', ...targets)
+  return lines.join('\n')
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({
+    options: { calls: { type: 'string' }, 'min-ms': { type: 'string' }, docs: { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' } },
+    strict: true
+  })
+  const result = await benchGateway({
+    ...(values.calls === undefined ? {} : { calls: Number(values.calls) }),
+    ...(values['min-ms'] === undefined ? {} : { minMs: Number(values['min-ms']) }),
+    ...(values.docs === undefined ? {} : { docs: Number(values.docs) }),
+    ...(values.concurrency === undefined ? {} : { concurrency: values.concurrency.split(',').map(Number) }),
+    ...(values.rounds === undefined ? {} : { rounds: Number(values.rounds) })
+  }, (line) => process.stderr.write(`${line}\n`))
+  process.stdout.write(`${gatewayTable(result)}\n`)
+}
