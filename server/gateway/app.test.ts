@@ -38,7 +38,7 @@ async function probeQueryRoutes (instance: FastifyInstance, deps: QueryRouteDeps
   instance.post<{ Body: { empresa_codigo: string } }>('/nfe/distribuicao-dfe', async (request) => {
     if (!await deps.checkApiKey(request)) throw new Error('the hook let an unauthenticated request through')
     const resolved = await deps.resolveCertificate(request.body.empresa_codigo)
-    return { empresa: resolved.empresa.empresaCodigo, certificado_de: resolved.certificateCompany.empresaCodigo, fingerprint: resolved.fingerprint, bytes: resolved.pfx.length }
+    return { empresa: resolved.empresa.empresaCodigo, certificado_de: resolved.certificateCompany?.empresaCodigo, fingerprint: resolved.fingerprint, bytes: resolved.pfx.length }
   })
 }
 
