@@ -176,7 +176,11 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
+      env: {
+        ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '',
+        // The agent's spec names (PORT, RUNTIME_DIR, ...) and relative defaults: kept in the test's folder.
+        PORT: '0', RUNTIME_DIR: join(dataDir, 'runtime'), LOG_DIR: join(dataDir, 'logs'), FILE_STORAGE_ROOT: join(dataDir, 'files')
+      },
       stdio: ['ignore', 'ignore', 'pipe']
     })
     let stderr = ''

@@ -7,6 +7,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { openDatabase } from './database.js'
 import type { Database } from './database.js'
+import { buildAgentApp } from './agent/app.js'
+import { loadAgentConfig } from './agent/config.js'
 import { buildImportApp } from './import/app.js'
 import { buildExtractApp } from './extract/app.js'
 import { loadExtractConfig } from './extract/config.js'
@@ -18,7 +20,7 @@ import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
 
 /** Services that exist; `all` starts each of them. */
-export const SERVICES = ['import', 'sign', 'extract'] as const
+export const SERVICES = ['import', 'sign', 'extract', 'agent'] as const
 export type ServiceName = typeof SERVICES[number]
 /** Names the CLI accepts, including services specified but not built yet. */
 export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
@@ -38,6 +40,7 @@ export interface RunningServices {
 export async function startServices (names: readonly ServiceName[], config: Config, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<RunningServices> {
   const signConfig = names.includes('sign') ? loadSignConfig(env, config.shared) : undefined
   const extractConfig = names.includes('extract') ? loadExtractConfig(env) : undefined
+  const agentConfig = names.includes('agent') ? loadAgentConfig(env) : undefined
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
   const pool = createPool({ maxThreads: config.shared.poolSize })
@@ -48,11 +51,11 @@ export async function startServices (names: readonly ServiceName[], config: Conf
     await pool.destroy()
     await database?.close()
   }
-  const apiKey = async (name: ServiceName, configured: string | undefined, variable: string): Promise<string> => {
+  const apiKey = async (name: ServiceName, configured: string | undefined, variable: string, header = 'X-API-Key'): Promise<string> => {
     const key = await resolveApiKey(configured, config.shared.dataDir, name)
     if (key.generated) {
       // Printed once, on the terminal, never through the logger.
-      log(`Generated a development API key for the ${name} service (kept in ${key.file}):\n  ${key.key}\nSend it in the X-API-Key header. Set ${variable} to use your own.`)
+      log(`Generated a development API key for the ${name} service (kept in ${key.file}):\n  ${key.key}\nSend it in the ${header} header. Set ${variable} to use your own.`)
     }
     return key.key
   }
@@ -66,6 +69,12 @@ export async function startServices (names: readonly ServiceName[], config: Conf
         const extract = extractConfig!
         const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool })
         apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
+      } else if (name === 'agent') {
+        const agent = agentConfig!
+        if (agent.refuseAll) log('Warning: AGENT_API_KEY is set but empty: every /api/v1 route of the agent refuses every caller. Set a key (16 characters or more) or unset the variable for a generated development key.')
+        const key = agent.refuseAll ? undefined : await apiKey(name, agent.apiKey, 'AGENT_API_KEY', 'X-AGENT-API-KEY')
+        const app = await buildAgentApp({ shared: config.shared, config: agent, apiKey: key })
+        apps.push({ name, app, url: await app.listen({ host: agent.host, port: agent.port }) })
       } else {
         const sign = signConfig!
         const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool })
