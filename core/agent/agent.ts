@@ -234,7 +234,8 @@ export class Agent {
       job.status = 'FAILED'
     }
     job.finishedAt = new Date(this.now()).toISOString()
-    log.info({ jobId: job.id, automationId: pkg.id, status: job.status, code: job.error?.code, durationMs: job.result?.durationMs }, 'job finished')
+    const report = job.status === 'SUCCEEDED' ? log.info.bind(log) : log.warn.bind(log)
+    report({ jobId: job.id, automationId: pkg.id, status: job.status, code: job.error?.code, durationMs: job.result?.durationMs }, 'job finished')
     this.running.delete(job.id)
     this.dropOldJobs()
     this.pump()

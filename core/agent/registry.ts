@@ -58,7 +58,10 @@ export class Registry {
 
   async reload (): Promise<AutomationPackage[]> {
     const { packages, problems } = await discoverPackages(this.root)
-    for (const p of problems) this.log.warn({ dir: p.dir, problems: p.problems }, `automation package skipped: ${p.problems.join('; ')}`)
+    for (const p of problems) {
+      const what = p.dir === this.root ? 'no automation packages loaded' : 'automation package skipped'
+      this.log.warn({ dir: p.dir, problems: p.problems }, `${what}: ${p.problems.join('; ')}`)
+    }
     this.packages = new Map(packages.map((p) => [p.id, p]))
     this.log.info({ root: this.root, count: packages.length, ids: packages.map((p) => p.id) }, 'automation packages loaded')
     return this.list()
