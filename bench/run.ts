@@ -4,7 +4,7 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,agent]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  */
@@ -14,13 +14,14 @@ import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyz
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { benchSign, signTable } from './sign.bench.js'
 import { benchExtract, extractTable } from './extract.bench.js'
+import { agentTable, benchAgent } from './agent.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
 import type { MeasureSettings } from './lib/measure.js'
 import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract', 'agent']
 
 interface RunPlan {
   sizes: number[]
@@ -30,6 +31,7 @@ interface RunPlan {
   processRounds: number
   sign: boolean
   extract: boolean
+  agent: boolean
   seed: number
   settings: Omit<MeasureSettings, 'distDir'>
 }
@@ -64,7 +66,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract', isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract' | 'agent', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -78,6 +80,7 @@ function planFromArgs (argv: string[]): RunPlan {
     processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
     sign: wanted('sign', false),
     extract: wanted('extract', false),
+    agent: wanted('agent', false),
     seed: positiveInt('seed', values.seed, 1),
     settings: {
       repeat: {
@@ -143,6 +146,10 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
   if (plan.extract) {
     process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')
     print(extractTable(await benchExtract({}, (line) => process.stderr.write(`${line}\n`))))
+  }
+  if (plan.agent) {
+    process.stderr.write('agent: 1,000 trivial jobs through the queue versus 1,000 direct spawns\n')
+    print(agentTable(await benchAgent({ jobs: 1000, rounds: 2, program: 'sh', distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
   }
   const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)

@@ -27,7 +27,8 @@ export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'
 
 export interface RunningServices {
   apps: Array<{ name: ServiceName, app: FastifyInstance, url: string }>
-  pool: WorkerPool
+  /** Undefined when only the agent runs: it needs no threads, and a lean process forks its packages faster. */
+  pool: WorkerPool | undefined
   database: Database | undefined
   close: () => Promise<void>
 }
@@ -43,12 +44,14 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   const agentConfig = names.includes('agent') ? loadAgentConfig(env) : undefined
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
-  const pool = createPool({ maxThreads: config.shared.poolSize })
+  // The agent alone gets no pool: each job forks the process, and fork copies the page
+  // tables of everything mapped, worker threads' heaps included (bench/agent.bench.ts).
+  const pool = names.some((n) => n !== 'agent') ? createPool({ maxThreads: config.shared.poolSize }) : undefined
   const apps: RunningServices['apps'] = []
   let database: Database | undefined
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map(({ app }) => app.close()))
-    await pool.destroy()
+    await pool?.destroy()
     await database?.close()
   }
   const apiKey = async (name: ServiceName, configured: string | undefined, variable: string, header = 'X-API-Key'): Promise<string> => {
@@ -63,11 +66,11 @@ export async function startServices (names: readonly ServiceName[], config: Conf
     for (const name of names) {
       if (name === 'import') {
         database = await openDatabase(config.shared, { role: 'server', log })
-        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool, database })
+        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool: pool!, database })
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
       } else if (name === 'extract') {
         const extract = extractConfig!
-        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool })
+        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool: pool! })
         apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
       } else if (name === 'agent') {
         const agent = agentConfig!
@@ -77,7 +80,7 @@ export async function startServices (names: readonly ServiceName[], config: Conf
         apps.push({ name, app, url: await app.listen({ host: agent.host, port: agent.port }) })
       } else {
         const sign = signConfig!
-        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool })
+        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool: pool! })
         apps.push({ name, app, url: await app.listen({ host: sign.host, port: sign.port }) })
       }
     }

@@ -201,6 +201,8 @@ describe('jobs', () => {
     expect(Date.parse(job.startedAt)).toBeLessThanOrEqual(Date.parse(job.finishedAt))
     // The input file (it holds the passwords) is gone once the job ends; the empty job folder too.
     expect(await readdir(join(dir, 'runtime', 'inputs'))).toEqual([])
+    // The empty job folder goes too (without holding the queue for it).
+    for (let i = 0; i < 100 && existsSync(join(dir, 'runtime', 'jobs', queued.id)); i++) await new Promise((r) => setTimeout(r, 10))
     expect(existsSync(join(dir, 'runtime', 'jobs', queued.id))).toBe(false)
     const log = await readFile(join(dir, 'logs', 'jobs', `${queued.id}.stdout.log`), 'utf8')
     expect(log).toContain('working')
