@@ -27,7 +27,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { installPackage, TRIVIAL_SH } from '../server/agent/test-packages.js'
+import { installPackage, TRIVIAL_SH } from '../fixtures/agent/packages.js'
 import { markdownTable, ratio } from './lib/table.js'
 
 export interface AgentBenchOptions {

@@ -145,6 +145,9 @@ describe('razao', () => {
     const dataDir = join(dir, 'serve-data')
     const first = await serveOnce(dataDir)
     expect(first.stderr).toMatch(/Generated a development API key/)
+    // The agent starts with the others (on PORT=0 here) and generates its own key.
+    expect(first.stderr).toMatch(/razao agent service listening on http:\/\/127\.0\.0\.1:\d+/)
+    expect(first.stderr).toMatch(/X-AGENT-API-KEY/)
     const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
     expect(first.stderr).toContain(key)
     expect(first.health).toMatchObject({ success: true, service: 'razao-import', environment: 'development', runtime: { version: process.versions.node } })

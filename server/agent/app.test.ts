@@ -13,7 +13,7 @@ import { loadConfig } from '../config.js'
 import { buildAgentApp } from './app.js'
 import type { AgentApp, AgentAppOptions } from './app.js'
 import { loadAgentConfig } from './config.js'
-import { CHATTY, CRASH, ECHO, FILES, installPackage, NO_RESULT, TREE, WAIT_FOR_RELEASE } from './test-packages.js'
+import { CHATTY, CRASH, ECHO, FILES, installPackage, NO_RESULT, TREE, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
 
 const KEY = 'agent-test-key-0123456789abcdef'
 const DAY_MS = 86_400_000

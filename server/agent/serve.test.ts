@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ECHO, installPackage, WAIT_FOR_RELEASE } from './test-packages.js'
+import { ECHO, installPackage, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
 
 const CLI = join(import.meta.dirname, '..', 'cli.ts')
 const ROOT = join(import.meta.dirname, '..', '..')
