@@ -32,6 +32,12 @@ describe('maskSecrets', () => {
     expect(maskSecrets(input)).toEqual({ senha: MASK, a: [{ Password: MASK, cnpj: '1' }, 'senha'], b: { c: { SENHA: MASK, d: null } }, password: null })
     expect(input.senha).toBe('s')
   })
+
+  it('keeps a "__proto__" key as a plain field', () => {
+    const masked = maskSecrets(JSON.parse('{"__proto__": {"senha": "x"}, "a": 1}') as Record<string, unknown>)
+    expect(Object.getPrototypeOf(masked)).toBe(Object.prototype)
+    expect(JSON.stringify(masked)).toBe('{"__proto__":{"senha":"********"},"a":1}')
+  })
 })
 
 describe('LineSplitter', () => {

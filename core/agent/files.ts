@@ -89,6 +89,8 @@ export function isInside (root: string, path: string): boolean {
 
 export class FileIndex {
   private readonly records = new Map<string, StoredFile>()
+  /** fileIds per jobId, so a job's files are found without a scan of the whole index. */
+  private readonly byJob = new Map<string, Set<string>>()
   private writing: Promise<void> = Promise.resolve()
   private readonly now: () => number
 
@@ -103,7 +105,7 @@ export class FileIndex {
     try {
       const saved = JSON.parse(await readFile(join(options.storageRoot, INDEX_FILE), 'utf8')) as { files?: unknown }
       for (const f of Array.isArray(saved.files) ? saved.files as StoredFile[] : []) {
-        if (typeof f?.fileId === 'string' && typeof f.path === 'string' && typeof f.jobId === 'string') index.records.set(f.fileId, f)
+        if (typeof f?.fileId === 'string' && typeof f.path === 'string' && typeof f.jobId === 'string') index.add(f)
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
@@ -142,7 +144,7 @@ export class FileIndex {
       downloadUrl: `/api/v1/jobs/${jobId}/files/${fileId}`,
       path: real
     }
-    this.records.set(fileId, record)
+    this.add(record)
     await this.save()
     return { ok: true, record: publicRecord(record) }
   }
@@ -150,7 +152,9 @@ export class FileIndex {
   /** Live (unexpired) records of a job, oldest first. */
   forJob (jobId: string): FileRecord[] {
     const nowMs = this.now()
-    return [...this.records.values()].filter((r) => r.jobId === jobId && Date.parse(r.expiresAt) > nowMs).map(publicRecord)
+    const ids = this.byJob.get(jobId)
+    if (ids === undefined) return []
+    return [...ids].map((id) => this.records.get(id)!).filter((r) => Date.parse(r.expiresAt) > nowMs).map(publicRecord)
   }
 
   /** A download: the record must be live and of this job; the file must still be the one registered. */
@@ -182,6 +186,9 @@ export class FileIndex {
     if (expired.length === 0) return 0
     for (const r of expired) {
       this.records.delete(r.fileId)
+      const ids = this.byJob.get(r.jobId)
+      ids?.delete(r.fileId)
+      if (ids?.size === 0) this.byJob.delete(r.jobId)
       if (isInside(this.options.ownedRoot, r.path)) {
         await rm(r.path, { force: true })
         await rmdir(dirname(r.path)).catch(() => undefined)
@@ -195,6 +202,13 @@ export class FileIndex {
   /** Resolves when every write started so far is on disk. */
   async flush (): Promise<void> {
     await this.writing
+  }
+
+  private add (record: StoredFile): void {
+    this.records.set(record.fileId, record)
+    const ids = this.byJob.get(record.jobId)
+    if (ids === undefined) this.byJob.set(record.jobId, new Set([record.fileId]))
+    else ids.add(record.fileId)
   }
 
   private async realRoots (): Promise<string[]> {

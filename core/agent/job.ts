@@ -78,7 +78,8 @@ export function maskSecrets<T> (value: T): T {
   if (typeof value !== 'object' || value === null) return value
   const out: Record<string, unknown> = {}
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    out[key] = SECRET_FIELDS.has(key.toLowerCase()) && v !== null && v !== undefined ? MASK : maskSecrets(v)
+    // defineProperty: a JSON key "__proto__" stays a plain field instead of setting the copy's prototype.
+    Object.defineProperty(out, key, { value: SECRET_FIELDS.has(key.toLowerCase()) && v !== null && v !== undefined ? MASK : maskSecrets(v), enumerable: true, writable: true, configurable: true })
   }
   return out as T
 }
