@@ -2,7 +2,7 @@
  * Agent queue overhead (issue 16): N trivial jobs (a package that prints its
  * AGENT_RESULT_JSON line and exits) submitted at once over HTTP (16 keep-alive connections) to a real agent process
  * (`razao serve agent`, MAX_CONCURRENT_JOBS=1), against spawning the same program N times
- * directly, one after another, from this process (the same concurrency: one at a time).
+ * directly, one after another, from a bare node process (the same concurrency: one at a time).
  * The difference over N is what the agent adds per job: HTTP submission, queueing,
  * the input file and job folder, the stdout/stderr logs, the result parse, the job record.
  *
@@ -14,7 +14,7 @@
  * done, polled every 20 ms; every job is checked SUCCEEDED afterwards, outside the clock.
  * On a shared machine wall time carries other processes' load, so the table also gives
  * CPU time per job: the agent process's own (from /proc, its children not included)
- * against this process's own for the direct spawns.
+ * against the spawning node's own for the direct spawns.
  *
  *   node --import tsx bench/agent.bench.ts [--jobs 1000] [--rounds 2] [--program sh|node] [--dist]
  *
@@ -79,22 +79,20 @@ export async function benchAgent (options: AgentBenchOptions, log: (line: string
     const agent = await startAgent(dir, options.distDir)
     try {
       log(`agent pid ${agent.pid} on ${agent.url}; warm-up`)
-      await directRound(command, pkgDir, WARMUP)
+      await spawnRound(command, pkgDir, WARMUP, 0)
       await agentRound(agent.url, WARMUP)
       const rssBeforeBytes = (await procStats(agent.pid)).rssBytes
       const rounds: AgentBenchRound[] = []
       for (let round = 1; round <= options.rounds; round++) {
         log(`round ${round}: ${options.jobs} direct spawns, then ${options.jobs} jobs through the agent`)
-        const cpu = process.cpuUsage()
-        const directMs = await directRound(command, pkgDir, options.jobs)
-        const used = process.cpuUsage(cpu)
-        const floorMs = await floorRound(command, pkgDir, options.jobs, (await procStats(agent.pid)).rssBytes)
+        const direct = await spawnRound(command, pkgDir, options.jobs, 0)
+        const floor = await spawnRound(command, pkgDir, options.jobs, (await procStats(agent.pid)).rssBytes)
         const before = await procStats(agent.pid)
         const measured = await agentRound(agent.url, options.jobs)
         const after = await procStats(agent.pid)
         rounds.push({
-          round, directMs, floorMs, ...measured, rssAfterBytes: after.rssBytes,
-          directCpuMs: (used.user + used.system) / 1000 / options.jobs,
+          round, directMs: direct.ms, floorMs: floor.ms, ...measured, rssAfterBytes: after.rssBytes,
+          directCpuMs: direct.cpuMs / options.jobs,
           agentCpuMs: (after.cpuMs - before.cpuMs) / options.jobs
         })
       }
@@ -108,22 +106,41 @@ export async function benchAgent (options: AgentBenchOptions, log: (line: string
   }
 }
 
-async function directRound (command: string[], cwd: string, n: number): Promise<number> {
-  const started = performance.now()
-  for (let i = 0; i < n; i++) {
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(command[0]!, command.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'] })
-      let text = ''
-      child.stdout.on('data', (c: Buffer) => { text += c.toString() })
-      child.stderr.resume()
-      child.stdin.on('error', () => undefined)
-      child.stdin.end('{}')
-      child.on('error', reject)
-      child.on('close', () => resolve(text))
-    })
-    if (!out.includes('AGENT_RESULT_JSON=')) throw new Error('the direct run printed no result line')
-  }
-  return performance.now() - started
+/**
+ * The direct spawns, one after another, in a fresh node process (so the figure does not
+ * depend on how much this bench process has loaded). fork() copies the parent's page
+ * tables, so a spawn costs more from a bigger process (here about +10 ms a spawn per
+ * +100 MB under load): with `rssBytes`, the process first fills itself up to that size,
+ * giving the cost of spawning from a process the agent's size with no agent work (the floor).
+ */
+async function spawnRound (command: string[], cwd: string, n: number, rssBytes: number): Promise<{ ms: number, cpuMs: number }> {
+  const script = `
+    const { spawn } = require('node:child_process')
+    const [rss, n, cmd] = [Number(process.argv[1]), Number(process.argv[2]), JSON.parse(process.argv[3])]
+    const hold = []
+    while (process.memoryUsage().rss < rss) hold.push(Buffer.alloc(4 << 20, 1))
+    ;(async () => {
+      const started = performance.now()
+      const cpu = process.cpuUsage()
+      for (let i = 0; i < n; i++) {
+        await new Promise((resolve) => {
+          const c = spawn(cmd[0], cmd.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] })
+          c.stdout.resume(); c.stderr.resume(); c.stdin.on('error', () => {}); c.stdin.end('{}'); c.on('close', resolve)
+        })
+      }
+      const used = process.cpuUsage(cpu)
+      process.stdout.write(String(performance.now() - started) + ' ' + String((used.user + used.system) / 1000) + ' ' + hold.length)
+    })()`
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, String(rssBytes), String(n), JSON.stringify(command)], { cwd, stdio: ['ignore', 'pipe', 'inherit'] })
+    let text = ''
+    child.stdout.on('data', (c: Buffer) => { text += c.toString() })
+    child.on('error', reject)
+    child.on('close', () => resolve(text))
+  })
+  const [ms, cpuMs] = out.split(' ').map(Number)
+  if (ms === undefined || cpuMs === undefined || !Number.isFinite(ms)) throw new Error('the spawning process reported nothing')
+  return { ms, cpuMs }
 }
 
 /** A JSON request over a keep-alive pool of CLIENT_SOCKETS connections, as a real client would hold. */
@@ -143,38 +160,6 @@ async function call (url: string, method: 'GET' | 'POST', path: string, body?: o
     req.on('error', reject)
     req.end(payload)
   })
-}
-
-/**
- * fork() copies the parent's page tables, so a spawn costs more from a bigger process
- * (on this machine about +10 ms a spawn per +100 MB under load). This runs the direct
- * loop in a fresh node process that first fills itself up to `rssBytes`: the cost of
- * spawning from a process the agent's size, with no agent work at all.
- */
-async function floorRound (command: string[], cwd: string, n: number, rssBytes: number): Promise<number> {
-  const script = `
-    const { spawn } = require('node:child_process')
-    const [rss, n, cmd] = [Number(process.argv[1]), Number(process.argv[2]), JSON.parse(process.argv[3])]
-    const hold = []
-    while (process.memoryUsage().rss < rss) hold.push(Buffer.alloc(4 << 20, 1))
-    ;(async () => {
-      const started = performance.now()
-      for (let i = 0; i < n; i++) {
-        await new Promise((resolve) => {
-          const c = spawn(cmd[0], cmd.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] })
-          c.stdout.resume(); c.stderr.resume(); c.stdin.on('error', () => {}); c.stdin.end('{}'); c.on('close', resolve)
-        })
-      }
-      process.stdout.write(String(performance.now() - started) + ' ' + hold.length)
-    })()`
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script, String(rssBytes), String(n), JSON.stringify(command)], { cwd, stdio: ['ignore', 'pipe', 'inherit'] })
-    let text = ''
-    child.stdout.on('data', (c: Buffer) => { text += c.toString() })
-    child.on('error', reject)
-    child.on('close', () => resolve(text))
-  })
-  return Number(out.split(' ')[0])
 }
 
 async function agentRound (url: string, n: number): Promise<{ agentMs: number, submitMs: number, succeeded: number }> {
@@ -239,7 +224,7 @@ export function agentTable (result: AgentBenchResult): string {
   const rows = result.rounds.flatMap((r) => {
     const overhead = (r.agentMs - r.directMs) / jobs
     return [
-      [`round ${r.round}: direct spawn ×${jobs}`, (r.directMs / 1000).toFixed(2), (r.directMs / jobs).toFixed(2), '—', '1.00×', r.directCpuMs.toFixed(2), '—', '—'],
+      [`round ${r.round}: direct spawn ×${jobs} from a bare node`, (r.directMs / 1000).toFixed(2), (r.directMs / jobs).toFixed(2), '—', '1.00×', r.directCpuMs.toFixed(2), '—', '—'],
       [`round ${r.round}: direct spawn ×${jobs} from a process of the agent's RSS (floor)`, (r.floorMs / 1000).toFixed(2), (r.floorMs / jobs).toFixed(2), ((r.floorMs - r.directMs) / jobs).toFixed(2), ratio(r.floorMs / r.directMs), '—', '—', '—'],
       [`round ${r.round}: agent ×${jobs} (${r.succeeded} SUCCEEDED)`, (r.agentMs / 1000).toFixed(2), (r.agentMs / jobs).toFixed(2), overhead.toFixed(2), ratio(r.agentMs / r.directMs), r.agentCpuMs.toFixed(2), (r.submitMs / 1000).toFixed(2), mb(r.rssAfterBytes)]
     ]
@@ -253,7 +238,7 @@ export function agentTable (result: AgentBenchResult): string {
     '',
     markdownTable(['run', 'total s', 'ms per job', 'overhead ms per job', 'ratio vs direct', 'CPU ms per job', 'submit s', 'agent RSS MB after'], rows),
     '',
-    `Load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${availableParallelism()} cores. CPU ms per job: the spawning process's own CPU (the agent's, or this one's for the direct rows), the children's not included.`,
+    `Load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${availableParallelism()} cores. CPU ms per job: the spawning process's own CPU (the agent's, or the bare node's), the children's not included.`,
     '',
     `Agent RSS after warm-up ${mb(result.rssBeforeBytes)} MB, after the last round ${mb(result.rounds.at(-1)?.rssAfterBytes ?? NaN)} MB (${growth >= 0 ? '+' : ''}${mb(growth)} MB).`,
     '',
