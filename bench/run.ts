@@ -4,7 +4,7 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,gateway]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,gateway,agent]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  */
@@ -15,13 +15,14 @@ import { benchImportProcess, processTable, processTargets, withBenchDatabase, ty
 import { benchSign, signTable } from './sign.bench.js'
 import { benchExtract, extractTable } from './extract.bench.js'
 import { benchGateway, gatewayTable } from './gateway.bench.js'
+import { agentTable, benchAgent } from './agent.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
 import type { MeasureSettings } from './lib/measure.js'
 import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract', 'gateway']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract', 'gateway', 'agent']
 
 interface RunPlan {
   sizes: number[]
@@ -32,6 +33,7 @@ interface RunPlan {
   sign: boolean
   extract: boolean
   gateway: boolean
+  agent: boolean
   seed: number
   settings: Omit<MeasureSettings, 'distDir'>
 }
@@ -66,7 +68,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract' | 'gateway', isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract' | 'gateway' | 'agent', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -81,6 +83,7 @@ function planFromArgs (argv: string[]): RunPlan {
     sign: wanted('sign', false),
     extract: wanted('extract', false),
     gateway: wanted('gateway', false),
+    agent: wanted('agent', false),
     seed: positiveInt('seed', values.seed, 1),
     settings: {
       repeat: {
@@ -150,6 +153,10 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
   if (plan.gateway) {
     process.stderr.write('tax-document gateway: overhead per call against the loopback NF-e fake\n')
     print(gatewayTable(await benchGateway({}, (line) => process.stderr.write(`${line}\n`))))
+  }
+  if (plan.agent) {
+    process.stderr.write('agent: 1,000 trivial jobs through the queue versus 1,000 direct spawns\n')
+    print(agentTable(await benchAgent({ jobs: 1000, rounds: 2, program: 'sh', distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
   }
   const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)

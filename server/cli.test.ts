@@ -145,6 +145,9 @@ describe('razao', () => {
     const dataDir = join(dir, 'serve-data')
     const first = await serveOnce(dataDir)
     expect(first.stderr).toMatch(/Generated a development API key/)
+    // The agent starts with the others (on PORT=0 here) and generates its own key.
+    expect(first.stderr).toMatch(/razao agent service listening on http:\/\/127\.0\.0\.1:\d+/)
+    expect(first.stderr).toMatch(/X-AGENT-API-KEY/)
     const key = (await readFile(join(dataDir, 'import-api-key'), 'utf8')).trim()
     expect(first.stderr).toContain(key)
     expect(first.health).toMatchObject({ success: true, service: 'razao-import', environment: 'development', runtime: { version: process.versions.node } })
@@ -180,7 +183,11 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', GATEWAY_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '' },
+      env: {
+        ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', GATEWAY_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '',
+        // The agent's spec names (PORT, RUNTIME_DIR, ...) and relative defaults: kept in the test's folder.
+        PORT: '0', RUNTIME_DIR: join(dataDir, 'runtime'), LOG_DIR: join(dataDir, 'logs'), FILE_STORAGE_ROOT: join(dataDir, 'files')
+      },
       stdio: ['ignore', 'ignore', 'pipe']
     })
     let stderr = ''

@@ -99,6 +99,19 @@ export class EnvReader {
     return value
   }
 
+  /** A size such as `1mb`, `512kb` or `1048576` (bytes; k/m/g are powers of 1024, as body-parser reads them). */
+  byteSize (name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name)
+    if (value === undefined) return fallback
+    const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(value)
+    const n = match === null ? NaN : Math.floor(Number(match[1]) * 1024 ** ['b', 'kb', 'mb', 'gb'].indexOf((match[2] ?? 'b').toLowerCase()))
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      this.errors.push(new ConfigError(name, `must be a size from ${min} to ${max} bytes such as 1mb, 512kb or 1048576, got "${value}"`))
+      return fallback
+    }
+    return n
+  }
+
   optionalUrl (name: string, protocols: string[]): string | undefined {
     const value = this.raw(name)
     if (value === undefined) return undefined

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import type { Database } from './database.js'
+import { loadAgentConfig } from './agent/config.js'
 import { loadExtractConfig } from './extract/config.js'
 import { loadGatewayConfig } from './gateway/config.js'
 import { loadSignConfig } from './sign/config.js'
@@ -15,14 +16,15 @@ import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
 
 /** Services that exist; `all` starts each of them. */
-export const SERVICES = ['import', 'sign', 'extract', 'gateway'] as const
+export const SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
 export type ServiceName = typeof SERVICES[number]
 /** Names the CLI accepts, including services specified but not built yet. */
 export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
 
 export interface RunningServices {
   apps: Array<{ name: ServiceName, app: FastifyInstance, url: string }>
-  pool: WorkerPool
+  /** Undefined when only the agent runs: it needs no threads, and a lean process forks its packages faster. */
+  pool: WorkerPool | undefined
   database: Database | undefined
   close: () => Promise<void>
 }
@@ -36,9 +38,12 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   const signConfig = names.includes('sign') ? loadSignConfig(env, config.shared) : undefined
   const extractConfig = names.includes('extract') ? loadExtractConfig(env) : undefined
   const gatewayConfig = names.includes('gateway') ? loadGatewayConfig(env, config.shared) : undefined
+  const agentConfig = names.includes('agent') ? loadAgentConfig(env) : undefined
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
-  const pool = createPool({ maxThreads: config.shared.poolSize })
+  // The agent alone gets no pool: each job forks the process, and fork copies the page
+  // tables of everything mapped, worker threads' heaps included (bench/agent.bench.ts).
+  const pool = names.some((n) => n !== 'agent') ? createPool({ maxThreads: config.shared.poolSize }) : undefined
   const apps: RunningServices['apps'] = []
   let database: Database | undefined
   // The import service and the gateway share one database (one registry of companies).
@@ -48,14 +53,14 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   }
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map(({ app }) => app.close()))
-    await pool.destroy()
+    await pool?.destroy()
     await database?.close()
   }
-  const apiKey = async (name: ServiceName, configured: string | undefined, variable: string): Promise<string> => {
+  const apiKey = async (name: ServiceName, configured: string | undefined, variable: string, header = 'X-API-Key'): Promise<string> => {
     const key = await resolveApiKey(configured, config.shared.dataDir, name)
     if (key.generated) {
       // Printed once, on the terminal, never through the logger.
-      log(`Generated a development API key for the ${name} service (kept in ${key.file}):\n  ${key.key}\nSend it in the X-API-Key header. Set ${variable} to use your own.`)
+      log(`Generated a development API key for the ${name} service (kept in ${key.file}):\n  ${key.key}\nSend it in the ${header} header. Set ${variable} to use your own.`)
     }
     return key.key
   }
@@ -66,7 +71,7 @@ export async function startServices (names: readonly ServiceName[], config: Conf
       if (name === 'import') {
         const { buildImportApp } = await import('./import/app.js')
         database ??= await openDatabase()
-        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool, database })
+        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool: pool!, database })
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
       } else if (name === 'gateway') {
         const gateway = gatewayConfig!
@@ -90,12 +95,19 @@ export async function startServices (names: readonly ServiceName[], config: Conf
       } else if (name === 'extract') {
         const extract = extractConfig!
         const { buildExtractApp } = await import('./extract/app.js')
-        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool })
+        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool: pool! })
         apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
+      } else if (name === 'agent') {
+        const agent = agentConfig!
+        if (agent.refuseAll) log('Warning: AGENT_API_KEY is set but empty: every /api/v1 route of the agent refuses every caller. Set a key (16 characters or more) or unset the variable for a generated development key.')
+        const key = agent.refuseAll ? undefined : await apiKey(name, agent.apiKey, 'AGENT_API_KEY', 'X-AGENT-API-KEY')
+        const { buildAgentApp } = await import('./agent/app.js')
+        const app = await buildAgentApp({ shared: config.shared, config: agent, apiKey: key })
+        apps.push({ name, app, url: await app.listen({ host: agent.host, port: agent.port }) })
       } else {
         const sign = signConfig!
         const { buildSignApp } = await import('./sign/app.js')
-        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool })
+        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool: pool! })
         apps.push({ name, app, url: await app.listen({ host: sign.host, port: sign.port }) })
       }
     }

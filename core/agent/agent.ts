@@ -1,0 +1,261 @@
+/**
+ * The agent: packages, the job queue, the runner and the file index put together.
+ * Jobs live in memory only (spec 3 §1 C); the newest are kept, up to `maxJobsInMemory`,
+ * the oldest finished ones dropped first (queued and running jobs are never dropped).
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { AutomationPackage } from './descriptor.js'
+import { FileIndex } from './files.js'
+import type { FileRecord } from './files.js'
+import { maskSecrets, TERMINAL_STATUSES } from './job.js'
+import type { Job } from './job.js'
+import type { AgentLogger } from './log.js'
+import { pruneJobLogs } from './output.js'
+import { Registry } from './registry.js'
+import { runPackage } from './runner.js'
+
+export interface AgentOptions {
+  automationsRoot: string
+  /** Job folders (`jobs/`) and input files (`inputs/`) go here. */
+  runtimeDir: string
+  /** Job logs go to `jobs/` here. */
+  logDir: string
+  fileStorageRoot: string
+  allowedRoots: string[]
+  retentionDays: number
+  maxConcurrentJobs: number
+  defaultTimeoutMs: number
+  /** The environment packages inherit; strip secrets before handing it over. */
+  env: NodeJS.ProcessEnv
+  log: AgentLogger
+  maxJobsInMemory?: number
+  /** Time between SIGTERM and SIGKILL when a job is stopped. */
+  killGraceMs?: number
+  /** Cap of each of a job's stdout and stderr logs. */
+  maxLogBytes?: number
+  /** How often expired file records and old job logs are swept. */
+  sweepIntervalMs?: number
+  now?: () => number
+}
+
+export const DEFAULT_MAX_JOBS_IN_MEMORY = 5000
+export const DEFAULT_KILL_GRACE_MS = 3000
+export const DEFAULT_MAX_LOG_BYTES = 1024 * 1024
+const HOUR_MS = 3_600_000
+
+interface Entry {
+  job: Job
+  pkg: AutomationPackage
+  /** The unmasked input, until the package has it. */
+  input: Record<string, unknown> | undefined
+}
+
+export class Agent {
+  readonly registry: Registry
+  readonly startedAt = new Date()
+  private readonly jobs = new Map<string, Entry>()
+  private readonly byRequest = new Map<string, string[]>()
+  private readonly queue: Entry[] = []
+  private readonly running = new Map<string, { entry: Entry, done: Promise<void> }>()
+  private readonly shutdown = new AbortController()
+  private idleWaiters: Array<() => void> = []
+  private sweepTimer: NodeJS.Timeout | undefined
+  private readonly maxJobs: number
+  private readonly jobsRoot: string
+  private readonly logRoot: string
+  private readonly now: () => number
+
+  private constructor (private readonly options: AgentOptions, readonly files: FileIndex) {
+    this.registry = new Registry(options.automationsRoot, options.log)
+    this.maxJobs = options.maxJobsInMemory ?? DEFAULT_MAX_JOBS_IN_MEMORY
+    this.jobsRoot = join(options.runtimeDir, 'jobs')
+    this.logRoot = join(options.logDir, 'jobs')
+    this.now = options.now ?? Date.now
+  }
+
+  static async start (options: AgentOptions): Promise<Agent> {
+    const jobsRoot = join(options.runtimeDir, 'jobs')
+    await mkdir(jobsRoot, { recursive: true, mode: 0o700 })
+    await mkdir(join(options.runtimeDir, 'inputs'), { recursive: true, mode: 0o700 })
+    await mkdir(join(options.logDir, 'jobs'), { recursive: true })
+    const files = await FileIndex.open({
+      storageRoot: options.fileStorageRoot,
+      allowedRoots: options.allowedRoots,
+      retentionDays: options.retentionDays,
+      ownedRoot: jobsRoot,
+      log: options.log,
+      ...(options.now === undefined ? {} : { now: options.now })
+    })
+    const agent = new Agent(options, files)
+    await agent.registry.reload()
+    await agent.sweep()
+    agent.sweepTimer = setInterval(() => { void agent.sweep() }, options.sweepIntervalMs ?? HOUR_MS)
+    agent.sweepTimer.unref()
+    return agent
+  }
+
+  /** A new QUEUED job (the reply of the run endpoint); it starts when a slot frees. */
+  submit (pkg: AutomationPackage, requestId: string | undefined, input: Record<string, unknown>): Job {
+    const id = randomUUID()
+    const job: Job = {
+      id,
+      jobId: id,
+      requestId: requestId ?? randomUUID(),
+      automationId: pkg.id,
+      status: 'QUEUED',
+      createdAt: new Date(this.now()).toISOString(),
+      startedAt: null,
+      finishedAt: null,
+      input: maskSecrets(input),
+      result: null,
+      files: [],
+      error: null
+    }
+    const entry: Entry = { job, pkg, input }
+    this.jobs.set(id, entry)
+    const same = this.byRequest.get(job.requestId)
+    if (same === undefined) this.byRequest.set(job.requestId, [id])
+    else same.push(id)
+    this.queue.push(entry)
+    this.dropOldJobs()
+    const view = this.view(entry)
+    this.pump()
+    return view
+  }
+
+  job (id: string): Job | undefined {
+    const entry = this.jobs.get(id)
+    return entry === undefined ? undefined : this.view(entry)
+  }
+
+  /** The oldest job still in memory with that requestId (spec 3 §4 C: the first). */
+  jobByRequest (requestId: string): Job | undefined {
+    const id = this.byRequest.get(requestId)?.[0]
+    return id === undefined ? undefined : this.job(id)
+  }
+
+  /** The newest `limit` jobs, newest first. */
+  recentJobs (limit: number): Job[] {
+    const entries = [...this.jobs.values()]
+    const out: Job[] = []
+    for (let i = entries.length - 1; i >= 0 && out.length < limit; i--) out.push(this.view(entries[i]!))
+    return out
+  }
+
+  /** Whether a job is known, in memory or through its files (the index outlives a restart). */
+  knowsJob (jobId: string): boolean {
+    return this.jobs.has(jobId) || this.files.forJob(jobId).length > 0
+  }
+
+  filesOf (jobId: string): FileRecord[] {
+    return this.files.forJob(jobId)
+  }
+
+  /** Resolves when no job is queued or running. */
+  async idle (): Promise<void> {
+    if (this.queue.length === 0 && this.running.size === 0) return
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  /**
+   * Stops the agent: queued jobs are marked FAILED (AGENT_SHUTDOWN) and listed in the log,
+   * running ones are killed (their whole tree) and marked the same, the index is flushed.
+   */
+  async close (): Promise<void> {
+    clearInterval(this.sweepTimer)
+    const queued = this.queue.splice(0)
+    const at = new Date(this.now()).toISOString()
+    for (const entry of queued) {
+      Object.assign(entry.job, { status: 'FAILED', finishedAt: at, error: { code: 'AGENT_SHUTDOWN', message: 'The agent was shut down before the job started.' } })
+      entry.input = undefined
+    }
+    if (queued.length > 0) this.options.log.warn({ jobIds: queued.map((e) => e.job.id) }, `shutdown: ${queued.length} queued job(s) will not run`)
+    if (this.running.size > 0) this.options.log.warn({ jobIds: [...this.running.keys()] }, `shutdown: stopping ${this.running.size} running job(s)`)
+    this.shutdown.abort()
+    await Promise.all([...this.running.values()].map(async (r) => await r.done))
+    await this.files.flush()
+  }
+
+  private view (entry: Entry): Job {
+    return { ...entry.job, files: this.files.forJob(entry.job.id) }
+  }
+
+  private pump (): void {
+    if (this.shutdown.signal.aborted) return
+    while (this.running.size < this.options.maxConcurrentJobs) {
+      const index = this.queue.findIndex((e) => !e.pkg.singleton || ![...this.running.values()].some((r) => r.entry.pkg.id === e.pkg.id))
+      if (index === -1) break
+      const [entry] = this.queue.splice(index, 1)
+      this.running.set(entry!.job.id, { entry: entry!, done: this.run(entry!) })
+    }
+    if (this.queue.length === 0 && this.running.size === 0) {
+      const waiters = this.idleWaiters
+      this.idleWaiters = []
+      for (const w of waiters) w()
+    }
+  }
+
+  private async run (entry: Entry): Promise<void> {
+    const { job, pkg } = entry
+    const input = entry.input ?? {}
+    entry.input = undefined
+    job.status = 'RUNNING'
+    job.startedAt = new Date(this.now()).toISOString()
+    const log = this.options.log
+    try {
+      const outcome = await runPackage({
+        jobId: job.id,
+        pkg,
+        input,
+        timeoutMs: pkg.timeoutMs ?? this.options.defaultTimeoutMs,
+        jobDir: join(this.jobsRoot, job.id),
+        inputFile: join(this.options.runtimeDir, 'inputs', `${job.id}.json`),
+        logDir: this.logRoot,
+        maxLogBytes: this.options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+        killGraceMs: this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+        env: this.options.env,
+        signal: this.shutdown.signal,
+        onNotice: (message) => log.warn({ jobId: job.id, automationId: pkg.id }, message),
+        onFile: async (claim) => {
+          const registered = await this.files.register(job.id, claim, pkg.dir)
+          if (!registered.ok) log.warn({ jobId: job.id, automationId: pkg.id, code: 'AGENT_FILE_REFUSED' }, `file not registered: ${registered.reason}`)
+        }
+      })
+      job.result = outcome.runner
+      job.error = outcome.error
+      job.status = outcome.status
+    } catch (err) {
+      // Our side failed (the runtime folder became unwritable, say): the job failed to start.
+      log.error({ jobId: job.id, automationId: pkg.id, errno: (err as NodeJS.ErrnoException).code }, 'the job could not be prepared')
+      job.result = { success: false, status: 'FAILED_TO_START', exitCode: null, signal: null, durationMs: 0, result: null }
+      job.error = { code: 'AGENT_FAILED_TO_START', message: 'The agent could not prepare the job (its runtime or log folder is not writable).' }
+      job.status = 'FAILED'
+    }
+    job.finishedAt = new Date(this.now()).toISOString()
+    const report = job.status === 'SUCCEEDED' ? log.info.bind(log) : log.warn.bind(log)
+    report({ jobId: job.id, automationId: pkg.id, status: job.status, code: job.error?.code, durationMs: job.result?.durationMs }, 'job finished')
+    this.running.delete(job.id)
+    this.dropOldJobs()
+    this.pump()
+  }
+
+  private dropOldJobs (): void {
+    if (this.jobs.size <= this.maxJobs) return
+    for (const [id, entry] of this.jobs) {
+      if (this.jobs.size <= this.maxJobs) break
+      if (!TERMINAL_STATUSES.has(entry.job.status)) continue
+      this.jobs.delete(id)
+      const same = this.byRequest.get(entry.job.requestId)
+      const rest = same?.filter((j) => j !== id) ?? []
+      if (rest.length === 0) this.byRequest.delete(entry.job.requestId)
+      else this.byRequest.set(entry.job.requestId, rest)
+    }
+  }
+
+  private async sweep (): Promise<void> {
+    await this.files.purgeExpired()
+    await pruneJobLogs(this.logRoot, this.options.retentionDays * 24 * HOUR_MS, this.now())
+  }
+}

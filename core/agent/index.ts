@@ -1,0 +1,11 @@
+/** The local automation agent's core (spec 3 part C): packages, jobs, runner, file index. */
+export { Agent, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_JOBS_IN_MEMORY, DEFAULT_MAX_LOG_BYTES } from './agent.js'
+export type { AgentOptions } from './agent.js'
+export { checkDescriptor, DESCRIPTOR_FILE, SCHEMA_VERSION } from './descriptor.js'
+export type { AutomationPackage } from './descriptor.js'
+export { isInside, MAX_FILES_PER_JOB, mimeTypeOf } from './files.js'
+export type { FileRecord, FileLookup } from './files.js'
+export { JobErrorCode, MASK, maskSecrets, TERMINAL_STATUSES } from './job.js'
+export type { Job, JobError, JobStatus, RunnerResult } from './job.js'
+export type { AgentLogger } from './log.js'
+export { FILE_PREFIX, RESULT_PREFIX } from './output.js'

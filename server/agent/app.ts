@@ -1,0 +1,220 @@
+/**
+ * The local automation agent's Fastify app (spec 3 part C). Routes are thin: the
+ * queue, the runner and the file index live in core/agent. Unknown routes are answered
+ * 404 first, without a key, as the spec's rule 3 reads; a known /api/v1 route without
+ * the right X-AGENT-API-KEY gets 401 before its body is read.
+ */
+import { createReadStream } from 'node:fs'
+import type { Socket } from 'node:net'
+import Fastify from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { Agent } from '../../core/agent/index.js'
+import type { AgentOptions } from '../../core/agent/index.js'
+import type { SharedConfig } from '../config.js'
+import { loggerOptions, requestIdOf } from '../logging.js'
+import { keyMatches } from '../secrets.js'
+import { packageEnvironment } from './config.js'
+import type { AgentConfig } from './config.js'
+import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, toPackage, toPackageList } from './wire.js'
+
+export interface AgentAppOptions {
+  shared: SharedConfig
+  config: AgentConfig
+  /** Undefined: every /api/v1 route refuses every caller (AGENT_API_KEY set but empty). */
+  apiKey: string | undefined
+  /** The environment packages inherit, secrets removed here (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  logger?: boolean
+  logStream?: NodeJS.WritableStream
+  /** Internals tests and the benchmark tune (job cap, kill grace, log cap, sweep interval, clock). */
+  tuning?: Pick<AgentOptions, 'maxJobsInMemory' | 'killGraceMs' | 'maxLogBytes' | 'sweepIntervalMs' | 'now'>
+}
+
+export type AgentApp = FastifyInstance & { agent: Agent }
+
+export const AGENT_SERVICE_NAME = 'razao-agent'
+/** Spec 3 §9 C. */
+export const AGENT_API_VERSION = '1.1.0'
+
+/** How long answers in flight may take to finish once the agent is closing. */
+const CLOSE_GRACE_MS = 1000
+
+const FRAMEWORK_ERRORS: Record<string, { status: number, message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'Send the request body as Content-Type: application/json.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than JSON_LIMIT allows.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'The Content-Length header does not match the body.' }
+}
+
+export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp> {
+  const { shared, config, apiKey } = options
+  const app = Fastify({
+    logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    bodyLimit: config.jsonLimitBytes,
+    frameworkErrors: (error, request, reply) => {
+      request.log.info({ code: error.code }, 'request refused')
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl })
+    }
+  })
+  if (apiKey === undefined) {
+    app.log.warn({ code: 'AGENT_API_KEY_EMPTY' }, 'AGENT_API_KEY is set but empty: every /api/v1 route refuses every caller until a key is configured')
+  }
+  const agent = await Agent.start({
+    automationsRoot: config.automationsRoot,
+    runtimeDir: config.runtimeDir,
+    logDir: config.logDir,
+    fileStorageRoot: config.fileStorageRoot,
+    allowedRoots: config.allowedRoots,
+    retentionDays: config.retentionDays,
+    maxConcurrentJobs: config.maxConcurrentJobs,
+    defaultTimeoutMs: config.defaultTimeoutMs,
+    env: packageEnvironment(options.env ?? process.env),
+    log: app.log,
+    ...options.tuning
+  })
+  app.decorate('agent', agent)
+  // Node closes idle keep-alive sockets on close, but not every socket a client holds
+  // open (fetch leaves some that Node does not count as idle), and one of those held the
+  // shutdown for the 60 s keep-alive timeout. Answers in flight get a moment; then every
+  // socket still open is destroyed.
+  const sockets = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  // preClose: Fastify's own onClose waits for the server to close, before ours would run.
+  app.addHook('preClose', async () => {
+    const cut = setTimeout(() => { for (const socket of sockets) socket.destroy() }, CLOSE_GRACE_MS)
+    cut.unref()
+    app.server.once('close', () => clearTimeout(cut))
+  })
+  app.addHook('onClose', async () => { await agent.close() })
+
+  // Our JSON parser: Node's JSON.parse messages quote the input, which may hold passwords.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if ((body as string).trim() === '') {
+      done(null, undefined)
+      return
+    }
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(new HttpRefusal(400, 'The body is not valid JSON.'), undefined)
+    }
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id)
+    // No route: answered here, before a body nobody wants is read.
+    if (request.routeOptions.url === undefined) {
+      return reply.code(404).header('connection', 'close').send({ error: MESSAGES.notFound })
+    }
+    // The matched route, not the raw URL (the router decodes percent-escapes).
+    if (!request.routeOptions.url.startsWith('/api/v1/')) return
+    const given = request.headers['x-agent-api-key']
+    if (apiKey === undefined || !keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
+      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
+      // Connection: close, so an unauthenticated body is not read.
+      return reply.code(401).header('connection', 'close').send({ error: MESSAGES.unauthorized })
+    }
+  })
+
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.code(404).send({ error: MESSAGES.notFound })
+  })
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpRefusal) {
+      request.log.info({ status: error.status }, 'request refused')
+      return reply.code(error.status).send({ error: error.message })
+    }
+    const framework = FRAMEWORK_ERRORS[typeof error.code === 'string' ? error.code : '']
+    if (framework !== undefined) {
+      request.log.info({ code: error.code, status: framework.status }, 'request refused')
+      return reply.code(framework.status).send({ error: framework.message })
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send({ error: error.message })
+    }
+    request.log.error({ code: typeof error.code === 'string' ? error.code : 'INTERNAL', errorName: error.name }, 'request failed')
+    return reply.code(500).send({ error: `Internal error; quote request id ${request.id} when reporting it.` })
+  })
+
+  app.get('/health', async () => {
+    const now = Date.now()
+    return {
+      status: 'UP',
+      service: AGENT_SERVICE_NAME,
+      version: AGENT_API_VERSION,
+      executor: config.executorId,
+      environment: shared.environment,
+      automationsLoaded: agent.registry.size,
+      startedAt: agent.startedAt.toISOString(),
+      uptimeSeconds: Math.floor((now - agent.startedAt.getTime()) / 1000),
+      timestamp: new Date(now).toISOString()
+    }
+  })
+
+  app.get('/api/v1/automations', async () => toPackageList(agent.registry.list()))
+
+  app.post('/api/v1/automations/reload', async () => toPackageList(await agent.registry.reload()))
+
+  app.get<{ Params: { id: string } }>('/api/v1/automations/:id', async (request) => {
+    const pkg = agent.registry.get(request.params.id)
+    if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
+    return toPackage(pkg)
+  })
+
+  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', async (request, reply) => {
+    const pkg = agent.registry.get(request.params.id)
+    if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
+    // The package exists (GET shows it, enabled false): 409, not 404, says it cannot run now.
+    if (!pkg.enabled) throw new HttpRefusal(409, MESSAGES.automationDisabled)
+    const body = parseRunBody(request.body)
+    const job = agent.submit(pkg, body.requestId, body.input)
+    request.log.info({ jobId: job.id, automationId: pkg.id }, 'job queued')
+    return reply.code(202).send(job)
+  })
+
+  app.get<{ Querystring: { limit?: string } }>('/api/v1/jobs', async (request) => {
+    const items = agent.recentJobs(parseLimit(request.query.limit))
+    return { count: items.length, items }
+  })
+
+  app.get<{ Params: { requestId: string } }>('/api/v1/jobs/by-request/:requestId', async (request) => {
+    const job = agent.jobByRequest(request.params.requestId)
+    if (job === undefined) throw new HttpRefusal(404, MESSAGES.jobNotFound)
+    return job
+  })
+
+  app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId', async (request) => {
+    const job = agent.job(request.params.jobId)
+    if (job === undefined) throw new HttpRefusal(404, MESSAGES.jobNotFound)
+    return job
+  })
+
+  app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId/files', async (request) => {
+    const { jobId } = request.params
+    if (!agent.knowsJob(jobId)) throw new HttpRefusal(404, MESSAGES.jobNotFound)
+    const items = agent.filesOf(jobId)
+    return { jobId, count: items.length, items }
+  })
+
+  app.get<{ Params: { jobId: string, fileId: string } }>('/api/v1/jobs/:jobId/files/:fileId', async (request, reply) => {
+    const found = await agent.files.lookup(request.params.jobId, request.params.fileId)
+    if (found.kind === 'missing') throw new HttpRefusal(404, MESSAGES.fileNotFound)
+    if (found.kind === 'gone') throw new HttpRefusal(410, MESSAGES.fileGone)
+    await agent.files.markDownloaded(found.record.fileId)
+    request.log.info({ jobId: found.record.jobId, fileId: found.record.fileId, sizeBytes: found.sizeBytes }, 'file downloaded')
+    return reply
+      .type(found.record.mimeType)
+      .header('content-length', found.sizeBytes)
+      .header('content-disposition', contentDisposition(found.record.fileName))
+      .send(createReadStream(found.path))
+  })
+
+  // Decorated above; Fastify's types do not follow decorate().
+  return app as unknown as AgentApp
+}
