@@ -136,3 +136,139 @@ describe('dec-issqn-poa package: the three modes in one run', () => {
     expect(all).not.toContain('Cr1ad@-S3nha!\\"quote')
   })
 })
+
+describe('dec-issqn-poa package: one company failing keeps the others', () => {
+  const FIRST = { cnpj: cnpjOf('501112220001'), senha: 'Prim31ra-OK', razaoSocial: 'Limpeza Predial Azenha Ltda', inscricaoMunicipal: '456789-0-1' }
+  const WRONG = { cnpj: cnpjOf('502223330001'), senha: 'C0rreta-no-portal', razaoSocial: 'Senha Errada Ltda', inscricaoMunicipal: '567890-1-2' }
+  const BROKEN = { cnpj: cnpjOf('503334440001'), senha: 'P0rtal-500-x', razaoSocial: 'Portal Quebrado Ltda', inscricaoMunicipal: '678901-2-3' }
+  const LAST = { cnpj: cnpjOf('504445550001'), senha: 'Ult1ma-OK-z', razaoSocial: 'Última Empresa Ltda', inscricaoMunicipal: '789012-3-4' }
+  const typedPassword = 'Digit@da-Errad@-91'
+  let r: PackageRun
+  beforeAll(async () => {
+    portal.addCompany(FIRST)
+    portal.addCompany(WRONG)
+    portal.addCompany({ ...BROKEN, periods: [{ ano: 2026, mes: 7, status: 'OPEN' }], failAt: 'send' })
+    portal.addCompany({ ...LAST, periods: [{ ano: 2026, mes: 7, status: 'OPEN' }] })
+    r = await run({ headless: true, empresas: [company(FIRST), { ...company(WRONG), senha: typedPassword }, company(BROKEN), company(LAST)] })
+  })
+
+  it('reports the wrong password and the portal error on their own items, the others sent', () => {
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.resultLines).toBe(1)
+    expect(r.result).toEqual({
+      success: false,
+      total: 4,
+      succeeded: 2,
+      failed: 2,
+      items: [
+        { success: true, cnpj: FIRST.cnpj, competencia: '07/2026', download: expect.stringMatching(/\.pdf$/), mode: 'CREATED_AND_SENT' },
+        { success: false, cnpj: WRONG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal refused the login: CNPJ ou senha inválidos.' },
+        { success: false, cnpj: BROKEN.cnpj, competencia: '07/2026', download: null, mode: null, error: expect.stringMatching(/^send: the portal answered HTTP 500/) },
+        { success: true, cnpj: LAST.cnpj, competencia: '07/2026', download: expect.stringMatching(/\.pdf$/), mode: 'RESUMED_AND_SENT' }
+      ]
+    })
+    expect(portal.period(WRONG.cnpj, 2026, 7)).toBeUndefined()
+    expect(portal.period(BROKEN.cnpj, 2026, 7)).toMatchObject({ status: 'OPEN', sends: 0 })
+  })
+
+  it('registers files only for the companies that succeeded and leaves no partial file', async () => {
+    expect(r.files.map((f) => f.fileName)).toEqual([`dec-${FIRST.cnpj}-2026-07.pdf`, `dec-${LAST.cnpj}-2026-07.pdf`])
+    expect((await readdir(r.jobDir)).sort()).toEqual([`dec-${FIRST.cnpj}-2026-07.pdf`, `dec-${LAST.cnpj}-2026-07.pdf`].sort())
+  })
+
+  it('shows neither the typed wrong password nor any other', async () => {
+    const all = await everything(r)
+    for (const s of [FIRST.senha, typedPassword, BROKEN.senha, LAST.senha]) expect(all).not.toContain(s)
+  })
+
+  it('ends a step the portal never answers after the step timeout and goes on', async () => {
+    const HUNG = { cnpj: cnpjOf('505556660001'), senha: 'Trav@da-55', razaoSocial: 'Portal Travado Ltda', inscricaoMunicipal: '890123-4-5' }
+    const AFTER = { cnpj: cnpjOf('506667770001'), senha: 'Dep0is-66', razaoSocial: 'Depois Ltda', inscricaoMunicipal: '901234-5-6' }
+    portal.addCompany({ ...HUNG, hangAt: 'periods' })
+    portal.addCompany({ ...AFTER, periods: [{ ano: 2025, mes: 12, status: 'SENT' }] })
+    const hung = await run({ empresas: [company(HUNG), company(AFTER, '2025', '12')] }, { DEC_STEP_TIMEOUT_MS: '2500' })
+    expect(hung.exitCode, hung.stderr).toBe(0)
+    expect((hung.result as any).items).toEqual([
+      { success: false, cnpj: HUNG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal did not answer within 2500 ms' },
+      { success: true, cnpj: AFTER.cnpj, competencia: '12/2025', download: expect.stringMatching(/-2025-12\.pdf$/), mode: 'REPRINT' }
+    ])
+  })
+})
+
+describe('dec-issqn-poa package: input and configuration', () => {
+  it('turns a malformed company into a failed item without opening the portal for it', async () => {
+    const GOOD = { cnpj: cnpjOf('601112220001'), senha: 'B0a-Entrada', razaoSocial: 'Boa Ltda', inscricaoMunicipal: '111111-1-1' }
+    portal.addCompany({ ...GOOD, periods: [{ ano: 2026, mes: 3, status: 'SENT' }] })
+    const before = portal.requests.length
+    const badCnpj = `${GOOD.cnpj.slice(0, 13)}${(Number(GOOD.cnpj[13]) + 1) % 10}`
+    const r = await run({
+      empresas: [
+        { ...company(GOOD), cnpj: badCnpj, senha: 'Sigil0-Um' },
+        { ...company(GOOD), competenciaMes: '13', senha: 'Sigil0-Dois' },
+        { ...company(GOOD), competenciaAno: '26', senha: 'Sigil0-Tres' },
+        { ...company(GOOD), senha: '' },
+        'not a company',
+        company(GOOD, '2026', '03')
+      ]
+    })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.result).toMatchObject({ success: false, total: 6, succeeded: 1, failed: 5 })
+    expect((r.result as any).items).toEqual([
+      { success: false, cnpj: badCnpj, competencia: '07/2026', download: null, mode: null, error: 'empresas[0]: cnpj is not a valid CNPJ (14 characters with matching check digits).' },
+      { success: false, cnpj: GOOD.cnpj, competencia: '', download: null, mode: null, error: 'empresas[1]: competenciaMes must be a month from 1 to 12.' },
+      { success: false, cnpj: GOOD.cnpj, competencia: '', download: null, mode: null, error: 'empresas[2]: competenciaAno must be a 4-digit year (2000 or later).' },
+      { success: false, cnpj: GOOD.cnpj, competencia: '07/2026', download: null, mode: null, error: 'empresas[3]: senha is required.' },
+      { success: false, cnpj: '', competencia: '', download: null, mode: null, error: 'empresas[4] is not an object.' },
+      { success: true, cnpj: GOOD.cnpj, competencia: '03/2026', download: expect.any(String), mode: 'REPRINT' }
+    ])
+    // Only the valid company logged in.
+    expect(portal.requests.slice(before).filter((q) => q.startsWith('POST /login'))).toHaveLength(1)
+    const all = await everything(r)
+    for (const s of ['Sigil0-Um', 'Sigil0-Dois', 'Sigil0-Tres', GOOD.senha]) expect(all).not.toContain(s)
+  })
+
+  it.each([
+    ['no empresas', { headless: true }, '"empresas" must be a non-empty array of companies.'],
+    ['empty empresas', { empresas: [] }, '"empresas" must be a non-empty array of companies.'],
+    ['an array', [], 'The input must be a JSON object with an "empresas" array.'],
+    ['headless not a boolean', { empresas: [{}], headless: 'yes' }, '"headless" must be a boolean.'],
+    ['negative slowMo', { empresas: [{}], slowMo: -1 }, '"slowMo" must be a number of milliseconds from 0 to 5000.']
+  ])('refuses a run with %s: exit 1 and a failed result', async (_name, input, error) => {
+    const r = await run(input)
+    expect(r.exitCode).toBe(1)
+    expect(r.resultLines).toBe(1)
+    expect(r.result).toEqual({ success: false, total: 0, succeeded: 0, failed: 0, items: [], error })
+    expect(r.files).toEqual([])
+  })
+
+  it('refuses a configuration without a selector, naming it', async () => {
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dir = await mkdtemp(join(tmpdir(), 'dec-config-'))
+    const config = JSON.parse(await readFile(join(PACKAGE_DIR, 'portal.config.json'), 'utf8'))
+    delete config.login.password
+    await writeFile(join(dir, 'portal.config.json'), JSON.stringify(config))
+    const r = await run({ empresas: [company(CREATED)] }, { DEC_PORTAL_CONFIG: join(dir, 'portal.config.json') })
+    await rm(dir, { recursive: true, force: true })
+    expect(r.exitCode).toBe(1)
+    expect((r.result as any).error).toMatch(/lacks: login\.password\.$/)
+  })
+
+  it('fails every company with the reason when the browser cannot start', async () => {
+    const r = await run({ empresas: [company(CREATED), company(RESUMED)] }, { DEC_CHROMIUM_PATH: '/nonexistent/chromium' })
+    expect(r.exitCode).toBe(1)
+    expect(r.result).toMatchObject({ success: false, total: 2, succeeded: 0, failed: 2, error: 'The browser could not start (/nonexistent/chromium).' })
+    expect((r.result as any).items.map((i: any) => i.error)).toEqual([expect.stringMatching(/^The browser could not start: /), expect.stringMatching(/^The browser could not start: /)])
+  })
+
+  it('prints the items so far and stops when the agent sends SIGTERM', async () => {
+    const SLOW = { cnpj: cnpjOf('701112220001'), senha: 'Len7a-Parada', razaoSocial: 'Parada Ltda', inscricaoMunicipal: '222222-2-2' }
+    portal.addCompany({ ...SLOW, hangAt: 'login' })
+    const r = await run({ empresas: [company(SLOW), company(SLOW, '2026', '8')] }, { DEC_STEP_TIMEOUT_MS: '60000' }, { stopAfterMs: 4_000 })
+    expect(r.exitCode).toBe(143)
+    expect(r.resultLines).toBe(1)
+    expect(r.result).toMatchObject({ success: false, total: 2, failed: 2, error: 'The run was stopped by a signal.' })
+    expect((await everything(r))).not.toContain(SLOW.senha)
+  })
+})
