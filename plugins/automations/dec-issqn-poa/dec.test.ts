@@ -45,6 +45,11 @@ const run = async (input: unknown, env: Record<string, string> = {}, options: { 
 /** Every byte a run showed: both streams, the result line, the output file names. */
 const everything = async (r: PackageRun): Promise<string> => [r.stdout, r.stderr, JSON.stringify(r.result), ...(await readdir(r.jobDir))].join('\n')
 
+/** Fails naming the password's position only (the output itself may be megabytes of debug log). */
+const expectNoSecret = (all: string, secrets: string[]): void => {
+  for (const s of secrets) expect(all.includes(s), `a password appears in the output at offset ${all.indexOf(s)}`).toBe(false)
+}
+
 beforeAll(async () => { portal = await startDecPortal() })
 afterAll(async () => {
   await portal.close()
@@ -131,9 +136,7 @@ describe('dec-issqn-poa package: the three modes in one run', () => {
   })
 
   it('never shows a password: not on stdout, stderr, in the result or a file name', async () => {
-    const all = await everything(r)
-    for (const c of [CREATED, RESUMED, REPRINTED]) expect(all).not.toContain(c.senha)
-    expect(all).not.toContain('Cr1ad@-S3nha!\\"quote')
+    expectNoSecret(await everything(r), [...[CREATED, RESUMED, REPRINTED].map((c) => c.senha), 'Cr1ad@-S3nha!\\"quote'])
   })
 })
 
@@ -177,8 +180,7 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
   })
 
   it('shows neither the typed wrong password nor any other', async () => {
-    const all = await everything(r)
-    for (const s of [FIRST.senha, typedPassword, BROKEN.senha, LAST.senha]) expect(all).not.toContain(s)
+    expectNoSecret(await everything(r), [FIRST.senha, typedPassword, BROKEN.senha, LAST.senha])
   })
 
   it('ends a step the portal never answers after the step timeout and goes on', async () => {
@@ -223,8 +225,7 @@ describe('dec-issqn-poa package: input and configuration', () => {
     ])
     // Only the valid company logged in.
     expect(portal.requests.slice(before).filter((q) => q.startsWith('POST /login'))).toHaveLength(1)
-    const all = await everything(r)
-    for (const s of ['Sigil0-Um', 'Sigil0-Dois', 'Sigil0-Tres', GOOD.senha]) expect(all).not.toContain(s)
+    expectNoSecret(await everything(r), ['Sigil0-Um', 'Sigil0-Dois', 'Sigil0-Tres', GOOD.senha])
   })
 
   it.each([
@@ -262,6 +263,14 @@ describe('dec-issqn-poa package: input and configuration', () => {
     expect((r.result as any).items.map((i: any) => i.error)).toEqual([expect.stringMatching(/^The browser could not start: /), expect.stringMatching(/^The browser could not start: /)])
   })
 
+  it('keeps the password out of stderr when the environment asks for Playwright\'s debug log', async () => {
+    const DEBUGGED = { cnpj: cnpjOf('801112220001'), senha: 'Dbg-S3nh@-Visivel', razaoSocial: 'Depurada Ltda', inscricaoMunicipal: '333333-3-3' }
+    portal.addCompany({ ...DEBUGGED, periods: [{ ano: 2026, mes: 5, status: 'SENT' }] })
+    const r = await run({ empresas: [company(DEBUGGED, '2026', '5')] }, { DEBUG: 'pw:api,pw:protocol,pw:browser', DEBUG_FILE: '' })
+    expect(r.result).toMatchObject({ success: true, succeeded: 1 })
+    expectNoSecret(await everything(r), [DEBUGGED.senha])
+  })
+
   it('prints the items so far and stops when the agent sends SIGTERM', async () => {
     const SLOW = { cnpj: cnpjOf('701112220001'), senha: 'Len7a-Parada', razaoSocial: 'Parada Ltda', inscricaoMunicipal: '222222-2-2' }
     portal.addCompany({ ...SLOW, hangAt: 'login' })
@@ -269,6 +278,6 @@ describe('dec-issqn-poa package: input and configuration', () => {
     expect(r.exitCode).toBe(143)
     expect(r.resultLines).toBe(1)
     expect(r.result).toMatchObject({ success: false, total: 2, failed: 2, error: 'The run was stopped by a signal.' })
-    expect((await everything(r))).not.toContain(SLOW.senha)
+    expectNoSecret(await everything(r), [SLOW.senha])
   })
 })

@@ -11,7 +11,6 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import { ConfigError, loadConfig } from './config.mjs'
 import { InputError, readInput } from './input.mjs'
 import { declareCompany } from './portal.mjs'
@@ -20,6 +19,12 @@ import { Output } from './output.mjs'
 /** @typedef {import('./output.mjs').Item} Item */
 
 const out = new Output(process.stdout, process.stderr)
+
+// Playwright's debug logging (DEBUG=pw:api, PWDEBUG) writes each action to stderr itself, the
+// text typed into the password field included, past output.mjs. It reads these variables when
+// loaded, so they go before the import.
+for (const name of ['DEBUG', 'DEBUG_FILE', 'PWDEBUG']) delete process.env[name]
+const { chromium } = await import('playwright-core')
 
 /** @returns {unknown} */
 function readJobInput () {
