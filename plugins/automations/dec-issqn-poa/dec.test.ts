@@ -2,8 +2,9 @@
  * The DEC package run as the agent runs it (fixtures/automations/run-package.ts) in headless
  * Chromium against the local portal (fixtures/automations/dec-portal.ts).
  */
-import { readFile, readdir } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { extractPdf } from '../../../fixtures/extraction/plugin-cases.js'
@@ -11,26 +12,11 @@ import { readPdfText } from '../../../core/extraction/index.js'
 import { startDecPortal } from '../../../fixtures/automations/dec-portal.js'
 import type { DecPortal } from '../../../fixtures/automations/dec-portal.js'
 import { readDescriptor, runPackage } from '../../../fixtures/automations/run-package.js'
+import { cnpjOf, seedFailingMiddle, seedThreeModes } from '../../../fixtures/automations/dec-scenarios.js'
+import type { ExpectedItem, Scenario } from '../../../fixtures/automations/dec-scenarios.js'
 import type { PackageRun } from '../../../fixtures/automations/run-package.js'
 
 const PACKAGE_DIR = dirname(fileURLToPath(import.meta.url))
-
-/** A valid CNPJ (numeric or alphanumeric) from its first 12 characters. */
-function cnpjOf (root12: string): string {
-  const dv = (s: string): number => {
-    let sum = 0
-    let w = 2
-    for (let i = s.length - 1; i >= 0; i--) { sum += (s.charCodeAt(i) - 48) * w; w = w === 9 ? 2 : w + 1 }
-    const r = sum % 11
-    return r < 2 ? 0 : 11 - r
-  }
-  const d1 = dv(root12)
-  return `${root12}${d1}${dv(root12 + d1)}`
-}
-
-const CREATED = { cnpj: cnpjOf('112223330001'), senha: 'Cr1ad@-S3nha!"quote', razaoSocial: 'Clínica Bem Estar Ltda', inscricaoMunicipal: '123456-7-8' }
-const RESUMED = { cnpj: cnpjOf('12ABC3450001'), senha: 'Retom@da-77xq', razaoSocial: 'Tecnologia Guaíba Serviços Ltda', inscricaoMunicipal: '234567-8-9' }
-const REPRINTED = { cnpj: cnpjOf('445556660001'), senha: 'Reimpr3ss@o-k9', razaoSocial: 'Escritório Moinhos Consultoria S/S', inscricaoMunicipal: '345678-9-0' }
 
 const company = (c: { cnpj: string, senha: string, razaoSocial: string, inscricaoMunicipal: string }, ano = '2026', mes = '7') =>
   ({ razaoSocial: c.razaoSocial, cnpj: c.cnpj, senha: c.senha, inscricaoMunicipal: c.inscricaoMunicipal, competenciaAno: ano, competenciaMes: mes })
@@ -71,37 +57,32 @@ describe('dec-issqn-poa package: descriptor', () => {
   })
 })
 
+/** The result's item a scenario expects, the download path being any PDF in the job folder. */
+const itemOf = (x: ExpectedItem, jobDir: string) => x.success
+  ? { success: true, cnpj: x.cnpj, competencia: x.competencia, download: expect.stringMatching(new RegExp(`^${jobDir}/dec-${x.cnpj}-\\d{4}-\\d{2}\\.pdf$`)), mode: x.mode }
+  : { success: false, cnpj: x.cnpj, competencia: x.competencia, download: null, mode: null, error: expect.stringMatching(new RegExp(`^${x.errorStartsWith!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) }
+
 describe('dec-issqn-poa package: the three modes in one run', () => {
+  let s: Scenario
   let r: PackageRun
   beforeAll(async () => {
-    portal.addCompany(CREATED)
-    portal.addCompany({ ...RESUMED, periods: [{ ano: 2026, mes: 7, status: 'OPEN' }, { ano: 2026, mes: 6, status: 'SENT' }] })
-    portal.addCompany({ ...REPRINTED, periods: [{ ano: 2026, mes: 7, status: 'SENT', recebidoEm: new Date('2026-08-05T13:22:31Z'), autenticacao: '8CDF3125A0B1C2D3E4F5061728394A0A' }] })
-    r = await run({ headless: true, slowMo: 0, empresas: [company(CREATED), company(RESUMED), company(REPRINTED)] })
+    s = seedThreeModes(portal)
+    r = await run(s.input)
   })
 
   it('creates, resumes and reprints, and ends with one result line', () => {
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.resultLines).toBe(1)
     expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(/^AGENT_RESULT_JSON=/)
-    expect(r.result).toEqual({
-      success: true,
-      total: 3,
-      succeeded: 3,
-      failed: 0,
-      items: [
-        { success: true, cnpj: CREATED.cnpj, competencia: '07/2026', download: expect.stringMatching(new RegExp(`/dec-${CREATED.cnpj}-2026-07\\.pdf$`)), mode: 'CREATED_AND_SENT' },
-        { success: true, cnpj: RESUMED.cnpj, competencia: '07/2026', download: expect.stringMatching(/\.pdf$/), mode: 'RESUMED_AND_SENT' },
-        { success: true, cnpj: REPRINTED.cnpj, competencia: '07/2026', download: expect.stringMatching(/\.pdf$/), mode: 'REPRINT' }
-      ]
-    })
+    expect(r.result).toEqual({ success: true, total: 3, succeeded: 3, failed: 0, items: s.expected.map((x) => itemOf(x, r.jobDir)) })
   })
 
   it('leaves each period sent exactly once on the portal (a reprint sends nothing)', () => {
-    expect(portal.period(CREATED.cnpj, 2026, 7)).toMatchObject({ status: 'SENT', sends: 1 })
-    expect(portal.period(RESUMED.cnpj, 2026, 7)).toMatchObject({ status: 'SENT', sends: 1 })
-    expect(portal.period(REPRINTED.cnpj, 2026, 7)).toMatchObject({ status: 'SENT', sends: 0 })
-    expect(portal.period(RESUMED.cnpj, 2026, 6)).toMatchObject({ status: 'SENT', sends: 0 })
+    expect(s.companies.map((c) => portal.period(c.cnpj, 2026, 7))).toEqual([
+      expect.objectContaining({ status: 'SENT', sends: 1 }),
+      expect.objectContaining({ status: 'SENT', sends: 1 }),
+      expect.objectContaining({ status: 'SENT', sends: 0 })
+    ])
   })
 
   it('registers each PDF, inside the job folder, with its name and type', () => {
@@ -111,12 +92,13 @@ describe('dec-issqn-poa package: the three modes in one run', () => {
   })
 
   it('prints declaration, guide and receipt into one PDF that the extraction engine reads as the DEC', async () => {
+    const reprinted = s.companies[2]!
     const pdf = new Uint8Array(await readFile(r.files[2]!.path))
     expect(Buffer.from(pdf.subarray(0, 5)).toString('latin1')).toBe('%PDF-')
     const result = await extractPdf(pdf)
     expect(result).toMatchObject({ success: true, documentType: 'DEC_ISSQN_POA', engine: { parser: 'dec-issqn-poa', confidenceLevel: 'HIGH' } })
     const data = result.data as any
-    expect(data.empresa).toEqual({ cnpj: REPRINTED.cnpj, razaoSocial: REPRINTED.razaoSocial, inscricaoMunicipal: REPRINTED.inscricaoMunicipal })
+    expect(data.empresa).toEqual({ cnpj: reprinted.cnpj, razaoSocial: reprinted.razaoSocial, inscricaoMunicipal: reprinted.inscricaoMunicipal })
     expect(data.competencia).toEqual({ ano: 2026, mes: 7, referencia: '2026-07' })
     expect(data.recibo).toEqual({ situacao: 'ENTREGUE', recebidoEm: '2026-08-05T10:22:31-03:00', autenticacao: '8CDF3125A0B1C2D3E4F5061728394A0A' })
     // Default activity: 12.500,00 of revenue, 500,00 deducted, 5% → 600,00 due.
@@ -127,60 +109,47 @@ describe('dec-issqn-poa package: the three modes in one run', () => {
   })
 
   it('prints the protocol and the company of each receipt, the alphanumeric CNPJ included', async () => {
-    for (const [i, c] of [CREATED, RESUMED].entries()) {
-      const text = (await readPdfText(new Uint8Array(await readFile(r.files[i]!.path)))).map((p) => p.runs.map((run) => run.text).join(' ')).join('\n')
+    for (const [i, c] of s.companies.slice(0, 2).entries()) {
+      const pdf = new Uint8Array(await readFile(r.files[i]!.path))
+      const text = (await readPdfText(pdf)).map((p) => p.runs.map((run) => run.text).join(' ')).join('\n')
       expect(text).toContain('RECIBO DE ENTREGA - DECLARAÇÃO MENSAL')
       expect(text).toContain(portal.period(c.cnpj, 2026, 7)!.protocolo!)
       expect(text).toContain(c.razaoSocial)
+      expect(((await extractPdf(pdf)).data as any).empresa.cnpj).toBe(c.cnpj)
     }
+    expect(s.companies[1]!.cnpj).toMatch(/[A-Z]/)
   })
 
   it('never shows a password: not on stdout, stderr, in the result or a file name', async () => {
-    expectNoSecret(await everything(r), [...[CREATED, RESUMED, REPRINTED].map((c) => c.senha), 'Cr1ad@-S3nha!\\"quote'])
+    expect(s.passwords.every((p) => p.includes('"'))).toBe(true)
+    expectNoSecret(await everything(r), [...s.passwords, ...s.passwords.map((p) => JSON.stringify(p).slice(1, -1))])
   })
 })
 
 describe('dec-issqn-poa package: one company failing keeps the others', () => {
-  const FIRST = { cnpj: cnpjOf('501112220001'), senha: 'Prim31ra-OK', razaoSocial: 'Limpeza Predial Azenha Ltda', inscricaoMunicipal: '456789-0-1' }
-  const WRONG = { cnpj: cnpjOf('502223330001'), senha: 'C0rreta-no-portal', razaoSocial: 'Senha Errada Ltda', inscricaoMunicipal: '567890-1-2' }
-  const BROKEN = { cnpj: cnpjOf('503334440001'), senha: 'P0rtal-500-x', razaoSocial: 'Portal Quebrado Ltda', inscricaoMunicipal: '678901-2-3' }
-  const LAST = { cnpj: cnpjOf('504445550001'), senha: 'Ult1ma-OK-z', razaoSocial: 'Última Empresa Ltda', inscricaoMunicipal: '789012-3-4' }
-  const typedPassword = 'Digit@da-Errad@-91'
+  let s: Scenario
   let r: PackageRun
   beforeAll(async () => {
-    portal.addCompany(FIRST)
-    portal.addCompany(WRONG)
-    portal.addCompany({ ...BROKEN, periods: [{ ano: 2026, mes: 7, status: 'OPEN' }], failAt: 'send' })
-    portal.addCompany({ ...LAST, periods: [{ ano: 2026, mes: 7, status: 'OPEN' }] })
-    r = await run({ headless: true, empresas: [company(FIRST), { ...company(WRONG), senha: typedPassword }, company(BROKEN), company(LAST)] })
+    s = seedFailingMiddle(portal)
+    r = await run(s.input)
   })
 
   it('reports the wrong password and the portal error on their own items, the others sent', () => {
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.resultLines).toBe(1)
-    expect(r.result).toEqual({
-      success: false,
-      total: 4,
-      succeeded: 2,
-      failed: 2,
-      items: [
-        { success: true, cnpj: FIRST.cnpj, competencia: '07/2026', download: expect.stringMatching(/\.pdf$/), mode: 'CREATED_AND_SENT' },
-        { success: false, cnpj: WRONG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal refused the login: CNPJ ou senha inválidos.' },
-        { success: false, cnpj: BROKEN.cnpj, competencia: '07/2026', download: null, mode: null, error: expect.stringMatching(/^send: the portal answered HTTP 500/) },
-        { success: true, cnpj: LAST.cnpj, competencia: '07/2026', download: expect.stringMatching(/\.pdf$/), mode: 'RESUMED_AND_SENT' }
-      ]
-    })
-    expect(portal.period(WRONG.cnpj, 2026, 7)).toBeUndefined()
-    expect(portal.period(BROKEN.cnpj, 2026, 7)).toMatchObject({ status: 'OPEN', sends: 0 })
+    expect(r.result).toEqual({ success: false, total: 4, succeeded: 2, failed: 2, items: s.expected.map((x) => itemOf(x, r.jobDir)) })
+    expect(portal.period(s.companies[1]!.cnpj, 2026, 7)).toBeUndefined()
+    expect(portal.period(s.companies[2]!.cnpj, 2026, 7)).toMatchObject({ status: 'OPEN', sends: 0 })
   })
 
   it('registers files only for the companies that succeeded and leaves no partial file', async () => {
-    expect(r.files.map((f) => f.fileName)).toEqual([`dec-${FIRST.cnpj}-2026-07.pdf`, `dec-${LAST.cnpj}-2026-07.pdf`])
-    expect((await readdir(r.jobDir)).sort()).toEqual([`dec-${FIRST.cnpj}-2026-07.pdf`, `dec-${LAST.cnpj}-2026-07.pdf`].sort())
+    const names = [s.companies[0]!, s.companies[3]!].map((c) => `dec-${c.cnpj}-2026-07.pdf`)
+    expect(r.files.map((f) => f.fileName)).toEqual(names)
+    expect((await readdir(r.jobDir)).sort()).toEqual([...names].sort())
   })
 
   it('shows neither the typed wrong password nor any other', async () => {
-    expectNoSecret(await everything(r), [FIRST.senha, typedPassword, BROKEN.senha, LAST.senha])
+    expectNoSecret(await everything(r), s.passwords)
   })
 
   it('ends a step the portal never answers after the step timeout and goes on', async () => {
@@ -198,6 +167,9 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
 })
 
 describe('dec-issqn-poa package: input and configuration', () => {
+  /** A company the portal does not know (these runs stop before the portal). */
+  const NOWHERE = { cnpj: cnpjOf('909090900001'), senha: 'N3nhum-Acesso', razaoSocial: 'Nenhuma Ltda', inscricaoMunicipal: '999999-9-9' }
+
   it('turns a malformed company into a failed item without opening the portal for it', async () => {
     const GOOD = { cnpj: cnpjOf('601112220001'), senha: 'B0a-Entrada', razaoSocial: 'Boa Ltda', inscricaoMunicipal: '111111-1-1' }
     portal.addCompany({ ...GOOD, periods: [{ ano: 2026, mes: 3, status: 'SENT' }] })
@@ -243,21 +215,18 @@ describe('dec-issqn-poa package: input and configuration', () => {
   })
 
   it('refuses a configuration without a selector, naming it', async () => {
-    const { mkdtemp, writeFile, rm } = await import('node:fs/promises')
-    const { tmpdir } = await import('node:os')
-    const { join } = await import('node:path')
     const dir = await mkdtemp(join(tmpdir(), 'dec-config-'))
     const config = JSON.parse(await readFile(join(PACKAGE_DIR, 'portal.config.json'), 'utf8'))
     delete config.login.password
     await writeFile(join(dir, 'portal.config.json'), JSON.stringify(config))
-    const r = await run({ empresas: [company(CREATED)] }, { DEC_PORTAL_CONFIG: join(dir, 'portal.config.json') })
+    const r = await run({ empresas: [company(NOWHERE)] }, { DEC_PORTAL_CONFIG: join(dir, 'portal.config.json') })
     await rm(dir, { recursive: true, force: true })
     expect(r.exitCode).toBe(1)
     expect((r.result as any).error).toMatch(/lacks: login\.password\.$/)
   })
 
   it('fails every company with the reason when the browser cannot start', async () => {
-    const r = await run({ empresas: [company(CREATED), company(RESUMED)] }, { DEC_CHROMIUM_PATH: '/nonexistent/chromium' })
+    const r = await run({ empresas: [company(NOWHERE), company(NOWHERE, '2026', '8')] }, { DEC_CHROMIUM_PATH: '/nonexistent/chromium' })
     expect(r.exitCode).toBe(1)
     expect(r.result).toMatchObject({ success: false, total: 2, succeeded: 0, failed: 2, error: 'The browser could not start (/nonexistent/chromium).' })
     expect((r.result as any).items.map((i: any) => i.error)).toEqual([expect.stringMatching(/^The browser could not start: /), expect.stringMatching(/^The browser could not start: /)])
