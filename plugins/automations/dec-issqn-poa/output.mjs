@@ -1,8 +1,8 @@
 /**
  * Everything the package prints goes through here: the agent's protocol lines on stdout
  * (`AGENT_FILE_JSON=`, one `AGENT_RESULT_JSON=`), progress on stderr. Every password of the
- * input is replaced by `***` in all of it, so a portal or browser message that happened to
- * quote one cannot carry it into the job's log or result.
+ * input is replaced by `***` in the log lines and in the result's error texts, so a portal or
+ * browser message that happened to quote one cannot carry it into the job's log or result.
  */
 
 /**
@@ -42,12 +42,14 @@ export class Output {
   }
 
   /**
-   * JSON with every string value redacted before it is escaped (a password holding a quote
-   * would otherwise survive in its escaped form).
+   * JSON with every `error` text redacted before it is escaped (a password holding a quote
+   * would otherwise survive in its escaped form). Only error texts carry words from outside
+   * (the portal's and the browser's messages); the CNPJ, period and path are the package's own
+   * and stay intact even when a password happens to equal the CNPJ.
    * @param {unknown} value
    */
   json (value) {
-    return JSON.stringify(value, (_key, v) => typeof v === 'string' ? this.redact(v) : v)
+    return JSON.stringify(value, (key, v) => key === 'error' && typeof v === 'string' ? this.redact(v) : v)
   }
 
   /** @param {string} message */
