@@ -23,7 +23,7 @@ const company = (c: { cnpj: string, senha: string, razaoSocial: string, inscrica
 
 let portal: DecPortal
 const runs: PackageRun[] = []
-const run = async (input: unknown, env: Record<string, string> = {}, options: { stopAfterMs?: number } = {}): Promise<PackageRun> => {
+const run = async (input: unknown, env: Record<string, string> = {}, options: { stopWhenStderr?: RegExp } = {}): Promise<PackageRun> => {
   const r = await runPackage(PACKAGE_DIR, input, { env: { DEC_PORTAL_URL: portal.url, ...env }, timeoutMs: 120_000, ...options })
   runs.push(r)
   return r
@@ -152,17 +152,32 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
     expectNoSecret(await everything(r), s.passwords)
   })
 
-  it('ends a step the portal never answers after the step timeout and goes on', async () => {
+  it('ends a step the portal never answers after the step timeout, and goes on past a 500 at login', async () => {
     const HUNG = { cnpj: cnpjOf('505556660001'), senha: 'Trav@da-55', razaoSocial: 'Portal Travado Ltda', inscricaoMunicipal: '890123-4-5' }
+    const DOWN = { cnpj: cnpjOf('507778880001'), senha: 'F0ra-do-Ar', razaoSocial: 'Fora do Ar Ltda', inscricaoMunicipal: '012345-6-7' }
     const AFTER = { cnpj: cnpjOf('506667770001'), senha: 'Dep0is-66', razaoSocial: 'Depois Ltda', inscricaoMunicipal: '901234-5-6' }
     portal.addCompany({ ...HUNG, hangAt: 'periods' })
+    portal.addCompany({ ...DOWN, failAt: 'login' })
     portal.addCompany({ ...AFTER, periods: [{ ano: 2025, mes: 12, status: 'SENT' }] })
-    const hung = await run({ empresas: [company(HUNG), company(AFTER, '2025', '12')] }, { DEC_STEP_TIMEOUT_MS: '2500' })
+    const hung = await run({ empresas: [company(HUNG), company(DOWN), company(AFTER, '2025', '12')] }, { DEC_STEP_TIMEOUT_MS: '2500' })
     expect(hung.exitCode, hung.stderr).toBe(0)
     expect((hung.result as any).items).toEqual([
       { success: false, cnpj: HUNG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal did not answer within 2500 ms' },
+      { success: false, cnpj: DOWN.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal answered HTTP 500 (Erro - DecWeb)' },
       { success: true, cnpj: AFTER.cnpj, competencia: '12/2025', download: expect.stringMatching(/-2025-12\.pdf$/), mode: 'REPRINT' }
     ])
+  })
+})
+
+describe('dec-issqn-poa package: the print when nothing is due', () => {
+  it('has no guide page and zero totals, and the engine still reads it as the DEC', async () => {
+    const IDLE = { cnpj: cnpjOf('512223330001'), senha: 'Sem-M0vimento', razaoSocial: 'Holding Parada Ltda', inscricaoMunicipal: '121212-1-2' }
+    portal.addCompany({ ...IDLE, newPeriodActivities: [{ servico: '17.01 - Assessoria ou consultoria', receitaCents: 0, deducoesCents: 0, aliquotaBp: 500 }] })
+    const r = await run({ empresas: [company(IDLE, '2026', '2')] })
+    expect(r.result).toMatchObject({ success: true, items: [{ mode: 'CREATED_AND_SENT' }] })
+    const result = await extractPdf(new Uint8Array(await readFile(r.files[0]!.path)))
+    expect(result).toMatchObject({ success: true, documentType: 'DEC_ISSQN_POA', pages: 2 })
+    expect(result.data).toMatchObject({ guia: null, paginas: { declaracao: [1], guia: [], recibo: [2] }, financeiro: { receitaServicos: 0, totalRecolher: 0 }, competencia: { referencia: '2026-02' } })
   })
 })
 
@@ -243,7 +258,7 @@ describe('dec-issqn-poa package: input and configuration', () => {
   it('prints the items so far and stops when the agent sends SIGTERM', async () => {
     const SLOW = { cnpj: cnpjOf('701112220001'), senha: 'Len7a-Parada', razaoSocial: 'Parada Ltda', inscricaoMunicipal: '222222-2-2' }
     portal.addCompany({ ...SLOW, hangAt: 'login' })
-    const r = await run({ empresas: [company(SLOW), company(SLOW, '2026', '8')] }, { DEC_STEP_TIMEOUT_MS: '60000' }, { stopAfterMs: 4_000 })
+    const r = await run({ empresas: [company(SLOW), company(SLOW, '2026', '8')] }, { DEC_STEP_TIMEOUT_MS: '60000' }, { stopWhenStderr: /\[1\/2\] 07\/2026 login/ })
     expect(r.exitCode).toBe(143)
     expect(r.resultLines).toBe(1)
     expect(r.result).toMatchObject({ success: false, total: 2, failed: 2, error: 'The run was stopped by a signal.' })

@@ -20,6 +20,12 @@ import { Output } from './output.mjs'
 
 const out = new Output(process.stdout, process.stderr)
 
+// A stop (the agent's SIGTERM on shutdown) prints a result whenever it comes: before the run
+// has its companies, an empty one; later, `main` puts its own handler here.
+let onStop = () => finish([], 143, 'The run was stopped by a signal.')
+process.once('SIGTERM', () => onStop())
+process.once('SIGINT', () => onStop())
+
 // Playwright's debug logging (DEBUG=pw:api, PWDEBUG) writes each action to stderr itself, the
 // text typed into the password field included, past output.mjs. It reads these variables when
 // loaded, so they go before the import.
@@ -58,9 +64,11 @@ function notProcessed (checks, error) {
   return checks.map((c) => ({ success: false, cnpj: c.ok ? c.company.cnpj : c.cnpj, competencia: c.ok ? c.company.competencia : c.competencia, download: null, mode: null, error }))
 }
 
+/** The companies' items so far (an unexpected failure still prints them). */
+/** @type {Item[]} */
+const items = []
+
 async function main () {
-  /** @type {Item[]} */
-  const items = []
   let run
   let config
   try {
@@ -85,10 +93,10 @@ async function main () {
     out.result(items, 'The run was stopped by a signal.')
     void (browser?.close() ?? Promise.resolve()).catch(() => undefined).finally(() => out.exit(143))
   }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  onStop = stop
 
   for (const [index, check] of companies.entries()) {
+    if (stopping) return
     const tag = `[${index + 1}/${companies.length}]`
     if (!check.ok) {
       out.log(`${tag} skipped: ${check.error}`)
@@ -105,6 +113,7 @@ async function main () {
         items.push(...notProcessed(companies.slice(index), `The browser could not start: ${reason}`))
         return finish(items, 1, `The browser could not start (${config.browser.executablePath}).`)
       }
+      if (stopping) return void browser.close().catch(() => undefined)
     }
     const fileName = `dec-${company.cnpj}-${company.ano}-${String(company.mes).padStart(2, '0')}.pdf`
     const path = join(jobDir, fileName)
@@ -127,5 +136,5 @@ async function main () {
 
 main().catch((e) => {
   out.log(`unexpected failure: ${e instanceof Error ? e.message : String(e)}`)
-  finish([], 1, 'The package failed unexpectedly; see its log.')
+  finish(items, 1, 'The package failed unexpectedly; see its log.')
 })
