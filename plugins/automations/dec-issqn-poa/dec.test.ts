@@ -14,6 +14,7 @@ import type { DecPortal } from '../../../fixtures/automations/dec-portal.js'
 import { readDescriptor, runPackage } from '../../../fixtures/automations/run-package.js'
 import { cnpjOf, seedFailingMiddle, seedThreeModes } from '../../../fixtures/automations/dec-scenarios.js'
 import type { ExpectedItem, Scenario } from '../../../fixtures/automations/dec-scenarios.js'
+import { startXvfb } from '../../../fixtures/automations/xvfb.js'
 import type { PackageRun } from '../../../fixtures/automations/run-package.js'
 
 const PACKAGE_DIR = dirname(fileURLToPath(import.meta.url))
@@ -65,9 +66,17 @@ const itemOf = (x: ExpectedItem, jobDir: string) => x.success
 describe('dec-issqn-poa package: the three modes in one run', () => {
   let s: Scenario
   let r: PackageRun
+  let agents: string[]
   beforeAll(async () => {
     s = seedThreeModes(portal)
+    const before = portal.userAgents.length
     r = await run(s.input)
+    agents = portal.userAgents.slice(before)
+  })
+
+  it('drives a headless browser when the input says headless', () => {
+    expect(agents.length).toBeGreaterThan(10)
+    expect(agents.every((a) => a.includes('HeadlessChrome'))).toBe(true)
   })
 
   it('creates, resumes and reprints, and ends with one result line', () => {
@@ -166,6 +175,25 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
       { success: false, cnpj: DOWN.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal answered HTTP 500 (Erro - DecWeb)' },
       { success: true, cnpj: AFTER.cnpj, competencia: '12/2025', download: expect.stringMatching(/-2025-12\.pdf$/), mode: 'REPRINT' }
     ])
+  })
+})
+
+describe('dec-issqn-poa package: a visible browser', () => {
+  it('runs with a window (headless false, slowMo) on a virtual display and still prints the PDF', async () => {
+    const x = await startXvfb()
+    try {
+      const s = seedThreeModes(portal, 2026, 9)
+      const before = portal.userAgents.length
+      const r = await run({ ...s.input, headless: false, slowMo: 20, empresas: s.input.empresas.slice(1, 2) }, { DISPLAY: x.display })
+      expect(r.exitCode, r.stderr).toBe(0)
+      expect(r.result).toMatchObject({ success: true, items: [{ mode: 'RESUMED_AND_SENT' }] })
+      const agents = portal.userAgents.slice(before)
+      expect(agents.length).toBeGreaterThan(3)
+      expect(agents.some((a) => a.includes('HeadlessChrome'))).toBe(false)
+      expect(((await extractPdf(new Uint8Array(await readFile(r.files[0]!.path)))).data as any).competencia.referencia).toBe('2026-09')
+    } finally {
+      await x.stop()
+    }
   })
 })
 
