@@ -3,7 +3,7 @@
  * file named by DEC_PORTAL_CONFIG) holding the portal's address and every path and selector
  * the script uses, so that pointing the package at another build of the portal is an edit
  * of that file. Environment overrides: DEC_PORTAL_URL (base address; the tests point it at
- * the loopback portal), DEC_CHROMIUM_PATH (browser executable), DEC_STEP_TIMEOUT_MS.
+ * the loopback portal), DEC_CHROMIUM_PATH (browser executable), DEC_ACTION_TIMEOUT_MS.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -13,9 +13,10 @@ import { fileURLToPath } from 'node:url'
  * @typedef {object} PortalConfig
  * @property {string} baseUrl
  * @property {{ executablePath: string, args: string[] }} browser
- * @property {{ stepMs: number }} timeouts
+ * @property {{ actionMs: number }} timeouts each page load and each wait for an element
  * @property {{ login: string, logout: string }} paths
- * @property {{ cnpj: string, password: string, submit: string, error: string }} login
+ * @property {string} errorMessage the box where the portal shows an error (wrong password, refused step)
+ * @property {{ cnpj: string, password: string, submit: string }} login
  * @property {{ ready: string, row: string, competenciaCell: string, competenciaText: string, statusCell: string, sentStatus: string, openStatus: string, resume: string, print: string, create: { month: FieldConfig, year: FieldConfig, submit: string } }} periods
  * @property {{ ready: string, send: string }} declaration
  * @property {{ ready: string, confirm: string }} confirmation
@@ -25,7 +26,7 @@ import { fileURLToPath } from 'node:url'
 /** Paths of the string settings every configuration must hold. */
 const REQUIRED_STRINGS = [
   'baseUrl', 'browser.executablePath', 'paths.login', 'paths.logout',
-  'login.cnpj', 'login.password', 'login.submit', 'login.error',
+  'errorMessage', 'login.cnpj', 'login.password', 'login.submit',
   'periods.ready', 'periods.row', 'periods.competenciaCell', 'periods.competenciaText', 'periods.statusCell',
   'periods.sentStatus', 'periods.openStatus', 'periods.resume', 'periods.print',
   'periods.create.month.selector', 'periods.create.month.kind', 'periods.create.month.value',
@@ -73,17 +74,17 @@ export function loadConfig (env = process.env) {
   if (missing.length > 0) throw new ConfigError(`The portal configuration ${file} lacks: ${missing.join(', ')}.`)
   const config = /** @type {PortalConfig} */ (raw)
   if (!Array.isArray(config.browser.args) || !config.browser.args.every((a) => typeof a === 'string')) throw new ConfigError('browser.args must be an array of strings.')
-  if (typeof config.timeouts?.stepMs !== 'number' || !(config.timeouts.stepMs > 0)) throw new ConfigError('timeouts.stepMs must be a positive number.')
+  if (typeof config.timeouts?.actionMs !== 'number' || !(config.timeouts.actionMs > 0)) throw new ConfigError('timeouts.actionMs must be a positive number.')
   for (const p of ['periods.sentStatus', 'periods.openStatus']) {
     try { RegExp(String(at(raw, p))) } catch { throw new ConfigError(`${p} is not a valid regular expression.`) }
   }
 
   if (env.DEC_PORTAL_URL !== undefined && env.DEC_PORTAL_URL !== '') config.baseUrl = env.DEC_PORTAL_URL
   if (env.DEC_CHROMIUM_PATH !== undefined && env.DEC_CHROMIUM_PATH !== '') config.browser.executablePath = env.DEC_CHROMIUM_PATH
-  if (env.DEC_STEP_TIMEOUT_MS !== undefined && env.DEC_STEP_TIMEOUT_MS !== '') {
-    const ms = Number(env.DEC_STEP_TIMEOUT_MS)
-    if (!Number.isInteger(ms) || ms <= 0) throw new ConfigError('DEC_STEP_TIMEOUT_MS must be a positive whole number of milliseconds.')
-    config.timeouts.stepMs = ms
+  if (env.DEC_ACTION_TIMEOUT_MS !== undefined && env.DEC_ACTION_TIMEOUT_MS !== '') {
+    const ms = Number(env.DEC_ACTION_TIMEOUT_MS)
+    if (!Number.isInteger(ms) || ms <= 0) throw new ConfigError('DEC_ACTION_TIMEOUT_MS must be a positive whole number of milliseconds.')
+    config.timeouts.actionMs = ms
   }
   try {
     const url = new URL(config.baseUrl)

@@ -168,7 +168,7 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
     portal.addCompany({ ...HUNG, hangAt: 'periods' })
     portal.addCompany({ ...DOWN, failAt: 'login' })
     portal.addCompany({ ...AFTER, periods: [{ ano: 2025, mes: 12, status: 'SENT' }] })
-    const hung = await run({ empresas: [company(HUNG), company(DOWN), company(AFTER, '2025', '12')] }, { DEC_STEP_TIMEOUT_MS: '2500' })
+    const hung = await run({ empresas: [company(HUNG), company(DOWN), company(AFTER, '2025', '12')] }, { DEC_ACTION_TIMEOUT_MS: '2500' })
     expect(hung.exitCode, hung.stderr).toBe(0)
     expect((hung.result as any).items).toEqual([
       { success: false, cnpj: HUNG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal did not answer within 2500 ms' },
@@ -268,6 +268,18 @@ describe('dec-issqn-poa package: input and configuration', () => {
     expect((r.result as any).error).toMatch(/lacks: login\.password\.$/)
   })
 
+  it('names the selector a page never showed, so a portal change is found in the configuration', async () => {
+    const SHIFTED = { cnpj: cnpjOf('913131310001'), senha: 'M0vid@-Sel', razaoSocial: 'Seletor Ltda', inscricaoMunicipal: '131313-1-3' }
+    portal.addCompany(SHIFTED)
+    const dir = await mkdtemp(join(tmpdir(), 'dec-config-'))
+    const config = JSON.parse(await readFile(join(PACKAGE_DIR, 'portal.config.json'), 'utf8'))
+    config.periods.ready = '#lista-nova'
+    await writeFile(join(dir, 'portal.config.json'), JSON.stringify(config))
+    const r = await run({ empresas: [company(SHIFTED)] }, { DEC_PORTAL_CONFIG: join(dir, 'portal.config.json'), DEC_ACTION_TIMEOUT_MS: '1500' })
+    await rm(dir, { recursive: true, force: true })
+    expect((r.result as any).items[0].error).toBe("login: the page did not show locator('#lista-nova') within 1500 ms (check that selector in the portal configuration)")
+  })
+
   it('fails every company with the reason when the browser cannot start', async () => {
     const r = await run({ empresas: [company(NOWHERE), company(NOWHERE, '2026', '8')] }, { DEC_CHROMIUM_PATH: '/nonexistent/chromium' })
     expect(r.exitCode).toBe(1)
@@ -286,7 +298,7 @@ describe('dec-issqn-poa package: input and configuration', () => {
   it('prints the items so far and stops when the agent sends SIGTERM', async () => {
     const SLOW = { cnpj: cnpjOf('701112220001'), senha: 'Len7a-Parada', razaoSocial: 'Parada Ltda', inscricaoMunicipal: '222222-2-2' }
     portal.addCompany({ ...SLOW, hangAt: 'login' })
-    const r = await run({ empresas: [company(SLOW), company(SLOW, '2026', '8')] }, { DEC_STEP_TIMEOUT_MS: '60000' }, { stopWhenStderr: /\[1\/2\] 07\/2026 login/ })
+    const r = await run({ empresas: [company(SLOW), company(SLOW, '2026', '8')] }, { DEC_ACTION_TIMEOUT_MS: '60000' }, { stopWhenStderr: /\[1\/2\] 07\/2026 login/ })
     expect(r.exitCode).toBe(143)
     expect(r.resultLines).toBe(1)
     expect(r.result).toMatchObject({ success: false, total: 2, failed: 2, error: 'The run was stopped by a signal.' })

@@ -1,8 +1,9 @@
 /**
  * One company's visit to the DEC portal: log in, find the period in the list, decide the mode
  * (sent: reprint; open: resume and send; absent: create and send), print the declaration,
- * guide and receipt page to one PDF. Each step waits at most `timeouts.stepMs`; a step that
- * fails throws a StepError naming the step, with the portal's own message when it shows one.
+ * guide and receipt page to one PDF. Each page load and each wait for an element inside a step
+ * lasts at most `timeouts.actionMs`; a step that fails throws a StepError naming the step,
+ * with the portal's own message when it shows one.
  * Every selector and path comes from the configuration (config.mjs).
  */
 import { rename, rm, stat } from 'node:fs/promises'
@@ -36,7 +37,14 @@ export class StepError extends Error {
  * @param {number} timeoutMs
  */
 function reasonOf (e, timeoutMs) {
-  if (e instanceof Error && e.name === 'TimeoutError') return `the portal did not answer within ${timeoutMs} ms`
+  if (e instanceof Error && e.name === 'TimeoutError') {
+    // A page that loaded without the awaited element is a selector to check, not a slow portal.
+    const plain = e.message.replaceAll(String.fromCharCode(27), '').replace(/\[\d+m/g, '')
+    const awaited = /waiting for (locator\(.*?\))(?: to be \w+)?$/m.exec(plain)?.[1]
+    return awaited === undefined
+      ? `the portal did not answer within ${timeoutMs} ms`
+      : `the page did not show ${awaited} within ${timeoutMs} ms (check that selector in the portal configuration)`
+  }
   const first = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? ''
   return first.replace(/^[\w.]+: /, '')
 }
@@ -122,7 +130,7 @@ async function setField (page, field, company) {
  * @returns {Promise<Mode>}
  */
 export async function declareCompany (browser, config, company, pdfPath, log) {
-  const timeoutMs = config.timeouts.stepMs
+  const timeoutMs = config.timeouts.actionMs
   const url = (/** @type {string} */ path) => new URL(path, config.baseUrl).href
   const context = await browser.newContext({ acceptDownloads: false, locale: 'pt-BR', timezoneId: 'America/Sao_Paulo' })
   context.setDefaultTimeout(timeoutMs)
@@ -136,7 +144,7 @@ export async function declareCompany (browser, config, company, pdfPath, log) {
       await page.fill(config.login.cnpj, company.cnpj)
       await page.fill(config.login.password, company.senha)
       await clickAndLoad(page, config.login.submit, 'login')
-      const refused = await portalMessage(page, config.login.error)
+      const refused = await portalMessage(page, config.errorMessage)
       if (refused !== null) throw new StepError('login', `the portal refused the login: ${refused}`)
       await page.waitForSelector(config.periods.ready)
     })
@@ -169,7 +177,7 @@ export async function declareCompany (browser, config, company, pdfPath, log) {
           await setField(page, p.create.month, company)
           await setField(page, p.create.year, company)
           await clickAndLoad(page, p.create.submit, 'create')
-          const refused = await portalMessage(page, config.login.error)
+          const refused = await portalMessage(page, config.errorMessage)
           if (refused !== null) throw new StepError('create', `the portal refused to create the period: ${refused}`)
         })
       } else {
@@ -184,7 +192,7 @@ export async function declareCompany (browser, config, company, pdfPath, log) {
         await clickAndLoad(page, config.declaration.send, 'send')
         await page.waitForSelector(config.confirmation.ready)
         await clickAndLoad(page, config.confirmation.confirm, 'send')
-        const refused = await portalMessage(page, config.login.error)
+        const refused = await portalMessage(page, config.errorMessage)
         if (refused !== null) throw new StepError('send', `the portal refused the declaration: ${refused}`)
       })
     }
