@@ -168,10 +168,10 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
     portal.addCompany({ ...HUNG, hangAt: 'periods' })
     portal.addCompany({ ...DOWN, failAt: 'login' })
     portal.addCompany({ ...AFTER, periods: [{ ano: 2025, mes: 12, status: 'SENT' }] })
-    const hung = await run({ empresas: [company(HUNG), company(DOWN), company(AFTER, '2025', '12')] }, { DEC_ACTION_TIMEOUT_MS: '2500' })
+    const hung = await run({ empresas: [company(HUNG), company(DOWN), company(AFTER, '2025', '12')] }, { DEC_ACTION_TIMEOUT_MS: '5000' })
     expect(hung.exitCode, hung.stderr).toBe(0)
     expect((hung.result as any).items).toEqual([
-      { success: false, cnpj: HUNG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal did not answer within 2500 ms' },
+      { success: false, cnpj: HUNG.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal did not answer within 5000 ms' },
       { success: false, cnpj: DOWN.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: the portal answered HTTP 500 (Erro - DecWeb)' },
       { success: true, cnpj: AFTER.cnpj, competencia: '12/2025', download: expect.stringMatching(/-2025-12\.pdf$/), mode: 'REPRINT' }
     ])
@@ -275,9 +275,9 @@ describe('dec-issqn-poa package: input and configuration', () => {
     const config = JSON.parse(await readFile(join(PACKAGE_DIR, 'portal.config.json'), 'utf8'))
     config.periods.ready = '#lista-nova'
     await writeFile(join(dir, 'portal.config.json'), JSON.stringify(config))
-    const r = await run({ empresas: [company(SHIFTED)] }, { DEC_PORTAL_CONFIG: join(dir, 'portal.config.json'), DEC_ACTION_TIMEOUT_MS: '1500' })
+    const r = await run({ empresas: [company(SHIFTED)] }, { DEC_PORTAL_CONFIG: join(dir, 'portal.config.json'), DEC_ACTION_TIMEOUT_MS: '4000' })
     await rm(dir, { recursive: true, force: true })
-    expect((r.result as any).items[0].error).toBe("login: the page did not show locator('#lista-nova') within 1500 ms (check that selector in the portal configuration)")
+    expect((r.result as any).items[0].error).toBe("login: the page did not show locator('#lista-nova') within 4000 ms (check that selector in the portal configuration)")
   })
 
   it('fails every company with the reason when the browser cannot start', async () => {
