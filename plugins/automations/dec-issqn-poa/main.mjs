@@ -35,7 +35,20 @@ const { chromium } = await import('playwright-core')
 /** @returns {unknown} */
 function readJobInput () {
   const file = process.env.AGENT_JOB_INPUT
-  const text = file !== undefined && file !== '' ? readFileSync(file, 'utf8') : readFileSync(0, 'utf8')
+  if (file !== undefined && file !== '') {
+    // The same JSON also arrives on stdin; drain it, so an agent writing a large input there
+    // is never left waiting on a full pipe.
+    process.stdin.on('error', () => undefined).resume()
+    return parseInput(readFileSync(file, 'utf8'))
+  }
+  return parseInput(readFileSync(0, 'utf8'))
+}
+
+/**
+ * @param {string} text
+ * @returns {unknown}
+ */
+function parseInput (text) {
   try {
     return JSON.parse(text)
   } catch {
