@@ -77,6 +77,10 @@ describe('POST /api/v1/pdf/extract', () => {
     const { pdf } = await generateExtrato({ seed: 22 })
     const { body } = await extract(pdf, '?evidence=true')
     expect(body.evidence.cnpjBasico).toEqual({ page: 1, source: expect.stringMatching(/^CNPJ Básico: /), box: expect.objectContaining({ x: expect.any(Number), width: expect.any(Number) }) })
+    // Every plugin's verdict, the winner selected and the others with why they lost.
+    const verdicts = body.candidates as Array<{ documentType: string, outcome: string }>
+    expect(verdicts.filter((c) => c.outcome === 'selected').map((c) => c.documentType)).toEqual(['PGDAS_EXTRATO'])
+    expect(verdicts.length).toBeGreaterThan(5)
   })
 
   it('reports an unknown document and a scan with success false and a clear reason', async () => {

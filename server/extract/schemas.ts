@@ -58,6 +58,22 @@ const extractionProperties = {
     type: 'object',
     additionalProperties: true,
     description: 'Beyond the spec, only with ?evidence=true: for each field of `data`, the page, the text it was read from and its box.'
+  },
+  candidates: {
+    type: 'array',
+    description: 'Beyond the spec, only with ?evidence=true: every active plugin\'s verdict on the document, in registry order, so that a person can see why a neighbouring type lost.',
+    items: {
+      type: 'object',
+      properties: {
+        plugin: { type: 'string' },
+        documentType: { type: 'string' },
+        confidence: { type: 'number' },
+        matchedRules: { type: 'array', items: { type: 'string' } },
+        excludedRules: { type: 'array', items: { type: 'string' } },
+        outcome: { type: 'string', enum: ['selected', 'excluded', 'no-strong-rule', 'lower-confidence', 'tie-order'] }
+      },
+      additionalProperties: true
+    }
   }
 } as const
 

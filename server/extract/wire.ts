@@ -24,7 +24,10 @@ export function toResponse (result: ExtractionResult, requestId: string, evidenc
     requestId,
     engine: result.engine
   }
-  if (evidence) body.evidence = result.evidence
+  if (evidence) {
+    body.evidence = result.evidence
+    body.candidates = result.candidates
+  }
   return body
 }
 
