@@ -134,11 +134,11 @@ describe('razao', () => {
     expect(run.stderr).not.toMatch(/listening/)
   })
 
-  it('refuses an unknown command and services not built yet', async () => {
+  it('refuses an unknown command and an unknown service, naming the services there are', async () => {
     expect((await razao(['frobnicate'])).code).toBe(2)
-    const agent = await razao(['serve', 'agent'])
-    expect(agent.code).toBe(2)
-    expect(agent.stderr).toMatch(/not built yet/)
+    const unknown = await razao(['serve', 'ledger'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/unknown service "ledger"; choose one of import, sign, extract, gateway, agent or all/)
   })
 
   it('serve all starts on embedded defaults, prints a generated key once, and stops on SIGTERM', async () => {

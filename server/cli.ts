@@ -30,7 +30,7 @@ import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { errorBody, toResponse } from './extract/wire.js'
 import { createPool } from '../workers/pool.js'
-import { PLANNED_SERVICES, SERVICES, startServices } from './serve.js'
+import { SERVICES, startServices } from './serve.js'
 import type { ServiceName } from './serve.js'
 
 const HELP = `razao — back-office services of the firm
@@ -99,8 +99,7 @@ async function serve (which: string, config: Config): Promise<void> {
   let names: ServiceName[]
   if (which === 'all') names = [...SERVICES]
   else if ((SERVICES as readonly string[]).includes(which)) names = [which as ServiceName]
-  else if ((PLANNED_SERVICES as readonly string[]).includes(which)) throw new UsageError(`the ${which} service is not built yet; built: ${SERVICES.join(', ')}`)
-  else throw new UsageError(`unknown service "${which}"; choose one of ${PLANNED_SERVICES.join(', ')} or all`)
+  else throw new UsageError(`unknown service "${which}"; choose one of ${SERVICES.join(', ')} or all`)
   const running = await startServices(names, config, (line) => process.stderr.write(`${line}\n`))
   for (const { name, url } of running.apps) process.stderr.write(`razao ${name} service listening on ${url}\n`)
   let closing = false

@@ -18,8 +18,6 @@ import type { WorkerPool } from '../workers/pool.js'
 /** Services that exist; `all` starts each of them. */
 export const SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
 export type ServiceName = typeof SERVICES[number]
-/** Names the CLI accepts, including services specified but not built yet. */
-export const PLANNED_SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
 
 export interface RunningServices {
   apps: Array<{ name: ServiceName, app: FastifyInstance, url: string }>
