@@ -1,6 +1,8 @@
 /**
- * Gateway overhead (issue 15): `POST /nfe/distribuicao-dfe` through the gateway's query
- * routes (a real HTTP listener on 127.0.0.1, a keep-alive HTTP client) against the same
+ * Gateway overhead (issue 15): `POST /nfe/distribuicao-dfe` through the gateway as it runs
+ * (buildGatewayApp on PostgreSQL: the key checked against its stored hash, the company and
+ * its head office's sealed certificate read from the registry and decrypted, a real HTTP
+ * listener on 127.0.0.1, a keep-alive HTTP client) against the same
  * NF-e query sent straight to the loopback fake with the same TLS client (the same agent
  * cache, the same queryNfeDistribution), at concurrency 1 and 16. Overhead = gateway
  * median − direct median of the same run. The fake answers `docs` documents per call with
@@ -8,7 +10,8 @@
  * CNPJ, all under the head office's certificate, so the per-CNPJ serialization never
  * queues a lane behind another and the concurrency is real at the fake.
  *
- * The fake and the gateway each run in a child process (bench/gateway/), as the authority
+ * The database is BENCH_DATABASE_URL's server or an embedded one for the run (as for
+ * --only process). The fake and the gateway each run in a child process (bench/gateway/), as the authority
  * and the service would; the client (both the direct TLS client and the HTTP client of
  * the gateway) runs here. Three busy processes share the machine's cores, so at
  * concurrency 16 the latencies are mostly queueing on them. Full TLS handshakes at the
@@ -18,6 +21,7 @@
  *
  * `benchGateway` and `gatewayTable` are exported for bench/run.ts (`--only gateway`).
  */
+import { randomBytes } from 'node:crypto'
 import { request as httpRequest, Agent as HttpAgent } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -25,10 +29,13 @@ import { availableParallelism } from 'node:os'
 import { isValidCnpj } from '../core/cnpj.js'
 import { TlsAgentCache, queryNfeDistribution } from '../core/gateway/index.js'
 import { createGatewayPki } from '../fixtures/gateway/pki.js'
-import { TEST_API_KEY } from '../fixtures/gateway/query-app.js'
 import type { FakeStart } from './gateway/fake-process.js'
-import type { GatewayStart } from './gateway/gateway-process.js'
+import type { GatewayStart, GatewayStarted } from './gateway/gateway-process.js'
 import { startChild } from './gateway/rpc.js'
+import { withBenchDatabase } from './import-process.bench.js'
+
+/** The operational key of the benchmark's gateway (stored as its hash, like any). */
+const API_KEY = `bench-${randomBytes(16).toString('hex')}`
 
 export interface GatewayBenchOptions {
   /** Measured calls per row, at least; a row also lasts at least `minMs`. */
@@ -39,6 +46,8 @@ export interface GatewayBenchOptions {
   concurrency: number[]
   /** Alternating direct/gateway rounds per concurrency (each round measures both). */
   rounds: number
+  /** PostgreSQL the gateway's registry and store live in; unset: BENCH_DATABASE_URL or an embedded server for the run. */
+  adminUrl?: string
 }
 
 export type GatewayPath = 'direct' | 'gateway'
@@ -101,6 +110,7 @@ async function measure (call: CallOne, concurrency: number, calls: number, minMs
 }
 
 export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, log: (line: string) => void = () => {}): Promise<GatewayBenchResult> {
+  if (options.adminUrl === undefined) return await withBenchDatabase(async (adminUrl) => await benchGateway({ ...options, adminUrl }, log))
   const o: GatewayBenchOptions = { calls: 400, minMs: 2000, docs: 10, concurrency: [1, 16], rounds: 3, ...options }
   const lanes = Math.max(...o.concurrency)
   const cnpjs = branchCnpjs(lanes)
@@ -111,9 +121,9 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
   const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: lanes })
   const fakeUrl = await fakeProcess.call<string>('start', { pki: { clientCaPem: pki.clientCaPem, server: { keyPem: pki.server.keyPem, certPem: pki.server.certPem } }, cnpjs, docs: o.docs } satisfies FakeStart)
   const { client } = pki
-  const port = await gatewayProcess.call<number>('start', {
-    rootPem: pki.rootPem, cnpjs, fakeUrl,
-    client: { pfxBase64: client.pfx.toString('base64'), password: client.password, fingerprint: client.fingerprint, cnpj: client.cnpj, validUntil: client.validUntil.toISOString() }
+  const { port, codes } = await gatewayProcess.call<GatewayStarted>('start', {
+    adminUrl: options.adminUrl, rootPem: pki.rootPem, cnpjs, fakeUrl, apiKey: API_KEY,
+    client: { pfxBase64: client.pfx.toString('base64'), password: client.password, cnpj: client.cnpj }
   } satisfies GatewayStart)
   const handshakes = async (): Promise<number> => await fakeProcess.call<number>('handshakes')
   const ZERO = '0'.repeat(15)
@@ -123,12 +133,12 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
     const ret = await queryNfeDistribution({ url: fakeUrl, agent: agents.agentFor(client, `E${lane}`), timeoutMs: 10_000, tpAmb: 2, cnpj: cnpjs[lane]!, ultNSU: ZERO })
     if (ret.cStat !== '138' || ret.documentos.length !== o.docs) throw new Error(`direct call answered cStat ${ret.cStat} with ${ret.documentos.length} documents`)
   }
-  const payloads = cnpjs.map((c, i) => JSON.stringify({ empresa_codigo: `E${i}`, cnpj_consulta: c, ult_nsu: ZERO }))
+  const payloads = cnpjs.map((c, i) => JSON.stringify({ empresa_codigo: codes[i], cnpj_consulta: c, ult_nsu: ZERO }))
   const viaGateway: CallOne = (lane) => new Promise<void>((resolve, reject) => {
     const body = payloads[lane]!
     const req = httpRequest({
       host: '127.0.0.1', port, path: '/nfe/distribuicao-dfe', method: 'POST', agent: httpAgent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': TEST_API_KEY }
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': API_KEY }
     }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
@@ -185,7 +195,7 @@ export function gatewayTable (result: GatewayBenchResult): string {
   const lines = [
     `### Gateway overhead: POST /nfe/distribuicao-dfe vs the same query straight to the loopback fake (${result.docs} documents per answer, ${Math.round(result.answerBytes / 1024)} KB of JSON)`,
     '',
-    `Fake, gateway and client in three processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback.`,
+    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback and the registry read of every call.`,
     '',
     '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|'

@@ -40,6 +40,11 @@ function aad (companyId: string, field: 'pfx' | 'senha'): string {
   return `razao-gateway/certificados/${companyId}/${field}`
 }
 
+/** The company, and its head office when it inherits, each with its sealed certificate. */
+const RESOLVE_SQL = `WITH alvo AS (SELECT id, matriz_id, herda_certificado_matriz FROM empresas WHERE empresa_codigo = $1)
+  ${COMPANY_SELECT.replace('c.fingerprint', 'c.fingerprint, c.pfx_cifrado, c.senha_cifrada, c.chave_id')}
+  WHERE e.id = (SELECT id FROM alvo) OR (e.id = (SELECT matriz_id FROM alvo) AND (SELECT herda_certificado_matriz FROM alvo))`
+
 export interface CertificateStoreOptions {
   pool: Pool
   masterKey: MasterKey
@@ -92,11 +97,12 @@ export class CertificateStore {
    * it inherits, each with its sealed certificate (only the one used is opened).
    */
   async resolveCertificate (empresaCodigo: string): Promise<ResolvedCertificate> {
-    const { rows } = await this.pool.query<CompanyRow & { pfx_cifrado: Buffer | null, senha_cifrada: Buffer | null, chave_id: string | null }>(
-      `WITH alvo AS (SELECT id, matriz_id, herda_certificado_matriz FROM empresas WHERE empresa_codigo = $1)
-       ${COMPANY_SELECT.replace('c.fingerprint', 'c.fingerprint, c.pfx_cifrado, c.senha_cifrada, c.chave_id')}
-       WHERE e.id = (SELECT id FROM alvo) OR (e.id = (SELECT matriz_id FROM alvo) AND (SELECT herda_certificado_matriz FROM alvo))`,
-      [empresaCodigo])
+    // A named statement: every query call runs it, and PostgreSQL then plans it once per connection.
+    const { rows } = await this.pool.query<CompanyRow & { pfx_cifrado: Buffer | null, senha_cifrada: Buffer | null, chave_id: string | null }>({
+      name: 'gateway-resolve-certificate',
+      text: RESOLVE_SQL,
+      values: [empresaCodigo]
+    })
     const targetRow = rows.find((r) => r.empresa_codigo === empresaCodigo)
     if (targetRow === undefined) throw companyNotFound(empresaCodigo)
     const empresa = toCompany(targetRow)
