@@ -50,7 +50,8 @@ export interface GatewayBenchOptions {
   adminUrl?: string
 }
 
-export type GatewayPath = 'direct' | 'gateway'
+/** `relay`: the floor, a bare process hop (see bench/gateway/gateway-process.ts). */
+export type GatewayPath = 'direct' | 'relay' | 'gateway'
 
 export interface GatewayBenchRow {
   path: GatewayPath
@@ -121,7 +122,7 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
   const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: lanes })
   const fakeUrl = await fakeProcess.call<string>('start', { pki: { clientCaPem: pki.clientCaPem, server: { keyPem: pki.server.keyPem, certPem: pki.server.certPem } }, cnpjs, docs: o.docs } satisfies FakeStart)
   const { client } = pki
-  const { port, codes } = await gatewayProcess.call<GatewayStarted>('start', {
+  const { port, relayPort, codes } = await gatewayProcess.call<GatewayStarted>('start', {
     adminUrl: options.adminUrl, rootPem: pki.rootPem, cnpjs, fakeUrl, apiKey: API_KEY,
     client: { pfxBase64: client.pfx.toString('base64'), password: client.password, cnpj: client.cnpj }
   } satisfies GatewayStart)
@@ -134,10 +135,10 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
     if (ret.cStat !== '138' || ret.documentos.length !== o.docs) throw new Error(`direct call answered cStat ${ret.cStat} with ${ret.documentos.length} documents`)
   }
   const payloads = cnpjs.map((c, i) => JSON.stringify({ empresa_codigo: codes[i], cnpj_consulta: c, ult_nsu: ZERO }))
-  const viaGateway: CallOne = (lane) => new Promise<void>((resolve, reject) => {
+  const overHttp = (target: number): CallOne => (lane) => new Promise<void>((resolve, reject) => {
     const body = payloads[lane]!
     const req = httpRequest({
-      host: '127.0.0.1', port, path: '/nfe/distribuicao-dfe', method: 'POST', agent: httpAgent,
+      host: '127.0.0.1', port: target, path: '/nfe/distribuicao-dfe', method: 'POST', agent: httpAgent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': API_KEY }
     }, (res) => {
       const chunks: Buffer[] = []
@@ -154,24 +155,26 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
     req.on('error', reject)
     req.end(body)
   })
+  const viaGateway = overHttp(port)
+  const viaRelay = overHttp(relayPort)
 
   const rows: GatewayBenchRow[] = []
   try {
     for (const concurrency of o.concurrency) {
       // Warm-up: JIT, and every lane's TLS connection opened before anything is measured.
-      for (const call of [direct, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, handshakes)
+      for (const call of [direct, viaRelay, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, handshakes)
       const collected: Record<GatewayPath, { latencies: number[], wallMs: number, handshakes: number }> = {
-        direct: { latencies: [], wallMs: 0, handshakes: 0 }, gateway: { latencies: [], wallMs: 0, handshakes: 0 }
+        direct: { latencies: [], wallMs: 0, handshakes: 0 }, relay: { latencies: [], wallMs: 0, handshakes: 0 }, gateway: { latencies: [], wallMs: 0, handshakes: 0 }
       }
       for (let round = 0; round < o.rounds; round++) {
-        for (const [path, call] of [['direct', direct], ['gateway', viaGateway]] as const) {
+        for (const [path, call] of [['direct', direct], ['relay', viaRelay], ['gateway', viaGateway]] as const) {
           const m = await measure(call, concurrency, Math.ceil(o.calls / o.rounds), o.minMs / o.rounds, handshakes)
           collected[path].latencies.push(...m.latencies)
           collected[path].wallMs += m.wallMs
           collected[path].handshakes += m.handshakes
         }
       }
-      for (const path of ['direct', 'gateway'] as const) {
+      for (const path of ['direct', 'relay', 'gateway'] as const) {
         const c = collected[path]
         c.latencies.sort((a, b) => a - b)
         const row: GatewayBenchRow = {
@@ -203,10 +206,18 @@ export function gatewayTable (result: GatewayBenchResult): string {
   const targets: string[] = []
   for (const r of result.rows) {
     const d = result.rows.find((x) => x.path === 'direct' && x.concurrency === r.concurrency)
-    const over = r.path === 'gateway' && d !== undefined
-    lines.push(`| ${r.path === 'direct' ? 'direct (same TLS client)' : 'through the gateway'} | ${r.concurrency} | ${r.calls} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} | ${r.perSecond.toFixed(0)} | ` +
+    const over = r.path !== 'direct' && d !== undefined
+    const name = r.path === 'direct' ? 'direct (same TLS client)' : r.path === 'relay' ? 'through a bare relay (floor)' : 'through the gateway'
+    lines.push(`| ${name} | ${r.concurrency} | ${r.calls} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} | ${r.perSecond.toFixed(0)} | ` +
       `${over ? (r.medianMs - d.medianMs).toFixed(2) : '—'} | ${over ? (r.p95Ms - d.p95Ms).toFixed(2) : '—'} | ${r.handshakes} (${(r.handshakes / r.calls).toFixed(3)}) |`)
-    if (over) {
+    if (over && r.path === 'relay') {
+      targets.push(`| (floor: a bare process hop with the same client, no key, registry or guard; median overhead at concurrency ${r.concurrency}) | ${(r.medianMs - d.medianMs).toFixed(2)} ms | — |`)
+    }
+    const relay = result.rows.find((x) => x.path === 'relay' && x.concurrency === r.concurrency)
+    if (over && r.path === 'gateway' && relay !== undefined) {
+      targets.push(`| gateway overhead beyond that floor, concurrency ${r.concurrency} | ${(r.medianMs - relay.medianMs).toFixed(2)} ms | ${r.medianMs - relay.medianMs < OVERHEAD_GOAL_MS ? 'PASS' : 'FAIL'} |`)
+    }
+    if (over && r.path === 'gateway') {
       const overhead = r.medianMs - d.medianMs
       targets.push(`| median overhead under ${OVERHEAD_GOAL_MS} ms, concurrency ${r.concurrency} | ${overhead.toFixed(2)} ms | ${overhead < OVERHEAD_GOAL_MS ? 'PASS' : 'FAIL'} |`)
     }

@@ -7,13 +7,15 @@
  * the registry and store read with the decryption, the guard, the TLS agent, the SOAP call.
  */
 import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { Server } from 'node:http'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../core/db/migrate.js'
-import { CertificateStore, createGatewayCompany, ensureApiKey, parseMasterKey } from '../../core/gateway/index.js'
+import { CertificateStore, TlsAgentCache, createGatewayCompany, ensureApiKey, parseMasterKey, queryNfeDistribution } from '../../core/gateway/index.js'
 import { loadConfig } from '../../server/config.js'
 import { buildGatewayApp } from '../../server/gateway/app.js'
 import { loadGatewayConfig } from '../../server/gateway/config.js'
@@ -32,11 +34,15 @@ export interface GatewayStart {
 
 export interface GatewayStarted {
   port: number
+  /** The floor: a bare node:http relay in this process (no Fastify, key, registry, guard or validation). */
+  relayPort: number
   /** The generated empresa_codigo of each lane's company, in the order of `cnpjs`. */
   codes: string[]
 }
 
 let app: FastifyInstance | undefined
+let relay: Server | undefined
+let relayAgents: TlsAgentCache | undefined
 let pool: pg.Pool | undefined
 let dir: string | undefined
 let dropDatabase: (() => Promise<void>) | undefined
@@ -79,9 +85,35 @@ serveRpc({
     app = await buildGatewayApp({ shared, config, adminToken: randomBytes(24).toString('hex'), masterKey, database: { pool }, logger: false })
     await app.listen({ host: '127.0.0.1', port: 0 })
     const address = app.server.address()
-    return { port: typeof address === 'object' && address !== null ? address.port : 0, codes }
+
+    // The floor of any gateway process here: read the JSON, make the same upstream call with
+    // the same client and certificate, write the answer; nothing else.
+    const agents = relayAgents = new TlsAgentCache({ extraCaPem: a.rootPem })
+    const certificate = await store.resolveCertificate(matriz.empresaCodigo)
+    relay = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        const q = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { cnpj_consulta: string, ult_nsu: string }
+        queryNfeDistribution({ url: a.fakeUrl, agent: agents.agentFor(certificate), timeoutMs: 10_000, tpAmb: 2, cnpj: q.cnpj_consulta, ultNSU: q.ult_nsu })
+          .then((ret) => {
+            const body = JSON.stringify({ success: true, cStat: ret.cStat, xMotivo: ret.xMotivo, ultNSU: ret.ultNSU, maxNSU: ret.maxNSU, documentos: ret.documentos })
+            res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+          }, (err: Error) => { res.writeHead(500).end(err.message) })
+      })
+    })
+    await new Promise<void>((resolve) => relay!.listen(0, '127.0.0.1', resolve))
+    const relayAddress = relay.address()
+    return {
+      port: typeof address === 'object' && address !== null ? address.port : 0,
+      relayPort: typeof relayAddress === 'object' && relayAddress !== null ? relayAddress.port : 0,
+      codes
+    }
   }
 }, async () => {
+  relay?.closeAllConnections()
+  await new Promise((resolve) => relay === undefined ? resolve(undefined) : relay.close(resolve))
+  relayAgents?.close()
   await app?.close()
   await pool?.end()
   await dropDatabase?.()
