@@ -1,7 +1,7 @@
 /** The local automation agent's core (spec 3 part C): packages, jobs, runner, file index. */
 export { Agent, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_JOBS_IN_MEMORY, DEFAULT_MAX_LOG_BYTES } from './agent.js'
 export type { AgentOptions } from './agent.js'
-export { checkDescriptor, DESCRIPTOR_FILE, SCHEMA_VERSION } from './descriptor.js'
+export { checkDescriptor, DESCRIPTOR_FILE, readDescriptor, SCHEMA_VERSION } from './descriptor.js'
 export type { AutomationPackage } from './descriptor.js'
 export { isInside, MAX_FILES_PER_JOB, mimeTypeOf } from './files.js'
 export type { FileRecord, FileLookup } from './files.js'
