@@ -73,22 +73,9 @@ export async function startServices (names: readonly ServiceName[], config: Conf
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
       } else if (name === 'gateway') {
         const gateway = gatewayConfig!
-        const { buildGatewayApp } = await import('./gateway/app.js')
-        const { ensureApiKey, loadMasterKey } = await import('../core/gateway/index.js')
+        const { startGatewayApp } = await import('./gateway/start.js')
         database ??= await openDatabase()
-        const adminToken = await resolveApiKey(gateway.adminToken, config.shared.dataDir, 'gateway-admin')
-        if (adminToken.generated) {
-          log(`Generated a development admin token for the gateway (kept in ${adminToken.file}):\n  ${adminToken.key}\nSend it as Authorization: Bearer <token> to /admin/ (and paste it into the /admin screen). Set GATEWAY_ADMIN_TOKEN to use your own.`)
-        }
-        const master = await loadMasterKey(gateway.masterKey, config.shared.dataDir)
-        if (master.generated) log(`Generated a development master key for the gateway's certificate store (kept in ${master.file}). Set GATEWAY_MASTER_KEY in production; keep a copy of it: without it the stored certificates cannot be opened.`)
-        const apiKey = await ensureApiKey(database.pool, gateway.apiKey)
-        if (apiKey.generatedKey !== undefined) {
-          // Only its hash is stored: this is the one time it can be shown.
-          log(`Generated the gateway's operational API key (only its SHA-256 is stored; this is the only time it is shown):\n  ${apiKey.generatedKey}\nSend it in the X-API-Key header. Rotate it with POST /admin/api-key/rotate.`)
-        }
-        if (apiKey.configuredIgnored) log('GATEWAY_API_KEY is set but another key is stored (it was rotated): the stored key is the valid one.')
-        const app = await buildGatewayApp({ shared: config.shared, config: gateway, adminToken: adminToken.key, masterKey: master.masterKey, database })
+        const app = await startGatewayApp(config.shared, gateway, database, log)
         apps.push({ name, app, url: await app.listen({ host: gateway.host, port: gateway.port }) })
       } else if (name === 'extract') {
         const extract = extractConfig!
