@@ -126,10 +126,11 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   /** Every process of the job seen so far: a stray found at SIGTERM is killed at SIGKILL even after its parent died. */
   const found = new Map<number, JobProcess>()
   const signalJob = (signal: NodeJS.Signals): void => {
-    killTree(child, signal)
+    // Look first: once the main process dies, its children's parent id no longer leads to it.
     const running = child.exitCode === null && child.signalCode === null
     for (const p of findJobProcesses(new Set([req.jobId]), { pid: child.pid!, jobId: req.jobId, running })) found.set(p.pid, p)
     const alive = aliveProcesses(found.values())
+    killTree(child, signal)
     // The group's members had the signal through kill(-pid) already.
     signalProcesses(alive.filter((p) => p.outsideGroup), signal)
     const why = stopReason === 'timeout' ? `time limit of ${req.timeoutMs} ms passed` : 'the agent is shutting down'

@@ -40,7 +40,7 @@ const CLOSE_GRACE_MS = 1000
 
 const FRAMEWORK_ERRORS: Record<string, { status: number, message: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'Send the request body as Content-Type: application/json.' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than JSON_LIMIT allows.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than this agent accepts (JSON_LIMIT; for a run, also twice AGENT_MAX_INPUT_BYTES).' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'The Content-Length header does not match the body.' }
 }
 
@@ -167,7 +167,10 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     return toPackage(pkg)
   })
 
-  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', async (request, reply) => {
+  // A body over twice the input cap cannot hold an acceptable input (unless padded with
+  // whitespace): refused from its Content-Length, before it is read and parsed.
+  const runBodyLimit = Math.min(config.jsonLimitBytes, 2 * config.maxInputBytes + 1024)
+  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', { bodyLimit: runBodyLimit }, async (request, reply) => {
     const pkg = agent.registry.get(request.params.id)
     if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
     // The package exists (GET shows it, enabled false): 409, not 404, says it cannot run now.
