@@ -5,8 +5,7 @@
  * nested input and results, secrets in the agent's environment, and a FIFO or a device
  * where a package's automation.json should be.
  */
-import { spawn, spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -16,6 +15,8 @@ import type { AgentAppOptions } from './app.js'
 import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob } from '../../fixtures/agent/harness.js'
 import type { StartedAgent } from '../../fixtures/agent/harness.js'
 import { ECHO, installPackage, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
+import { serveProcess } from '../../fixtures/serve-process.js'
+import type { ServedProcess } from '../../fixtures/serve-process.js'
 
 const linux = process.platform === 'linux'
 let base: string
@@ -94,41 +95,12 @@ async function untilDead (pid: number, ms = 3000): Promise<boolean> {
 
 const stderrLog = async (s: StartedAgent, jobId: string): Promise<string> => await readFile(join(s.dir, 'logs', 'jobs', `${jobId}.stderr.log`), 'utf8').catch(() => '')
 
-interface ServedAgent { url: string, rss: () => { current: number, peak: number }, stop: () => Promise<number | null> }
-
 /** `razao serve agent` in a process of its own (its memory measured apart from the test's), AUTOMATIONS_ROOT `dir/automations`. */
-async function serveAgent (dir: string): Promise<ServedAgent> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'cli.ts'), 'serve', 'agent'], {
-    cwd: join(import.meta.dirname, '..', '..'),
-    env: {
-      PATH: process.env.PATH ?? '', RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AUTOMATIONS_ROOT: join(dir, 'automations'), LOG_LEVEL: 'warn',
-      AGENT_API_KEY: AGENT_TEST_KEY, RUNTIME_DIR: join(dir, 'runtime'), LOG_DIR: join(dir, 'logs'), FILE_STORAGE_ROOT: join(dir, 'runtime', 'files')
-    },
-    stdio: ['ignore', 'ignore', 'pipe']
+async function serveAgent (dir: string): Promise<ServedProcess> {
+  return await serveProcess('agent', {
+    RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AUTOMATIONS_ROOT: join(dir, 'automations'), AGENT_API_KEY: AGENT_TEST_KEY,
+    RUNTIME_DIR: join(dir, 'runtime'), LOG_DIR: join(dir, 'logs'), FILE_STORAGE_ROOT: join(dir, 'runtime', 'files')
   })
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
-  let stderr = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString()
-      const found = /agent service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
-      if (found !== undefined) resolve(found)
-    })
-    void exited.then(() => reject(new Error(`the agent exited: ${stderr}`)))
-  })
-  const rss = (): { current: number, peak: number } => {
-    const status = readFileSync(`/proc/${child.pid!}/status`, 'utf8')
-    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024
-    return { current: kb('VmRSS'), peak: kb('VmHWM') }
-  }
-  return {
-    url,
-    rss,
-    stop: async () => {
-      child.kill('SIGTERM')
-      return await exited
-    }
-  }
 }
 
 /** A run whose headers declare `length` bytes of body and send none; the status it gets. */

@@ -6,7 +6,6 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +17,8 @@ import { CertificateStore, createGatewayCompany, parseMasterKey, rekeyCertificat
 import type { MasterKey } from '../../core/gateway/index.js'
 import { createDevChain } from '../../core/sign/index.js'
 import type { DevChain } from '../../core/sign/index.js'
+import { serveProcess } from '../../fixtures/serve-process.js'
+import type { ServedProcess } from '../../fixtures/serve-process.js'
 import { rekeyKeys } from './rekey-command.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -60,45 +61,22 @@ async function razao (args: string[], env: Record<string, string>): Promise<RunR
 }
 
 describe('concurrent edits of the company hierarchy', () => {
-  let url: string
-  let stop: () => Promise<number | null>
-  let pid: number
-  const peakMb = (): number => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+  let gateway: ServedProcess
 
   beforeAll(async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'gateway'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '', DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'warn', GATEWAY_PORT: '0',
-        GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_MASTER_KEY: newKeyText(), GATEWAY_API_KEY: `operational-${randomBytes(16).toString('hex')}`
-      },
-      stdio: ['ignore', 'ignore', 'pipe']
+    gateway = await serveProcess('gateway', {
+      DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), GATEWAY_PORT: '0',
+      GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_MASTER_KEY: newKeyText(), GATEWAY_API_KEY: `operational-${randomBytes(16).toString('hex')}`
     })
-    pid = child.pid!
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
-    let stderr = ''
-    url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (c: Buffer) => {
-        stderr += c.toString()
-        const found = /gateway service listening on (http:\/\/\S+)/.exec(stderr)?.[1]
-        if (found !== undefined) resolve(found)
-      })
-      void exited.then(() => reject(new Error(`the gateway exited: ${stderr}`)))
-    })
-    stop = async () => {
-      child.kill('SIGTERM')
-      return await exited
-    }
   }, 120_000)
   afterAll(async () => {
-    if (pid !== undefined && /^VmHWM/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))) {
-      process.stderr.write(`gateway hostile group: peak RSS of razao serve gateway ${Math.round(peakMb())} MB\n`)
-    }
-    expect(await stop?.()).toBe(0)
+    if (gateway === undefined) return
+    process.stderr.write(`gateway hostile group: peak RSS of razao serve gateway ${Math.round(gateway.rss().peak / 2 ** 20)} MB\n`)
+    expect(await gateway.stop()).toBe(0)
   })
 
   const admin = async (method: string, path: string, body?: unknown): Promise<{ status: number, body: any }> => {
-    const res = await fetch(`${url}${path}`, {
+    const res = await fetch(`${gateway.url}${path}`, {
       method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
     return { status: res.status, body: await res.json() }
