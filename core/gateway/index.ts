@@ -2,7 +2,7 @@
  * The tax-document gateway's core: company registry view, encrypted certificate store, API
  * key hash; NF-e and NFS-e distribution clients, TLS agents, the query guard, its errors.
  */
-export { CertificateStore } from './store.js'
+export { CertificateStore, rekeyCertificates } from './store.js'
 export type { ResolvedCertificate, ResolveCertificate, CertificateStoreOptions } from './store.js'
 export {
   listGatewayCompanies, findGatewayCompany, getGatewayCompany, createGatewayCompany, updateGatewayCompany, deactivateGatewayCompany
