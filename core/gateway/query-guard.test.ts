@@ -22,6 +22,9 @@ function deferred<T> (): { promise: Promise<T>, resolve: (v: T) => void, reject:
 const plain = <T>(value: T): GuardedAnswer<T> => ({ value })
 const guardOf = (cooldownMs = 3_600_000): QueryGuard => new QueryGuard({ pool: db.pool, callTimeoutMs: 2000, cooldownMs })
 const tick = async (ms = 0): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+async function until (condition: () => boolean): Promise<void> {
+  for (const started = Date.now(); !condition(); await tick(10)) if (Date.now() - started > 10_000) throw new Error('condition not met in 10 s')
+}
 
 describe('QueryGuard.run in one instance', () => {
   it('runs the calls of one CNPJ one after the other, in arrival order, even when one fails', async () => {
@@ -47,8 +50,7 @@ describe('QueryGuard.run in one instance', () => {
     const calls = [guard.run('nfe', CNPJ, '1', 'x', async () => { started++; await gate.promise; return plain(1) }),
       guard.run('nfe', OTHER, '1', 'x', async () => { started++; await gate.promise; return plain(2) }),
       guard.run('adn', CNPJ, '1', 'x', async () => { started++; await gate.promise; return plain(3) })]
-    await tick(100)
-    expect(started).toBe(3)
+    await until(() => started === 3)
     gate.resolve()
     expect(await Promise.all(calls)).toEqual([1, 2, 3])
   })

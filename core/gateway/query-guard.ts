@@ -18,7 +18,8 @@
  *   gets that query's answer instead of a second call: the second call could only earn a
  *   656 (an out-of-sequence cursor) or the waiting period. This costs no database work.
  *
- * No database connection is held during the upstream call: two short statements per call.
+ * No database connection is held during the upstream call: two short statements per call,
+ * and only the first is on the caller's path unless the answer starts a waiting period.
  */
 import { randomUUID } from 'node:crypto'
 import type { Pool } from 'pg'
@@ -39,6 +40,8 @@ export interface GuardedAnswer<T> {
   value: T
   cooldown?: { reason: string, cStat: string } | undefined
 }
+
+interface Outcome<T> { value: T, released: Promise<void> }
 
 export const DEFAULT_COOLDOWN_MS = 3_600_000
 /** Added to the call's deadline: the time to record the answer after it arrived. */
@@ -105,20 +108,28 @@ export class QueryGuard {
     const shareKey = `${key}\u0000${identity}`
     const running = this.pending.get(shareKey)
     if (running !== undefined) return running as Promise<T>
-    const task = async (): Promise<T> => await this.guarded(route, cnpj, label, call)
+    const task = async (): Promise<Outcome<T>> => await this.guarded(route, cnpj, label, call)
     const before = this.tails.get(key) ?? Promise.resolve()
-    const result = before.then(task, task)
-    const tail = result.then(() => undefined, () => undefined)
+    const outcome = before.then(task, task)
+    const result = outcome.then((o) => o.value)
+    // The next call here starts once this one has given its turn back, even when its
+    // caller already has the answer.
+    const tail = outcome.then(async (o) => { await o.released.catch(() => undefined) }, () => undefined)
     this.tails.set(key, tail)
     this.pending.set(shareKey, result)
-    void tail.then(() => {
-      if (this.pending.get(shareKey) === result) this.pending.delete(shareKey)
-      if (this.tails.get(key) === tail) this.tails.delete(key)
-    })
+    // Shared until answered; a later identical call is a new call, queued behind this one's turn.
+    void result.then(() => undefined, () => undefined).then(() => { if (this.pending.get(shareKey) === result) this.pending.delete(shareKey) })
+    void tail.then(() => { if (this.tails.get(key) === tail) this.tails.delete(key) })
     return result
   }
 
-  private async guarded<T> (route: GuardedRoute, cnpj: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<T> {
+  /**
+   * Takes the turn, calls, gives the turn back. An answer that starts a waiting period is
+   * returned only once that period is stored; any other answer is returned at once and the
+   * turn given back meanwhile (one round trip less per call; the turn is still held until
+   * then, so no other call for the CNPJ can start before it is given back).
+   */
+  private async guarded<T> (route: GuardedRoute, cnpj: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<Outcome<T>> {
     const token = randomUUID()
     await this.takeTurn(route, cnpj, token, label)
     let answer: GuardedAnswer<T>
@@ -128,8 +139,9 @@ export class QueryGuard {
       await this.giveTurn(route, cnpj, token, undefined).catch(() => undefined)
       throw err
     }
-    await this.giveTurn(route, cnpj, token, answer.cooldown)
-    return answer.value
+    const released = this.giveTurn(route, cnpj, token, answer.cooldown)
+    if (answer.cooldown !== undefined) await released
+    return { value: answer.value, released }
   }
 
   /** Waits for the turn; throws the 429 when a waiting period runs. */
