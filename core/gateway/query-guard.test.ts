@@ -117,6 +117,13 @@ describe('QueryGuard across instances (two guards on one database)', () => {
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
   })
 
+  it('stores any text as a literal (the turn\'s statements are sent as one simple query)', async () => {
+    const reason = "the authority's answer; DROP TABLE esperas_consulta; --"
+    await guardOf().run('nfe', CNPJ, '1', 'x', async () => ({ value: 1, cooldown: { reason, cStat: "1'37" } }))
+    const { rows } = await db.pool.query('SELECT motivo, cstat FROM esperas_consulta')
+    expect(rows).toEqual([{ motivo: reason, cstat: "1'37" }])
+  })
+
   it('lets the next call through once the waiting period has passed', async () => {
     const guard = guardOf(300)
     await guard.run('nfe', CNPJ, '1', 'x', async () => ({ value: 1, cooldown: { reason: 'cStat 137', cStat: '137' } }))
