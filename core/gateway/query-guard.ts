@@ -22,8 +22,7 @@
  * and only the first is on the caller's path unless the answer starts a waiting period.
  */
 import { randomUUID } from 'node:crypto'
-import pg from 'pg'
-import type { Pool, QueryResult } from 'pg'
+import type { Pool } from 'pg'
 import { GatewayError } from './errors.js'
 
 export type GuardedRoute = 'nfe' | 'adn'
@@ -50,59 +49,54 @@ const TURN_MARGIN_MS = 5000
 /** How often a waiting instance looks at a turn another instance holds. */
 const POLL_MS = [25, 50, 100, 200, 400]
 
-const { escapeLiteral } = pg
-
 type Cooldown = NonNullable<GuardedAnswer<unknown>['cooldown']>
 
 interface TurnRow { ok: boolean, motivo: string | null, espera_ms: string | null, em_curso_ms: string | null }
 
 /**
+ * A statement's commit that does not wait for its WAL record to reach the disk (about 7 ms
+ * per commit on our machines): a turn is a lease that lapses anyway, and a database crash
+ * ends every query in progress. A waiting period is different (losing it risks the 656 it
+ * prevents), so the statement that records one commits durably. `set_config(..., true)`
+ * holds for the statement's own transaction, whose commit follows.
+ */
+const NO_FLUSH = "set_config('synchronous_commit', 'off', true) AS sem_espera_do_disco"
+
+/**
  * Takes the turn when no waiting period runs and nobody holds it. Otherwise reports the
  * row as it was: the remaining wait, or how long the holder's turn may still last.
  */
-const takeTurnSql = (route: string, cnpj: string, token: string, turnMs: number): string => `
-WITH antes AS (SELECT espera_ate, motivo, em_curso_ate FROM esperas_consulta WHERE servico = ${lit(route)} AND cnpj = ${lit(cnpj)}),
+const TAKE_TURN_SQL = `
+WITH antes AS (SELECT espera_ate, motivo, em_curso_ate FROM esperas_consulta WHERE servico = $1 AND cnpj = $2),
 vez AS (
   INSERT INTO esperas_consulta AS e (servico, cnpj, em_curso_por, em_curso_ate)
-  VALUES (${lit(route)}, ${lit(cnpj)}, ${lit(token)}, now() + ${ms(turnMs)})
+  VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
   ON CONFLICT (servico, cnpj) DO UPDATE SET em_curso_por = EXCLUDED.em_curso_por, em_curso_ate = EXCLUDED.em_curso_ate, atualizado_em = now()
     WHERE (e.espera_ate IS NULL OR e.espera_ate <= now()) AND (e.em_curso_ate IS NULL OR e.em_curso_ate <= now())
   RETURNING 1)
 SELECT EXISTS (SELECT 1 FROM vez) AS ok,
        (SELECT motivo FROM antes WHERE espera_ate > now()) AS motivo,
        (SELECT ceil(extract(epoch FROM espera_ate - now()) * 1000)::text FROM antes WHERE espera_ate > now()) AS espera_ms,
-       (SELECT ceil(extract(epoch FROM em_curso_ate - now()) * 1000)::text FROM antes WHERE em_curso_ate > now()) AS em_curso_ms`
+       (SELECT ceil(extract(epoch FROM em_curso_ate - now()) * 1000)::text FROM antes WHERE em_curso_ate > now()) AS em_curso_ms,
+       ${NO_FLUSH}`
 
 /**
  * Gives the turn back (only if it is still ours: a lapsed turn may belong to another call
- * now) and records the waiting period the answer starts, whoever holds the turn.
+ * now) and records the waiting period the answer starts, whoever holds the turn. $7 says
+ * whether the commit waits for the disk: only when a waiting period is recorded.
  */
-const giveTurnSql = (route: string, cnpj: string, token: string, cooldown: Cooldown | undefined, cooldownMs: number): string => `
-UPDATE esperas_consulta SET
-  em_curso_por = CASE WHEN em_curso_por = ${lit(token)} THEN NULL ELSE em_curso_por END,
-  em_curso_ate = CASE WHEN em_curso_por = ${lit(token)} THEN NULL ELSE em_curso_ate END,
-  ${cooldown === undefined
-    ? ''
-    : `espera_ate = greatest(espera_ate, now() + ${ms(cooldownMs)}), motivo = ${lit(cooldown.reason)}, cstat = ${lit(cooldown.cStat)},`}
-  atualizado_em = now()
-WHERE servico = ${lit(route)} AND cnpj = ${lit(cnpj)}`
-
-/**
- * The turn's statements are sent as one simple query, in one implicit transaction that does
- * not wait for its WAL record to reach the disk (about 7 ms per commit on our machines): a
- * turn is a lease that lapses anyway, and a database crash ends every query in progress. A
- * waiting period is different (losing it risks the 656 it prevents), so the statement that
- * records one commits durably. Simple queries take no parameters: every value is an escaped
- * literal or an integer.
- */
-async function execute (pool: Pool, sql: string, durable: boolean): Promise<QueryResult> {
-  if (durable) return await pool.query(sql)
-  const results = await pool.query(`SET LOCAL synchronous_commit = off; ${sql}`) as unknown as QueryResult[]
-  return results[1]!
-}
-
-const lit = (value: string): string => escapeLiteral(value)
-const ms = (value: number): string => `${Math.trunc(value)} * interval '1 millisecond'`
+const GIVE_TURN_SQL = `
+WITH vez AS (
+  UPDATE esperas_consulta SET
+    em_curso_por = CASE WHEN em_curso_por = $3 THEN NULL ELSE em_curso_por END,
+    em_curso_ate = CASE WHEN em_curso_por = $3 THEN NULL ELSE em_curso_ate END,
+    espera_ate = CASE WHEN $4::text IS NULL THEN espera_ate ELSE greatest(espera_ate, now() + $6 * interval '1 millisecond') END,
+    motivo = coalesce($4, motivo),
+    cstat = coalesce($5, cstat),
+    atualizado_em = now()
+  WHERE servico = $1 AND cnpj = $2
+  RETURNING 1)
+SELECT count(*) FROM vez, (SELECT set_config('synchronous_commit', $7, true)) AS durabilidade`
 
 export class QueryGuard {
   readonly cooldownMs: number
@@ -169,7 +163,8 @@ export class QueryGuard {
   /** Waits for the turn; throws the 429 when a waiting period runs. */
   private async takeTurn (route: GuardedRoute, cnpj: string, token: string, label: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const row = (await execute(this.pool, takeTurnSql(route, cnpj, token, this.turnMs), false)).rows[0] as TurnRow
+      const { rows } = await this.pool.query<TurnRow>({ name: 'gateway-take-turn', text: TAKE_TURN_SQL, values: [route, cnpj, token, this.turnMs] })
+      const row = rows[0]!
       if (row.ok) return
       if (row.espera_ms !== null) throw cooldownError(label, Number(row.espera_ms), row.motivo ?? '')
       // Another instance is calling: look again shortly, never later than its turn lapses.
@@ -179,7 +174,11 @@ export class QueryGuard {
   }
 
   private async giveTurn (route: GuardedRoute, cnpj: string, token: string, cooldown: Cooldown | undefined): Promise<void> {
-    await execute(this.pool, giveTurnSql(route, cnpj, token, cooldown, this.cooldownMs), cooldown !== undefined)
+    await this.pool.query({
+      name: 'gateway-give-turn',
+      text: GIVE_TURN_SQL,
+      values: [route, cnpj, token, cooldown?.reason ?? null, cooldown?.cStat ?? null, this.cooldownMs, cooldown === undefined ? 'off' : 'on']
+    })
   }
 }
 
