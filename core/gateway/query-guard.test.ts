@@ -117,7 +117,7 @@ describe('QueryGuard across instances (two guards on one database)', () => {
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
   })
 
-  it('stores any text as a literal (the turn\'s statements are sent as one simple query)', async () => {
+  it('stores the reason and the cStat as given, whatever characters they hold', async () => {
     const reason = "the authority's answer; DROP TABLE esperas_consulta; --"
     await guardOf().run('nfe', CNPJ, '1', 'x', async () => ({ value: 1, cooldown: { reason, cStat: "1'37" } }))
     const { rows } = await db.pool.query('SELECT motivo, cstat FROM esperas_consulta')
