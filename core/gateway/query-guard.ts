@@ -1,6 +1,6 @@
 /**
  * Keeps a company's certificate out of the authority's "consumo indevido" block
- * (cStat 656, one hour, restarted by every query made during it: tax-protocols.md 1.7),
+ * (cStat 656, one hour, restarted by every query made during it: NT 2014.002),
  * across every gateway instance on one database and across restarts.
  *
  * - Waiting period: after an answer that says "nothing more now" for a CNPJ (137; 138
@@ -29,7 +29,7 @@ export type GuardedRoute = 'nfe' | 'adn'
 
 export interface QueryGuardOptions {
   pool: Pool
-  /** The waiting period; default one hour (tax-protocols.md 1.6-1.7). */
+  /** The waiting period; default one hour (NT 2014.002). */
   cooldownMs?: number
   /** The longest an upstream call may take (GATEWAY_TIMEOUT_MS): a turn lapses this long plus a margin after it was taken. */
   callTimeoutMs: number
