@@ -70,7 +70,7 @@ const GENERATORS: Record<string, (seed: number) => Promise<Uint8Array>> = {
   darf: async (seed) => (await generateDarf({ seed, layout: seed % 2 === 0 ? 'SENDA' : 'CAMPOS_NUMERADOS', twoPages: seed % 4 === 0 })).pdf
 }
 
-const LIMITS = { maxPages: 50, documentTimeoutMs: 20_000 }
+const LIMITS = { maxPages: 50, documentTimeoutMs: 20_000, queueTimeoutMs: 600_000 }
 const OUR_SHARE_GOAL = 0.2
 
 export interface ExtractBenchOptions {

@@ -22,6 +22,7 @@ import type { GatewayConfig } from './config.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
+import { drainUnreadBodies } from '../early-answer.js'
 
 export const GATEWAY_SERVICE_NAME = 'razao-gateway'
 
@@ -94,6 +95,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     }
   })
   registerErrorHandler(app, GATEWAY_STATUSES)
+  drainUnreadBodies(app, 1024 * 1024)
 
   const store = new CertificateStore({ pool, masterKey, now })
   const apiKeyHash = new ApiKeyHash(pool, options.apiKeyCacheMs ?? 5000)
