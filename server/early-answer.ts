@@ -13,14 +13,18 @@ import type { FastifyInstance } from 'fastify'
 export const DRAIN_MAX_MS = 10_000
 /** A client that sends nothing for this long is not waited for any longer, ms. */
 export const DRAIN_IDLE_MS = 1_000
+/** Read beyond the largest body the service accepts, so that a 413's client sees it too. */
+export const DRAIN_BEYOND_LIMIT_BYTES = 64 * 1024 * 1024
 
 /**
  * On every answer of `app` whose request body is not fully read: read and discard the rest,
- * at most `maxBytes` (the largest body the service accepts: a client sending more gets the
- * reset anyway), DRAIN_MAX_MS in all and DRAIN_IDLE_MS without a byte; then answer, with
- * `Connection: close` so that no more of it is read afterwards.
+ * at most DRAIN_BEYOND_LIMIT_BYTES more than `largestBody` (the largest body the service
+ * accepts; a client sending more gets the reset anyway), DRAIN_MAX_MS in all and
+ * DRAIN_IDLE_MS without a byte; then answer, with `Connection: close` so that no more of it
+ * is read afterwards.
  */
-export function drainUnreadBodies (app: FastifyInstance, maxBytes: number): void {
+export function drainUnreadBodies (app: FastifyInstance, largestBody: number): void {
+  const maxBytes = largestBody + DRAIN_BEYOND_LIMIT_BYTES
   app.addHook('onSend', async (request, reply, payload) => {
     const raw = request.raw
     if (raw.complete || raw.destroyed) return payload

@@ -101,7 +101,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     if (path !== '/api/v1/pdf/extract' && path !== '/api/v1/pdf/extract-batch') return
     await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
-  drainUnreadBodies(app, MAX_BATCH_FILES * config.maxFileBytes + 1024 * 1024)
+  drainUnreadBodies(app, MAX_BATCH_FILES * config.maxFileBytes)
 
   app.addHook('onReady', async () => {
     await ensurePrivateDir(shared.tmpDir)

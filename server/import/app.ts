@@ -56,7 +56,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     }
   })
   registerErrorHandler(app, IMPORT_STATUSES)
-  drainUnreadBodies(app, config.maxUploadBytes + 1024 * 1024)
+  drainUnreadBodies(app, config.maxUploadBytes)
   await app.register(multipart, {
     limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 200 },
     throwFileSizeLimit: true
