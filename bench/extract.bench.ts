@@ -70,7 +70,8 @@ const GENERATORS: Record<string, (seed: number) => Promise<Uint8Array>> = {
   darf: async (seed) => (await generateDarf({ seed, layout: seed % 2 === 0 ? 'SENDA' : 'CAMPOS_NUMERADOS', twoPages: seed % 4 === 0 })).pdf
 }
 
-const LIMITS = { maxPages: 50, documentTimeoutMs: 20_000, queueTimeoutMs: 600_000 }
+// Deadlines far off: a shared machine's load must not turn a measurement into a refusal.
+const LIMITS = { maxPages: 50, documentTimeoutMs: 600_000, queueTimeoutMs: 600_000 }
 const OUR_SHARE_GOAL = 0.2
 /** The pool's ratio over the two-process floor that the issue asks for (issue 24). */
 const FLOOR_SHARE_GOAL = 0.9
@@ -208,7 +209,7 @@ async function split (built: Built, inputs: Uint8Array[]): Promise<{ pdfjsMs: nu
       const boundsMs = performance.now() - t
       t = performance.now()
       // readPdfText runs the same bound first: subtract it to leave pdf.js's part.
-      const pages = await readPdfText(bytes, { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 })
+      const pages = await readPdfText(bytes, { maxPages: 50, deadlineMs: 600_000, maxRunsPerPage: 50_000 })
       const readMs = performance.now() - t - boundsMs
       t = performance.now()
       const result = extractDocument(new TextDocument(pages), built.plugins.plugins)
@@ -269,7 +270,7 @@ async function memoryOf (pid: number): Promise<{ rss: number, peak: number }> {
 async function serveRss (distDir: string, paths: string[], threads: number, docs: number, floorDocs: number): Promise<ExtractBenchRun['serve']> {
   const dir = await mkdtemp(join(tmpdir(), 'razao-bench-serve-'))
   const key = 'bench-extract-key-0123456789'
-  const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads'), EXTRACT_HOST: '127.0.0.1', EXTRACT_PORT: '0', EXTRACT_API_KEY: key, RAZAO_POOL_SIZE: String(threads) }
+  const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads'), EXTRACT_HOST: '127.0.0.1', EXTRACT_PORT: '0', EXTRACT_API_KEY: key, EXTRACT_DOCUMENT_TIMEOUT_MS: '600000', RAZAO_POOL_SIZE: String(threads) }
   const { child, done } = runChild([join(distDir, 'server/cli.js'), 'serve', 'extract'], env)
   done.catch(() => undefined)
   try {
