@@ -22,6 +22,7 @@ import type { GatewayConfig } from './config.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
+import { drainUnreadBodies } from '../early-answer.js'
 
 export const GATEWAY_SERVICE_NAME = 'razao-gateway'
 
@@ -74,6 +75,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     }
   })
   registerErrorHandler(app, GATEWAY_STATUSES)
+  drainUnreadBodies(app, 1024 * 1024)
 
   const store = new CertificateStore({ pool, masterKey, now })
   const apiKeyHash = new ApiKeyHashCache(() => withDatabase(() => readApiKeyHash(pool)), options.apiKeyCacheMs ?? DEFAULT_CACHE_MS)

@@ -22,6 +22,7 @@ import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
 import { parseBatchSize, parseImportMode } from './params.js'
 import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
+import { drainUnreadBodies } from '../early-answer.js'
 
 export interface ImportAppOptions {
   shared: SharedConfig
@@ -63,6 +64,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   })
   registerErrorHandler(app, IMPORT_STATUSES)
   if (options.database !== undefined) watchInterruptedImports(app, options.database, options.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS)
+  drainUnreadBodies(app, config.maxUploadBytes)
   await app.register(multipart, {
     limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 200 },
     throwFileSizeLimit: true
@@ -79,8 +81,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     if (!request.routeOptions.url.startsWith('/v1/')) return
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
-      // Connection: close ends the socket after the answer: otherwise Node goes on reading
-      // the unauthenticated body (a gigabyte announced, a byte now and then) for as long as it comes.
+      // Connection: close ends the socket after the answer (and the bounded read of the rest,
+      // server/early-answer.ts): otherwise Node goes on reading the unauthenticated body (a
+      // gigabyte announced, a byte now and then) for as long as it comes.
       return reply.code(401).header('connection', 'close').send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
     }
   })
