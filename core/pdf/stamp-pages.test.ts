@@ -14,18 +14,18 @@ describe('pageList', () => {
 
 describe('stampWarnings', () => {
   it('says nothing when every page got a free corner', () => {
-    expect(stampWarnings({ unread: [], tooSmall: [], covering: [], corners: new Map() })).toEqual([])
+    expect(stampWarnings({ unread: [], tooSmall: [], covering: [] })).toEqual([])
   })
 
   it('gives one sentence per kind of problem, in the singular for one page', () => {
-    expect(stampWarnings({ unread: [], tooSmall: [{ page: 4, width: 3.84, height: 3.84 }], covering: [2], corners: new Map() })).toEqual([
+    expect(stampWarnings({ unread: [], tooSmall: [{ page: 4, width: 3.84, height: 3.84 }], covering: [2] })).toEqual([
       'Page 4 is too small for a legible signature stamp (3.84 x 3.84 pt) and was left without one; the signature covers it all the same.',
       'Page 2 has content in all four corners; the stamp was put where it covers the least.'
     ])
   })
 
   it('names the smallest of several skipped pages', () => {
-    const [warning] = stampWarnings({ unread: [], tooSmall: [{ page: 1, width: 90, height: 90 }, { page: 2, width: 3.84, height: 50 }], covering: [], corners: new Map() })
+    const [warning] = stampWarnings({ unread: [], tooSmall: [{ page: 1, width: 90, height: 90 }, { page: 2, width: 3.84, height: 50 }], covering: [] })
     expect(warning).toMatch(/^Pages 1, 2 \(2 pages\) are too small .*\(smallest 3\.84 x 50 pt\)/)
   })
 })
