@@ -128,7 +128,7 @@ function fontInfo (dict: PDFDict, context: PDFContext): FontInfo {
   const firstChar = dict.lookupMaybe(PDFName.of('FirstChar'), PDFNumber)?.asNumber() ?? 0
   const missing = dict.lookupMaybe(PDFName.of('FontDescriptor'), PDFDict)?.lookupMaybe(PDFName.of('MissingWidth'), PDFNumber)?.asNumber() ?? 0
   const max = widths.reduce((m, x) => Math.max(m, x), missing)
-  if (!Number.isFinite(max) || widths.some((x) => !Number.isFinite(x))) return { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
+  if (!Number.isFinite(max) || widths.some((x) => !Number.isFinite(x) || x < 0)) return { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
   return { bytesPerCode: 1, width: (code) => widths[code - firstChar] ?? missing, maxWidth: max, unreadable: false }
 }
 
@@ -560,16 +560,18 @@ function decodeName (data: Uint8Array, start: number, end: number): string {
 
 /**
  * Bounds on one show's advance along the line, in text space units, without decoding it:
- * at most every code as wide as the widest glyph, spacing either way (Tc and Tw may be
- * negative, and so may the size and the horizontal scaling).
+ * anywhere from no code to as many codes as bytes, each as wide as nothing or the widest
+ * glyph, plus its spacing (Tc, and Tw as if every code were a space or none were; either
+ * may be negative, and so may the size and the horizontal scaling).
  */
 function advanceBounds (s: Shown): [number, number] {
   const codes = s.font.bytesPerCode === 2 ? Math.ceil(byteBound(s.str) / 2) : byteBound(s.str)
-  const th = Math.abs(s.th)
-  const spacing = (Math.abs(s.tc) + Math.abs(s.tw)) * th
-  const glyph = Math.abs(s.font.maxWidth / 1000 * s.size) * th
-  const backwards = s.size * s.th < 0
-  return [-codes * (spacing + (backwards ? glyph : 0)), codes * (spacing + (backwards ? 0 : glyph))]
+  const glyph = s.font.maxWidth / 1000 * s.size
+  const perLow = Math.min(0, glyph) + s.tc + Math.min(0, s.tw)
+  const perHigh = Math.max(0, glyph) + s.tc + Math.max(0, s.tw)
+  const low = Math.min(0, codes * perLow) * s.th
+  const high = Math.max(0, codes * perHigh) * s.th
+  return low <= high ? [low, high] : [high, low]
 }
 
 /**
