@@ -25,10 +25,11 @@ import { num, printable, wrapText } from './text.js'
 /**
  * A PDF text string (§7.9.2.2): a literal in PDFDocEncoding when every character has the
  * same code there as in Latin-1 (printable ASCII, and U+00A1 to U+00FF but U+00AD: the
- * Portuguese letters), a quarter of the UTF-16 hex otherwise needed; UTF-16 hex for the rest.
+ * Portuguese letters), a quarter of the size of UTF-16 hex, with parentheses and backslashes
+ * escaped; UTF-16 hex for the rest.
  */
 function textString (text: string): PDFString | PDFHexString {
-  return /^[\x20-\x7e\xa1-\xac\xae-\xff]*$/.test(text) && !/[()\\]/.test(text) ? PDFString.of(text) : PDFHexString.fromText(text)
+  return /^[\x20-\x7e\xa1-\xac\xae-\xff]*$/.test(text) ? PDFString.of(text.replace(/[()\\]/g, '\\$&')) : PDFHexString.fromText(text)
 }
 
 /** Largest font size, in points as printed. */
@@ -190,7 +191,9 @@ export function addStamp (tracked: Tracked, page: PDFPage, g: PageGeometry, font
   })
   const text = textOperators(font, layout, rest)
   const appearance = context.register(context.stream(`q /S Do Q${text}`, {
-    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(layout.length)), Number(num(layout.height))], Matrix: uprightMatrix(g.rotation),
+    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(layout.length)), Number(num(layout.height))],
+    // The identity, the default, is left out: a hundred pages' worth of bytes.
+    ...(g.rotation === 0 ? {} : { Matrix: uprightMatrix(g.rotation) }),
     Resources: text === '' ? { XObject: { S: shared.form } } : { XObject: { S: shared.form }, Font: { F1: font.ref } }
   }))
   const annotation = context.register(context.obj({
