@@ -2,6 +2,9 @@
  * The stamp on every page, added as a Stamp annotation with its own appearance stream
  * (ISO 32000-1 §12.5.6.12) instead of rewriting the page's content: the page objects
  * only gain an /Annots entry, so an earlier signature's content stays byte-identical.
+ * What pages share of the drawing (background, frame, the text but the page number) is
+ * one form XObject that each page's appearance draws (addSharedStamp), so that a long
+ * document does not carry the same few hundred bytes once a page.
  *
  * Size: the text is set at 6.5 points as printed (UserUnit applied), shrinking to fit the
  * width of the page as shown; below the legibility floor (MIN_FONT_PT) it wraps onto more
