@@ -220,6 +220,7 @@ export interface ScanLimits {
  */
 export class ContentScanner {
   private readonly fonts = new Map<PDFObject, FontInfo>()
+  private readonly fontNames = new Map<PDFDict, Map<string, PDFObject>>()
   private readonly decoded = new Map<PDFObject, Uint8Array>()
 
   constructor (readonly context: PDFContext) {}
@@ -248,8 +249,24 @@ export class ContentScanner {
     return [value]
   }
 
-  font (object: PDFObject | undefined): FontInfo | undefined {
-    const dict = object instanceof PDFRef ? this.context.lookup(object) : object
+  /**
+   * The font `name` of `resources`. A Tf per line is common, and so are pages with a font
+   * dictionary of their own: each dictionary is read into a map once, by name.
+   */
+  fontNamed (resources: PDFDict | undefined, name: string): FontInfo | undefined {
+    const fonts = this.lookup(resources?.get(PDFName.of('Font')))
+    if (!(fonts instanceof PDFDict)) return undefined
+    let named = this.fontNames.get(fonts)
+    if (named === undefined) {
+      named = new Map()
+      for (const [key, value] of fonts.entries()) {
+        // pdf-lib's decodeText is slow; a name without #xx escapes is its own decoding.
+        const written = key.asString()
+        named.set(written.includes('#') ? key.decodeText() : written.slice(1), value)
+      }
+      this.fontNames.set(fonts, named)
+    }
+    const dict = this.lookup(named.get(name))
     if (!(dict instanceof PDFDict)) return undefined
     let info = this.fonts.get(dict)
     if (info === undefined) {
@@ -417,8 +434,8 @@ class PageRun {
           i = j
           continue
         }
-        let j = i + 1
-        while (j < end && data[j] !== 0x3e) j++
+        let j = data.indexOf(0x3e, i + 1)
+        if (j < 0) j = end
         push({ data, start: i, end: Math.min(j + 1, end), hex: true })
         i = j + 1
         continue
@@ -456,8 +473,7 @@ class PageRun {
         case OP.BT: newLine(IDENTITY); break
         case OP.Tf: {
           const name = top >= 2 ? operands[top - 2] : undefined
-          const fonts = this.scanner.lookup(resources?.get(PDFName.of('Font')))
-          text.font = typeof name === 'string' && fonts instanceof PDFDict ? this.scanner.font(fonts.get(PDFName.of(name))) : undefined
+          text.font = typeof name === 'string' ? this.scanner.fontNamed(resources, name) : undefined
           text.size = n(1)
           break
         }
@@ -547,6 +563,19 @@ function isStr (v: Operand | undefined): v is Str {
 }
 
 function decodeName (data: Uint8Array, start: number, end: number): string {
+  if (end - start <= 24) {
+    let plain = ''
+    for (let i = start; i < end; i++) {
+      if (data[i] === 0x23) return decodeEscapedName(data, start, end)
+      plain += String.fromCharCode(data[i]!)
+    }
+    return plain
+  }
+  return decodeEscapedName(data, start, end)
+}
+
+/** A name with #xx escapes (§7.3.5), or a long one. */
+function decodeEscapedName (data: Uint8Array, start: number, end: number): string {
   let s = ''
   for (let i = start; i < end; i++) {
     if (data[i] === 0x23 && i + 2 < end + 1) {

@@ -35,6 +35,23 @@ function textString (text: string): PDFString | PDFHexString {
   return /^[\x20-\x7e\xa1-\xac\xae-\xff]*$/.test(text) ? PDFString.of(text.replace(/[()\\]/g, '\\$&')) : PDFHexString.fromText(text)
 }
 
+const unitWidths = new WeakMap<PDFFont, Map<string, number>>()
+
+/**
+ * A text's width at 1 pt, remembered per font: every page of a document measures the same
+ * first line, and pdf-lib's measure (glyph by glyph, kerning pairs included) is slow.
+ */
+function unitWidthOf (font: PDFFont, text: string): number {
+  let known = unitWidths.get(font)
+  if (known === undefined) { known = new Map(); unitWidths.set(font, known) }
+  let width = known.get(text)
+  if (width === undefined) {
+    width = font.widthOfTextAtSize(text, 1)
+    known.set(text, width)
+  }
+  return width
+}
+
 /** Largest font size, in points as printed. */
 export const MAX_FONT_PT = 6.5
 /**
@@ -70,7 +87,7 @@ export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): S
   const gap = Math.min(EDGE_GAP_PT, Math.min(width, height) * 0.04)
   const room = width - 2 * gap
   // Width is proportional to size: measure once at 1 pt (a search over sizes re-measured every line of every page).
-  const unitWidth = texts.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, 1)), 0)
+  const unitWidth = texts.reduce((w, t) => Math.max(w, unitWidthOf(font, t)), 0)
   let size = unitWidth === 0 ? MAX_FONT_PT : Math.min(MAX_FONT_PT, Math.floor(room / (unitWidth + 2 * PAD) * 4) / 4)
   let lines = texts
   if (size < MIN_FONT_PT) {
@@ -81,7 +98,7 @@ export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): S
     if (widestWord > lineRoom) return undefined
     lines = texts.flatMap((t) => wrapText(font, t, size, lineRoom))
   }
-  const textWidth = lines.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, size)), 0)
+  const textWidth = lines.reduce((w, t) => Math.max(w, unitWidthOf(font, t) * size), 0)
   const length = textWidth + 2 * PAD * size
   const boxHeight = lines.length * LEADING * size + 2 * PAD * size - (LEADING - 1) * size
   if (length > room || boxHeight > height - 2 * gap || length * boxHeight > MAX_SHARE * width * height) return undefined
@@ -132,6 +149,8 @@ export function sharedPrefixes (linesOfPages: string[][]): string[] {
 export interface SharedStamp {
   form: PDFRef
   prefixes: string[]
+  /** How far each prefix moves the pen, where a page's own text for that line starts. */
+  advances: number[]
 }
 
 /** Where line `i`'s text starts in the appearance, and where its baseline is. */
@@ -175,7 +194,7 @@ export function addSharedStamp (tracked: Tracked, font: PDFFont, layout: StampLa
     Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(length)), Number(num(height))],
     Resources: { Font: { F1: font.ref } }
   }))
-  return { form, prefixes }
+  return { form, prefixes, advances: prefixes.map((p) => shownAdvance(font, p, size)) }
 }
 
 /**
@@ -190,7 +209,7 @@ export function addStamp (tracked: Tracked, page: PDFPage, g: PageGeometry, font
   const rect = stampRect(g, layout, corner)
   const rest = layout.lines.flatMap((line, i) => {
     const prefix = shared.prefixes[i] ?? ''
-    return line.length > prefix.length ? [[i, line.slice(prefix.length), shownAdvance(font, prefix, layout.size)] as [number, string, number]] : []
+    return line.length > prefix.length ? [[i, line.slice(prefix.length), shared.advances[i] ?? 0] as [number, string, number]] : []
   })
   const text = textOperators(font, layout, rest)
   const appearance = context.register(context.stream(`q /S Do Q${text}`, {
