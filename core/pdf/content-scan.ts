@@ -49,6 +49,9 @@ const SURE_ASCENT = 0.5
 /** Widest glyph assumed for a font without /Widths (the standard 14 are at most about 1.05 em). */
 const UNKNOWN_MAX_WIDTH = 1100
 const MAX_FORM_DEPTH = 8
+// pdf-lib decodes a name with a regular expression on every PDFName.of: the ones used per operator are made once.
+const FONT = PDFName.of('Font')
+const XOBJECT = PDFName.of('XObject')
 
 type Matrix = [number, number, number, number, number, number]
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0]
@@ -220,7 +223,7 @@ export interface ScanLimits {
  */
 export class ContentScanner {
   private readonly fonts = new Map<PDFObject, FontInfo>()
-  private readonly fontNames = new Map<PDFDict, Map<string, PDFObject>>()
+  private readonly fontNames = new Map<PDFDict, Map<string, FontInfo | undefined>>()
   private readonly decoded = new Map<PDFObject, Uint8Array>()
 
   constructor (readonly context: PDFContext) {}
@@ -249,30 +252,23 @@ export class ContentScanner {
     return [value]
   }
 
-  /**
-   * The font `name` of `resources`. A Tf per line is common, and so are pages with a font
-   * dictionary of their own: each dictionary is read into a map once, by name.
-   */
+  /** The font `name` of `resources`, remembered per resources and name (a Tf per line is common). */
   fontNamed (resources: PDFDict | undefined, name: string): FontInfo | undefined {
-    const fonts = this.lookup(resources?.get(PDFName.of('Font')))
-    if (!(fonts instanceof PDFDict)) return undefined
-    let named = this.fontNames.get(fonts)
-    if (named === undefined) {
-      named = new Map()
-      for (const [key, value] of fonts.entries()) {
-        // pdf-lib's decodeText is slow; a name without #xx escapes is its own decoding.
-        const written = key.asString()
-        named.set(written.includes('#') ? key.decodeText() : written.slice(1), value)
+    if (resources === undefined) return undefined
+    let named = this.fontNames.get(resources)
+    if (named === undefined) { named = new Map(); this.fontNames.set(resources, named) }
+    if (named.has(name)) return named.get(name)
+    const fonts = this.lookup(resources.get(FONT))
+    const dict = fonts instanceof PDFDict ? this.lookup(fonts.get(PDFName.of(name))) : undefined
+    let info: FontInfo | undefined
+    if (dict instanceof PDFDict) {
+      info = this.fonts.get(dict)
+      if (info === undefined) {
+        info = fontInfo(dict, this.context)
+        this.fonts.set(dict, info)
       }
-      this.fontNames.set(fonts, named)
     }
-    const dict = this.lookup(named.get(name))
-    if (!(dict instanceof PDFDict)) return undefined
-    let info = this.fonts.get(dict)
-    if (info === undefined) {
-      info = fontInfo(dict, this.context)
-      this.fonts.set(dict, info)
-    }
+    named.set(name, info)
     return info
   }
 
@@ -512,7 +508,7 @@ class PageRun {
   }
 
   private drawXObject (name: string, resources: PDFDict | undefined, ctm: Matrix, text: TextState, depth: number): void {
-    const xobjects = this.scanner.lookup(resources?.get(PDFName.of('XObject')))
+    const xobjects = this.scanner.lookup(resources?.get(XOBJECT))
     if (!(xobjects instanceof PDFDict)) return
     const form = this.scanner.lookup(xobjects.get(PDFName.of(name)))
     if (!(form instanceof PDFStream) || form.dict.get(PDFName.of('Subtype'))?.toString() !== '/Form') return
