@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { stat } from 'node:fs/promises'
-import { basename } from 'node:path'
+import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
 import { EngineError, hasCode } from '../core/errors.js'
@@ -47,6 +47,7 @@ Usage:
   razao companies deactivate --codigo-dominio CODE
   razao companies activate --codigo-dominio CODE
   razao extract FILE... [--evidence]                    the /api/v1/pdf/extract JSON of each PDF
+  razao samples DIR                                     write files to try every service on (invented data)
   razao --help                                          this text
 
 Configuration comes from environment variables and an optional .env file in the
@@ -85,6 +86,7 @@ async function main (argv: string[]): Promise<void> {
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
+    case 'samples': return await writeSampleFiles(rest[0])
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
   }
 }
@@ -189,6 +191,15 @@ async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<P
     progress.finish()
     await client.end().catch(() => undefined)
   }
+}
+
+/** `razao samples DIR`: the files, then what each is for (server/samples.ts). */
+async function writeSampleFiles (dir: string | undefined): Promise<void> {
+  if (dir === undefined) throw new UsageError('missing DIR; see razao --help')
+  // Loaded here only: the generators are of no use to any other command.
+  const { writeSamples } = await import('./samples.js')
+  const samples = await writeSamples(dir)
+  for (const { file, use } of samples) process.stdout.write(`${join(dir, file)}\t${use}\n`)
 }
 
 /**

@@ -62,10 +62,18 @@ export function answers (schema: JsonSchema, when: Record<number, string>): Reco
 
 type RouteSchema = FastifySchema & { multipart?: unknown, jsonBody?: unknown, hide?: boolean }
 
-/** Our body keys into the ones @fastify/swagger writes as `requestBody`. */
-function toSwaggerSchema (schema: RouteSchema | undefined): RouteSchema | undefined {
-  if (schema === undefined) return undefined
-  const { multipart, jsonBody, ...rest } = schema
+/** `post /api/v1/pdf/extract-batch` → `postPdfExtractBatch`: a stable id for clients that generate code. */
+function operationId (method: string, url: string): string {
+  const words = url.split(/[^A-Za-z0-9]+/).filter((w) => w !== '' && w !== 'api' && w !== 'v1')
+  return method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')
+}
+
+/**
+ * Our body keys into the ones @fastify/swagger writes as `requestBody`, an operation id,
+ * and `security: []` (public, said explicitly) for a route that declares no scheme.
+ */
+function toSwaggerSchema (schema: RouteSchema | undefined, method: string, url: string): RouteSchema {
+  const { multipart, jsonBody, ...rest } = { operationId: operationId(method, url), security: [], ...schema }
   if (multipart !== undefined) return { ...rest, body: multipart, consumes: ['multipart/form-data'] } as RouteSchema
   if (jsonBody !== undefined) return { ...rest, body: jsonBody, consumes: ['application/json'] } as RouteSchema
   return rest
@@ -78,7 +86,7 @@ export async function registerOpenApi (app: FastifyInstance, service: ServiceDes
       info: { title: service.title, version: service.version, description: service.description },
       components: { securitySchemes: service.securitySchemes as never }
     },
-    transform: ({ schema, url }) => ({ schema: toSwaggerSchema(schema as RouteSchema | undefined) as never, url })
+    transform: ({ schema, url, route }) => ({ schema: toSwaggerSchema(schema as RouteSchema | undefined, [route.method].flat()[0]!, url) as never, url })
   })
   let page: string | undefined
   // After the app is ready, every route is known; written once, on the first visit.
