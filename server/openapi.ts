@@ -60,6 +60,14 @@ export function answers (schema: JsonSchema, when: Record<number, string>): Reco
   return Object.fromEntries(Object.entries(when).map(([status, description]) => [status, { ...schema, description }]))
 }
 
+/**
+ * A service's failure statuses with their sentences, and its error body: returns a picker
+ * that gives a route the ones it answers, e.g. `failures(401, 404)`.
+ */
+export function failuresOf<S extends number> (schema: JsonSchema, when: Record<S, string>): (...statuses: S[]) => Record<number, JsonSchema> {
+  return (...statuses) => answers(schema, Object.fromEntries(statuses.map((s) => [s, when[s]])))
+}
+
 type RouteSchema = FastifySchema & { multipart?: unknown, jsonBody?: unknown, hide?: boolean }
 
 /** `post /api/v1/pdf/extract-batch` → `postPdfExtractBatch`: a stable id for clients that generate code. */

@@ -5,7 +5,7 @@
  * here carry no type, so Fastify validates nothing the routes do not already check.
  * Every failure is `{ "error": "..." }`.
  */
-import { answers, bool, int, list, openObject, orNull, record, str } from '../openapi.js'
+import { bool, failuresOf, int, list, openObject, orNull, record, str } from '../openapi.js'
 import type { JsonSchema } from '../openapi.js'
 
 const failure = record({ error: str('What went wrong, for a person.') })
@@ -20,9 +20,7 @@ const when = {
   415: 'The body is not application/json.',
   500: 'Internal error: quote the request id the message names.'
 } as const
-/** The failure statuses of a route, by number. */
-const failures = (...statuses: Array<keyof typeof when>): Record<number, JsonSchema> =>
-  answers(failure, Object.fromEntries(statuses.map((s) => [s, when[s]])))
+const failures = failuresOf(failure, when)
 
 const automation = record({
   schemaVersion: str(),

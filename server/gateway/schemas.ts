@@ -5,8 +5,7 @@
  * (a 400 names the field); `jsonBody` only describes them. Every failure is
  * `{ "detail": "..." }`; a refused NF-e query adds the SEFAZ answer's fields.
  */
-import { answers, bool, int, list, openObject, orNull, record, str } from '../openapi.js'
-import type { JsonSchema } from '../openapi.js'
+import { answers, bool, failuresOf, int, list, openObject, orNull, record, str } from '../openapi.js'
 
 const detail = record({ detail: str('What went wrong, for a person.') })
 const when = {
@@ -18,8 +17,7 @@ const when = {
   500: 'Internal error: quote the request id the detail names.',
   503: 'The database (or the store\'s master key) is unavailable; try again shortly.'
 } as const
-const failures = (...statuses: Array<keyof typeof when>): Record<number, JsonSchema> =>
-  answers(detail, Object.fromEntries(statuses.map((s) => [s, when[s]])))
+const failures = failuresOf(detail, when)
 
 const admin = [{ adminToken: [] }]
 const operational = [{ apiKey: [] }]
