@@ -8,7 +8,8 @@
  * the initializer is a file, not an inline script. Swagger UI's online validator badge is
  * switched off (`validatorUrl: null`), or every visit would call validator.swagger.io.
  * Only `absolute-path.js` of the package is loaded here: its index.js would load the
- * 1.7 MB browser bundle into the server's memory.
+ * 1.7 MB browser bundle into the server's memory. Why this page and not @fastify/swagger-ui
+ * (which serves its whole static folder and sets a looser policy): docs/openapi.md.
  */
 import { createRequire } from 'node:module'
 import { createReadStream } from 'node:fs'
