@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // One PostgreSQL server per run (embedded unless DATABASE_URL is set).
-    globalSetup: ['fixtures/db/global-setup.ts']
+    globalSetup: ['fixtures/db/global-setup.ts'],
+    // Every JSON answer of the apps under test is checked against its route's response schema.
+    setupFiles: ['fixtures/http/response-schemas.ts']
   }
 })

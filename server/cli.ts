@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { stat } from 'node:fs/promises'
-import { basename } from 'node:path'
+import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
 import { EngineError, hasCode } from '../core/errors.js'
@@ -52,10 +52,11 @@ Usage:
   razao gateway rekey [--old-key-file F] [--new-key-file F]
                                                         re-encrypt the stored certificates under a new master key
                                                         (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
+  razao samples DIR                                     write files to try every service on (invented data)
   razao --help                                          this text
 
 Configuration comes from environment variables and an optional .env file in the
-working directory (see README). Services built so far: ${SERVICES.join(', ')}.
+working directory (see docs/configuration.md). Services: ${SERVICES.join(', ')}.
 `
 
 /** Exit codes: 1 the file or operation failed, 2 wrong usage or configuration. */
@@ -93,6 +94,7 @@ async function main (argv: string[]): Promise<void> {
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
     case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
+    case 'samples': return await writeSampleFiles(rest[0])
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
   }
 }
@@ -208,6 +210,15 @@ async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<P
     progress.finish()
     await client.end().catch(() => undefined)
   }
+}
+
+/** `razao samples DIR`: the files, then what each is for (server/samples.ts). */
+async function writeSampleFiles (dir: string | undefined): Promise<void> {
+  if (dir === undefined) throw new UsageError('missing DIR; see razao --help')
+  // Loaded here only: the generators are of no use to any other command.
+  const { writeSamples } = await import('./samples.js')
+  const samples = await writeSamples(dir)
+  for (const { file, use } of samples) process.stdout.write(`${join(dir, file)}\t${use}\n`)
 }
 
 /**

@@ -15,6 +15,10 @@ import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import type { AgentConfig } from './config.js'
 import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, serializeJobList, toPackage, toPackageList } from './wire.js'
+import {
+  automationSchema, automationsSchema, fileSchema, healthSchema, jobByRequestSchema, jobFilesSchema, jobSchema, jobsSchema, reloadSchema, runSchema
+} from './schemas.js'
+import { apiKeyScheme, registerOpenApi } from '../openapi.js'
 
 export interface AgentAppOptions {
   shared: SharedConfig
@@ -142,7 +146,14 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     return reply.code(500).send({ error: `Internal error; quote request id ${request.id} when reporting it.` })
   })
 
-  app.get('/health', async () => {
+  await registerOpenApi(app, {
+    title: 'razao automation agent',
+    version: AGENT_API_VERSION,
+    description: 'Runs the automation packages of this machine as jobs and keeps the files they produce for download. Failures answer { "error": "..." }.',
+    securitySchemes: { agentKey: apiKeyScheme('X-AGENT-API-KEY') }
+  })
+
+  app.get('/health', { schema: healthSchema }, async () => {
     const now = Date.now()
     return {
       status: 'UP',
@@ -157,11 +168,11 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     }
   })
 
-  app.get('/api/v1/automations', async () => toPackageList(agent.registry.list()))
+  app.get('/api/v1/automations', { schema: automationsSchema }, async () => toPackageList(agent.registry.list()))
 
-  app.post('/api/v1/automations/reload', async () => toPackageList(await agent.registry.reload()))
+  app.post('/api/v1/automations/reload', { schema: reloadSchema }, async () => toPackageList(await agent.registry.reload()))
 
-  app.get<{ Params: { id: string } }>('/api/v1/automations/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/api/v1/automations/:id', { schema: automationSchema }, async (request) => {
     const pkg = agent.registry.get(request.params.id)
     if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
     return toPackage(pkg)
@@ -170,7 +181,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   // A body over twice the input cap cannot hold an acceptable input (unless padded with
   // whitespace): refused from its Content-Length, before it is read and parsed.
   const runBodyLimit = Math.min(config.jsonLimitBytes, 2 * config.maxInputBytes + 1024)
-  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', { bodyLimit: runBodyLimit }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', { bodyLimit: runBodyLimit, schema: runSchema }, async (request, reply) => {
     const pkg = agent.registry.get(request.params.id)
     if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
     // The package exists (GET shows it, enabled false): 409, not 404, says it cannot run now.
@@ -187,31 +198,31 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     return reply.code(202).send(job)
   })
 
-  app.get<{ Querystring: { limit?: string } }>('/api/v1/jobs', async (request, reply) => {
+  app.get<{ Querystring: { limit?: string } }>('/api/v1/jobs', { schema: jobsSchema }, async (request, reply) => {
     const items = agent.recentJobs(parseLimit(request.query.limit))
     return reply.type('application/json; charset=utf-8').send(serializeJobList(items))
   })
 
-  app.get<{ Params: { requestId: string } }>('/api/v1/jobs/by-request/:requestId', async (request) => {
+  app.get<{ Params: { requestId: string } }>('/api/v1/jobs/by-request/:requestId', { schema: jobByRequestSchema }, async (request) => {
     const job = agent.jobByRequest(request.params.requestId)
     if (job === undefined) throw new HttpRefusal(404, MESSAGES.jobNotFound)
     return job
   })
 
-  app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId', async (request) => {
+  app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId', { schema: jobSchema }, async (request) => {
     const job = agent.job(request.params.jobId)
     if (job === undefined) throw new HttpRefusal(404, MESSAGES.jobNotFound)
     return job
   })
 
-  app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId/files', async (request) => {
+  app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId/files', { schema: jobFilesSchema }, async (request) => {
     const { jobId } = request.params
     if (!agent.knowsJob(jobId)) throw new HttpRefusal(404, MESSAGES.jobNotFound)
     const items = agent.filesOf(jobId)
     return { jobId, count: items.length, items }
   })
 
-  app.get<{ Params: { jobId: string, fileId: string } }>('/api/v1/jobs/:jobId/files/:fileId', async (request, reply) => {
+  app.get<{ Params: { jobId: string, fileId: string } }>('/api/v1/jobs/:jobId/files/:fileId', { schema: fileSchema }, async (request, reply) => {
     const found = await agent.files.lookup(request.params.jobId, request.params.fileId)
     if (found.kind === 'missing') throw new HttpRefusal(404, MESSAGES.fileNotFound)
     if (found.kind === 'gone') throw new HttpRefusal(410, MESSAGES.fileGone)

@@ -25,9 +25,7 @@ import { EXTRACT_STATUSES, FRAMEWORK_ERRORS } from './errors.js'
 import { errorBody, failure, toResponse } from './wire.js'
 import { extractStoredFile } from './run.js'
 import { ExtractMetrics } from './metrics.js'
-import { collectRoute, openApiDocument, operationsPage } from './openapi.js'
-import type { DescribedRoute } from './openapi.js'
-import { registerSwaggerUi } from './swagger-ui.js'
+import { apiKeyScheme, registerOpenApi } from '../openapi.js'
 import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
 
 export interface ExtractAppOptions {
@@ -117,20 +115,12 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     return reply.code(status).send(body)
   })
 
-  const routes: DescribedRoute[] = []
-  app.addHook('onRoute', (route) => { collectRoute(routes, route) })
-  let described: { json: Record<string, unknown>, html: string } | undefined
-  const description = async (): Promise<{ json: Record<string, unknown>, html: string }> => {
-    if (described === undefined) {
-      const json = openApiDocument(routes, { version: EXTRACT_API_VERSION, engineVersion: (await catalog()).engineVersion, maxFileBytes: config.maxFileBytes })
-      described = { json, html: operationsPage(json) }
-    }
-    return described
-  }
-  app.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', tags: ['service'], response: { 200: { type: 'object', additionalProperties: true } } } }, async () => (await description()).json)
-  // /docs is Swagger UI; the plain list of operations (no JavaScript) moved to /docs/plain.
-  registerSwaggerUi(app, { title: 'razao document-extraction service', specUrl: '/openapi.json', plainPath: '/docs/plain' })
-  app.get('/docs/plain', async (_request, reply) => reply.type('text/html; charset=utf-8').send((await description()).html))
+  await registerOpenApi(app, {
+    title: 'razao document-extraction service',
+    version: EXTRACT_API_VERSION,
+    description: 'Identifies the type of a PDF, extracts its fields and reports the confidence; the engine version and the active parsers are at /api/v1/info. Every answer carries requestId, also in the X-Request-Id header.',
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
+  })
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
 

@@ -1,13 +1,12 @@
 /**
  * JSON schemas of the extraction service's routes: Fastify serializes replies with the
- * response schemas, and /openapi.json is written from them (server/extract/openapi.ts),
- * so the description cannot drift from what is answered. Wire names are the spec's
- * (spec 3 §2 B). `data` and `evidence` depend on the document type: open objects here,
- * each plugin's README lists its fields.
+ * response schemas, and /openapi.json is written from them (server/openapi.ts), so the
+ * description cannot drift from what is answered. Wire names are the spec's (spec 3 §2
+ * B). `data` and `evidence` depend on the document type: open objects here, each
+ * plugin's README lists its fields.
  *
- * Keys beyond Fastify's (`summary`, `description`, `tags`, `security`, `multipart`) are
- * ignored by Fastify and read by the OpenAPI writer. There is no `body` schema: the
- * multipart body is streamed by the route, never parsed into `request.body`.
+ * `multipart` describes the upload for the document only (server/openapi.ts): the body
+ * is streamed by the route, never parsed into `request.body`.
  */
 
 const problem = {
@@ -144,15 +143,35 @@ const evidenceQuery = {
   properties: { evidence: { type: 'string', enum: ['true', 'false'], description: 'true: add `evidence` (beyond the spec).' } }
 } as const
 
+const STATUS_TEXT: Record<number, string> = {
+  400: 'The request is malformed (no file, wrong field, too many files).',
+  401: 'API key missing or invalid.',
+  413: 'The file is larger than EXTRACT_MAX_FILE_BYTES.',
+  415: 'The file is not a PDF by its bytes.',
+  422: 'The PDF cannot be read: encrypted, damaged, too many pages, too slow.',
+  500: 'Internal error: quote the requestId.'
+}
+
 /** The failure statuses an extraction route answers, each with the single-extraction shape. */
-const failures = (statuses: number[]): Record<number, typeof extractionResponse> =>
-  Object.fromEntries(statuses.map((s) => [s, extractionResponse]))
+const failures = (statuses: number[]): Record<number, typeof extractionResponse & { description: string }> =>
+  Object.fromEntries(statuses.map((s) => [s, { ...extractionResponse, description: STATUS_TEXT[s]! }]))
+
+/** A form whose field `field` carries one PDF, or up to `maxFiles` of them. */
+function pdfForm (field: string, maxFiles: number): Record<string, unknown> {
+  const file = { type: 'string', format: 'binary', contentMediaType: 'application/pdf', description: 'A PDF of at most EXTRACT_MAX_FILE_BYTES (see /api/v1/info).' }
+  return {
+    type: 'object',
+    required: [field],
+    properties: { [field]: maxFiles === 1 ? file : { type: 'array', items: file, maxItems: maxFiles, description: `Up to ${maxFiles} PDFs, one part each.` } }
+  }
+}
 
 export const healthSchema = {
   summary: 'Availability',
   tags: ['service'],
   response: {
     200: {
+      description: 'The service is up.',
       type: 'object',
       properties: { status: { type: 'string' }, service: { type: 'string' }, version: { type: 'string' }, environment: { type: 'string' }, requestId: { type: 'string' } }
     }
@@ -164,6 +183,7 @@ export const infoSchema = {
   tags: ['service'],
   response: {
     200: {
+      description: 'The public facts of this service.',
       type: 'object',
       properties: {
         service: { type: 'string' },
@@ -196,9 +216,9 @@ export const extractSchema = {
   summary: 'Extract one PDF: its type, fields and confidence',
   tags: ['extraction'],
   security: [{ apiKey: [] }],
-  multipart: { field: 'file', maxFiles: 1 },
+  multipart: pdfForm('file', 1),
   querystring: evidenceQuery,
-  response: { 200: extractionResponse, ...failures([400, 401, 413, 415, 422, 500]) }
+  response: { 200: { ...extractionResponse, description: 'The document was read: its type, fields and confidence (success false when a check failed or no type fits).' }, ...failures([400, 401, 413, 415, 422, 500]) }
 }
 
 export const extractBatchSchema = {
@@ -206,14 +226,14 @@ export const extractBatchSchema = {
   description: 'Each result is the single-extraction response plus `fileName` and `status` (what the single route would have answered). A bad, damaged or too large file fails alone; the request answers 200 whenever the batch itself was acceptable.',
   tags: ['extraction'],
   security: [{ apiKey: [] }],
-  multipart: { field: 'files', maxFiles: 10 },
+  multipart: pdfForm('files', 10),
   querystring: evidenceQuery,
-  response: { 200: batchResponse, ...failures([400, 401, 500]) }
+  response: { 200: { ...batchResponse, description: 'One result per file.' }, ...failures([400, 401, 500]) }
 }
 
 export const diagnosticsSchema = {
   summary: 'Operational metrics since the last start',
   tags: ['service'],
   security: [{ apiKey: [] }],
-  response: { 200: diagnosticsResponse, 401: extractionResponse }
+  response: { 200: { ...diagnosticsResponse, description: 'The metrics.' }, ...failures([401]) }
 }

@@ -12,6 +12,10 @@ import {
   createGatewayCompany, deactivateGatewayCompany, findGatewayCompany, getGatewayCompany, listGatewayCompanies, rotateApiKey, updateGatewayCompany
 } from '../../core/gateway/index.js'
 import type { CertificateStore, GatewayCompany } from '../../core/gateway/index.js'
+import {
+  createCompanySchema, deactivateCompanySchema, getCompanySchema, listCertificatesSchema, listCompaniesSchema,
+  removeCertificateSchema, rotateKeySchema, storeCertificateSchema, updateCompanySchema
+} from './schemas.js'
 import { parseCertificateUpload, parseCompanyChanges, parseNewCompany, toWireCertificate, toWireCompany } from './wire.js'
 
 export interface AdminRouteDeps {
@@ -44,57 +48,57 @@ export async function registerAdminRoutes (app: FastifyInstance, deps: AdminRout
     return toWireCompany(company, headOffice, now())
   }
 
-  app.get('/admin/empresas', async () => withDatabase(async () => {
+  app.get('/admin/empresas', { schema: listCompaniesSchema }, async () => withDatabase(async () => {
     const companies = await listGatewayCompanies(pool)
     const byCode = new Map(companies.map((c) => [c.empresaCodigo, c]))
     const at = now()
     return companies.map((c) => toWireCompany(c, c.matrizEmpresaCodigo === null ? undefined : byCode.get(c.matrizEmpresaCodigo), at))
   }))
 
-  app.post('/admin/empresas', async (request, reply) => {
+  app.post('/admin/empresas', { schema: createCompanySchema }, async (request, reply) => {
     const input = parseNewCompany(request.body)
     const company = await withDatabase(() => createGatewayCompany(pool, input))
     request.log.info({ empresaCodigo: company.empresaCodigo }, 'company registered')
     return reply.code(201).send(await wireOne(company))
   })
 
-  app.get<CodeParams>('/admin/empresas/:empresa_codigo', async (request) => withDatabase(async () =>
+  app.get<CodeParams>('/admin/empresas/:empresa_codigo', { schema: getCompanySchema }, async (request) => withDatabase(async () =>
     wireOne(await getGatewayCompany(pool, request.params.empresa_codigo))))
 
-  app.patch<CodeParams>('/admin/empresas/:empresa_codigo', async (request) => {
+  app.patch<CodeParams>('/admin/empresas/:empresa_codigo', { schema: updateCompanySchema }, async (request) => {
     const changes = parseCompanyChanges(request.body)
     const company = await withDatabase(() => updateGatewayCompany(pool, request.params.empresa_codigo, changes))
     request.log.info({ empresaCodigo: company.empresaCodigo, fields: Object.keys(changes) }, 'company updated')
     return await wireOne(company)
   })
 
-  app.delete<CodeParams>('/admin/empresas/:empresa_codigo', async (request) => {
+  app.delete<CodeParams>('/admin/empresas/:empresa_codigo', { schema: deactivateCompanySchema }, async (request) => {
     const company = await withDatabase(() => deactivateGatewayCompany(pool, request.params.empresa_codigo))
     request.log.info({ empresaCodigo: company.empresaCodigo }, 'company deactivated')
     return await wireOne(company)
   })
 
-  app.get('/admin/certificados', async () => withDatabase(async () => {
+  app.get('/admin/certificados', { schema: listCertificatesSchema }, async () => withDatabase(async () => {
     const at = now()
     return (await listGatewayCompanies(pool))
       .filter((c) => c.certificate !== null)
       .map((c) => ({ empresa_codigo: c.empresaCodigo, razao_social: c.razaoSocial, ...toWireCertificate(c.certificate!, at) }))
   }))
 
-  app.post('/admin/certificados', async (request, reply) => {
+  app.post('/admin/certificados', { schema: storeCertificateSchema }, async (request, reply) => {
     const upload = parseCertificateUpload(request.body)
     const facts = await withDatabase(() => store.putCertificate(upload.empresaCodigo, upload.pfx, upload.password))
     request.log.info({ empresaCodigo: upload.empresaCodigo, fingerprint: facts.fingerprint, validUntil: facts.validUntil }, 'certificate stored')
     return reply.code(201).send({ empresa_codigo: upload.empresaCodigo, ...toWireCertificate(facts, now()) })
   })
 
-  app.delete<CodeParams>('/admin/certificados/:empresa_codigo', async (request, reply) => {
+  app.delete<CodeParams>('/admin/certificados/:empresa_codigo', { schema: removeCertificateSchema }, async (request, reply) => {
     await withDatabase(() => store.removeCertificate(request.params.empresa_codigo))
     request.log.info({ empresaCodigo: request.params.empresa_codigo }, 'certificate removed')
     return reply.code(204).send()
   })
 
-  app.post('/admin/api-key/rotate', async (request, reply) => {
+  app.post('/admin/api-key/rotate', { schema: rotateKeySchema }, async (request, reply) => {
     const { key, hash } = await withDatabase(() => rotateApiKey(pool))
     deps.onRotated(hash)
     request.log.info('operational API key rotated')

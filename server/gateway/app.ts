@@ -23,8 +23,12 @@ import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
+import { healthSchema } from './schemas.js'
+import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
 
 export const GATEWAY_SERVICE_NAME = 'razao-gateway'
+/** The spec gives the gateway no version; /openapi.json needs one: this contract's first. */
+export const GATEWAY_API_VERSION = '1.0.0'
 
 export interface GatewayAppOptions {
   shared: SharedConfig
@@ -50,7 +54,7 @@ export interface GatewayAppOptions {
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
 }
 
-const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css', '/favicon.ico'])
+const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css', '/favicon.ico', '/openapi.json', '/docs', '/docs/:asset', '/docs/plain'])
 
 function bearerToken (request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
@@ -108,8 +112,19 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     }
   })
 
+  // The description and its pages are public: they hold no data, as the admin screen.
+  await registerOpenApi(app, {
+    title: 'razao tax-document gateway',
+    version: GATEWAY_API_VERSION,
+    description: 'Queries the NF-e distribution (SEFAZ) and the NFS-e national distribution (ADN) with each company\'s A1 certificate over mutual TLS, and keeps the companies and their certificates (the admin API). Failures answer { "detail": "..." }.',
+    securitySchemes: {
+      apiKey: apiKeyScheme('X-API-Key', 'The operational key, for the query routes (its rotation answers it once).'),
+      adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN, for /admin/*.' }
+    }
+  })
+
   // Availability only: no configuration values, keys, company or certificate data.
-  app.get('/health', async (_request, reply) => {
+  app.get('/health', { schema: healthSchema }, async (_request, reply) => {
     const database = await pool.query('SELECT 1').then(() => 'UP' as const, () => 'DOWN' as const)
     return reply.code(database === 'UP' ? 200 : 503).send({
       status: database === 'UP' ? 'UP' : 'DOWN',
@@ -126,11 +141,11 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   const page = (body: string, type: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.type(type).header('content-security-policy', ADMIN_PAGE_CSP).header('x-frame-options', 'DENY')
       .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-cache').send(body)
-  app.get('/admin', page(ADMIN_HTML, 'text/html; charset=utf-8'))
-  app.get('/admin-ui/app.js', page(ADMIN_JS, 'text/javascript; charset=utf-8'))
-  app.get('/admin-ui/app.css', page(ADMIN_CSS, 'text/css; charset=utf-8'))
+  app.get('/admin', { schema: HIDDEN }, page(ADMIN_HTML, 'text/html; charset=utf-8'))
+  app.get('/admin-ui/app.js', { schema: HIDDEN }, page(ADMIN_JS, 'text/javascript; charset=utf-8'))
+  app.get('/admin-ui/app.css', { schema: HIDDEN }, page(ADMIN_CSS, 'text/css; charset=utf-8'))
   // Browsers ask for it on their own; no icon, and no 404 in the console.
-  app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
+  app.get('/favicon.ico', { schema: HIDDEN }, async (_request, reply) => reply.code(204).send())
 
   await registerAdminRoutes(app, { pool, store, now, onRotated: (hash) => apiKeyHash.set(hash) })
   // Any admin write (a company or certificate changed, added or removed) forgets the cached

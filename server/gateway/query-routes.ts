@@ -15,6 +15,7 @@ import {
 } from '../../core/gateway/index.js'
 import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
 import { readAdnQuery, readNfeQuery } from './query-wire.js'
+import { adnSchema, nfeSchema } from './schemas.js'
 
 /** A query body is a few fields; anything bigger is not a query. */
 const BODY_LIMIT_BYTES = 16 * 1024
@@ -53,7 +54,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     })
     scope.setErrorHandler(answerError)
 
-    scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES }, async (request) => {
+    scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: nfeSchema }, async (request) => {
       const q = readNfeQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
       const ret = await guard.run('nfe', q.cnpj, q.ultNSU, `CNPJ ${q.cnpj}`, async () => {
@@ -82,7 +83,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
       }
     })
 
-    scope.post('/adn/consultar-dfe', { bodyLimit: BODY_LIMIT_BYTES }, async (request) => {
+    scope.post('/adn/consultar-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: adnSchema }, async (request) => {
       const q = readAdnQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
       const answer = await guard.run('adn', q.cnpj, String(q.nsu), `CNPJ ${q.cnpj}`, async () => ({ value: await queryAdnDistribution({

@@ -23,6 +23,8 @@ import { IMPORT_STATUSES } from './errors.js'
 import { parseBatchSize, parseImportMode } from './params.js'
 import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
 import { drainUnreadBodies } from '../early-answer.js'
+import { analyzeSchema, diagnoseSchema, healthSchema, processSchema } from './schemas.js'
+import { apiKeyScheme, registerOpenApi } from '../openapi.js'
 
 export interface ImportAppOptions {
   shared: SharedConfig
@@ -43,6 +45,8 @@ export interface ImportAppOptions {
 }
 
 export const IMPORT_SERVICE_NAME = 'razao-import'
+/** The import contract's version (spec 1 §9), as /openapi.json states it. */
+export const IMPORT_API_VERSION = '1.1.0'
 
 export const DEFAULT_RECOVERY_INTERVAL_MS = 5000
 
@@ -98,7 +102,14 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
 
   // The spec's three fields, then `runtime` (beyond the spec): the Node line, whether the
   // suite runs on it, and the inflate engine the reader takes there (server/runtime.ts).
-  app.get('/health', async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment, runtime: await runtimeReport() }))
+  await registerOpenApi(app, {
+    title: 'razao spreadsheet-import service',
+    version: IMPORT_API_VERSION,
+    description: 'Analyses accounting ledgers (XLSX or legacy XLS), lists their unbalanced groups and imports them into PostgreSQL. Failures answer { "detail": "..." }.',
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
+  })
+
+  app.get('/health', { schema: healthSchema }, async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment, runtime: await runtimeReport() }))
 
   const analyze = async (request: FastifyRequest, reply: FastifyReply, operation: 'analyze' | 'diagnose') => {
     const upload = await receiveUpload(request, shared.tmpDir)
@@ -118,10 +129,10 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       await upload.remove()
     }
   }
-  app.post('/v1/analyze', (request, reply) => analyze(request, reply, 'analyze'))
-  app.post('/v1/diagnose-unbalanced', (request, reply) => analyze(request, reply, 'diagnose'))
+  app.post('/v1/analyze', { schema: analyzeSchema }, (request, reply) => analyze(request, reply, 'analyze'))
+  app.post('/v1/diagnose-unbalanced', { schema: diagnoseSchema }, (request, reply) => analyze(request, reply, 'diagnose'))
 
-  app.post('/v1/process', async (request, reply) => {
+  app.post('/v1/process', { schema: processSchema }, async (request, reply) => {
     const upload = await receiveUpload(request, shared.tmpDir)
     const cancel = abortOnDisconnect(reply)
     try {

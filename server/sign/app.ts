@@ -25,6 +25,8 @@ import type { PublicCode } from './errors.js'
 import { probeCertificate } from './health.js'
 import type { CertificateState } from './health.js'
 import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
+import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
+import { apiKeyScheme, registerOpenApi } from '../openapi.js'
 
 export interface SignAppOptions {
   shared: SharedConfig
@@ -178,7 +180,14 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   const untested = unsupportedLineWarning()
   const runtimeWarning = untested === undefined ? [] : [untested]
 
-  app.post('/api/v1/sign', async (request, reply) => {
+  await registerOpenApi(app, {
+    title: 'razao PDF-signature service',
+    version: SIGN_API_VERSION,
+    description: 'Signs PDFs with the firm\'s certificate (PAdES-B, or PAdES-T when a timestamp authority is configured). Every answer carries requestId, also in the X-Request-Id header; failures use one envelope (success false, errors[] with code, message and field).',
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
+  })
+
+  app.post('/api/v1/sign', { schema: signSchema }, async (request, reply) => {
     const parsed = parseSignRequest(request.body, config.maxPdfBytes)
     const input: SignPdfInput = {
       pdf: parsed.pdf,
@@ -235,7 +244,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     }
   })
 
-  app.get('/api/v1/health', async (request) => {
+  app.get('/api/v1/health', { schema: healthSchema }, async (request) => {
     const started = performance.now()
     const { status, warnings } = certState.report(Date.now())
     return {
@@ -256,7 +265,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     }
   })
 
-  app.get('/actuator/health', async (_request, reply) => {
+  app.get('/actuator/health', { schema: actuatorHealthSchema }, async (_request, reply) => {
     const { status } = certState.report(Date.now())
     return reply.code(status === 'UP' ? 200 : 503).send({
       status,
@@ -268,7 +277,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     })
   })
 
-  app.get('/actuator/info', async () => ({
+  app.get('/actuator/info', { schema: actuatorInfoSchema }, async () => ({
     app: { name: SIGN_SERVICE_NAME, version, apiVersion: SIGN_API_VERSION },
     runtime: { name: 'Node.js', version: process.versions.node, supported: runtimeWarning.length === 0, testedLines: SUPPORTED_NODE_LINES },
     signature: {

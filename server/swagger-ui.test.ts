@@ -1,6 +1,7 @@
 /**
- * /docs (Swagger UI from swagger-ui-dist's files) in Debian's headless Chromium, and
- * /openapi.json checked as an OpenAPI 3 document against what the service really answers.
+ * /docs (Swagger UI from swagger-ui-dist's files, server/swagger-ui.ts) in Debian's
+ * headless Chromium, on the extraction service; every service serves the same page
+ * (server/openapi.test.ts checks that each does).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -10,11 +11,11 @@ import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
-import { createPool } from '../../workers/pool.js'
-import type { WorkerPool } from '../../workers/pool.js'
-import { loadConfig } from '../config.js'
-import { buildExtractApp } from './app.js'
-import { loadExtractConfig } from './config.js'
+import { createPool } from '../workers/pool.js'
+import type { WorkerPool } from '../workers/pool.js'
+import { loadConfig } from './config.js'
+import { buildExtractApp } from './extract/app.js'
+import { loadExtractConfig } from './extract/config.js'
 
 const API_KEY = 'swagger-test-key-0123456789'
 let dir: string
@@ -131,77 +132,5 @@ describe('/docs over HTTP', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/)
     const html = await res.text()
     for (const op of ['POST /api/v1/pdf/extract-batch', 'GET /api/v1/diagnostics']) expect(html).toContain(op)
-  })
-})
-
-type Schema = { type?: string | string[], required?: string[], properties?: Record<string, Schema>, items?: Schema, enum?: unknown[], additionalProperties?: boolean | Schema, anyOf?: Schema[], oneOf?: Schema[] }
-
-/** The places where `value` breaks `schema` (the JSON Schema keywords our route schemas use). */
-function violations (value: unknown, schema: Schema, at = '$'): string[] {
-  if (schema.anyOf !== undefined || schema.oneOf !== undefined) {
-    const options = schema.anyOf ?? schema.oneOf ?? []
-    return options.some((s) => violations(value, s, at).length === 0) ? [] : [`${at}: matches none of its alternatives`]
-  }
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value
-  const allowed = schema.type === undefined ? undefined : [schema.type].flat()
-  if (allowed !== undefined && !allowed.includes(kind) && !(kind === 'integer' && allowed.includes('number'))) return [`${at}: ${kind}, not ${allowed.join('|')}`]
-  if (schema.enum !== undefined && !schema.enum.includes(value)) return [`${at}: ${String(value)} not in the enum`]
-  const out: string[] = []
-  if (kind === 'object') {
-    const object = value as Record<string, unknown>
-    for (const key of schema.required ?? []) if (!(key in object)) out.push(`${at}.${key}: missing`)
-    for (const [key, v] of Object.entries(object)) {
-      const property = schema.properties?.[key]
-      if (property !== undefined) out.push(...violations(v, property, `${at}.${key}`))
-      else if (schema.additionalProperties === false) out.push(`${at}.${key}: not in the schema`)
-    }
-  }
-  if (kind === 'array' && schema.items !== undefined) (value as unknown[]).forEach((v, i) => out.push(...violations(v, schema.items!, `${at}[${i}]`)))
-  return out
-}
-
-describe('/openapi.json as an OpenAPI 3 document', () => {
-  it('is well formed: version, info, unique operation ids, a described answer per status, every secured route on a declared scheme', async () => {
-    const doc = await (await fetch(`${base}/openapi.json`)).json() as Record<string, any>
-    expect(doc.openapi).toMatch(/^3\.\d+\.\d+$/)
-    expect(doc.info).toEqual(expect.objectContaining({ title: expect.any(String), version: '2.0.0' }))
-    const ids: string[] = []
-    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
-      expect(path).toMatch(/^\//)
-      for (const [method, op] of Object.entries(methods)) {
-        expect(['get', 'post', 'put', 'delete', 'patch']).toContain(method)
-        ids.push(op.operationId)
-        expect(Object.keys(op.responses).length).toBeGreaterThan(0)
-        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
-          expect(status).toMatch(/^[1-5]\d\d$/)
-          expect(typeof response.description).toBe('string')
-          expect(response.content['application/json'].schema).toEqual(expect.objectContaining({ type: 'object' }))
-        }
-        for (const requirement of op.security) for (const name of Object.keys(requirement)) expect(doc.components.securitySchemes).toHaveProperty(name)
-      }
-    }
-    expect(new Set(ids).size).toBe(ids.length)
-    // Every route of the service with a schema is described; the docs pages are not API.
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/diagnostics', '/api/v1/health', '/api/v1/info', '/api/v1/pdf/extract', '/api/v1/pdf/extract-batch', '/openapi.json'])
-  })
-
-  it('describes what the service really answers: live answers match the documented response schemas', async () => {
-    const doc = await (await fetch(`${base}/openapi.json`)).json() as Record<string, any>
-    const schema = (path: string, method: string, status: number): Schema => doc.paths[path][method].responses[String(status)].content['application/json'].schema
-    const check = async (path: string, method: string, init: RequestInit = {}): Promise<number> => {
-      const res = await fetch(`${base}${path}`, init)
-      expect(violations(await res.json(), schema(path, method, res.status)), `${method} ${path} ${res.status}`).toEqual([])
-      return res.status
-    }
-    expect(await check('/api/v1/health', 'get')).toBe(200)
-    expect(await check('/api/v1/info', 'get')).toBe(200)
-    expect(await check('/api/v1/diagnostics', 'get', { headers: { 'x-api-key': API_KEY } })).toBe(200)
-    expect(await check('/api/v1/diagnostics', 'get')).toBe(401)
-    const form = new FormData()
-    form.append('file', new Blob([Buffer.from('not a pdf at all')], { type: 'application/pdf' }), 'x.pdf')
-    expect(await check('/api/v1/pdf/extract', 'post', { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })).toBe(415)
-    const batch = new FormData()
-    batch.append('files', new Blob([Buffer.from('not a pdf at all')], { type: 'application/pdf' }), 'x.pdf')
-    expect(await check('/api/v1/pdf/extract-batch', 'post', { method: 'POST', body: batch, headers: { 'x-api-key': API_KEY } })).toBe(200)
   })
 })

@@ -1,6 +1,6 @@
 /**
- * The Swagger UI page of the extraction service, served from swagger-ui-dist's own files
- * (the machines that run us reach no CDN). `/docs` is the page; `/docs/<asset>` serves a
+ * The Swagger UI page of every service (server/openapi.ts), served from swagger-ui-dist's
+ * own files (the machines that run us reach no CDN). `/docs` is the page; `/docs/<asset>` serves a
  * fixed list of the package's files and our initializer, looked up by name in a table, so
  * no path from the request ever reaches the file system (no traversal, no listing).
  *
@@ -8,7 +8,8 @@
  * the initializer is a file, not an inline script. Swagger UI's online validator badge is
  * switched off (`validatorUrl: null`), or every visit would call validator.swagger.io.
  * Only `absolute-path.js` of the package is loaded here: its index.js would load the
- * 1.7 MB browser bundle into the server's memory.
+ * 1.7 MB browser bundle into the server's memory. Why this page and not @fastify/swagger-ui
+ * (which serves its whole static folder and sets a looser policy): docs/openapi.md.
  */
 import { createRequire } from 'node:module'
 import { createReadStream } from 'node:fs'
@@ -81,14 +82,15 @@ export function registerSwaggerUi (app: FastifyInstance, options: { title: strin
   ])
   const html = page(options.title, options.plainPath)
 
-  app.get('/docs', async (_request, reply) => reply
+  // Pages, not API: left out of the description.
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply
     .type('text/html; charset=utf-8')
     .header('content-security-policy', CSP)
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'no-cache')
     .send(html))
 
-  app.get('/docs/:asset', async (request: FastifyRequest<{ Params: { asset: string } }>, reply: FastifyReply) => {
+  app.get('/docs/:asset', { schema: { hide: true } }, async (request: FastifyRequest<{ Params: { asset: string } }>, reply: FastifyReply) => {
     const asset = assets.get(request.params.asset)
     // Not one of ours: let the app's not-found handler answer, in the service's shape.
     if (asset === undefined) return reply.callNotFound()

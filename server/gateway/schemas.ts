@@ -1,0 +1,184 @@
+/**
+ * JSON schemas of the gateway's routes (spec 3 §2 A, §4 A, and the admin API of
+ * wire.ts): Fastify serializes the answers with them and /openapi.json is written from
+ * them (server/openapi.ts). Bodies are read by wire.ts and query-wire.ts field by field
+ * (a 400 names the field); `jsonBody` only describes them. Every failure is
+ * `{ "detail": "..." }`; a refused NF-e query adds the SEFAZ answer's fields.
+ */
+import { answers, bool, failuresOf, int, list, openObject, orNull, record, str } from '../openapi.js'
+
+const detail = record({ detail: str('What went wrong, for a person.') })
+const when = {
+  400: 'A field is missing or invalid (the detail names it), or the body is not a JSON object.',
+  401: 'The credential is missing or invalid.',
+  404: 'No such company (or it is inactive).',
+  413: 'The body is larger than this route accepts.',
+  422: 'Refused: a codigo_dominio already taken, an unusable certificate or none to remove, or a query the tax service refused.',
+  500: 'Internal error: quote the request id the detail names.',
+  503: 'The database (or the store\'s master key) is unavailable; try again shortly.'
+} as const
+const failures = failuresOf(detail, when)
+
+const admin = [{ adminToken: [] }]
+const operational = [{ apiKey: [] }]
+const codeParam = { type: 'object', required: ['empresa_codigo'], properties: { empresa_codigo: str('The company\'s code in the registry.') } }
+
+const certificateStatus = { type: 'string', enum: ['VALIDO', 'VENCE_EM_BREVE', 'VENCIDO'] }
+const certificateProperties = {
+  subject: str(),
+  cnpj: orNull(str()),
+  valid_from: str(),
+  valid_until: str(),
+  days_to_expiry: int(),
+  fingerprint: str('SHA-256 of the certificate, hex.'),
+  status: certificateStatus
+}
+
+const company = record({
+  empresa_codigo: str(),
+  razao_social: str(),
+  cnpj: orNull(str()),
+  codigo_dominio: orNull(str()),
+  matriz_empresa_codigo: orNull(str()),
+  herda_certificado_matriz: bool(),
+  ativo: bool(),
+  criado_em: str(),
+  atualizado_em: str(),
+  certificado_status: { type: 'string', enum: ['VALIDO', 'VENCE_EM_BREVE', 'VENCIDO', 'AUSENTE'] },
+  certificado: orNull(record({ origem: { type: 'string', enum: ['PROPRIO', 'MATRIZ'], description: 'MATRIZ: the head office\'s, inherited.' }, ...certificateProperties }))
+})
+const storedCertificate = record({ empresa_codigo: str(), ...certificateProperties })
+const listedCertificate = record({ empresa_codigo: str(), razao_social: str(), ...certificateProperties })
+
+const companyFields = {
+  razao_social: str(),
+  cnpj: str('14 characters; punctuation allowed.'),
+  codigo_dominio: orNull(str()),
+  matriz_empresa_codigo: orNull(str('The head office, for a branch.')),
+  herda_certificado_matriz: bool('A branch queries with its head office\'s certificate.')
+}
+
+export const healthSchema = {
+  summary: 'Availability and the database',
+  tags: ['service'],
+  response: answers(record({
+    status: { type: 'string', enum: ['UP', 'DOWN'] },
+    service: str(),
+    environment: str(),
+    ambiente: { type: 'string', enum: ['producao', 'homologacao'], description: 'GATEWAY_TP_AMB.' },
+    database: { type: 'string', enum: ['UP', 'DOWN'] },
+    timestamp: str()
+  }), { 200: 'The gateway and its database are up.', 503: 'The database cannot be reached.' })
+}
+
+export const listCompaniesSchema = {
+  summary: 'Every registered company', tags: ['admin'], security: admin,
+  response: { 200: list(company, 'The companies.'), ...failures(401, 500, 503) }
+}
+
+export const createCompanySchema = {
+  summary: 'Register a company', tags: ['admin'], security: admin,
+  jsonBody: { type: 'object', required: ['razao_social', 'cnpj'], additionalProperties: false, properties: companyFields },
+  response: { 201: { ...company, description: 'The company, registered.' }, ...failures(400, 401, 404, 413, 422, 500, 503) }
+}
+
+export const getCompanySchema = {
+  summary: 'One company', tags: ['admin'], security: admin, params: codeParam,
+  response: { 200: { ...company, description: 'The company.' }, ...failures(401, 404, 500, 503) }
+}
+
+export const updateCompanySchema = {
+  summary: 'Change fields of a company', tags: ['admin'], security: admin, params: codeParam,
+  jsonBody: { type: 'object', minProperties: 1, additionalProperties: false, properties: { ...companyFields, ativo: bool() } },
+  response: { 200: { ...company, description: 'The company, changed.' }, ...failures(400, 401, 404, 413, 422, 500, 503) }
+}
+
+export const deactivateCompanySchema = {
+  summary: 'Deactivate a company (it stays registered)', tags: ['admin'], security: admin, params: codeParam,
+  response: { 200: { ...company, description: 'The company, inactive.' }, ...failures(401, 404, 500, 503) }
+}
+
+export const listCertificatesSchema = {
+  summary: 'Every stored certificate, with its expiry', tags: ['admin'], security: admin,
+  response: { 200: list(listedCertificate, 'The certificates.'), ...failures(401, 500, 503) }
+}
+
+export const storeCertificateSchema = {
+  summary: 'Store a company\'s A1 certificate (PKCS#12), encrypted with the master key', tags: ['admin'], security: admin,
+  jsonBody: {
+    type: 'object',
+    required: ['empresa_codigo', 'pfx_base64', 'senha'],
+    additionalProperties: false,
+    properties: { empresa_codigo: str(), pfx_base64: str('The .pfx file in Base64, at most 256 KiB.'), senha: str('The file\'s password; never stored in clear, never answered.') }
+  },
+  response: { 201: { ...storedCertificate, description: 'The certificate, stored.' }, ...failures(400, 401, 404, 413, 422, 500, 503) }
+}
+
+export const removeCertificateSchema = {
+  summary: 'Remove a company\'s certificate', tags: ['admin'], security: admin, params: codeParam,
+  response: { 204: { type: 'null', description: 'Removed.' }, ...failures(401, 404, 422, 500, 503) }
+}
+
+export const rotateKeySchema = {
+  summary: 'Make a new operational API key; the old one stops working at once', tags: ['admin'], security: admin,
+  response: { 201: record({ api_key: str('Shown this once; only its hash is kept.') }, 'The new key.'), ...failures(401, 500, 503) }
+}
+
+const queryFailures = {
+  ...failures(400, 401, 404, 413, 500),
+  ...answers({
+    type: 'object',
+    required: ['detail'],
+    properties: {
+      detail: str(),
+      cStat: str('NF-e only: the SEFAZ status code.'),
+      xMotivo: str('NF-e only.'),
+      ultNSU: str('NF-e only.'),
+      maxNSU: str('NF-e only.')
+    }
+  }, {
+    422: 'The certificate cannot be used for this CNPJ, or the tax service refused the query (NF-e: its cStat and xMotivo).',
+    429: 'This CNPJ must wait (the tax service asked for a pause, or is limiting the rate); see Retry-After.',
+    503: 'The tax service is unavailable, paused or slow, or the database is; try again later.'
+  })
+}
+
+export const nfeSchema = {
+  summary: 'NF-e distribution (NFeDistribuicaoDFe, distNSU) for a company, from ult_nsu',
+  tags: ['queries'], security: operational,
+  jsonBody: {
+    type: 'object',
+    required: ['empresa_codigo', 'cnpj_consulta', 'ult_nsu'],
+    properties: { empresa_codigo: str(), cnpj_consulta: str('14 characters, of the certificate\'s CNPJ root.'), ult_nsu: str('15 digits, zero-padded; 000000000000000 to start.') }
+  },
+  response: {
+    200: record({
+      success: bool(),
+      cStat: str(),
+      xMotivo: str(),
+      ultNSU: str(),
+      maxNSU: str(),
+      documentos: list(record({ docZip: str('The document, gzip then Base64, as SEFAZ sent it.'), nsu: orNull(str()), schema: str() }))
+    }, 'SEFAZ answered (cStat 137: nothing new; 138: documents).'),
+    ...queryFailures
+  }
+}
+
+export const adnSchema = {
+  summary: 'NFS-e distribution (ADN) for a company, from nsu',
+  tags: ['queries'], security: operational,
+  jsonBody: {
+    type: 'object',
+    required: ['empresa_codigo', 'cnpj_consulta', 'nsu'],
+    properties: { empresa_codigo: str(), cnpj_consulta: str('14 characters, of the certificate\'s CNPJ root.'), nsu: int('0 or more.') }
+  },
+  response: {
+    200: record({
+      sucesso: bool(),
+      empresa_codigo: str(),
+      nsu: int(),
+      data: record({ documentos: list(openObject('One LoteDFe item as the ADN sent it.')) })
+    }, 'The ADN answered.'),
+    ...queryFailures
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * JSON schemas of the import service's routes (spec 1 §2, wire.ts): Fastify serializes
+ * the answers with them and /openapi.json is written from them (server/openapi.ts).
+ * Amounts are JSON numbers with at most two decimals (exact cents, converted in wire.ts).
+ * Every failure is `{ "detail": "..." }`.
+ */
+import { BATCH_SIZE_DEFAULT, BATCH_SIZE_MAX, BATCH_SIZE_MIN } from './params.js'
+import { answers, bool, int, list, num, orNull, record, str } from '../openapi.js'
+
+const detail = record({ detail: str('What went wrong, for a person.') })
+const security = [{ apiKey: [] }]
+
+const cellProblem = record({
+  linha: int('Row number as the spreadsheet shows it.'),
+  coluna: str(),
+  valor: str('The cell as read.'),
+  problema: str('INVALID_AMOUNT, NEGATIVE_AMOUNT, ROUNDED_AMOUNT, INVALID_DATE, INVALID_INTEGER, MISSING_ID_MOVIM_FINAN, …'),
+  mensagem: str()
+})
+
+const analysis = {
+  success: bool(),
+  file_name: str(),
+  sha256: str('SHA-256 of the uploaded bytes, hex.'),
+  total_rows: int(),
+  total_batches: int(),
+  total_debit: num(),
+  total_credit: num(),
+  difference: num('total_debit − total_credit.'),
+  distinct_id_movim_finan: int(),
+  min_date: orNull(str('yyyy-mm-dd')),
+  max_date: orNull(str('yyyy-mm-dd')),
+  types: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Rows by `tipo`.' },
+  rows_with_both_debit_credit: int(),
+  rows_without_values: int(),
+  unbalanced_lots: int('id_movim_finan groups whose debit and credit differ.'),
+  invalid_cells: int('Beyond the spec: cells that could not be read as their column\'s type.'),
+  negative_amounts: int('Beyond the spec: amounts below zero, kept with their sign.'),
+  rounded_amounts: int('Beyond the spec: amounts with more than two decimals, rounded to the cent.'),
+  cell_problems: list(cellProblem, 'Beyond the spec: the first problem cells.')
+}
+
+const diagnosticLine = record({
+  linha_origem: int(),
+  tipo_origem: orNull(str()),
+  id_conta: orNull(int()),
+  id_planejamento: orNull(int()),
+  descricao_origem: orNull(str()),
+  valor_debito: num(),
+  valor_credito: num(),
+  historico_origem: orNull(str())
+})
+
+const diagnosis = record({
+  success: bool(),
+  diagnostico: { type: 'string', enum: ['ARQUIVO_BALANCEADO', 'ARQUIVO_DESBALANCEADO'] },
+  nome_arquivo: str(),
+  sha256: str(),
+  resumo: record({
+    total_linhas: int(),
+    total_movimentos_financeiros: int(),
+    total_debito: num(),
+    total_credito: num(),
+    diferenca: num(),
+    quantidade_grupos_desbalanceados: int(),
+    total_batches: int()
+  }),
+  grupos_desbalanceados: list(record({
+    id_movim_finan: int(),
+    data: orNull(str('yyyy-mm-dd')),
+    total_debito: num(),
+    total_credito: num(),
+    diferenca: num(),
+    quantidade_linhas: int('Rows of the group; `linhas` lists fewer when the listing cap cut it short.'),
+    descricao_origem: orNull(str()),
+    historico_origem: orNull(str()),
+    linhas: list(diagnosticLine)
+  })),
+  grupos_omitidos: int('Beyond the spec: unbalanced groups past the listing cap.'),
+  linhas_omitidas: int('Beyond the spec: rows of unbalanced groups not listed.')
+})
+
+const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
+const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
+const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces the earlier import of the same file and company.' }
+
+const analyzeFailures = {
+  400: 'Not a readable spreadsheet (format, encryption, zip bomb, DTD), missing columns, empty ledger, or a malformed form.',
+  401: 'X-API-Key missing or invalid.',
+  413: 'The file is larger than IMPORT_MAX_UPLOAD_BYTES.',
+  422: 'A form field is missing or out of range.',
+  500: 'Internal error: quote the request id the message names.'
+}
+
+export const healthSchema = {
+  summary: 'Availability and the runtime',
+  tags: ['service'],
+  response: {
+    200: record({
+      success: bool(),
+      service: str(),
+      environment: str(),
+      runtime: record({
+        name: str(),
+        version: str(),
+        line: int('The Node.js major version.'),
+        supported: bool('Whether the test suite runs on this line.'),
+        xlsxInflate: { type: 'string', enum: ['native-handle', 'stream'], description: 'The inflate engine the XLSX reader uses here.' }
+      }, 'Beyond the spec.')
+    }, 'The service is up.')
+  }
+}
+
+export const analyzeSchema = {
+  summary: 'Analyse a ledger: totals, dates, types and problems, without writing anything',
+  tags: ['import'],
+  security,
+  multipart: { type: 'object', required: ['file'], properties: { file, batch_size: batchSize, modo_importacao: mode } },
+  response: { 200: record(analysis, 'The analysis.'), ...answers(detail, analyzeFailures) }
+}
+
+export const diagnoseSchema = {
+  summary: 'List the unbalanced id_movim_finan groups of a ledger, with their rows',
+  tags: ['import'],
+  security,
+  multipart: { type: 'object', required: ['file'], properties: { file, batch_size: batchSize } },
+  response: { 200: { ...diagnosis, description: 'The diagnosis (ARQUIVO_BALANCEADO when every group balances).' }, ...answers(detail, analyzeFailures) }
+}
+
+export const processSchema = {
+  summary: 'Import a ledger into the database for a company',
+  tags: ['import'],
+  security,
+  multipart: {
+    type: 'object',
+    required: ['file', 'codigo_dominio'],
+    properties: { file, codigo_dominio: str('The company\'s code in Domínio, at most 64 characters.'), modo_importacao: mode, batch_size: batchSize }
+  },
+  response: {
+    200: record({
+      ...analysis,
+      importacao_id: str(),
+      empresa_id: str(),
+      codigo_dominio: str(),
+      modo_importacao: mode,
+      replaced_importacao_id: orNull(str()),
+      inserted_rows: int(),
+      status: { type: 'string', enum: ['VALIDADO'] }
+    }, 'The ledger was loaded and validated.'),
+    ...answers(detail, {
+      ...analyzeFailures,
+      404: 'No company has this codigo_dominio.',
+      409: 'The company is inactive, or this file was already imported for it (send modo_importacao=REIMPORTAR).',
+      422: 'A form field is missing or out of range, or the ledger is unbalanced or has invalid cells.',
+      500: 'The database is unavailable or the load did not validate; the message names the request id.'
+    })
+  }
+}
+
