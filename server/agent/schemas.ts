@@ -16,7 +16,8 @@ const when = {
   404: 'No such automation.',
   409: 'The automation is disabled.',
   410: 'The file has expired and was removed.',
-  413: 'The body is larger than JSON_LIMIT.',
+  413: 'The body is larger than JSON_LIMIT, or the input larger than AGENT_MAX_INPUT_BYTES.',
+  429: 'The queue holds AGENT_MAX_QUEUED_JOBS jobs already: try again after Retry-After seconds.',
   415: 'The body is not application/json.',
   500: 'Internal error: quote the request id the message names.'
 } as const
@@ -121,7 +122,7 @@ export const runSchema = {
       input: openObject('Handed to the package; absent: {}.')
     }
   },
-  response: { 202: { ...job, description: 'The job, queued (or the earlier job of this requestId).' }, ...failures(400, 401, 404, 409, 413, 415, 500) }
+  response: { 202: { ...job, description: 'The job, queued (or the earlier job of this requestId).' }, ...failures(400, 401, 404, 409, 413, 415, 429, 500) }
 }
 
 export const jobsSchema = {

@@ -298,7 +298,7 @@ describe('GET /openapi.json and /docs', () => {
     const ok = single.responses['200'].content['application/json'].schema
     expect(ok.required).toEqual(['success', 'documentType', 'pages', 'data', 'warnings', 'errors', 'requestId'])
     expect(Object.keys(ok.properties.engine.properties)).toHaveLength(15)
-    expect(Object.keys(single.responses).sort()).toEqual(['200', '400', '401', '413', '415', '422', '500'])
+    expect(Object.keys(single.responses).sort()).toEqual(['200', '400', '401', '408', '413', '415', '422', '500', '503'])
     const batchFiles = doc.paths['/api/v1/pdf/extract-batch'].post.requestBody.content['multipart/form-data'].schema.properties.files
     expect(batchFiles).toMatchObject({ type: 'array', maxItems: 10 })
     const diag = doc.paths['/api/v1/diagnostics'].get.responses['200'].content['application/json'].schema

@@ -147,9 +147,11 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'The request is malformed (no file, wrong field, too many files).',
   401: 'API key missing or invalid.',
   413: 'The file is larger than EXTRACT_MAX_FILE_BYTES.',
+  408: 'The upload sent nothing for EXTRACT_BODY_TIMEOUT_MS.',
   415: 'The file is not a PDF by its bytes.',
   422: 'The PDF cannot be read: encrypted, damaged, too many pages, too slow.',
-  500: 'Internal error: quote the requestId.'
+  500: 'Internal error: quote the requestId.',
+  503: 'No worker thread took the document within EXTRACT_QUEUE_TIMEOUT_MS: try again after Retry-After seconds.'
 }
 
 /** The failure statuses an extraction route answers, each with the single-extraction shape. */
@@ -218,7 +220,7 @@ export const extractSchema = {
   security: [{ apiKey: [] }],
   multipart: pdfForm('file', 1),
   querystring: evidenceQuery,
-  response: { 200: { ...extractionResponse, description: 'The document was read: its type, fields and confidence (success false when a check failed or no type fits).' }, ...failures([400, 401, 413, 415, 422, 500]) }
+  response: { 200: { ...extractionResponse, description: 'The document was read: its type, fields and confidence (success false when a check failed or no type fits).' }, ...failures([400, 401, 408, 413, 415, 422, 500, 503]) }
 }
 
 export const extractBatchSchema = {
@@ -228,7 +230,7 @@ export const extractBatchSchema = {
   security: [{ apiKey: [] }],
   multipart: pdfForm('files', 10),
   querystring: evidenceQuery,
-  response: { 200: { ...batchResponse, description: 'One result per file.' }, ...failures([400, 401, 500]) }
+  response: { 200: { ...batchResponse, description: 'One result per file.' }, ...failures([400, 401, 408, 500]) }
 }
 
 export const diagnosticsSchema = {

@@ -75,6 +75,7 @@ export const signSchema = {
     ...answers(errorEnvelope, {
       400: 'The body is not JSON or breaks a field rule (VALIDATION_ERROR names the field), or the PDF cannot be signed (INVALID_PDF, INVALID_REQUEST).',
       ...unauthorized,
+      408: 'The upload sent nothing for SIGN_BODY_TIMEOUT_MS (INVALID_REQUEST).',
       413: 'The PDF is larger than SIGN_MAX_PDF_BYTES.',
       415: 'The body is not application/json.',
       500: 'The certificate or the timestamp authority failed, or an internal error: quote the requestId.'
