@@ -22,6 +22,7 @@ import type { GatewayConfig } from './config.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
+import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 export const GATEWAY_SERVICE_NAME = 'razao-gateway'
 
@@ -95,7 +96,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   })
   registerErrorHandler(app, GATEWAY_STATUSES)
 
-  const store = new CertificateStore({ pool, masterKey, now })
+  const store = new CertificateStore({ pool, masterKey, now, openPkcs12: openPkcs12Isolated })
   const apiKeyHash = new ApiKeyHash(pool, options.apiKeyCacheMs ?? 5000)
   const checkApiKey = async (request: FastifyRequest): Promise<boolean> => {
     const given = request.headers['x-api-key']
