@@ -10,8 +10,12 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto'
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
-import { SignError, assertClearPkcs12Iterations, isSignError, loadPkcs12, materialFrom } from '../core/sign/index.js'
-import type { SigningMaterial } from '../core/sign/index.js'
+// The certificate modules alone, not core/sign's index: the thread starts for one file,
+// and the whole signer (pdf-lib, pdf.js) would multiply its start-up time for nothing.
+import { loadPkcs12, materialFrom } from '../core/sign/certificate.js'
+import type { SigningMaterial } from '../core/sign/certificate.js'
+import { SignError, isSignError } from '../core/sign/errors.js'
+import { assertClearPkcs12Iterations } from '../core/sign/pkcs12-limits.js'
 import { startWorker } from './paths.js'
 
 /** A file at the caps opens in about 3 s on a loaded machine; ten times that is a fault. */

@@ -15,6 +15,7 @@ import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { packageEnvironment } from './config.js'
 import type { AgentConfig } from './config.js'
+import { clientErrorHandler } from '../http-errors.js'
 import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, toPackage, toPackageList } from './wire.js'
 
 export interface AgentAppOptions {
@@ -52,6 +53,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: config.jsonLimitBytes,
+    clientErrorHandler: clientErrorHandler((_status, message) => ({ error: message })),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl })

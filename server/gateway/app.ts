@@ -11,7 +11,7 @@ import Fastify from 'fastify'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pool } from 'pg'
 import type { SharedConfig } from '../config.js'
-import { registerErrorHandler } from '../http-errors.js'
+import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { CertificateStore, apiKeyMatchesHash, readApiKeyHash } from '../../core/gateway/index.js'
@@ -89,6 +89,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     genReqId: requestIdOf,
     // Certificates travel as base64 in JSON: a few KiB each; 1 MiB leaves room and no more.
     bodyLimit: 1024 * 1024,
+    clientErrorHandler: clientErrorHandler(detailBody),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.' })
