@@ -66,8 +66,8 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
   })
 }
 
-/** A service's error body, for an answer given before any request object exists. */
-export type EarlyErrorBody = (status: number, message: string, requestId: string) => unknown
+/** A service's error body, for an answer given before any request object exists; `path` when the request line could be read. */
+export type EarlyErrorBody = (status: number, message: string, requestId: string, path: string | undefined) => unknown
 
 /** The `{ "detail": ... }` shape of the import service and the gateway. */
 export const detailBody: EarlyErrorBody = (_status, message) => ({ detail: message })
@@ -88,7 +88,7 @@ const MALFORMED = { status: 400, message: 'The request is not valid HTTP (malfor
  * one from), and closes the connection, as the parser cannot find the next request.
  */
 export function clientErrorHandler (body: EarlyErrorBody): (error: NodeJS.ErrnoException, socket: Duplex) => void {
-  return function (this: FastifyInstance | undefined, error, socket) {
+  return function (this: FastifyInstance | undefined, error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) {
     if (error.code === 'ECONNRESET' || socket.destroyed) return
     const { status, message } = PARSER_ERRORS[error.code ?? ''] ?? MALFORMED
     const requestId = randomUUID()
@@ -99,7 +99,8 @@ export function clientErrorHandler (body: EarlyErrorBody): (error: NodeJS.ErrnoE
       socket.destroy()
       return
     }
-    const json = JSON.stringify(body(status, message, requestId))
+    const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.subarray(0, 2048).toString('latin1') ?? '')?.[1]
+    const json = JSON.stringify(body(status, message, requestId, path))
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${json}`)
     // end() lets the answer flush; a client that never closes its side is cut shortly after.
     setTimeout(() => socket.destroy(), 1000).unref()

@@ -45,7 +45,7 @@ const services: Record<string, Service> = {}
 
 const detail = (b: any): boolean => typeof b?.detail === 'string' && b.detail.length > 0 && b.statusCode === undefined
 const extractShape = (b: any): boolean => b?.success === false && typeof b.requestId === 'string' && typeof b.errors?.[0]?.code === 'string' && typeof b.errors[0].message === 'string'
-const signShape = (b: any): boolean => b?.success === false && typeof b.code === 'string' && typeof b.requestId === 'string' && typeof b.errors?.[0]?.message === 'string'
+const signShape = (b: any): boolean => b?.success === false && typeof b.code === 'string' && typeof b.requestId === 'string' && typeof b.errors?.[0]?.message === 'string' && /^\//.test(b.path) && typeof b.timestamp === 'string'
 const agentShape = (b: any): boolean => typeof b?.error === 'string' && b.error !== 'Bad Request' && b.statusCode === undefined
 
 beforeAll(async () => {

@@ -38,6 +38,8 @@ const FREE_ENTRY_SLACK = 1024
 export const MAX_ROW_BYTES = 1 << 20
 
 const name = (n: string): PDFName => PDFName.of(n)
+/** Stream dictionaries worth parsing: cross-reference and object streams, and decoding parameters. */
+const RELEVANT = /\/(?:XRef|ObjStm|DecodeParms|DP)\b/
 
 /** A direct integer ≥ 0, or undefined (absent, indirect, real or negative). */
 function count (dict: PDFDict, key: string): number | undefined {
@@ -137,6 +139,8 @@ export function declaredSizeFault (bytes: Uint8Array): string | undefined {
   let xrefEntriesTotal = 0
   let held = objectHeaders(text)
   for (const s of findStreams(text)) {
+    // Most streams (page contents, fonts) declare none of this: not parsed at all.
+    if (!RELEVANT.test(s.dict)) continue
     const dict = parseDict(s.dict, context)
     if (dict === undefined) continue
     const type = dict.get(name('Type'))

@@ -83,8 +83,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     // gate below for ever: the whole request has to arrive within this.
     requestTimeout: config.requestTimeoutMs,
     bodyLimit,
-    // Refused by Node's HTTP parser: no request, so no path to name.
-    clientErrorHandler: clientErrorHandler((_status, message, id) => errorEnvelope(id, '', 'INVALID_REQUEST', message, null, nowIso(config.timeZone))),
+    // Refused by Node's HTTP parser: the path only when the request line was readable.
+    clientErrorHandler: clientErrorHandler((_status, message, id, path) => errorEnvelope(id, path ?? '/', 'INVALID_REQUEST', message, null, nowIso(config.timeZone))),
     // A URL the router cannot decode (a bad percent-escape) fails before any hook runs:
     // answer it in our envelope, with the request id, not in Fastify's own shape.
     frameworkErrors: (error, request, reply) => {
