@@ -14,8 +14,6 @@ describe('declaredSizeFault', () => {
     const dir = await mkdtemp(join(tmpdir(), 'declared-'))
     try {
       expect(declaredSizeFault(await withObjectStreams(dir, plain, 'qpdf'))).toBeUndefined()
-    } catch (err) {
-      if (!/qpdf/.test(String(err))) throw err
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

@@ -3,16 +3,19 @@
  * the 32,767 characters an Excel cell holds, written as an inline string, a shared string
  * and a formula's cached text. It is never cut short in silence: /v1/analyze reports the
  * cell (TEXT_TOO_LONG), /v1/diagnose-unbalanced shows it shortened with its full length,
- * and /v1/process refuses the file with 422 and writes nothing. The process's peak memory
- * through the group is printed.
+ * and /v1/process refuses the file with 422 and writes nothing. The same text saved by
+ * LibreOffice reaches us cut to 32,767 characters (LibreOffice cuts it without a word):
+ * that file is refused too (TEXT_AT_CELL_LIMIT). The process's peak memory through the
+ * group is printed.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
+import { convertWithLibreOffice, probeProducer } from '../../fixtures/corpus/producers.js'
 import { peakRssMiB } from '../../fixtures/peak-rss.js'
 import { escapeXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import { addCompany } from '../../core/db/companies.js'
@@ -29,6 +32,10 @@ let pool: WorkerPool
 let app: FastifyInstance
 let base: string
 const files: Record<'inline' | 'shared' | 'formula', string> = { inline: '', shared: '', formula: '' }
+/** LibreOffice's re-saves of the same ledger as CSV; under CI a missing soffice fails the test. */
+const soffice = probeProducer('soffice')
+const withLibreOffice = soffice.available || process.env.CI === 'true'
+let libreOfficeFiles: string[] = []
 
 const HEADER = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito', 'historico']
 
@@ -58,7 +65,12 @@ beforeAll(async () => {
   await writeTinyXlsx(files.shared, { sheet: ledger('<c t="s"><v>0</v></c>'), sharedStrings: [LONG] })
   files.formula = join(dir, 'formula.xlsx')
   await writeTinyXlsx(files.formula, { sheet: ledger(`<c t="str"><f>REPT("h",1048576)</f><v>${LONG}</v></c>`) })
-}, 120_000)
+  if (withLibreOffice) {
+    const csv = join(dir, 'longo.csv')
+    await writeFile(csv, [HEADER.join(','), `1,10,01/02/2024,3001,Conta,77,Plano,AJUSTE,1.2.3,,"100,00",${LONG}`, '2,10,01/02/2024,3001,Conta,77,Plano,AJUSTE,1.2.3,"100,00",,curto'].join('\n'))
+    libreOfficeFiles = convertWithLibreOffice([csv], dir).map((f) => f.path)
+  }
+}, 180_000)
 
 afterAll(async () => {
   console.log(`import service, hostile group: peak RSS ${peakRssMiB()} MiB`)
@@ -98,4 +110,19 @@ describe.each(['inline', 'shared', 'formula'] as const)('a 1 MiB historico as %s
     const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM movimentos')
     expect(Number(rows[0]!.n)).toBe(0)
   })
+})
+
+describe('a 1 MiB historico saved by LibreOffice', () => {
+  it.skipIf(!withLibreOffice)('reaches us cut to the 32,767-character limit, and /v1/process refuses it (TEXT_AT_CELL_LIMIT) in XLSX and XLS', async () => {
+    expect(libreOfficeFiles).toHaveLength(2)
+    for (const file of libreOfficeFiles) {
+      const analysis = await post('/v1/analyze', file)
+      expect(analysis.body.cell_problems).toEqual([expect.objectContaining({ linha: 2, coluna: 'historico', valor: `${'h'.repeat(200)}… (32767 characters)`, problema: 'TEXT_AT_CELL_LIMIT' })])
+      const { status, body } = await post('/v1/process', file, { codigo_dominio: '900' })
+      expect(status).toBe(422)
+      expect(body.detail).toMatch(/TEXT_AT_CELL_LIMIT/)
+    }
+    const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM movimentos')
+    expect(Number(rows[0]!.n)).toBe(0)
+  }, 60_000)
 })
