@@ -191,7 +191,7 @@ async function startAgent (dir: string, distDir: string | undefined): Promise<{ 
     cwd: ROOT,
     env: {
       ...process.env, RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AGENT_API_KEY: KEY, AUTOMATIONS_ROOT: join(dir, 'automations'),
-      RUNTIME_DIR: join(dir, 'runtime'), LOG_DIR: join(dir, 'logs'), FILE_STORAGE_ROOT: join(dir, 'files'), MAX_CONCURRENT_JOBS: '1', LOG_LEVEL: 'info', NODE_ENV: 'production'
+      RUNTIME_DIR: join(dir, 'runtime'), LOG_DIR: join(dir, 'logs'), FILE_STORAGE_ROOT: join(dir, 'files'), MAX_CONCURRENT_JOBS: '1', AGENT_MAX_QUEUED_JOBS: '100000', LOG_LEVEL: 'info', NODE_ENV: 'production'
     },
     // The JSON log (three lines a job at info) is written, as in service, and dropped.
     stdio: ['ignore', 'ignore', 'pipe']

@@ -1,7 +1,9 @@
 /**
  * Gateway overhead (issue 15): `POST /nfe/distribuicao-dfe` through the gateway as it runs
  * (buildGatewayApp on PostgreSQL: the key checked against its stored hash, the company and
- * its head office's sealed certificate read from the registry and decrypted, a real HTTP
+ * its head office's sealed certificate read from the registry and decrypted (then reused
+ * for a few seconds, as in production), the waiting period and per-CNPJ turn read and
+ * written in the database for every call, a real HTTP
  * listener on 127.0.0.1, a keep-alive HTTP client) against the same
  * NF-e query sent straight to the loopback fake with the same TLS client (the same agent
  * cache, the same queryNfeDistribution), at concurrency 1 and 16. Overhead = gateway
@@ -70,8 +72,10 @@ export interface GatewayBenchResult {
   answerBytes: number
 }
 
-/** The issue's goal: under 2 ms of median overhead per call. */
+/** Issue 15's goal: under 2 ms of median overhead per call. */
 const OVERHEAD_GOAL_MS = 2
+/** Issue 24's goal: at most 1 ms of median overhead beyond the bare relay, at concurrency 16. */
+const BEYOND_FLOOR_GOAL_MS = 1
 
 function percentile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
@@ -198,7 +202,7 @@ export function gatewayTable (result: GatewayBenchResult): string {
   const lines = [
     `### Gateway overhead: POST /nfe/distribuicao-dfe vs the same query straight to the loopback fake (${result.docs} documents per answer, ${Math.round(result.answerBytes / 1024)} KB of JSON)`,
     '',
-    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback and the registry read of every call.`,
+    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback and the database round trip of every call (the waiting period and the per-CNPJ turn shared by instances).`,
     '',
     '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
@@ -215,7 +219,9 @@ export function gatewayTable (result: GatewayBenchResult): string {
     }
     const relay = result.rows.find((x) => x.path === 'relay' && x.concurrency === r.concurrency)
     if (over && r.path === 'gateway' && relay !== undefined) {
-      targets.push(`| gateway overhead beyond that floor, concurrency ${r.concurrency} | ${(r.medianMs - relay.medianMs).toFixed(2)} ms | ${r.medianMs - relay.medianMs < OVERHEAD_GOAL_MS ? 'PASS' : 'FAIL'} |`)
+      const beyond = r.medianMs - relay.medianMs
+      const goal = r.concurrency >= 16 ? BEYOND_FLOOR_GOAL_MS : OVERHEAD_GOAL_MS
+      targets.push(`| gateway overhead beyond that floor, concurrency ${r.concurrency}, goal ≤ ${goal} ms | ${beyond.toFixed(2)} ms | ${beyond <= goal ? 'PASS' : 'FAIL'} |`)
     }
     if (over && r.path === 'gateway') {
       const overhead = r.medianMs - d.medianMs

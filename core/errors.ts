@@ -44,6 +44,10 @@ export const Code = {
   REQUEST_INCOMPLETE: 'REQUEST_INCOMPLETE',
   /** The upload passed the configured size limit. */
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
+  /** The request body stopped arriving: nothing came for longer than the service's body timeout. */
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+  /** The service is saturated: the work waited for a worker thread past the queue's bound; try again later. */
+  SERVICE_BUSY: 'SERVICE_BUSY',
   /** The caller gave up (client abort, shutdown); nothing is to be reported to it. */
   ABORTED: 'ABORTED',
   /** The upload is not a PDF: its bytes do not start with the `%PDF-` header. */

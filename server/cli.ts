@@ -31,6 +31,8 @@ import { extractStoredFile } from './extract/run.js'
 import { errorBody, toResponse } from './extract/wire.js'
 import { createPool } from '../workers/pool.js'
 import { SERVICES, startServices } from './serve.js'
+import { rekeyCertificates } from '../core/gateway/index.js'
+import { rekeyKeys } from './gateway/rekey-command.js'
 import type { ServiceName } from './serve.js'
 
 const HELP = `razao — back-office services of the firm
@@ -47,6 +49,9 @@ Usage:
   razao companies deactivate --codigo-dominio CODE
   razao companies activate --codigo-dominio CODE
   razao extract FILE... [--evidence]                    the /api/v1/pdf/extract JSON of each PDF
+  razao gateway rekey [--old-key-file F] [--new-key-file F]
+                                                        re-encrypt the stored certificates under a new master key
+                                                        (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
   razao --help                                          this text
 
 Configuration comes from environment variables and an optional .env file in the
@@ -68,7 +73,9 @@ async function main (argv: string[]): Promise<void> {
       nome: { type: 'string' },
       cnpj: { type: 'string' },
       reimportar: { type: 'boolean' },
-      evidence: { type: 'boolean' }
+      evidence: { type: 'boolean' },
+      'old-key-file': { type: 'string' },
+      'new-key-file': { type: 'string' }
     }
   })
   const [command, ...rest] = positionals
@@ -85,6 +92,7 @@ async function main (argv: string[]): Promise<void> {
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
+    case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
   }
 }
@@ -162,6 +170,17 @@ async function companies (action: string | undefined, values: Flags, config: Con
     }
     default: throw new UsageError(`razao companies needs add, list, activate or deactivate${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
   }
+}
+
+/** `razao gateway rekey`: one transaction; refused, changing nothing, when a stored value does not open with the old key. */
+async function gateway (action: string | undefined, oldKeyFile: string | undefined, newKeyFile: string | undefined, config: Config): Promise<void> {
+  if (action !== 'rekey') throw new UsageError(`razao gateway needs rekey${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
+  const { oldKey, newKey } = await rekeyKeys(process.env, { oldKeyFile, newKeyFile }, config.shared.dataDir)
+  await withDatabase(config, async (db) => {
+    const count = await rekeyCertificates(db.pool, oldKey, newKey)
+    process.stdout.write(`${JSON.stringify({ certificados: count, chave_id_anterior: oldKey.id, chave_id_nova: newKey.id }, null, 2)}\n`)
+    process.stderr.write(`razao: ${count} certificate(s) re-encrypted under the new master key. Set GATEWAY_MASTER_KEY to it and restart the gateway: a gateway still running with the old key cannot open them.\n`)
+  })
 }
 
 async function importFile (path: string, values: Flags, config: Config): Promise<void> {

@@ -24,6 +24,24 @@ describe('Gate', () => {
     expect(gate.state).toEqual({ holders: 0, waiting: 0 })
   })
 
+  it('drops a waiter whose signal aborts: it holds nothing and the next in line gets the place', async () => {
+    const gate = new Gate(1)
+    await gate.enter()
+    const controller = new AbortController()
+    const gaveUp = gate.enter(controller.signal)
+    let later = false
+    const next = gate.enter().then(() => { later = true })
+    controller.abort(new Error('waited too long'))
+    await expect(gaveUp).rejects.toThrow('waited too long')
+    expect(gate.state).toEqual({ holders: 1, waiting: 1 })
+    gate.leave()
+    await next
+    expect(later).toBe(true)
+    expect(gate.state).toEqual({ holders: 1, waiting: 0 })
+    await expect(gate.enter(AbortSignal.abort(new Error('already')))).rejects.toThrow('already')
+    expect(gate.state).toEqual({ holders: 1, waiting: 0 })
+  })
+
   it('needs a limit of at least one', () => {
     expect(() => new Gate(0)).toThrow(RangeError)
   })

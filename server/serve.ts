@@ -1,7 +1,7 @@
 /**
- * Starts services in this process: one shared worker pool, one Fastify app per
- * service on its own port, and a clean shutdown on SIGINT/SIGTERM (stop accepting,
- * finish or abort in-flight requests, then destroy the pool).
+ * Starts services in this process: one Fastify app per service on its own port, a worker
+ * pool per service that needs threads, and a clean shutdown on SIGINT/SIGTERM (stop
+ * accepting, finish or abort in-flight requests, then destroy the pools).
  */
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
@@ -21,8 +21,13 @@ export type ServiceName = typeof SERVICES[number]
 
 export interface RunningServices {
   apps: Array<{ name: ServiceName, app: FastifyInstance, url: string }>
-  /** Undefined when only the agent runs: it needs no threads, and a lean process forks its packages faster. */
-  pool: WorkerPool | undefined
+  /**
+   * One pool per service that runs work in threads (import, sign, extract), each of
+   * RAZAO_POOL_SIZE threads: under `serve all`, slow PDFs queued for extraction cannot take
+   * the threads a signature needs. The agent gets none: it needs no threads, and a lean
+   * process forks its packages faster.
+   */
+  pools: ReadonlyMap<ServiceName, WorkerPool>
   database: Database | undefined
   close: () => Promise<void>
 }
@@ -39,9 +44,18 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   const agentConfig = names.includes('agent') ? loadAgentConfig(env) : undefined
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
-  // The agent alone gets no pool: each job forks the process, and fork copies the page
-  // tables of everything mapped, worker threads' heaps included (bench/agent.bench.ts).
-  const pool = names.some((n) => n !== 'agent') ? createPool({ maxThreads: config.shared.poolSize }) : undefined
+  // The agent and the gateway get no pool: each agent job forks the process, and fork copies
+  // the page tables of everything mapped, worker threads' heaps included (bench/agent.bench.ts).
+  // Idle threads end after a minute, so the pools of quiet services cost one thread each.
+  const pools = new Map<ServiceName, WorkerPool>()
+  const poolOf = (name: ServiceName): WorkerPool => {
+    let pool = pools.get(name)
+    if (pool === undefined) {
+      pool = createPool({ maxThreads: config.shared.poolSize })
+      pools.set(name, pool)
+    }
+    return pool
+  }
   const apps: RunningServices['apps'] = []
   let database: Database | undefined
   // The import service and the gateway share one database (one registry of companies).
@@ -51,7 +65,7 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   }
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map(({ app }) => app.close()))
-    await pool?.destroy()
+    await Promise.allSettled([...pools.values()].map(async (pool) => { await pool.destroy() }))
     await database?.close()
   }
   const apiKey = async (name: ServiceName, configured: string | undefined, variable: string, header = 'X-API-Key'): Promise<string> => {
@@ -69,7 +83,7 @@ export async function startServices (names: readonly ServiceName[], config: Conf
       if (name === 'import') {
         const { buildImportApp } = await import('./import/app.js')
         database ??= await openDatabase()
-        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool: pool!, database })
+        const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool: poolOf(name), database })
         apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
       } else if (name === 'gateway') {
         const gateway = gatewayConfig!
@@ -80,7 +94,7 @@ export async function startServices (names: readonly ServiceName[], config: Conf
       } else if (name === 'extract') {
         const extract = extractConfig!
         const { buildExtractApp } = await import('./extract/app.js')
-        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool: pool! })
+        const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool: poolOf(name) })
         apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
       } else if (name === 'agent') {
         const agent = agentConfig!
@@ -92,7 +106,7 @@ export async function startServices (names: readonly ServiceName[], config: Conf
       } else {
         const sign = signConfig!
         const { buildSignApp } = await import('./sign/app.js')
-        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool: pool! })
+        const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool: poolOf(name) })
         apps.push({ name, app, url: await app.listen({ host: sign.host, port: sign.port }) })
       }
     }
@@ -100,5 +114,5 @@ export async function startServices (names: readonly ServiceName[], config: Conf
     await close()
     throw err
   }
-  return { apps, pool, database, close }
+  return { apps, pools, database, close }
 }

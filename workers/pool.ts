@@ -1,7 +1,8 @@
 /**
- * One Piscina pool per process for CPU-bound work. Tasks are chosen per run by
- * file name (one task module per file, default export), so a single pool serves
- * every task and its size is the process's whole CPU budget.
+ * Piscina pools for CPU-bound work. Tasks are chosen per run by file name (one task
+ * module per file, default export), so any pool can run any task; `razao serve` gives
+ * each service its own pool (server/serve.ts), so that one service's queue never holds
+ * another's work.
  */
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'

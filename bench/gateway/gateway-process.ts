@@ -4,7 +4,8 @@
  * migrated, with the head office and its branches registered in the registry, the head
  * office's certificate sealed in the store (each branch inherits it), and the operational key
  * stored as its hash. Every measured call therefore pays what a real one does: the key check,
- * the registry and store read with the decryption, the guard, the TLS agent, the SOAP call.
+ * the registry and store read with the decryption (kept a few seconds per company, as in
+ * production), the guard's database round trip, the TLS agent, the SOAP call.
  */
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'

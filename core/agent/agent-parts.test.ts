@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { checkDescriptor } from './descriptor.js'
+import { packageEnvironment } from './environment.js'
 import { isInside } from './files.js'
-import { MASK, maskSecrets } from './job.js'
+import { depthWithin, MASK, maskSecrets } from './job.js'
 import { LineSplitter, MAX_LINE_CHARS } from './output.js'
 
 describe('checkDescriptor', () => {
   const good = { schemaVersion: '1.0', id: 'dec-poa', name: 'DEC', version: '1.2.0', enabled: true, command: ['node', 'index.mjs'] }
 
   it('reads a descriptor with its defaults', () => {
-    expect(checkDescriptor(good, '/pkgs/dec')).toEqual({ ok: true, pkg: { ...good, timeoutMs: undefined, singleton: false, dir: '/pkgs/dec' } })
+    expect(checkDescriptor(good, '/pkgs/dec')).toEqual({ ok: true, pkg: { ...good, timeoutMs: undefined, singleton: false, env: [], dir: '/pkgs/dec' } })
     expect(checkDescriptor({ ...good, timeoutMs: 600_000, singleton: true, description: 'extra fields are ignored' }, '/d')).toMatchObject({ ok: true, pkg: { timeoutMs: 600_000, singleton: true } })
   })
 
@@ -23,6 +24,53 @@ describe('checkDescriptor', () => {
     expect(checkDescriptor([good], '/d').ok).toBe(false)
     expect(checkDescriptor({ ...good, command: [] }, '/d').ok).toBe(false)
     expect(checkDescriptor({ ...good, command: ['node', 3] }, '/d').ok).toBe(false)
+  })
+
+  it('reads the declared environment variables, refusing bad names and the services\' own settings', () => {
+    expect(checkDescriptor({ ...good, env: ['DEC_PORTAL_URL', 'HTTPS_PROXY', 'DEC_PORTAL_URL'] }, '/d')).toMatchObject({ ok: true, pkg: { env: ['DEC_PORTAL_URL', 'HTTPS_PROXY'] } })
+    for (const env of ['DEC_PORTAL_URL', ['A-B'], [''], [3], Array.from({ length: 101 }, (_, i) => `V${i}`)]) {
+      expect(checkDescriptor({ ...good, env }, '/d'), JSON.stringify(env)).toMatchObject({ ok: false, problems: [expect.stringContaining('"env" must be an array')] })
+    }
+    const reserved = checkDescriptor({ ...good, env: ['GATEWAY_MASTER_KEY', 'SIGN_TSA_URL', 'DATABASE_URL', 'AGENT_API_KEY', 'OK_ONE'] }, '/d')
+    expect(reserved).toEqual({ ok: false, problems: [expect.stringMatching(/GATEWAY_MASTER_KEY, SIGN_TSA_URL, DATABASE_URL, AGENT_API_KEY$/)] })
+  })
+})
+
+describe('packageEnvironment', () => {
+  const agentEnv = {
+    PATH: '/bin', HOME: '/home/agent', LANG: 'pt_BR.UTF-8', LC_ALL: 'C', TMPDIR: '/tmp', TZ: 'America/Sao_Paulo',
+    GATEWAY_MASTER_KEY: 'a'.repeat(64), SIGN_TSA_URL: 'https://user:senha@tsa.example/', DATABASE_URL: 'postgres://u:p@h/db',
+    AGENT_API_KEY: 'k', AGENT_JOB_ID: 'forged', SOME_CLOUD_CREDENTIAL: 'x', DEC_PORTAL_URL: 'http://127.0.0.1:1/'
+  }
+
+  it('passes the allowed names, the declared ones and the job\'s own variables, nothing else', () => {
+    const env = packageEnvironment(agentEnv, ['DEC_PORTAL_URL', 'NOT_SET'], { AGENT_JOB_ID: 'j1', AGENT_JOB_DIR: '/rt/jobs/j1' })
+    expect(env).toEqual({
+      PATH: '/bin', HOME: '/home/agent', LANG: 'pt_BR.UTF-8', LC_ALL: 'C', TMPDIR: '/tmp', TZ: 'America/Sao_Paulo',
+      DEC_PORTAL_URL: 'http://127.0.0.1:1/', AGENT_JOB_ID: 'j1', AGENT_JOB_DIR: '/rt/jobs/j1'
+    })
+  })
+
+  it('never passes a reserved name, even declared', () => {
+    const env = packageEnvironment(agentEnv, ['GATEWAY_MASTER_KEY', 'SIGN_TSA_URL', 'DATABASE_URL', 'AGENT_API_KEY'], {})
+    expect(Object.keys(env).sort()).toEqual(['HOME', 'LANG', 'LC_ALL', 'PATH', 'TMPDIR', 'TZ'])
+  })
+})
+
+describe('depthWithin', () => {
+  const nest = (levels: number): unknown => {
+    let v: unknown = 1
+    for (let i = 0; i < levels; i++) v = i % 2 === 0 ? [v] : { a: v }
+    return v
+  }
+
+  it('counts objects and arrays, without recursion even for very deep values', () => {
+    expect(depthWithin(1, 0)).toBe(true)
+    expect(depthWithin({}, 0)).toBe(false)
+    expect(depthWithin(nest(64), 64)).toBe(true)
+    expect(depthWithin(nest(65), 64)).toBe(false)
+    expect(depthWithin({ a: [1, { b: nest(62) }] }, 64)).toBe(false)
+    expect(depthWithin(nest(200_000), 64)).toBe(false)
   })
 })
 

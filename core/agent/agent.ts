@@ -1,9 +1,12 @@
 /**
  * The agent: packages, the job queue, the runner and the file index put together.
- * Jobs live in memory only (spec 3 §1 C); the newest are kept, up to `maxJobsInMemory`,
- * the oldest finished ones dropped first (queued and running jobs are never dropped).
+ * Jobs live in memory only (spec 3 §1 C); the newest are kept, up to `maxJobsInMemory`
+ * jobs and `maxJobBytesInMemory` of inputs and results, the oldest finished ones dropped
+ * first (queued and running jobs are never dropped). The queue itself is bounded
+ * (`maxQueuedJobs`): past it a run is refused, never held.
  */
 import { randomUUID } from 'node:crypto'
+import { appendFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AutomationPackage } from './descriptor.js'
@@ -13,6 +16,7 @@ import { maskSecrets, TERMINAL_STATUSES } from './job.js'
 import type { Job } from './job.js'
 import type { AgentLogger } from './log.js'
 import { pruneJobLogs } from './output.js'
+import { describeProcesses, findJobProcesses, signalProcesses } from './process-tree.js'
 import { Registry } from './registry.js'
 import { runPackage } from './runner.js'
 
@@ -26,11 +30,17 @@ export interface AgentOptions {
   allowedRoots: string[]
   retentionDays: number
   maxConcurrentJobs: number
+  /** Jobs waiting to start; a run past it is refused (QueueFullError). */
+  maxQueuedJobs: number
   defaultTimeoutMs: number
-  /** The environment packages inherit; strip secrets before handing it over. */
+  /** The agent's environment: packages receive only the allowed and declared names of it (environment.ts). */
   env: NodeJS.ProcessEnv
   log: AgentLogger
   maxJobsInMemory?: number
+  /** Bytes of inputs and results kept for the jobs in memory (their JSON), past which the oldest finished jobs go. */
+  maxJobBytesInMemory?: number
+  /** How long after a job ends its leftovers outside its process group are looked for (one scan serves every job ended meanwhile). */
+  straySweepDelayMs?: number
   /** Time between SIGTERM and SIGKILL when a job is stopped. */
   killGraceMs?: number
   /** Cap of each of a job's stdout and stderr logs. */
@@ -41,6 +51,10 @@ export interface AgentOptions {
 }
 
 export const DEFAULT_MAX_JOBS_IN_MEMORY = 5000
+export const DEFAULT_MAX_JOB_BYTES_IN_MEMORY = 64 * 1024 * 1024
+const DEFAULT_STRAY_SWEEP_DELAY_MS = 2000
+/** An input or result larger than this (as JSON) is replaced by a marker in the job list. */
+export const LIST_FIELD_BYTES = 4096
 export const DEFAULT_KILL_GRACE_MS = 3000
 export const DEFAULT_MAX_LOG_BYTES = 1024 * 1024
 const HOUR_MS = 3_600_000
@@ -50,6 +64,17 @@ interface Entry {
   pkg: AutomationPackage
   /** The unmasked input, until the package has it. */
   input: Record<string, unknown> | undefined
+  /** Size of the input's JSON, and of the package's result line once there is one. */
+  inputBytes: number
+  resultBytes: number
+}
+
+/** A run refused because `maxQueuedJobs` jobs are waiting already. */
+export class QueueFullError extends Error {
+  constructor (readonly maxQueuedJobs: number) {
+    super(`${maxQueuedJobs} jobs are already waiting to run; try again later.`)
+    this.name = 'QueueFullError'
+  }
 }
 
 export class Agent {
@@ -62,6 +87,10 @@ export class Agent {
   private readonly shutdown = new AbortController()
   private idleWaiters: Array<() => void> = []
   private sweepTimer: NodeJS.Timeout | undefined
+  /** Jobs ended since the last look for their leftovers, and the timer of the next look. */
+  private readonly unswept = new Set<string>()
+  private strayTimer: NodeJS.Timeout | undefined
+  private heldBytes = 0
   private readonly maxJobs: number
   private readonly jobsRoot: string
   private readonly logRoot: string
@@ -96,8 +125,13 @@ export class Agent {
     return agent
   }
 
-  /** A new QUEUED job (the reply of the run endpoint); it starts when a slot frees. */
-  submit (pkg: AutomationPackage, requestId: string | undefined, input: Record<string, unknown>): Job {
+  /**
+   * A new QUEUED job (the reply of the run endpoint); it starts when a slot frees.
+   * `inputBytes` is the size of the input's JSON, which the caller has checked.
+   * QueueFullError when `maxQueuedJobs` are waiting: nothing is stored then.
+   */
+  submit (pkg: AutomationPackage, requestId: string | undefined, input: Record<string, unknown>, inputBytes: number): Job {
+    if (this.queue.length >= this.options.maxQueuedJobs) throw new QueueFullError(this.options.maxQueuedJobs)
     const id = randomUUID()
     const job: Job = {
       id,
@@ -113,8 +147,9 @@ export class Agent {
       files: [],
       error: null
     }
-    const entry: Entry = { job, pkg, input }
+    const entry: Entry = { job, pkg, input, inputBytes, resultBytes: 0 }
     this.jobs.set(id, entry)
+    this.heldBytes += inputBytes
     const same = this.byRequest.get(job.requestId)
     if (same === undefined) this.byRequest.set(job.requestId, [id])
     else same.push(id)
@@ -136,11 +171,20 @@ export class Agent {
     return id === undefined ? undefined : this.job(id)
   }
 
-  /** The newest `limit` jobs, newest first. */
-  recentJobs (limit: number): Job[] {
+  /**
+   * The newest `limit` jobs, newest first, for the list: an input or a package result
+   * larger than `maxFieldBytes` is replaced by a marker (the single job's view has it whole).
+   */
+  recentJobs (limit: number, maxFieldBytes = LIST_FIELD_BYTES): Job[] {
     const entries = [...this.jobs.values()]
     const out: Job[] = []
-    for (let i = entries.length - 1; i >= 0 && out.length < limit; i--) out.push(this.view(entries[i]!))
+    for (let i = entries.length - 1; i >= 0 && out.length < limit; i--) {
+      const entry = entries[i]!
+      const view = this.view(entry)
+      if (entry.inputBytes > maxFieldBytes) view.input = truncated(entry.inputBytes)
+      if (view.result !== null && entry.resultBytes > maxFieldBytes) view.result = { ...view.result, result: truncated(entry.resultBytes) }
+      out.push(view)
+    }
     return out
   }
 
@@ -165,6 +209,7 @@ export class Agent {
    */
   async close (): Promise<void> {
     clearInterval(this.sweepTimer)
+    clearTimeout(this.strayTimer)
     const queued = this.queue.splice(0)
     const at = new Date(this.now()).toISOString()
     for (const entry of queued) {
@@ -175,6 +220,7 @@ export class Agent {
     if (this.running.size > 0) this.options.log.warn({ jobIds: [...this.running.keys()] }, `shutdown: stopping ${this.running.size} running job(s)`)
     this.shutdown.abort()
     await Promise.all([...this.running.values()].map(async (r) => await r.done))
+    this.killStrays()
     await this.files.flush()
   }
 
@@ -226,6 +272,8 @@ export class Agent {
       job.result = outcome.runner
       job.error = outcome.error
       job.status = outcome.status
+      entry.resultBytes = outcome.resultChars
+      this.heldBytes += outcome.resultChars
     } catch (err) {
       // Our side failed (the runtime folder became unwritable, say): the job failed to start.
       log.error({ jobId: job.id, automationId: pkg.id, errno: (err as NodeJS.ErrnoException).code }, 'the job could not be prepared')
@@ -238,15 +286,49 @@ export class Agent {
     report({ jobId: job.id, automationId: pkg.id, status: job.status, code: job.error?.code, durationMs: job.result?.durationMs }, 'job finished')
     this.running.delete(job.id)
     this.dropOldJobs()
+    this.scheduleStraySweep(job.id)
     this.pump()
   }
 
+  /**
+   * A process that left its job's group and its output (setsid, output to /dev/null)
+   * outlives the job unnoticed. Shortly after jobs end, one scan finds those carrying
+   * their markers and kills them; the scan reads every process's environment, so it
+   * serves every job ended meanwhile rather than running once a job.
+   */
+  private scheduleStraySweep (jobId: string): void {
+    this.unswept.add(jobId)
+    if (this.strayTimer !== undefined) return
+    this.strayTimer = setTimeout(() => {
+      this.strayTimer = undefined
+      this.killStrays()
+    }, this.options.straySweepDelayMs ?? DEFAULT_STRAY_SWEEP_DELAY_MS)
+    this.strayTimer.unref()
+  }
+
+  private killStrays (): void {
+    const ids = new Set(this.unswept)
+    this.unswept.clear()
+    const strays = findJobProcesses(ids)
+    signalProcesses(strays, 'SIGKILL')
+    for (const jobId of new Set(strays.map((p) => p.jobId))) {
+      const mine = strays.filter((p) => p.jobId === jobId)
+      const text = `after the job ended, SIGKILL sent to ${mine.length} process(es) it left running outside its process group: ${describeProcesses(mine)}`
+      this.options.log.warn({ jobId, pids: mine.map((p) => p.pid) }, text)
+      try {
+        appendFileSync(join(this.logRoot, `${jobId}.stderr.log`), `\n[agent] ${text}\n`, { mode: 0o600 })
+      } catch { /* the log folder is gone: the agent's log has it */ }
+    }
+  }
+
   private dropOldJobs (): void {
-    if (this.jobs.size <= this.maxJobs) return
+    const budget = this.options.maxJobBytesInMemory ?? DEFAULT_MAX_JOB_BYTES_IN_MEMORY
+    if (this.jobs.size <= this.maxJobs && this.heldBytes <= budget) return
     for (const [id, entry] of this.jobs) {
-      if (this.jobs.size <= this.maxJobs) break
+      if (this.jobs.size <= this.maxJobs && this.heldBytes <= budget) break
       if (!TERMINAL_STATUSES.has(entry.job.status)) continue
       this.jobs.delete(id)
+      this.heldBytes -= entry.inputBytes + entry.resultBytes
       const same = this.byRequest.get(entry.job.requestId)
       const rest = same?.filter((j) => j !== id) ?? []
       if (rest.length === 0) this.byRequest.delete(entry.job.requestId)
@@ -258,4 +340,9 @@ export class Agent {
     await this.files.purgeExpired()
     await pruneJobLogs(this.logRoot, this.options.retentionDays * 24 * HOUR_MS, this.now())
   }
+}
+
+/** What the list shows instead of an input or result too large for it. */
+function truncated (sizeBytes: number): Record<string, unknown> {
+  return { _truncated: true, sizeBytes }
 }

@@ -3,8 +3,9 @@
  * read and checked field by field, so a broken one is reported with every problem named
  * and skipped, never thrown at the agent.
  */
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { readRegularFile } from '../files/index.js'
+import { ENV_NAME, RESERVED_ENV } from './environment.js'
 
 export const DESCRIPTOR_FILE = 'automation.json'
 /** The only descriptor schema this agent reads (spec 3 §9 C). */
@@ -13,6 +14,8 @@ export const SCHEMA_VERSION = '1.0'
 export const MAX_TIMEOUT_MS = 86_400_000
 /** A descriptor is a few hundred bytes; anything near this is not one. */
 const MAX_DESCRIPTOR_BYTES = 64 * 1024
+/** Variables a package may declare; a real one needs a handful. */
+const MAX_DECLARED_ENV = 100
 /** Ids appear in URLs (`/api/v1/automations/:id/run`), so they stay plain tokens. */
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
 
@@ -29,6 +32,8 @@ export interface AutomationPackage {
   timeoutMs: number | undefined
   /** At most one job of this package runs at a time, whatever MAX_CONCURRENT_JOBS allows. */
   singleton: boolean
+  /** Names of the agent's environment variables the package receives beyond the allowed ones (`env`). */
+  env: string[]
   /** The package directory: the process's working directory. */
   dir: string
 }
@@ -40,11 +45,13 @@ export type DescriptorOutcome =
 export async function readDescriptor (dir: string): Promise<DescriptorOutcome> {
   let text: string
   try {
-    const bytes = await readFile(join(dir, DESCRIPTOR_FILE))
-    if (bytes.length > MAX_DESCRIPTOR_BYTES) return { ok: false, problems: [`${DESCRIPTOR_FILE} is larger than ${MAX_DESCRIPTOR_BYTES} bytes`] }
-    text = bytes.toString('utf8')
+    // Only a regular file, read up to the cap: a FIFO named automation.json would block a plain read for ever.
+    text = (await readRegularFile(join(dir, DESCRIPTOR_FILE), MAX_DESCRIPTOR_BYTES)).toString('utf8')
   } catch (err) {
-    return { ok: false, problems: [`${DESCRIPTOR_FILE} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`] }
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EFBIG') return { ok: false, problems: [`${DESCRIPTOR_FILE} is larger than ${MAX_DESCRIPTOR_BYTES} bytes`] }
+    if (code === 'EFTYPE') return { ok: false, problems: [`${DESCRIPTOR_FILE} is not a regular file`] }
+    return { ok: false, problems: [`${DESCRIPTOR_FILE} cannot be read (${code ?? 'error'})`] }
   }
   let json: unknown
   try {
@@ -82,6 +89,13 @@ export function checkDescriptor (json: unknown, dir: string): DescriptorOutcome 
     problems.push(`"timeoutMs" must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`)
   }
   if (d.singleton !== undefined && typeof d.singleton !== 'boolean') problems.push('"singleton" must be true or false')
+  const env = d.env ?? []
+  if (!Array.isArray(env) || env.length > MAX_DECLARED_ENV || !env.every((name) => typeof name === 'string' && ENV_NAME.test(name))) {
+    problems.push(`"env" must be an array of at most ${MAX_DECLARED_ENV} environment variable names`)
+  } else {
+    const reserved = (env as string[]).filter((name) => RESERVED_ENV.test(name))
+    if (reserved.length > 0) problems.push(`"env" names variables no package receives (the services' settings and secrets, the database, AGENT_*): ${reserved.join(', ')}`)
+  }
   if (problems.length > 0) return { ok: false, problems }
   return {
     ok: true,
@@ -94,6 +108,7 @@ export function checkDescriptor (json: unknown, dir: string): DescriptorOutcome 
       command: [...(command as string[])],
       timeoutMs: timeoutMs as number | undefined,
       singleton: d.singleton === true,
+      env: [...new Set(env as string[])],
       dir
     }
   }

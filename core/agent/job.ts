@@ -64,6 +64,27 @@ export interface Job {
   error: JobError | null
 }
 
+/**
+ * Deepest nesting a job's input or a package's result may have. Real inputs are three
+ * levels deep (a list of companies of plain fields); a deep one only costs: recursion in
+ * masking and serializing, and a job list that no longer serializes.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/** Whether `value` (parsed JSON) nests at most `maxDepth` arrays and objects; walked without recursion. */
+export function depthWithin (value: unknown, maxDepth: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]]
+  while (pending.length > 0) {
+    const [v, depth] = pending.pop()!
+    if (typeof v !== 'object' || v === null) continue
+    if (depth + 1 > maxDepth) return false
+    for (const child of Object.values(v as Record<string, unknown>)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1])
+    }
+  }
+  return true
+}
+
 /** Field names whose values never leave the agent in a job (case-insensitive). */
 const SECRET_FIELDS = new Set(['senha', 'password'])
 export const MASK = '********'

@@ -4,9 +4,13 @@
  * kills the whole process tree.
  *
  * On POSIX the package leads a process group of its own (`detached`), so one
- * `kill(-pid)` reaches every process it started: SIGTERM first, SIGKILL after a grace
- * period. When the package's main process ends, whatever it left behind in its group is
- * killed too, so no orphan outlives its job. On Windows `taskkill /T /F` stops the tree.
+ * `kill(-pid)` reaches every process that stayed in it: SIGTERM first, SIGKILL after a
+ * grace period. A process that left the group (`setsid`) is found by the job's marker in
+ * its environment or by its ancestry (process-tree.ts) and signalled on its own; the
+ * job's stderr log and the agent's log name every process signalled. When the package's
+ * main process ends, whatever it left behind in its group is killed too, so no orphan
+ * outlives its job, and the job ends even when a process outside the group still holds
+ * its output open. On Windows `taskkill /T /F` stops the tree.
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
@@ -14,9 +18,20 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AutomationPackage } from './descriptor.js'
+import { packageEnvironment } from './environment.js'
 import type { FileClaim } from './files.js'
+import { depthWithin, MAX_JSON_DEPTH } from './job.js'
 import type { JobError, RunnerResult } from './job.js'
 import { BoundedLog, FILE_PREFIX, LineSplitter, RESULT_PREFIX } from './output.js'
+import { aliveProcesses, describeProcesses, findJobProcesses, JOB_MARKER, signalProcesses } from './process-tree.js'
+import type { JobProcess } from './process-tree.js'
+
+/**
+ * How long the job's output may stay open after its main process ended. Past it, a
+ * process outside the group holds it: it is looked for and killed, and past a second
+ * wait the pipes are closed from our side, so the job ends whatever is left.
+ */
+const OUTPUT_GRACE_MS = 1000
 
 export interface RunRequest {
   jobId: string
@@ -32,7 +47,7 @@ export interface RunRequest {
   logDir: string
   maxLogBytes: number
   killGraceMs: number
-  /** The environment the package inherits (the agent's, without its secrets). */
+  /** The agent's environment: the package receives only the allowed and declared names of it (environment.ts). */
   env: NodeJS.ProcessEnv
   /** A file the package announced; resolves once it is registered or refused. */
   onFile: (claim: FileClaim) => Promise<void>
@@ -46,6 +61,8 @@ export interface RunOutcome {
   status: 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT'
   runner: RunnerResult
   error: JobError | null
+  /** Length of the package's result line as printed (0 without one): what the job's result costs to keep. */
+  resultChars: number
 }
 
 export async function runPackage (req: RunRequest): Promise<RunOutcome> {
@@ -54,7 +71,8 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   const finish = (status: RunOutcome['status'], runner: Omit<RunnerResult, 'durationMs' | 'success' | 'status'> & { status?: RunnerResult['status'] }, error: JobError | null): RunOutcome => ({
     status,
     runner: { success: status === 'SUCCEEDED', status: runner.status ?? status, exitCode: runner.exitCode, signal: runner.signal, durationMs: Math.round(performance.now() - started), result: runner.result },
-    error
+    error,
+    resultChars: runner.result === null ? 0 : resultLine?.length ?? 0
   })
   const inputJson = JSON.stringify(req.input)
   // Synchronous on purpose: a folder and a small file cost tens of microseconds here,
@@ -80,7 +98,7 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   })
 
   const [program, ...args] = req.pkg.command
-  const env = { ...req.env, AGENT_JOB_ID: req.jobId, AGENT_JOB_DIR: req.jobDir, AGENT_JOB_INPUT: req.inputFile }
+  const env = packageEnvironment(req.env, req.pkg.env, { [JOB_MARKER]: req.jobId, AGENT_JOB_DIR: req.jobDir, AGENT_JOB_INPUT: req.inputFile })
   let child: ChildProcess
   try {
     child = spawn(program === 'node' ? process.execPath : program!, args, {
@@ -96,14 +114,38 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
     return finish('FAILED', { ...base, status: 'FAILED_TO_START' }, startError(program!, err))
   }
 
+  /** A line for the job's stderr log and the agent's log. */
+  const note = (text: string): void => {
+    stderrLog.write(Buffer.from(`\n[agent] ${text}\n`))
+    req.onNotice(text)
+  }
   let spawnError: unknown
   let stopReason: 'timeout' | 'shutdown' | undefined
   let killTimer: NodeJS.Timeout | undefined
+  let killRound: Promise<void> | undefined
+  /** Every process of the job seen so far: a stray found at SIGTERM is killed at SIGKILL even after its parent died. */
+  const found = new Map<number, JobProcess>()
+  const signalJob = (signal: NodeJS.Signals): void => {
+    // Look first: once the main process dies, its children's parent id no longer leads to it.
+    const running = child.exitCode === null && child.signalCode === null
+    for (const p of findJobProcesses(new Set([req.jobId]), { pid: child.pid!, jobId: req.jobId, running })) found.set(p.pid, p)
+    const alive = aliveProcesses(found.values())
+    killTree(child, signal)
+    // The group's members had the signal through kill(-pid) already.
+    signalProcesses(alive.filter((p) => p.outsideGroup), signal)
+    const why = stopReason === 'timeout' ? `time limit of ${req.timeoutMs} ms passed` : 'the agent is shutting down'
+    if (alive.length > 0) note(`${why}: ${signal} sent to ${alive.length} process(es): ${describeProcesses(alive)}`)
+  }
   const stop = (reason: 'timeout' | 'shutdown'): void => {
     if (stopReason !== undefined || child.pid === undefined) return
     stopReason = reason
-    killTree(child, 'SIGTERM')
-    killTimer = setTimeout(() => killTree(child, 'SIGKILL'), req.killGraceMs)
+    signalJob('SIGTERM')
+    killRound = new Promise((resolve) => {
+      killTimer = setTimeout(() => {
+        signalJob('SIGKILL')
+        resolve()
+      }, req.killGraceMs)
+    })
   }
   const timer = setTimeout(() => stop('timeout'), req.timeoutMs)
   const onAbort = (): void => stop('shutdown')
@@ -117,19 +159,30 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
     lines.push(chunk.toString('utf8'))
   })
   child.stderr!.on('data', (chunk: Buffer) => stderrLog.write(chunk))
-  child.once('exit', () => killTree(child, 'SIGKILL'))
-
+  // 'close' waits for the output pipes, which a process outside the group may hold for ever: see below.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()))
   const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
     child.once('error', (err) => {
       spawnError = err
-      // No process: 'close' may not follow an 'error' from spawn.
+      // No process: 'exit' does not follow an 'error' from spawn.
       if (child.pid === undefined) resolve([null, null])
     })
-    child.once('close', (code, sig) => resolve([code, sig]))
+    child.once('exit', (code, sig) => resolve([code, sig]))
   })
   clearTimeout(timer)
-  clearTimeout(killTimer)
   req.signal.removeEventListener('abort', onAbort)
+  if (child.pid !== undefined) {
+    // Whatever the package left in its group goes with it.
+    killTree(child, 'SIGKILL')
+    // A stopped job: what ignored SIGTERM gets SIGKILL at the end of the grace period.
+    if (aliveProcesses(found.values()).length > 0) await killRound
+    clearTimeout(killTimer)
+    await closeOutput(child, closed, () => {
+      const strays = findJobProcesses(new Set([req.jobId]), { pid: child.pid!, jobId: req.jobId, running: false })
+      signalProcesses(strays, 'SIGKILL')
+      if (strays.length > 0) note(`the package's main process ended, but process(es) outside its group held its output: SIGKILL sent to ${describeProcesses(strays)}`)
+    }, () => note(`the job's output was still open ${2 * OUTPUT_GRACE_MS} ms after its main process ended; the agent closed it`))
+  }
   lines.end()
   await registered
   cleanUp(req)
@@ -145,8 +198,32 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
     return finish('FAILED', ran, { code: 'AGENT_EXIT_NON_ZERO', message: `The package ${how}; its output is in the job's log.` })
   }
   if (resultLine === undefined) return finish('FAILED', ran, { code: 'AGENT_NO_RESULT', message: `The package ended without printing a ${RESULT_PREFIX} line.` })
-  if (!parsed.ok) return finish('FAILED', ran, { code: 'AGENT_RESULT_INVALID', message: `The package's ${RESULT_PREFIX} line does not hold a JSON object.` })
+  if (!parsed.ok) return finish('FAILED', ran, { code: 'AGENT_RESULT_INVALID', message: `The package's ${RESULT_PREFIX} line does not hold a JSON object nested at most ${MAX_JSON_DEPTH} levels deep.` })
   return finish('SUCCEEDED', ran, null)
+}
+
+/**
+ * Waits for the output pipes to close after the main process ended: at once, normally.
+ * When they stay open, `findHolders` kills whoever holds them; when they still stay
+ * open, the pipes are destroyed from our side (`giveUp` says so).
+ */
+async function closeOutput (child: ChildProcess, closed: Promise<void>, findHolders: () => void, giveUp: () => void): Promise<void> {
+  if (await settlesWithin(closed, OUTPUT_GRACE_MS)) return
+  findHolders()
+  if (await settlesWithin(closed, OUTPUT_GRACE_MS)) return
+  giveUp()
+  child.stdout?.destroy()
+  child.stderr?.destroy()
+}
+
+async function settlesWithin (promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), ms) })
+  try {
+    return await Promise.race([promise.then(() => true), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 function startError (program: string, err: unknown): JobError {
@@ -170,7 +247,8 @@ function parseResult (line: string | undefined): { ok: true, value: Record<strin
   if (line === undefined) return { ok: false }
   try {
     const value = JSON.parse(line) as unknown
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ok: true, value: value as Record<string, unknown> } : { ok: false }
+    const usable = typeof value === 'object' && value !== null && !Array.isArray(value) && depthWithin(value, MAX_JSON_DEPTH)
+    return usable ? { ok: true, value: value as Record<string, unknown> } : { ok: false }
   } catch {
     return { ok: false }
   }

@@ -3,12 +3,16 @@
  * start-up under an advisory lock and recorded in `schema_migrations`. Applying
  * them again is a no-op; several processes starting at once apply each one once.
  */
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { ClientBase } from 'pg'
+import { readRegularFile } from '../files/index.js'
 
 /** The source folder when running TypeScript, its copy in dist/ when built. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
+
+/** A migration is a few KB of SQL; a file past this (or not a regular file) is refused, not read. */
+const MAX_MIGRATION_BYTES = 1024 * 1024
 
 /** Arbitrary, fixed: every razao process takes the same lock to migrate. */
 const MIGRATION_LOCK = 7_301_846_211
@@ -23,7 +27,7 @@ export async function loadMigrations (dir = MIGRATIONS_DIR): Promise<Migration[]
     if (match === null) throw new Error(`Migration file name "${file}" is not NNNN_name.sql`)
     const version = Number(match[1])
     if (migrations.some((m) => m.version === version)) throw new Error(`Two migrations share version ${version}`)
-    migrations.push({ version, name: match[2]!, sql: await readFile(`${dir}${file}`, 'utf8') })
+    migrations.push({ version, name: match[2]!, sql: (await readRegularFile(`${dir}${file}`, MAX_MIGRATION_BYTES)).toString('utf8') })
   }
   return migrations
 }

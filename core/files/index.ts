@@ -1,1 +1,2 @@
+export { FileRefusedError, readRegularFile } from './regular-file.js'
 export { sha256File } from './sha256.js'

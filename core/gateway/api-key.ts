@@ -67,3 +67,30 @@ export async function rotateApiKey (db: Db): Promise<{ key: string, hash: string
     [SERVICE, hash])
   return { key, hash }
 }
+
+/**
+ * The stored hash, read again once it is older than `ttlMs`, so that a query costs no
+ * round trip for its key. A rotation made through this instance replaces it at once
+ * (`set`); one made through another instance on the same database applies here within
+ * `ttlMs`: that is the bound docs/scaling.md states.
+ */
+export class ApiKeyHashCache {
+  private hash: string | undefined
+  private readAt = 0
+
+  constructor (private readonly read: () => Promise<string | undefined>, readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+
+  set (hash: string): void {
+    this.hash = hash
+    this.readAt = this.now()
+  }
+
+  async current (): Promise<string | undefined> {
+    if (this.hash === undefined || this.now() - this.readAt > this.ttlMs) {
+      const stored = await this.read()
+      if (stored !== undefined) this.set(stored)
+      else this.hash = undefined
+    }
+    return this.hash
+  }
+}

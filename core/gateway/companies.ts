@@ -7,11 +7,18 @@
  * Rules kept here (a CHECK cannot see other rows): a branch's head office is itself a
  * head office (one level), shares the branch's CNPJ root (the first 8 characters, the
  * same legal entity), and a company with branches cannot become a branch.
+ *
+ * Checked rules hold under concurrent edits because every change that could break them
+ * locks, inside its transaction and before it reads, both rows the rule joins: the
+ * company edited and the head office it is given. Two edits touching a common row run
+ * one after the other, and the second checks what the first committed (PATCH A→B and
+ * PATCH B→C at once: one of them is refused with 400). The locks are taken in id order,
+ * so two edits locking the same two rows (A→B and B→A at once) wait instead of deadlocking.
  */
 import type { ClientBase, Pool } from 'pg'
 import { cnpjRoot, normalizeCnpj } from '../cnpj.js'
 import { EngineError } from '../errors.js'
-import { isUniqueViolation } from '../db/pg-errors.js'
+import { isUniqueViolation, sqlState } from '../db/pg-errors.js'
 
 export interface CertificateSummary {
   subject: string
@@ -174,6 +181,7 @@ export async function createGatewayCompany (pool: Pool, input: NewGatewayCompany
   const matrizCodigo = input.matrizEmpresaCodigo === undefined || input.matrizEmpresaCodigo.trim() === '' ? null : input.matrizEmpresaCodigo.trim()
   const herda = input.herdaCertificadoMatriz === true
   return await inTransaction(pool, async (client) => {
+    if (matrizCodigo !== null) await lockCompanies(client, [], [matrizCodigo])
     const matrizId = await checkStructure(client, { id: null, cnpj, matrizEmpresaCodigo: matrizCodigo, herda, certificateCnpj: null })
     try {
       const { rows } = await client.query<{ empresa_codigo: string }>(
@@ -188,9 +196,10 @@ export async function createGatewayCompany (pool: Pool, input: NewGatewayCompany
 }
 
 export async function updateGatewayCompany (pool: Pool, empresaCodigo: string, changes: CompanyChanges): Promise<GatewayCompany> {
+  const newMatriz = changes.matrizEmpresaCodigo === undefined || changes.matrizEmpresaCodigo === null ? '' : changes.matrizEmpresaCodigo.trim()
   return await inTransaction(pool, async (client) => {
-    const { rows: locked } = await client.query('SELECT id FROM empresas WHERE empresa_codigo = $1 FOR UPDATE', [empresaCodigo])
-    if (locked.length === 0) throw companyNotFound(empresaCodigo)
+    const locked = await lockCompanies(client, [empresaCodigo], newMatriz === '' ? [] : [newMatriz])
+    if (!locked.includes(empresaCodigo)) throw companyNotFound(empresaCodigo)
     const current = await getGatewayCompany(client, empresaCodigo)
     const cnpj = changes.cnpj === undefined ? current.cnpj : cleanCnpj(changes.cnpj)
     const razaoSocial = changes.razaoSocial === undefined ? current.razaoSocial : cleanName(changes.razaoSocial)
@@ -220,17 +229,36 @@ export async function deactivateGatewayCompany (pool: Pool, empresaCodigo: strin
   return await getGatewayCompany(pool, empresaCodigo)
 }
 
+/**
+ * Locks the rows of the given companies (those that exist) for the rest of the
+ * transaction, in id order; returns the codes found. Ids and codes never change, so
+ * finding them before the lock is safe; whatever else is read after it is current.
+ */
+async function lockCompanies (client: ClientBase, edited: string[], headOffices: string[]): Promise<string[]> {
+  const { rows } = await client.query<{ empresa_codigo: string }>(
+    `SELECT empresa_codigo FROM empresas WHERE empresa_codigo = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+    [[...edited, ...headOffices]])
+  return rows.map((r) => r.empresa_codigo)
+}
+
+/** Deadlock and serialization failure: the transaction was cancelled whole and may simply run again. */
+const RETRYABLE = new Set(['40P01', '40001'])
+const ATTEMPTS = 3
+
 export async function inTransaction<T> (pool: Pool, work: (client: ClientBase) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    const result = await work(client)
-    await client.query('COMMIT')
-    return result
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw err
-  } finally {
-    client.release()
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      if (attempt < ATTEMPTS && RETRYABLE.has(sqlState(err) ?? '')) continue
+      throw err
+    } finally {
+      client.release()
+    }
   }
 }

@@ -2,8 +2,9 @@
  * The tax-document gateway's core: company registry view, encrypted certificate store, API
  * key hash; NF-e and NFS-e distribution clients, TLS agents, the query guard, its errors.
  */
-export { CertificateStore } from './store.js'
+export { CertificateStore, rekeyCertificates } from './store.js'
 export type { ResolvedCertificate, ResolveCertificate, CertificateStoreOptions } from './store.js'
+export { ResolvedCertificateCache, DEFAULT_CACHE_MS } from './resolve-cache.js'
 export {
   listGatewayCompanies, findGatewayCompany, getGatewayCompany, createGatewayCompany, updateGatewayCompany, deactivateGatewayCompany
 } from './companies.js'
@@ -12,7 +13,7 @@ export { inspectCertificate, daysToExpiry } from './certificate.js'
 export type { CertificateFacts } from './certificate.js'
 export { loadMasterKey, parseMasterKey, masterKeyId, MASTER_KEY_FILE } from './master-key.js'
 export type { MasterKey, MasterKeySource } from './master-key.js'
-export { apiKeyMatchesHash, ensureApiKey, hashApiKey, readApiKeyHash, rotateApiKey } from './api-key.js'
+export { ApiKeyHashCache, apiKeyMatchesHash, ensureApiKey, hashApiKey, readApiKeyHash, rotateApiKey } from './api-key.js'
 export type { InitialApiKey } from './api-key.js'
 export { GatewayCode, GatewayError, isGatewayError, companyNotFound, certificateIncompatible } from './errors.js'
 export type { GatewayErrorOptions } from './errors.js'
@@ -26,4 +27,4 @@ export type { DistNsuRequest, NfeDocument, RetDistDFeInt, SoapFault, GatewayLog,
 export { ADN_BASE_URLS, adnDistributionUrl, queryAdnDistribution } from './adn-distribution.js'
 export type { AdnAnswer, AdnDocument, AdnDistributionCall } from './adn-distribution.js'
 export { QueryGuard, DEFAULT_COOLDOWN_MS, nfeCooldownReason } from './query-guard.js'
-export type { QueryGuardOptions } from './query-guard.js'
+export type { GuardedAnswer, GuardedRoute, QueryGuardOptions } from './query-guard.js'

@@ -1,5 +1,16 @@
-import { describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { freshDatabase } from '../../fixtures/db/test-database.js'
+import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { QueryGuard, nfeCooldownReason } from './query-guard.js'
+import type { GuardedAnswer } from './query-guard.js'
+
+const CNPJ = '11222333000181'
+const OTHER = '11222333000262'
+
+let db: TestDatabase
+beforeAll(async () => { db = await freshDatabase() })
+afterEach(async () => { await db.pool.query('DELETE FROM esperas_consulta') })
+afterAll(async () => { await db?.drop() })
 
 function deferred<T> (): { promise: Promise<T>, resolve: (v: T) => void, reject: (e: unknown) => void } {
   let resolve!: (v: T) => void
@@ -8,15 +19,22 @@ function deferred<T> (): { promise: Promise<T>, resolve: (v: T) => void, reject:
   return { promise, resolve, reject }
 }
 
-describe('QueryGuard.run', () => {
-  it('runs the tasks of one key one after the other, in arrival order, even when one fails', async () => {
-    const guard = new QueryGuard()
+const plain = <T>(value: T): GuardedAnswer<T> => ({ value })
+const guardOf = (cooldownMs = 3_600_000): QueryGuard => new QueryGuard({ pool: db.pool, callTimeoutMs: 2000, cooldownMs })
+const tick = async (ms = 0): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+async function until (condition: () => boolean): Promise<void> {
+  for (const started = Date.now(); !condition(); await tick(10)) if (Date.now() - started > 10_000) throw new Error('condition not met in 10 s')
+}
+
+describe('QueryGuard.run in one instance', () => {
+  it('runs the calls of one CNPJ one after the other, in arrival order, even when one fails', async () => {
+    const guard = guardOf()
     const log: string[] = []
     const first = deferred<string>()
-    const a = guard.run('k', '1', async () => { log.push('a start'); const v = await first.promise; log.push('a end'); return v })
-    const b = guard.run('k', '2', async () => { log.push('b start'); throw new Error('b failed') })
-    const c = guard.run('k', '3', async () => { log.push('c start'); return 'c' })
-    await new Promise((resolve) => setImmediate(resolve))
+    const a = guard.run('nfe', CNPJ, '1', 'x', async () => { log.push('a start'); const v = await first.promise; log.push('a end'); return plain(v) })
+    const b = guard.run('nfe', CNPJ, '2', 'x', async () => { log.push('b start'); throw new Error('b failed') })
+    const c = guard.run('nfe', CNPJ, '3', 'x', async () => { log.push('c start'); return plain('c') })
+    await tick(100)
     expect(log).toEqual(['a start'])
     first.resolve('a')
     expect(await a).toBe('a')
@@ -25,48 +43,102 @@ describe('QueryGuard.run', () => {
     expect(log).toEqual(['a start', 'a end', 'b start', 'c start'])
   })
 
-  it('runs different keys side by side', async () => {
-    const guard = new QueryGuard()
+  it('runs different CNPJs and routes side by side', async () => {
+    const guard = guardOf()
     const gate = deferred<void>()
     let started = 0
-    const a = guard.run('x', '1', async () => { started++; await gate.promise })
-    const b = guard.run('y', '1', async () => { started++; await gate.promise })
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(started).toBe(2)
+    const calls = [guard.run('nfe', CNPJ, '1', 'x', async () => { started++; await gate.promise; return plain(1) }),
+      guard.run('nfe', OTHER, '1', 'x', async () => { started++; await gate.promise; return plain(2) }),
+      guard.run('adn', CNPJ, '1', 'x', async () => { started++; await gate.promise; return plain(3) })]
+    await until(() => started === 3)
     gate.resolve()
-    await Promise.all([a, b])
+    expect(await Promise.all(calls)).toEqual([1, 2, 3])
   })
 
   it('shares a queued or running identical query instead of running it twice, and forgets it once settled', async () => {
-    const guard = new QueryGuard()
+    const guard = guardOf()
     let calls = 0
     const gate = deferred<void>()
-    const task = async (): Promise<number> => { calls++; await gate.promise; return calls }
-    const a = guard.run('k', 'same', task)
-    const b = guard.run('k', 'same', task)
+    const task = async (): Promise<GuardedAnswer<number>> => { calls++; await gate.promise; return plain(calls) }
+    const a = guard.run('nfe', CNPJ, 'same', 'x', task)
+    const b = guard.run('nfe', CNPJ, 'same', 'x', task)
     expect(b).toBe(a)
     gate.resolve()
     expect(await Promise.all([a, b])).toEqual([1, 1])
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(await guard.run('k', 'same', task)).toBe(2)
+    await tick()
+    expect(await guard.run('nfe', CNPJ, 'same', 'x', task)).toBe(2)
   })
 })
 
-describe('QueryGuard waiting period', () => {
-  it('refuses with 429 and Retry-After inside the period, and lets through after it', () => {
-    let t = 1_000_000
-    const guard = new QueryGuard({ cooldownMs: 3_600_000, now: () => t })
-    guard.assertOpen('k', 'CNPJ 11222333000181')
-    guard.startCooldown('k', 'the tax authority answered cStat 137 (no documents after this NSU).')
-    t += 600_000
-    let error: unknown
-    try { guard.assertOpen('k', 'CNPJ 11222333000181') } catch (e) { error = e }
-    expect(error).toMatchObject({ status: 429, code: 'GATEWAY_COOLDOWN', retryAfterS: 3000 })
-    expect((error as Error).message).toMatch(/^No NF-e query for CNPJ 11222333000181 before .*cStat 137/)
-    expect(guard.remainingS('other')).toBe(0)
-    t += 3_000_000
-    expect(() => guard.assertOpen('k', 'x')).not.toThrow()
-    expect(guard.remainingS('k')).toBe(0)
+describe('QueryGuard across instances (two guards on one database)', () => {
+  it('never lets two instances call for one CNPJ at once: the second waits for the first to give its turn back', async () => {
+    const [one, two] = [guardOf(), guardOf()]
+    const gate = deferred<void>()
+    const log: string[] = []
+    const a = one.run('nfe', CNPJ, '1', 'x', async () => { log.push('one start'); await gate.promise; log.push('one end'); return plain('one') })
+    await tick(50)
+    const b = two.run('nfe', CNPJ, '1', 'x', async () => { log.push('two start'); return plain('two') })
+    await tick(200)
+    expect(log).toEqual(['one start'])
+    gate.resolve()
+    expect(await Promise.all([a, b])).toEqual(['one', 'two'])
+    expect(log).toEqual(['one start', 'one end', 'two start'])
+  })
+
+  it('holds every instance, and a new one, to the waiting period an answer started, with 429 and Retry-After', async () => {
+    const one = guardOf()
+    const reason = nfeCooldownReason({ cStat: '137', ultNSU: '1', maxNSU: '1' })!
+    expect(await one.run('nfe', CNPJ, '1', 'x', async () => ({ value: '137', cooldown: { reason, cStat: '137' } }))).toBe('137')
+    let called = false
+    for (const guard of [one, guardOf()]) {
+      let error: unknown
+      try { await guard.run('nfe', CNPJ, '2', 'CNPJ 11222333000181', async () => { called = true; return plain('no') }) } catch (e) { error = e }
+      expect(error).toMatchObject({ status: 429, code: 'GATEWAY_COOLDOWN' })
+      expect((error as { retryAfterS: number }).retryAfterS).toBeGreaterThan(3590)
+      expect((error as Error).message).toMatch(/^No NF-e query for CNPJ 11222333000181 before .*cStat 137/)
+    }
+    expect(called).toBe(false)
+    // Another CNPJ and the other route are not held.
+    expect(await one.run('nfe', OTHER, '1', 'x', async () => plain('ok'))).toBe('ok')
+    expect(await one.run('adn', CNPJ, '1', 'x', async () => plain('ok'))).toBe('ok')
+    const { rows } = await db.pool.query('SELECT cstat, em_curso_por FROM esperas_consulta WHERE servico = $1 AND cnpj = $2', ['nfe', CNPJ])
+    expect(rows).toEqual([{ cstat: '137', em_curso_por: null }])
+  })
+
+  it('gives two instances racing for one CNPJ one call; the other meets the waiting period it started', async () => {
+    const guards = [guardOf(), guardOf()]
+    let calls = 0
+    const results = await Promise.allSettled(guards.map(async (g) => await g.run('nfe', CNPJ, '1', 'x', async () => {
+      calls++
+      await tick(50)
+      return { value: 'answered', cooldown: { reason: 'cStat 137', cStat: '137' } }
+    })))
+    expect(calls).toBe(1)
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+  })
+
+  it('stores the reason and the cStat as given, whatever characters they hold', async () => {
+    const reason = "the authority's answer; DROP TABLE esperas_consulta; --"
+    await guardOf().run('nfe', CNPJ, '1', 'x', async () => ({ value: 1, cooldown: { reason, cStat: "1'37" } }))
+    const { rows } = await db.pool.query('SELECT motivo, cstat FROM esperas_consulta')
+    expect(rows).toEqual([{ motivo: reason, cstat: "1'37" }])
+  })
+
+  it('lets the next call through once the waiting period has passed', async () => {
+    const guard = guardOf(300)
+    await guard.run('nfe', CNPJ, '1', 'x', async () => ({ value: 1, cooldown: { reason: 'cStat 137', cStat: '137' } }))
+    await expect(guard.run('nfe', CNPJ, '2', 'x', async () => plain(2))).rejects.toMatchObject({ status: 429 })
+    await tick(400)
+    expect(await guard.run('nfe', CNPJ, '3', 'x', async () => plain(3))).toBe(3)
+  })
+
+  it('takes over the turn of an instance that died mid-call once the turn lapses (deadline plus margin)', async () => {
+    // A turn taken by an instance that never gave it back, lapsing in 300 ms.
+    await db.pool.query(`INSERT INTO esperas_consulta (servico, cnpj, em_curso_por, em_curso_ate)
+      VALUES ('nfe', $1, gen_random_uuid(), now() + interval '300 milliseconds')`, [CNPJ])
+    const started = Date.now()
+    expect(await guardOf().run('nfe', CNPJ, '1', 'x', async () => plain('after'))).toBe('after')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
   })
 })
 

@@ -1,102 +1,194 @@
 /**
  * Keeps a company's certificate out of the authority's "consumo indevido" block
- * (cStat 656, one hour, restarted by every query made during it: tax-protocols.md 1.7).
+ * (cStat 656, one hour, restarted by every query made during it: NT 2014.002),
+ * across every gateway instance on one database and across restarts.
  *
  * - Waiting period: after an answer that says "nothing more now" for a CNPJ (137; 138
  *   with ultNSU = maxNSU) or a 656, the next NF-e query for that CNPJ within the period
- *   is answered here with 429 and Retry-After, without reaching the authority.
- * - Serialization: queries for one CNPJ run one at a time, in arrival order. A caller
- *   whose query is identical to one already running (same CNPJ, same cursor) gets that
- *   query's answer instead of a second call: the second call could only earn a 656
- *   (an out-of-sequence cursor) or the waiting period. A different query waits its turn
- *   and then meets the waiting period check like any other.
+ *   is answered here with 429 and Retry-After, without reaching the authority. The period
+ *   is a row of `esperas_consulta` (migration 0003), read before every upstream call and
+ *   written by the statement that records the answer, on the database's clock.
+ * - One call at a time per CNPJ and route, across instances: the same row is a turn an
+ *   instance takes before calling and gives back with the answer. Another instance that
+ *   finds the turn taken waits for it (polling the row), then meets the waiting period
+ *   the first answer may have started. An instance that dies mid-call holds the turn
+ *   until its lapse (the call's deadline plus a margin), no longer.
+ * - Inside one instance, queries for one CNPJ also queue in arrival order, and a caller
+ *   whose query is identical to one already queued or running (same CNPJ, same cursor)
+ *   gets that query's answer instead of a second call: the second call could only earn a
+ *   656 (an out-of-sequence cursor) or the waiting period. This costs no database work.
  *
- * State is in memory, per process: a restart forgets the waiting periods (the authority
- * does not), so one gateway process should front a set of companies.
+ * No database connection is held during the upstream call: two short statements per call,
+ * and only the first is on the caller's path unless the answer starts a waiting period.
  */
+import { randomUUID } from 'node:crypto'
+import type { Pool } from 'pg'
 import { GatewayError } from './errors.js'
 
+export type GuardedRoute = 'nfe' | 'adn'
+
 export interface QueryGuardOptions {
-  /** The waiting period; default one hour (tax-protocols.md 1.6-1.7). */
+  pool: Pool
+  /** The waiting period; default one hour (NT 2014.002). */
   cooldownMs?: number
-  now?: () => number
+  /** The longest an upstream call may take (GATEWAY_TIMEOUT_MS): a turn lapses this long plus a margin after it was taken. */
+  callTimeoutMs: number
 }
 
-interface Cooldown {
-  until: number
-  reason: string
+/** What a guarded call returns: its value, and the waiting period its answer starts, if any. */
+export interface GuardedAnswer<T> {
+  value: T
+  cooldown?: { reason: string, cStat: string } | undefined
 }
+
+interface Outcome<T> { value: T, released: Promise<void> }
 
 export const DEFAULT_COOLDOWN_MS = 3_600_000
+/** Added to the call's deadline: the time to record the answer after it arrived. */
+const TURN_MARGIN_MS = 5000
+/** How often a waiting instance looks at a turn another instance holds. */
+const POLL_MS = [25, 50, 100, 200, 400]
+
+type Cooldown = NonNullable<GuardedAnswer<unknown>['cooldown']>
+
+interface TurnRow { ok: boolean, motivo: string | null, espera_ms: string | null, em_curso_ms: string | null }
+
+/**
+ * A statement's commit that does not wait for its WAL record to reach the disk (about 7 ms
+ * per commit on our machines): a turn is a lease that lapses anyway, and a database crash
+ * ends every query in progress. A waiting period is different (losing it risks the 656 it
+ * prevents), so the statement that records one commits durably. `set_config(..., true)`
+ * holds for the statement's own transaction, whose commit follows.
+ */
+const NO_FLUSH = "set_config('synchronous_commit', 'off', true) AS sem_espera_do_disco"
+
+/**
+ * Takes the turn when no waiting period runs and nobody holds it. Otherwise reports the
+ * row as it was: the remaining wait, or how long the holder's turn may still last.
+ */
+const TAKE_TURN_SQL = `
+WITH antes AS (SELECT espera_ate, motivo, em_curso_ate FROM esperas_consulta WHERE servico = $1 AND cnpj = $2),
+vez AS (
+  INSERT INTO esperas_consulta AS e (servico, cnpj, em_curso_por, em_curso_ate)
+  VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+  ON CONFLICT (servico, cnpj) DO UPDATE SET em_curso_por = EXCLUDED.em_curso_por, em_curso_ate = EXCLUDED.em_curso_ate, atualizado_em = now()
+    WHERE (e.espera_ate IS NULL OR e.espera_ate <= now()) AND (e.em_curso_ate IS NULL OR e.em_curso_ate <= now())
+  RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM vez) AS ok,
+       (SELECT motivo FROM antes WHERE espera_ate > now()) AS motivo,
+       (SELECT ceil(extract(epoch FROM espera_ate - now()) * 1000)::text FROM antes WHERE espera_ate > now()) AS espera_ms,
+       (SELECT ceil(extract(epoch FROM em_curso_ate - now()) * 1000)::text FROM antes WHERE em_curso_ate > now()) AS em_curso_ms,
+       ${NO_FLUSH}`
+
+/**
+ * Gives the turn back (only if it is still ours: a lapsed turn may belong to another call
+ * now) and records the waiting period the answer starts, whoever holds the turn. $7 says
+ * whether the commit waits for the disk: only when a waiting period is recorded.
+ */
+const GIVE_TURN_SQL = `
+WITH vez AS (
+  UPDATE esperas_consulta SET
+    em_curso_por = CASE WHEN em_curso_por = $3 THEN NULL ELSE em_curso_por END,
+    em_curso_ate = CASE WHEN em_curso_por = $3 THEN NULL ELSE em_curso_ate END,
+    espera_ate = CASE WHEN $4::text IS NULL THEN espera_ate ELSE greatest(espera_ate, now() + $6 * interval '1 millisecond') END,
+    motivo = coalesce($4, motivo),
+    cstat = coalesce($5, cstat),
+    atualizado_em = now()
+  WHERE servico = $1 AND cnpj = $2
+  RETURNING 1)
+SELECT count(*) FROM vez, (SELECT set_config('synchronous_commit', $7, true)) AS durabilidade`
 
 export class QueryGuard {
   readonly cooldownMs: number
-  private readonly now: () => number
-  private readonly cooldowns = new Map<string, Cooldown>()
-  /** Tail of each key's queue: the promise the next caller waits for. */
+  private readonly pool: Pool
+  private readonly turnMs: number
+  /** Tail of each key's queue in this instance: the promise the next caller waits for. */
   private readonly tails = new Map<string, Promise<unknown>>()
-  /** Queries running or queued, by their identity, for sharing. */
+  /** Queries running or queued in this instance, by their identity, for sharing. */
   private readonly pending = new Map<string, Promise<unknown>>()
 
-  constructor (options: QueryGuardOptions = {}) {
+  constructor (options: QueryGuardOptions) {
+    this.pool = options.pool
     this.cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS
-    this.now = options.now ?? Date.now
+    this.turnMs = options.callTimeoutMs + TURN_MARGIN_MS
   }
 
   /**
-   * Runs `task` for `key` (a CNPJ) after every earlier task of that key has settled.
-   * When a task with the same `identity` is already queued or running, its promise is
-   * returned instead (its answer, or its error, is shared).
+   * Runs `call` for (`route`, `cnpj`) once this instance's earlier calls for it have
+   * settled, no waiting period runs and no other instance is calling. When a call with
+   * the same `identity` is already queued or running here, its promise is returned
+   * instead (its answer, or its error, is shared). `label` names the CNPJ in a 429.
    */
-  run<T> (key: string, identity: string, task: () => Promise<T>): Promise<T> {
+  run<T> (route: GuardedRoute, cnpj: string, identity: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<T> {
+    const key = `${route}:${cnpj}`
     const shareKey = `${key}\u0000${identity}`
     const running = this.pending.get(shareKey)
     if (running !== undefined) return running as Promise<T>
+    const task = async (): Promise<Outcome<T>> => await this.guarded(route, cnpj, label, call)
     const before = this.tails.get(key) ?? Promise.resolve()
-    const result = before.then(task, task)
-    const tail = result.then(() => undefined, () => undefined)
+    const outcome = before.then(task, task)
+    const result = outcome.then((o) => o.value)
+    // The next call here starts once this one has given its turn back, even when its
+    // caller already has the answer.
+    const tail = outcome.then(async (o) => { await o.released.catch(() => undefined) }, () => undefined)
     this.tails.set(key, tail)
     this.pending.set(shareKey, result)
-    void tail.then(() => {
-      if (this.pending.get(shareKey) === result) this.pending.delete(shareKey)
-      if (this.tails.get(key) === tail) this.tails.delete(key)
-    })
+    // Shared until answered; a later identical call is a new call, queued behind this one's turn.
+    void result.then(() => undefined, () => undefined).then(() => { if (this.pending.get(shareKey) === result) this.pending.delete(shareKey) })
+    void tail.then(() => { if (this.tails.get(key) === tail) this.tails.delete(key) })
     return result
   }
 
-  /** Throws the 429 when `key` is inside its waiting period. */
-  assertOpen (key: string, label: string): void {
-    const c = this.cooldowns.get(key)
-    if (c === undefined) return
-    const left = c.until - this.now()
-    if (left <= 0) {
-      this.cooldowns.delete(key)
-      return
+  /**
+   * Takes the turn, calls, gives the turn back. An answer that starts a waiting period is
+   * returned only once that period is stored; any other answer is returned at once and the
+   * turn given back meanwhile (one round trip less per call; the turn is still held until
+   * then, so no other call for the CNPJ can start before it is given back).
+   */
+  private async guarded<T> (route: GuardedRoute, cnpj: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<Outcome<T>> {
+    const token = randomUUID()
+    await this.takeTurn(route, cnpj, token, label)
+    let answer: GuardedAnswer<T>
+    try {
+      answer = await call()
+    } catch (err) {
+      await this.giveTurn(route, cnpj, token, undefined).catch(() => undefined)
+      throw err
     }
-    const retryAfterS = Math.ceil(left / 1000)
-    throw new GatewayError(429, 'GATEWAY_COOLDOWN',
-      `No NF-e query for ${label} before ${new Date(c.until).toISOString()} (${retryAfterS} s): ${c.reason} ` +
-      'The tax authority requires this wait, and a query made during it gets the certificate blocked for an hour (cStat 656); the gateway held this one back.',
-      { retryAfterS })
+    const released = this.giveTurn(route, cnpj, token, answer.cooldown)
+    if (answer.cooldown !== undefined) await released
+    return { value: answer.value, released }
   }
 
-  /** Starts (or restarts) the waiting period of `key`. */
-  startCooldown (key: string, reason: string): void {
-    this.cooldowns.set(key, { until: this.now() + this.cooldownMs, reason })
-    this.sweep()
+  /** Waits for the turn; throws the 429 when a waiting period runs. */
+  private async takeTurn (route: GuardedRoute, cnpj: string, token: string, label: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await this.pool.query<TurnRow>({ name: 'gateway-take-turn', text: TAKE_TURN_SQL, values: [route, cnpj, token, this.turnMs] })
+      const row = rows[0]!
+      if (row.ok) return
+      if (row.espera_ms !== null) throw cooldownError(label, Number(row.espera_ms), row.motivo ?? '')
+      // Another instance is calling: look again shortly, never later than its turn lapses.
+      const left = row.em_curso_ms === null ? 0 : Number(row.em_curso_ms)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(left, POLL_MS[Math.min(attempt, POLL_MS.length - 1)]!))))
+    }
   }
 
-  /** Seconds left in `key`'s waiting period, 0 when none. */
-  remainingS (key: string): number {
-    const c = this.cooldowns.get(key)
-    return c === undefined ? 0 : Math.max(0, Math.ceil((c.until - this.now()) / 1000))
+  private async giveTurn (route: GuardedRoute, cnpj: string, token: string, cooldown: Cooldown | undefined): Promise<void> {
+    await this.pool.query({
+      name: 'gateway-give-turn',
+      text: GIVE_TURN_SQL,
+      values: [route, cnpj, token, cooldown?.reason ?? null, cooldown?.cStat ?? null, this.cooldownMs, cooldown === undefined ? 'off' : 'on']
+    })
   }
+}
 
-  private sweep (): void {
-    if (this.cooldowns.size < 1024) return
-    const t = this.now()
-    for (const [key, c] of this.cooldowns) if (c.until <= t) this.cooldowns.delete(key)
-  }
+function cooldownError (label: string, leftMs: number, reason: string): GatewayError {
+  const retryAfterS = Math.max(1, Math.ceil(leftMs / 1000))
+  const until = new Date(Date.now() + leftMs)
+  return new GatewayError(429, 'GATEWAY_COOLDOWN',
+    `No NF-e query for ${label} before ${until.toISOString()} (${retryAfterS} s): ${reason} ` +
+    'The tax authority requires this wait, and a query made during it gets the certificate blocked for an hour (cStat 656); the gateway held this one back.',
+    { retryAfterS })
 }
 
 /**

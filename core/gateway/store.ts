@@ -14,7 +14,7 @@ import { cnpjRoot } from '../cnpj.js'
 import { EngineError } from '../errors.js'
 import { assertCurrent, inspectCertificate, openInThread } from './certificate.js'
 import type { CertificateFacts } from './certificate.js'
-import { COMPANY_SELECT, getGatewayCompany, companyNotFound, toCompany } from './companies.js'
+import { COMPANY_SELECT, getGatewayCompany, companyNotFound, inTransaction, toCompany } from './companies.js'
 import type { CompanyRow } from './companies.js'
 import type { GatewayCompany } from './companies.js'
 import { openSealed, sealValue } from './seal.js'
@@ -146,4 +146,41 @@ export class CertificateStore {
       validUntil: certificate.validUntil
     }
   }
+}
+
+/**
+ * `razao gateway rekey`: every stored certificate and password opened with `oldKey` and
+ * sealed again with `newKey`, in one transaction that holds the table against uploads
+ * and removals meanwhile. When any value does not open with the old key, nothing is
+ * changed and GATEWAY_STORE_KEY_MISMATCH names the companies concerned. Returns how many
+ * certificates were re-sealed.
+ */
+export async function rekeyCertificates (pool: Pool, oldKey: MasterKey, newKey: MasterKey): Promise<number> {
+  if (oldKey.id === newKey.id) throw new EngineError('REQUEST_INVALID', 'The new master key is the old one; nothing to do.')
+  return await inTransaction(pool, async (client) => {
+    await client.query('LOCK TABLE certificados IN EXCLUSIVE MODE')
+    const { rows } = await client.query<{ empresa_id: string, empresa_codigo: string, pfx_cifrado: Buffer, senha_cifrada: Buffer }>(
+      `SELECT c.empresa_id, e.empresa_codigo, c.pfx_cifrado, c.senha_cifrada
+       FROM certificados c JOIN empresas e ON e.id = c.empresa_id ORDER BY e.empresa_codigo`)
+    const resealed: Array<{ empresaId: string, pfx: Buffer, senha: Buffer }> = []
+    const refused: string[] = []
+    for (const row of rows) {
+      try {
+        const pfx = openSealed(oldKey, row.pfx_cifrado, aad(row.empresa_id, 'pfx'))
+        const senha = openSealed(oldKey, row.senha_cifrada, aad(row.empresa_id, 'senha'))
+        resealed.push({ empresaId: row.empresa_id, pfx: sealValue(newKey, pfx, aad(row.empresa_id, 'pfx')), senha: sealValue(newKey, senha, aad(row.empresa_id, 'senha')) })
+        pfx.fill(0)
+        senha.fill(0)
+      } catch {
+        refused.push(row.empresa_codigo)
+      }
+    }
+    if (refused.length > 0) {
+      throw new EngineError('GATEWAY_STORE_KEY_MISMATCH', `${refused.length} of ${rows.length} stored certificate(s) do not open with the old master key (empresa_codigo ${refused.join(', ')}); nothing was changed. Check the old key, or remove those certificates and upload them again.`)
+    }
+    for (const r of resealed) {
+      await client.query('UPDATE certificados SET pfx_cifrado = $2, senha_cifrada = $3, chave_id = $4 WHERE empresa_id = $1', [r.empresaId, r.pfx, r.senha, newKey.id])
+    }
+    return rows.length
+  })
 }

@@ -4,7 +4,7 @@
  * handshake (an RSA signature on our side, a chain check on the authority's) every call.
  *
  * The PKCS#12 is opened once per certificate (node-forge, through core/sign's loader, so
- * the legacy RC2 files OpenSSL 3 refuses still open: tax-protocols.md 3.1) into one
+ * the legacy RC2 files OpenSSL 3 refuses still open) into one
  * `SecureContext` (key, leaf and intermediates, trusted roots) that every connection of
  * the agent shares. Giving `pfx`/`passphrase` to the agent instead would decrypt the
  * PKCS#12 again for every new socket, and would make OpenSSL trust every CA certificate
@@ -13,10 +13,10 @@
  *
  * Trusted roots for the servers: Node's bundled set plus the PEM of `GATEWAY_CA_FILE`
  * (the ICP-Brasil chain the authorities' hosts use, which Node does not ship:
- * tax-protocols.md 1.2), nothing else. Verification is never switched off.
+ * docs/gateway-queries.md), nothing else. Verification is never switched off.
  *
  * TLS 1.2 exactly: what the NF-e web services speak and what the mature clients pin
- * (tax-protocols.md 1.2; the ADN takes 1.2 or newer). Under TLS 1.3 the server checks the
+ * (the MOC; the ADN takes 1.2 or newer). Under TLS 1.3 the server checks the
  * client certificate only after our side has finished the handshake, so a refused
  * certificate arrives as a bare connection reset, which cannot be told from a dropped
  * connection; under 1.2 it is a handshake alert the gateway can name (422).

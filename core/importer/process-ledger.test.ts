@@ -16,7 +16,7 @@ import { addCompany } from '../db/companies.js'
 import { centsToDecimal } from '../money/index.js'
 import { readXlsxFirstSheet } from '../xlsx/index.js'
 import type { CopyMode } from './copy-sink.js'
-import { processLedger } from './process-ledger.js'
+import { processLedger, recoverInterruptedImports } from './process-ledger.js'
 import type { ProcessSource } from './process-ledger.js'
 
 let dir: string
@@ -119,5 +119,45 @@ describe('an import marked failed while it is written', () => {
     const { rows } = await db.pool.query<{ status: string, n: string }>(
       "SELECT status, (SELECT count(*) FROM movimentos m WHERE m.importacao_seq = i.seq) AS n FROM importacoes i WHERE sha256 = $1", ['c'.repeat(64)])
     expect(rows).toEqual([{ status: 'FALHOU', n: '0' }])
+  })
+})
+
+describe('recovery of interrupted imports, from any instance', () => {
+  it('leaves a load that is still being written alone, and fails the one whose session ended, at once', async () => {
+    await db.pool.query("CREATE OR REPLACE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$")
+    await db.pool.query('CREATE TRIGGER slow_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 2500) EXECUTE FUNCTION slow_row()')
+    const doomed = new pg.Client({ connectionString: db.url })
+    await doomed.connect()
+    doomed.on('error', () => undefined)
+    try {
+      const live = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'e'.repeat(64), codigoDominio: 'stream', mode: 'NORMAL', batchSize: 100 })
+      const dead = processLedger(doomed, source, { fileName: 'ledger.xlsx', sha256: 'f'.repeat(64), codigoDominio: 'per-batch', mode: 'NORMAL', batchSize: 100 })
+      dead.catch(() => undefined)
+      const statusOf = async (sha: string): Promise<string[]> =>
+        (await db.pool.query<{ status: string }>('SELECT status FROM importacoes WHERE sha256 = $1', [sha.repeat(64)])).rows.map((r) => r.status)
+      while ((await statusOf('e')).length === 0 || (await statusOf('f')).length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+      // Both are being written: recovery, run as often as a live instance would, touches neither.
+      expect(await recoverInterruptedImports(db.pool)).toBe(0)
+      expect([await statusOf('e'), await statusOf('f')]).toEqual([['PROCESSANDO'], ['PROCESSANDO']])
+      // The second writer's session ends (a killed instance): its lock goes with it.
+      const { rows } = await doomed.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
+      await expect(dead).rejects.toBeDefined()
+      let recovered = 0
+      for (let i = 0; i < 50 && recovered === 0; i++) {
+        recovered = await recoverInterruptedImports(db.pool)
+        if (recovered === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(recovered).toBe(1)
+      expect(await statusOf('f')).toEqual(['FALHOU'])
+      expect(await live).toMatchObject({ status: 'VALIDADO' })
+      expect(await statusOf('e')).toEqual(['VALIDADO'])
+      // A settled load gives its lock back: the connection goes on without holding it.
+      const { rows: held } = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+      expect(held).toEqual([{ n: 0 }])
+    } finally {
+      await db.pool.query('DROP TRIGGER slow_row ON movimentos')
+      await doomed.end().catch(() => undefined)
+    }
   })
 })

@@ -7,9 +7,11 @@
  * out, so nothing partial is ever visible as valid.
  *
  * Importation rows and their statuses:
- * - PROCESSANDO is committed before the movements, with the writing session's
- *   backend pid, so an import whose process died is found and marked FALHOU
- *   (see recoverInterruptedImports).
+ * - PROCESSANDO is committed before the movements, by the statement that also
+ *   takes a session-level advisory lock named after the importation; the writing
+ *   session holds it until the load has settled. An import whose lock is free while
+ *   it is still PROCESSANDO lost its writer (a killed process, a dropped connection)
+ *   and is marked FALHOU by any live instance (see recoverInterruptedImports).
  * - VALIDADO (and the old one's SUBSTITUIDO) commit together with the movements.
  * - FALHOU keeps the error text when the database or validation failed; its
  *   movements were rolled back.
@@ -75,6 +77,9 @@ export async function processLedger (db: ClientBase, source: ProcessSource, requ
     await rollbackQuietly(db)
     await settleFailedImportation(db, importation.id, err)
     throw asEngineError(err, request)
+  } finally {
+    // The row is settled (or, when even that failed, left for recovery, which the free lock allows).
+    await db.query(`SELECT pg_advisory_unlock(${loadLockKey('$1::bigint')})`, [importation.seq]).catch(() => undefined)
   }
 }
 
@@ -103,10 +108,24 @@ async function refusalInSpecOrder (source: ProcessSource, request: ProcessReques
 
 interface Importation { id: string, seq: string }
 
+/**
+ * The advisory lock a load holds on its session while its importation is PROCESSANDO:
+ * the two-key form, a fixed space (arbitrary, only razao loads use it) and the
+ * importation's sequence folded into 31 bits (two loads share a key only 2^31
+ * importations apart, never while both run).
+ */
+const LOAD_LOCK_SPACE = 73_018_462
+const loadLockKey = (seq: string): string => `${LOAD_LOCK_SPACE}, (${seq} % 2147483648)::integer`
+
 async function createImportation (db: ClientBase, empresaId: string, request: ProcessRequest): Promise<Importation> {
+  // The lock is taken by the inserting statement itself: the row becomes visible (on
+  // commit) only after its lock is held, so recovery can never see it unlocked while its
+  // writer lives. pg_advisory_lock waits only if recovery is testing that key this instant.
   const { rows } = await db.query<{ id: string, seq: string }>(
-    `INSERT INTO importacoes (empresa_id, nome_arquivo, sha256, modo, status, batch_size, backend_pid)
-     VALUES ($1, $2, $3, $4, 'PROCESSANDO', $5, pg_backend_pid()) RETURNING id, seq::text`,
+    `WITH nova AS (
+       INSERT INTO importacoes (empresa_id, nome_arquivo, sha256, modo, status, batch_size, backend_pid)
+       VALUES ($1, $2, $3, $4, 'PROCESSANDO', $5, pg_backend_pid()) RETURNING id, seq)
+     SELECT id, seq::text, pg_advisory_lock(${loadLockKey('seq')}) FROM nova`,
     [empresaId, request.fileName, request.sha256, request.mode, request.batchSize])
   return rows[0]!
 }
@@ -141,8 +160,8 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
       WHERE id = $1 AND status = 'PROCESSANDO'`,
     [importacaoId, analysis.totalRows, centsToDecimal(analysis.totalDebitCents), centsToDecimal(analysis.totalCreditCents)])
   if (finalized.rowCount !== 1) {
-    // Recovery judged this load dead (its recorded session was gone, e.g. behind a
-    // transaction-pooling proxy); a FALHOU import never turns VALIDADO.
+    // Recovery judged this load dead (its lock looked free, e.g. behind a transaction-pooling
+    // proxy that moved the session); a FALHOU import never turns VALIDADO.
     throw new EngineError('IMPORT_VALIDATION_FAILED', 'The import was marked as failed while it was being written (its database session looked gone); it was rolled back. Try again.')
   }
   await db.query('COMMIT')
@@ -250,15 +269,20 @@ function asEngineError (err: unknown, request: ProcessRequest): unknown {
 }
 
 /**
- * Marks importations whose writing session no longer exists (a killed process or
- * a lost connection) as FALHOU; their movements were never committed. Safe to run
- * from any instance at any time: a live writer's session is still in pg_stat_activity.
+ * Marks importations whose writer is gone (a killed process, a lost connection) as
+ * FALHOU; their movements were never committed. A PROCESSANDO importation whose load
+ * lock can be taken has no live writer: the writing session holds it from the insert
+ * until the load has settled, and PostgreSQL frees it when that session ends. Safe to
+ * run from any instance at any time; every live import instance runs it periodically.
+ * The test lock is transaction-level, so it is gone when this statement commits; the
+ * CASE keeps it to PROCESSANDO rows, also when a load settles meanwhile (the row is then
+ * checked again in its new version).
  */
 export async function recoverInterruptedImports (db: ClientBase | Pool): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE importacoes SET status = 'FALHOU', backend_pid = NULL, atualizado_em = now(), finalizado_em = now(),
             erro = 'interrupted: the process writing this import stopped before it finished; nothing of it was kept'
       WHERE status = 'PROCESSANDO'
-        AND (backend_pid IS NULL OR backend_pid NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL))`)
+        AND CASE WHEN status = 'PROCESSANDO' THEN pg_try_advisory_xact_lock(${loadLockKey('seq')}) ELSE false END`)
   return rowCount ?? 0
 }

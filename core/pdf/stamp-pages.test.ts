@@ -1,5 +1,9 @@
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFStream, StandardFonts } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
-import { pageList, stampWarnings } from './stamp-pages.js'
+import { makeTextPdf } from '../../fixtures/pdf/samples.js'
+import { track, writeUpdate } from './incremental.js'
+import { openPdf } from './open.js'
+import { pageList, stampPages, stampWarnings } from './stamp-pages.js'
 
 describe('pageList', () => {
   it('collapses runs of pages', () => {
@@ -14,18 +18,51 @@ describe('pageList', () => {
 
 describe('stampWarnings', () => {
   it('says nothing when every page got a free corner', () => {
-    expect(stampWarnings({ unread: [], tooSmall: [], covering: [], corners: new Map() })).toEqual([])
+    expect(stampWarnings({ unread: [], tooSmall: [], covering: [] })).toEqual([])
   })
 
   it('gives one sentence per kind of problem, in the singular for one page', () => {
-    expect(stampWarnings({ unread: [], tooSmall: [{ page: 4, width: 3.84, height: 3.84 }], covering: [2], corners: new Map() })).toEqual([
+    expect(stampWarnings({ unread: [], tooSmall: [{ page: 4, width: 3.84, height: 3.84 }], covering: [2] })).toEqual([
       'Page 4 is too small for a legible signature stamp (3.84 x 3.84 pt) and was left without one; the signature covers it all the same.',
       'Page 2 has content in all four corners; the stamp was put where it covers the least.'
     ])
   })
 
   it('names the smallest of several skipped pages', () => {
-    const [warning] = stampWarnings({ unread: [], tooSmall: [{ page: 1, width: 90, height: 90 }, { page: 2, width: 3.84, height: 50 }], covering: [], corners: new Map() })
+    const [warning] = stampWarnings({ unread: [], tooSmall: [{ page: 1, width: 90, height: 90 }, { page: 2, width: 3.84, height: 50 }], covering: [] })
     expect(warning).toMatch(/^Pages 1, 2 \(2 pages\) are too small .*\(smallest 3\.84 x 50 pt\)/)
+  })
+})
+
+describe('stampPages on a 100-page document', () => {
+  it('settles every corner without pdf.js, stores the stamp\'s drawing once and grows the file by little more than the rewritten pages', async () => {
+    const input = await makeTextPdf(100)
+    const opened = await openPdf(input)
+    const tracked = track(opened)
+    const font = await opened.doc.embedFont(StandardFonts.Helvetica)
+    const pages = opened.doc.getPages()
+    // The page dictionaries gain /Annots, so the update rewrites each of them whole.
+    const pageBytes = pages.reduce((n, p) => n + p.node.sizeInBytes(), 0)
+    const lines = (i: number): string[] => [
+      'Assinado digitalmente por EMPRESA DESENVOLVIMENTO RAZAO TESTE LTDA (CNPJ 11.222.333/0001-81) em 22/11/2026 03:02:03 (UTC-03:00)',
+      `Assinatura PAdES-B ICP-Brasil - Identificador RZ-7K3M-9XQ2-4HFA-P8DN - Página ${i + 1} de 100`
+    ]
+    const outcome = await stampPages(tracked, pages, { font, linesFor: lines, nameFor: String })
+    await font.embed()
+    const output = writeUpdate(tracked, [])
+    expect(outcome.readByPdfJs).toEqual([])
+    expect([...outcome.corners.values()].every((c) => c === 'bottom-right')).toBe(true)
+
+    const doc = await PDFDocument.load(output)
+    const appearances = doc.getPages().map((p) => p.node.lookup(PDFName.of('Annots'), PDFArray).lookup(0, PDFDict).lookup(PDFName.of('AP'), PDFDict).lookup(PDFName.of('N'), PDFStream))
+    const shared = new Set(appearances.map((ap) => ap.dict.lookup(PDFName.of('Resources'), PDFDict).lookup(PDFName.of('XObject'), PDFDict).get(PDFName.of('S'))))
+    // One stamp size on every page (its longest line is the first, the same everywhere): one shared drawing.
+    expect(shared.size).toBe(1)
+    const forms = [...doc.context.enumerateIndirectObjects()].filter(([, o]) => o instanceof PDFStream && o.dict.get(PDFName.of('Subtype')) === PDFName.of('Form'))
+    expect(forms).toHaveLength(100 + 1)
+    // Per page beyond its rewritten dictionary: the annotation (its text in /Contents) and an appearance that draws the shared form and a page number.
+    const growth = output.length - input.length
+    expect(growth - pageBytes).toBeLessThan(100 * 800)
+    // Before the shared drawing, and with /Contents in UTF-16, each page took about 1,900 bytes more than its dictionary.
   })
 })

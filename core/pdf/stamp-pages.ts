@@ -4,17 +4,31 @@
  *
  * Corner rule: bottom right, bottom left, top right, top left (as the reader sees the
  * page after /Rotate), the first that covers nothing of what is already on the page
- * (text boxes, when the caller read them, and the rectangles of visible annotations and
- * form fields); when every corner covers something, the one covering the least area,
- * and the page is reported. Without text positions (reading failed or ran out of its
- * budget) only annotations count, so bottom right is the usual answer.
+ * (text, and the rectangles of visible annotations and form fields); when every corner
+ * covers something, the one covering the least area, and the page is reported. Pages
+ * whose text cannot be read (too much content, out of time) count annotations only, so
+ * bottom right is the usual answer, and are reported too.
+ *
+ * The text is found in two steps. First the content-stream scan (content-scan.ts), which
+ * settles most pages at a fraction of pdf.js's cost, and whose answer is reused for pages
+ * that share their content, resources and stamp rectangles. Then pdf.js, for the pages
+ * the scan left open: a corner it could not tell, every corner covered (the least-covered
+ * one needs the real boxes), or content it does not read.
+ *
+ * The stamps' appearance is drawn once per group of pages of the same stamp size, as a
+ * form XObject every page's appearance draws; a page's own appearance adds only its page
+ * number.
  */
+import { PDFArray, PDFName, PDFRef } from 'pdf-lib'
 import type { PDFDocument, PDFFont, PDFPage } from 'pdf-lib'
+import { ContentScanner } from './content-scan.js'
+import type { RectScan } from './content-scan.js'
 import { pagesWithinContentLimit } from './content-size.js'
 import type { Tracked } from './incremental.js'
 import { CORNERS, annotationBoxes, intersect, pageGeometry } from './page-box.js'
-import type { Box, Corner } from './page-box.js'
-import { addStamp, layoutStamp, stampRect, stampTexts } from './stamp.js'
+import type { Box, Corner, PageGeometry } from './page-box.js'
+import { addSharedStamp, addStamp, layoutStamp, sharedPrefixes, stampRect, stampTexts } from './stamp.js'
+import type { SharedStamp, StampLayout } from './stamp.js'
 import { readTextPositions } from './text-positions.js'
 
 export interface StampRequest {
@@ -23,8 +37,8 @@ export interface StampRequest {
   linesFor: (index: number) => string[]
   /** A suffix that makes the annotation's /NM unique in the document. */
   nameFor: (index: number) => string
-  /** Boxes of the text already on page `index`, in default user space; undefined when unknown. */
-  textFor?: ((index: number) => Box[] | undefined) | undefined
+  /** Bounds on reading the pages' content; defaults below. */
+  budget?: Partial<TextReadingBudget> | undefined
 }
 
 export interface StampOutcome {
@@ -36,39 +50,35 @@ export interface StampOutcome {
   covering: number[]
   /** Where each stamped page's stamp went (1-based page number to corner). */
   corners: Map<number, Corner>
+  /** 1-based page numbers whose corner pdf.js was asked about (the scan could not settle it). */
+  readByPdfJs: number[]
 }
 
-/** Bounds on reading the pages' text for the stamp's placement (defaults in parentheses). */
+/** Bounds on reading the pages' content for the stamp's placement (defaults in parentheses). */
 export interface TextReadingBudget {
-  /** Longest one page may take (500 ms). */
+  /** Longest pdf.js may take on one page (500 ms). */
   pageMs: number
-  /** Longest all pages may take together, pdf.js's start included (5,000 ms). */
+  /** Longest pdf.js may take on all the pages left to it, its start included (5,000 ms). */
   totalMs: number
-  /** Decoded content one page may have and still be read (4 MB). */
+  /** Decoded content one page may have and still be read, by the scan or by pdf.js (4 MB). */
   maxPageContentBytes: number
-  /** Decoded content of all pages read (32 MB). */
+  /** Decoded content of all pages read, by each (32 MB). */
   maxTotalContentBytes: number
 }
 
 const DEFAULT_BUDGET: TextReadingBudget = { pageMs: 500, totalMs: 5000, maxPageContentBytes: 4 << 20, maxTotalContentBytes: 32 << 20 }
 
-/**
- * Text boxes of every page that can be read within `budget`, for stampPages' `textFor`.
- * Never throws: whatever goes wrong leaves pages unread, and their stamps take the default
- * corner (bottom right, unless an annotation is there).
- */
-export async function readStampObstacles (bytes: Uint8Array, doc: PDFDocument, budget: Partial<TextReadingBudget> = {}): Promise<(index: number) => Box[] | undefined> {
-  const b = { ...DEFAULT_BUDGET, ...budget }
-  try {
-    const sizes = pagesWithinContentLimit(doc, b.maxPageContentBytes, b.maxTotalContentBytes)
-    // A page that draws nothing has no text: pdf.js costs about a millisecond a page even then.
-    const empty = new Set(sizes.filter((s) => s.bytes === 0).map((s) => s.page - 1))
-    const pages = sizes.filter((s) => s.bytes > 0).map((s) => s.page)
-    const read = pages.length === 0 ? { pages: [] } : await readTextPositions(bytes, { pages, pageBudgetMs: b.pageMs, totalBudgetMs: b.totalMs })
-    return (index) => empty.has(index) ? [] : read.pages[index]?.map((run) => run.box)
-  } catch {
-    return () => undefined
-  }
+/** One page to stamp, once its layout is known. */
+interface Planned {
+  index: number
+  page: PDFPage
+  g: PageGeometry
+  texts: string[]
+  layout: StampLayout
+  /** The four corners' rectangles, in CORNERS order. */
+  rects: Box[]
+  annotations: Box[]
+  corner?: Corner | undefined
 }
 
 function coveredArea (rect: Box, obstacles: Box[]): number {
@@ -80,30 +90,138 @@ function coveredArea (rect: Box, obstacles: Box[]): number {
   return area
 }
 
-export function stampPages (tracked: Tracked, pages: PDFPage[], request: StampRequest): StampOutcome {
-  const outcome: StampOutcome = { unread: [], tooSmall: [], covering: [], corners: new Map() }
+/** Issue 13's rule on known obstacles: the first free corner, else the least covered. */
+function leastCovered (p: Planned, obstacles: Box[]): { corner: Corner, area: number } {
+  let best = { corner: CORNERS[0]!, area: Infinity }
+  for (const [i, corner] of CORNERS.entries()) {
+    const area = obstacles.length === 0 ? 0 : coveredArea(p.rects[i]!, obstacles)
+    if (area < best.area) best = { corner, area }
+    if (area === 0) break
+  }
+  return best
+}
+
+/** The scan's answer for a page: the first free corner, or undefined when pdf.js must decide. */
+function scannedCorner (p: Planned, scan: RectScan): Corner | undefined {
+  for (const [i, corner] of CORNERS.entries()) {
+    const state = p.annotations.some((a) => intersect(a, p.rects[i]!) !== undefined) ? 'covered' : scan.states[i]
+    if (state === 'free') return corner
+    if (state === 'unknown') return undefined
+  }
+  return undefined
+}
+
+/**
+ * Scans every planned page's content for its corners, pages with the same content,
+ * resources and corner rectangles once. Returns the pages left for pdf.js.
+ */
+function scanCorners (doc: PDFDocument, planned: Planned[], budget: TextReadingBudget): Array<{ p: Planned, scan?: RectScan | undefined }> {
+  const scanner = new ContentScanner(doc.context)
+  const answers = new Map<string, RectScan>()
+  const ids = new Map<object, number>()
+  const id = (o: object | undefined): number => {
+    if (o === undefined) return 0
+    let n = ids.get(o)
+    if (n === undefined) { n = ids.size + 1; ids.set(o, n) }
+    return n
+  }
+  let total = 0
+  const left: Array<{ p: Planned, scan?: RectScan | undefined }> = []
+  for (const p of planned) {
+    let scan: RectScan | undefined
+    try {
+      const contents = p.page.node.get(PDFName.of('Contents'))
+      const resources = p.page.node.Resources()
+      const contentKey = contents instanceof PDFArray ? contents.asArray().map((c) => c instanceof PDFRef ? c.tag : `#${id(c)}`).join(',') : contents instanceof PDFRef ? contents.tag : `#${id(contents)}`
+      const key = `${contentKey}|${id(resources)}|${p.rects.map((r) => `${r.x},${r.y},${r.width},${r.height}`).join(';')}`
+      scan = answers.get(key)
+      if (scan === undefined && total < budget.maxTotalContentBytes) {
+        scan = scanner.scanPage(contents, resources, p.rects, { maxBytes: Math.min(budget.maxPageContentBytes, budget.maxTotalContentBytes - total) })
+        total += scan.bytes
+        answers.set(key, scan)
+      }
+    } catch {
+      // A page tree pdf-lib cannot walk: pdf.js, or the default corner.
+    }
+    const corner = scan === undefined ? undefined : scannedCorner(p, scan)
+    if (corner === undefined) left.push({ p, scan })
+    else p.corner = corner
+  }
+  return left
+}
+
+/**
+ * Places the pages the scan left open with pdf.js's text boxes. Never throws: a page pdf.js
+ * does not read (too much content, out of time, a file it cannot open) takes the first corner
+ * the scan did not find covered, else the rule on annotations alone, and is reported unread.
+ */
+async function readCorners (bytes: Uint8Array, doc: PDFDocument, left: Array<{ p: Planned, scan?: RectScan | undefined }>, budget: TextReadingBudget, outcome: StampOutcome): Promise<void> {
+  let text: Array<Box[] | undefined> = []
+  try {
+    const wanted = new Set(left.map(({ p }) => p.index + 1))
+    // pdf.js is handed only pages whose content is small enough (content-size.ts says why).
+    const pages = pagesWithinContentLimit(doc, budget.maxPageContentBytes, budget.maxTotalContentBytes).filter((s) => wanted.has(s.page))
+    const empty = new Set(pages.filter((s) => s.bytes === 0).map((s) => s.page))
+    const toRead = pages.filter((s) => s.bytes > 0).map((s) => s.page)
+    const read = toRead.length === 0 ? { pages: [] } : await readTextPositions(bytes, { pages: toRead, pageBudgetMs: budget.pageMs, totalBudgetMs: budget.totalMs })
+    text = left.map(({ p }) => empty.has(p.index + 1) ? [] : read.pages[p.index]?.map((run) => run.box))
+  } catch {
+    // Reading never fails a signature.
+  }
+  left.forEach(({ p, scan }, k) => {
+    outcome.readByPdfJs.push(p.index + 1)
+    const boxes = text[k]
+    if (boxes === undefined) {
+      outcome.unread.push(p.index + 1)
+      const open = CORNERS.findIndex((_, i) => scan?.states[i] !== 'covered' && !p.annotations.some((a) => intersect(a, p.rects[i]!) !== undefined))
+      p.corner = open >= 0 ? CORNERS[open] : leastCovered(p, p.annotations).corner
+      return
+    }
+    const best = leastCovered(p, [...boxes, ...p.annotations])
+    if (best.area > 0) outcome.covering.push(p.index + 1)
+    p.corner = best.corner
+  })
+}
+
+export async function stampPages (tracked: Tracked, pages: PDFPage[], request: StampRequest): Promise<StampOutcome> {
+  const outcome: StampOutcome = { unread: [], tooSmall: [], covering: [], corners: new Map(), readByPdfJs: [] }
+  const budget = { ...DEFAULT_BUDGET, ...request.budget }
+  const planned: Planned[] = []
   pages.forEach((page, index) => {
     const g = pageGeometry(page)
-    const lines = stampTexts(request.font, request.linesFor(index))
-    const layout = layoutStamp(request.font, lines, g)
+    const texts = stampTexts(request.font, request.linesFor(index))
+    const layout = layoutStamp(request.font, texts, g)
     if (layout === undefined) {
       outcome.tooSmall.push({ page: index + 1, width: g.box.width * g.userUnit, height: g.box.height * g.userUnit })
       return
     }
-    const text = request.textFor?.(index)
-    if (request.textFor !== undefined && text === undefined) outcome.unread.push(index + 1)
-    const obstacles = [...(text ?? []), ...annotationBoxes(page)]
-    let best: Corner = CORNERS[0]!
-    let bestArea = Infinity
-    for (const corner of CORNERS) {
-      const area = obstacles.length === 0 ? 0 : coveredArea(stampRect(g, layout, corner), obstacles)
-      if (area < bestArea) { best = corner; bestArea = area }
-      if (area === 0) break
-    }
-    if (bestArea > 0) outcome.covering.push(index + 1)
-    addStamp(tracked, page, g, request.font, layout, best, lines.join(' - '), request.nameFor(index))
-    outcome.corners.set(index + 1, best)
+    planned.push({ index, page, g, texts, layout, rects: CORNERS.map((c) => stampRect(g, layout, c)), annotations: annotationBoxes(page) })
   })
+  const { doc } = tracked.opened
+  const left = scanCorners(doc, planned, budget)
+  if (left.length > 0) await readCorners(tracked.opened.bytes, doc, left, budget, outcome)
+  outcome.unread.sort((a, b) => a - b)
+  outcome.covering.sort((a, b) => a - b)
+  outcome.readByPdfJs.sort((a, b) => a - b)
+
+  // One shared appearance per stamp size: pages differ only in their page numbers.
+  const groups = new Map<string, Planned[]>()
+  for (const p of planned) {
+    const key = `${p.layout.size}|${p.layout.length}|${p.layout.height}|${p.layout.lines.length}`
+    const group = groups.get(key)
+    if (group === undefined) groups.set(key, [p])
+    else group.push(p)
+  }
+  const shared = new Map<Planned, SharedStamp>()
+  for (const group of groups.values()) {
+    const stamp = addSharedStamp(tracked, request.font, group[0]!.layout, sharedPrefixes(group.map((p) => p.layout.lines)))
+    for (const p of group) shared.set(p, stamp)
+  }
+  for (const p of planned) {
+    const corner = p.corner ?? CORNERS[0]!
+    addStamp(tracked, p.page, p.g, request.font, p.layout, corner, p.texts.join(' - '), shared.get(p)!, request.nameFor(p.index))
+    outcome.corners.set(p.index + 1, corner)
+  }
   return outcome
 }
 
@@ -125,7 +243,7 @@ function pagesPhrase (pages: number[]): string {
 }
 
 /** The response warnings for an outcome: one sentence per kind of problem, pages collapsed. */
-export function stampWarnings (outcome: StampOutcome): string[] {
+export function stampWarnings (outcome: Pick<StampOutcome, 'tooSmall' | 'covering' | 'unread'>): string[] {
   const out: string[] = []
   const { tooSmall, covering, unread } = outcome
   if (tooSmall.length > 0) {

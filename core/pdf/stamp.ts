@@ -2,6 +2,9 @@
  * The stamp on every page, added as a Stamp annotation with its own appearance stream
  * (ISO 32000-1 §12.5.6.12) instead of rewriting the page's content: the page objects
  * only gain an /Annots entry, so an earlier signature's content stays byte-identical.
+ * What pages share of the drawing (background, frame, the text but the page number) is
+ * one form XObject that each page's appearance draws (addSharedStamp), so that a long
+ * document does not carry the same few hundred bytes once a page.
  *
  * Size: the text is set at 6.5 points as printed (UserUnit applied), shrinking to fit the
  * width of the page as shown; below the legibility floor (MIN_FONT_PT) it wraps onto more
@@ -15,16 +18,38 @@
  * same angle so it reads left to right (§12.5.5: the transformed BBox is fitted to /Rect).
  */
 import { PDFHexString, PDFString } from 'pdf-lib'
-import type { PDFFont, PDFPage } from 'pdf-lib'
+import type { PDFFont, PDFPage, PDFRef } from 'pdf-lib'
 import type { Tracked } from './incremental.js'
 import { appendAnnotation } from './incremental.js'
 import { readerSize, toUserRect, uprightMatrix } from './page-box.js'
 import type { Box, Corner, PageGeometry } from './page-box.js'
 import { num, printable, wrapText } from './text.js'
 
-/** A PDF text string: literal when plain ASCII (shorter), UTF-16 hex otherwise (§7.9.2.2). */
+/**
+ * A PDF text string (§7.9.2.2): a literal in PDFDocEncoding when every character has the
+ * same code there as in Latin-1 (printable ASCII, and U+00A1 to U+00FF but U+00AD: the
+ * Portuguese letters), a quarter of the size of UTF-16 hex, with parentheses and backslashes
+ * escaped; UTF-16 hex for the rest.
+ */
 function textString (text: string): PDFString | PDFHexString {
-  return /^[\x20-\x7e]*$/.test(text) && !/[()\\]/.test(text) ? PDFString.of(text) : PDFHexString.fromText(text)
+  return /^[\x20-\x7e\xa1-\xac\xae-\xff]*$/.test(text) ? PDFString.of(text.replace(/[()\\]/g, '\\$&')) : PDFHexString.fromText(text)
+}
+
+const unitWidths = new WeakMap<PDFFont, Map<string, number>>()
+
+/**
+ * A text's width at 1 pt, remembered per font: every page of a document measures the same
+ * first line, and pdf-lib's measure (glyph by glyph, kerning pairs included) is slow.
+ */
+function unitWidthOf (font: PDFFont, text: string): number {
+  let known = unitWidths.get(font)
+  if (known === undefined) { known = new Map(); unitWidths.set(font, known) }
+  let width = known.get(text)
+  if (width === undefined) {
+    width = font.widthOfTextAtSize(text, 1)
+    known.set(text, width)
+  }
+  return width
 }
 
 /** Largest font size, in points as printed. */
@@ -62,7 +87,7 @@ export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): S
   const gap = Math.min(EDGE_GAP_PT, Math.min(width, height) * 0.04)
   const room = width - 2 * gap
   // Width is proportional to size: measure once at 1 pt (a search over sizes re-measured every line of every page).
-  const unitWidth = texts.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, 1)), 0)
+  const unitWidth = texts.reduce((w, t) => Math.max(w, unitWidthOf(font, t)), 0)
   let size = unitWidth === 0 ? MAX_FONT_PT : Math.min(MAX_FONT_PT, Math.floor(room / (unitWidth + 2 * PAD) * 4) / 4)
   let lines = texts
   if (size < MIN_FONT_PT) {
@@ -73,7 +98,7 @@ export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): S
     if (widestWord > lineRoom) return undefined
     lines = texts.flatMap((t) => wrapText(font, t, size, lineRoom))
   }
-  const textWidth = lines.reduce((w, t) => Math.max(w, font.widthOfTextAtSize(t, size)), 0)
+  const textWidth = lines.reduce((w, t) => Math.max(w, unitWidthOf(font, t) * size), 0)
   const length = textWidth + 2 * PAD * size
   const boxHeight = lines.length * LEADING * size + 2 * PAD * size - (LEADING - 1) * size
   if (length > room || boxHeight > height - 2 * gap || length * boxHeight > MAX_SHARE * width * height) return undefined
@@ -101,32 +126,97 @@ function rectNumbers (r: Box, userUnit: number): [number, number, number, number
   return [Math.ceil(r.x * scale) / scale, Math.ceil(r.y * scale) / scale, Math.floor((r.x + r.width) * scale) / scale, Math.floor((r.y + r.height) * scale) / scale]
 }
 
-/** The appearance's content: an opaque light background, a frame, then the lines. */
-function appearanceContent (font: PDFFont, layout: StampLayout): string {
-  const { size, length, height } = layout
-  const pad = PAD * size
-  const leading = LEADING * size
-  const frame = Math.max(0.3, size * 0.07)
-  let content = `q 0.97 0.97 1 rg 0.12 0.2 0.45 RG ${num(frame)} w ${num(frame / 2)} ${num(frame / 2)} ${num(length - frame)} ${num(height - frame)} re B ` +
-    `BT 0.1 0.16 0.4 rg /F1 ${num(size)} Tf`
-  layout.lines.forEach((text, i) => {
-    const baseline = height - pad - size * 0.82 - i * leading
-    content += ` 1 0 0 1 ${num(pad)} ${num(baseline)} Tm ${font.encodeText(text).toString()} Tj`
+/**
+ * The part of a stamp that pages share: for each line, the text every page in a group has
+ * at its start (all of it but the page number, usually). Computed over the lines of the
+ * pages that share one layout.
+ */
+export function sharedPrefixes (linesOfPages: string[][]): string[] {
+  const first = linesOfPages[0] ?? []
+  return first.map((line, i) => {
+    let length = line.length
+    for (const lines of linesOfPages) {
+      const other = lines[i] ?? ''
+      let k = 0
+      while (k < length && k < other.length && other[k] === line[k]) k++
+      length = k
+    }
+    return line.slice(0, length)
   })
-  return `${content} ET Q`
+}
+
+/** A stamp's appearance as drawn once for many pages: a form XObject and the line starts it holds. */
+export interface SharedStamp {
+  form: PDFRef
+  prefixes: string[]
+  /** How far each prefix moves the pen, where a page's own text for that line starts. */
+  advances: number[]
+}
+
+/** Where line `i`'s text starts in the appearance, and where its baseline is. */
+function lineOrigin (layout: StampLayout, i: number): [number, number] {
+  const { size, height } = layout
+  return [PAD * size, height - PAD * size - size * 0.82 - i * LEADING * size]
+}
+
+/**
+ * How far `text` moves the pen when shown with Tj. Measured glyph by glyph: pdf-lib's
+ * width counts kerning pairs, which Tj does not apply.
+ */
+function shownAdvance (font: PDFFont, text: string, size: number): number {
+  let advance = 0
+  for (const ch of text) advance += font.widthOfTextAtSize(ch, size)
+  return advance
+}
+
+/** Text operators for `parts` (line index, text, x offset from the line's start), in the stamp's text colour. */
+function textOperators (font: PDFFont, layout: StampLayout, parts: Array<[number, string, number]>): string {
+  if (parts.length === 0) return ''
+  let content = ` BT 0.1 0.16 0.4 rg /F1 ${num(layout.size)} Tf`
+  for (const [i, text, dx] of parts) {
+    const [x, y] = lineOrigin(layout, i)
+    content += ` 1 0 0 1 ${num(x + dx)} ${num(y)} Tm ${font.encodeText(text).toString()} Tj`
+  }
+  return `${content} ET`
+}
+
+/**
+ * Draws what a group of pages share once, as a form XObject (left uncompressed: a few
+ * hundred bytes): an opaque light background, a frame, then each line's shared start.
+ */
+export function addSharedStamp (tracked: Tracked, font: PDFFont, layout: StampLayout, prefixes: string[]): SharedStamp {
+  const { context } = tracked.opened.doc
+  const { size, length, height } = layout
+  const frame = Math.max(0.3, size * 0.07)
+  const content = `q 0.97 0.97 1 rg 0.12 0.2 0.45 RG ${num(frame)} w ${num(frame / 2)} ${num(frame / 2)} ${num(length - frame)} ${num(height - frame)} re B` +
+    `${textOperators(font, layout, prefixes.flatMap((p, i) => p === '' ? [] : [[i, p, 0] as [number, string, number]]))} Q`
+  const form = context.register(context.stream(content, {
+    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(length)), Number(num(height))],
+    Resources: { Font: { F1: font.ref } }
+  }))
+  return { form, prefixes, advances: prefixes.map((p) => shownAdvance(font, p, size)) }
 }
 
 /**
  * Adds the stamp annotation to one page in `corner`. `layout` comes from layoutStamp for
- * the same page; `lines` (the stamp's full text) also goes in /Contents for accessibility.
+ * the same page and `shared` from addSharedStamp for its group: the page's own appearance
+ * draws the shared form, then the rest of each line (the page number); its /Matrix turns it
+ * upright on a rotated page. `fullText` (the stamp's text, unwrapped) also goes in /Contents
+ * for accessibility.
  */
-export function addStamp (tracked: Tracked, page: PDFPage, g: PageGeometry, font: PDFFont, layout: StampLayout, corner: Corner, fullText: string, nameSuffix: string): Box {
+export function addStamp (tracked: Tracked, page: PDFPage, g: PageGeometry, font: PDFFont, layout: StampLayout, corner: Corner, fullText: string, shared: SharedStamp, nameSuffix: string): Box {
   const { context } = tracked.opened.doc
   const rect = stampRect(g, layout, corner)
-  // Left uncompressed: a few hundred bytes each, and a deflate state per page costs more than it saves.
-  const appearance = context.register(context.stream(appearanceContent(font, layout), {
-    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(layout.length)), Number(num(layout.height))], Matrix: uprightMatrix(g.rotation),
-    Resources: { Font: { F1: font.ref } }
+  const rest = layout.lines.flatMap((line, i) => {
+    const prefix = shared.prefixes[i] ?? ''
+    return line.length > prefix.length ? [[i, line.slice(prefix.length), shared.advances[i] ?? 0] as [number, string, number]] : []
+  })
+  const text = textOperators(font, layout, rest)
+  const appearance = context.register(context.stream(`q /S Do Q${text}`, {
+    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, Number(num(layout.length)), Number(num(layout.height))],
+    // The identity, the default, is left out: a hundred pages' worth of bytes.
+    ...(g.rotation === 0 ? {} : { Matrix: uprightMatrix(g.rotation) }),
+    Resources: text === '' ? { XObject: { S: shared.form } } : { XObject: { S: shared.form }, Font: { F1: font.ref } }
   }))
   const annotation = context.register(context.obj({
     Type: 'Annot', Subtype: 'Stamp', Name: 'razaoSignature',

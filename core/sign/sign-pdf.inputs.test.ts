@@ -68,9 +68,12 @@ async function stampTexts (clearPath: string): Promise<string[]> {
     if (!(object instanceof PDFDict) || object.get(PDFName.of('Subtype')) !== PDFName.of('Stamp')) continue
     const ap = object.lookup(PDFName.of('AP'), PDFDict).lookup(PDFName.of('N'))
     if (!(ap instanceof PDFRawStream)) continue
-    const content = Buffer.from(decodePDFRawStream(ap).decode()).toString('latin1')
+    // The page's appearance draws the shared form (background, frame, the lines' common start), then its page number.
+    const shared = ap.dict.lookup(PDFName.of('Resources'), PDFDict).lookup(PDFName.of('XObject'), PDFDict).lookup(PDFName.of('S'))
+    if (!(shared instanceof PDFRawStream)) continue
+    const content = [shared, ap].map((s) => Buffer.from(decodePDFRawStream(s).decode()).toString('latin1')).join(' ')
     // The stamp shows WinAnsi text as hex strings (pdf-lib's encodeText).
-    out.push([...content.matchAll(/<([0-9A-Fa-f]+)> Tj/g)].map((m) => Buffer.from(m[1]!, 'hex').toString('latin1')).join(' '))
+    out.push([...content.matchAll(/<([0-9A-Fa-f]+)> Tj/g)].map((m) => Buffer.from(m[1]!, 'hex').toString('latin1')).join(''))
   }
   return out
 }

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
 import { StandardFonts } from 'pdf-lib'
-import { addSignatureField, appendFinalPage, missingPermissions, openPdf, readStampObstacles, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
+import { addSignatureField, appendFinalPage, missingPermissions, openPdf, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
 import type { TextReadingBudget } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
 import { assertValidAt } from './certificate.js'
@@ -132,9 +132,8 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
     const fonts = withStamp || withPage
       ? { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
       : undefined
-    const textFor = withStamp ? await readStampObstacles(opened.bytes, doc, options.textBudget) : undefined
     const warnings = withStamp && fonts !== undefined
-      ? stampWarnings(stampPages(tracked, pages, { font: fonts.regular, linesFor: (i) => stampLines(facts, i + 1), nameFor: (i) => `${options.documentIdentifier}-${i + 1}`, textFor }))
+      ? stampWarnings(await stampPages(tracked, pages, { font: fonts.regular, linesFor: (i) => stampLines(facts, i + 1), nameFor: (i) => `${options.documentIdentifier}-${i + 1}`, budget: options.textBudget }))
       : []
     const finalPage = withPage && fonts !== undefined ? appendFinalPage(tracked, fonts, finalPageContent(facts)) : undefined
     if (fonts !== undefined) {

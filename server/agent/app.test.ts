@@ -3,32 +3,24 @@
  * temporary AUTOMATIONS_ROOT: every route and status of spec 3 part C, the queue, the
  * runner's failure modes, the file index and its limits.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../config.js'
-import { buildAgentApp } from './app.js'
-import type { AgentApp, AgentAppOptions } from './app.js'
-import { loadAgentConfig } from './config.js'
+import type { AgentAppOptions } from './app.js'
+import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob } from '../../fixtures/agent/harness.js'
+import type { StartedAgent } from '../../fixtures/agent/harness.js'
 import { CHATTY, CRASH, ECHO, FILES, installPackage, NO_RESULT, TREE, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
 
-const KEY = 'agent-test-key-0123456789abcdef'
+const KEY = AGENT_TEST_KEY
 const DAY_MS = 86_400_000
 
 let base: string
 beforeAll(async () => { base = await mkdtemp(join(tmpdir(), 'razao-agent-')) })
 afterAll(async () => { await rm(base, { recursive: true, force: true }) })
 
-interface Started {
-  app: AgentApp
-  url: string
-  dir: string
-  logs: string[]
-  call: (path: string, init?: RequestInit & { key?: string | null }) => Promise<{ status: number, body: any, headers: Headers, bytes: Buffer }>
-}
+type Started = StartedAgent
 
 const open: Started[] = []
 afterEach(async () => {
@@ -44,31 +36,7 @@ async function folder (name: string): Promise<string> {
 }
 
 async function start (dir: string, env: Record<string, string> = {}, tuning: AgentAppOptions['tuning'] = {}): Promise<Started> {
-  const fullEnv = { AUTOMATIONS_ROOT: 'automations', AGENT_API_KEY: KEY, PORT: '0', ...env }
-  const config = loadAgentConfig(fullEnv, dir)
-  const logs: string[] = []
-  const logStream = new Writable({ write (chunk: Buffer, _enc, done) { logs.push(...chunk.toString().split('\n').filter(Boolean)); done() } })
-  const shared = loadConfig({ RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'info' }, dir).shared
-  const app = await buildAgentApp({
-    shared,
-    config,
-    apiKey: config.refuseAll ? undefined : config.apiKey,
-    logStream,
-    env: { PATH: process.env.PATH ?? '', OTHER_API_KEY: 'must-not-leak' },
-    tuning: { killGraceMs: 500, ...tuning }
-  })
-  const url = await app.listen({ host: '127.0.0.1', port: 0 })
-  const call: Started['call'] = async (path, init = {}) => {
-    const headers = new Headers(init.headers)
-    const key = init.key === undefined ? KEY : init.key
-    if (key !== null) headers.set('x-agent-api-key', key)
-    if (typeof init.body === 'string' && !headers.has('content-type')) headers.set('content-type', 'application/json')
-    const res = await fetch(`${url}${path}`, { ...init, headers })
-    const bytes = Buffer.from(await res.arrayBuffer())
-    const type = res.headers.get('content-type') ?? ''
-    return { status: res.status, headers: res.headers, bytes, body: type.startsWith('application/json') ? JSON.parse(bytes.toString()) : bytes.toString() }
-  }
-  const started = { app, url, dir, logs, call }
+  const started = await startAgent(dir, env, tuning)
   open.push(started)
   return started
 }
@@ -79,30 +47,8 @@ async function run (s: Started, id: string, input: object = {}, requestId?: stri
   return res.body
 }
 
-async function until (s: Started, jobId: string, done: (job: any) => boolean, timeoutMs = 20_000): Promise<any> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const { body } = await s.call(`/api/v1/jobs/${jobId}`)
-    if (done(body)) return body
-    if (Date.now() > end) throw new Error(`job ${jobId} stuck in ${JSON.stringify(body)}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-const terminal = (job: any): boolean => ['SUCCEEDED', 'FAILED', 'TIMED_OUT'].includes(job.status)
-
-/** Alive and not a zombie waiting to be reaped. */
-function isAlive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch {
-    return true
-  }
-}
+const until = untilJob
+const terminal = isTerminal
 
 describe('authentication and routes', () => {
   it('answers /health without a key and refuses /api/v1 without the right X-AGENT-API-KEY', async () => {

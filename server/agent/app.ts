@@ -8,27 +8,26 @@ import { createReadStream } from 'node:fs'
 import type { Socket } from 'node:net'
 import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { Agent } from '../../core/agent/index.js'
+import { Agent, QueueFullError } from '../../core/agent/index.js'
 import type { AgentOptions } from '../../core/agent/index.js'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
-import { packageEnvironment } from './config.js'
 import type { AgentConfig } from './config.js'
 import { clientErrorHandler } from '../http-errors.js'
-import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, toPackage, toPackageList } from './wire.js'
+import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, serializeJobList, toPackage, toPackageList } from './wire.js'
 
 export interface AgentAppOptions {
   shared: SharedConfig
   config: AgentConfig
   /** Undefined: every /api/v1 route refuses every caller (AGENT_API_KEY set but empty). */
   apiKey: string | undefined
-  /** The environment packages inherit, secrets removed here (default: this process's). */
+  /** The environment packages pick their allowed and declared variables from (default: this process's). */
   env?: NodeJS.ProcessEnv
   logger?: boolean
   logStream?: NodeJS.WritableStream
   /** Internals tests and the benchmark tune (job cap, kill grace, log cap, sweep interval, clock). */
-  tuning?: Pick<AgentOptions, 'maxJobsInMemory' | 'killGraceMs' | 'maxLogBytes' | 'sweepIntervalMs' | 'now'>
+  tuning?: Pick<AgentOptions, 'maxJobsInMemory' | 'maxJobBytesInMemory' | 'killGraceMs' | 'maxLogBytes' | 'sweepIntervalMs' | 'straySweepDelayMs' | 'now'>
 }
 
 export type AgentApp = FastifyInstance & { agent: Agent }
@@ -42,7 +41,7 @@ const CLOSE_GRACE_MS = 1000
 
 const FRAMEWORK_ERRORS: Record<string, { status: number, message: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'Send the request body as Content-Type: application/json.' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than JSON_LIMIT allows.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than this agent accepts (JSON_LIMIT; for a run, also twice AGENT_MAX_INPUT_BYTES).' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'The Content-Length header does not match the body.' }
 }
 
@@ -70,8 +69,9 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     allowedRoots: config.allowedRoots,
     retentionDays: config.retentionDays,
     maxConcurrentJobs: config.maxConcurrentJobs,
+    maxQueuedJobs: config.maxQueuedJobs,
     defaultTimeoutMs: config.defaultTimeoutMs,
-    env: packageEnvironment(options.env ?? process.env),
+    env: options.env ?? process.env,
     log: app.log,
     ...options.tuning
   })
@@ -130,7 +130,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpRefusal) {
       request.log.info({ status: error.status }, 'request refused')
-      return reply.code(error.status).send({ error: error.message })
+      return reply.code(error.status).headers(error.headers).send({ error: error.message })
     }
     const framework = FRAMEWORK_ERRORS[typeof error.code === 'string' ? error.code : '']
     if (framework !== undefined) {
@@ -169,20 +169,29 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     return toPackage(pkg)
   })
 
-  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', async (request, reply) => {
+  // A body over twice the input cap cannot hold an acceptable input (unless padded with
+  // whitespace): refused from its Content-Length, before it is read and parsed.
+  const runBodyLimit = Math.min(config.jsonLimitBytes, 2 * config.maxInputBytes + 1024)
+  app.post<{ Params: { id: string } }>('/api/v1/automations/:id/run', { bodyLimit: runBodyLimit }, async (request, reply) => {
     const pkg = agent.registry.get(request.params.id)
     if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
     // The package exists (GET shows it, enabled false): 409, not 404, says it cannot run now.
     if (!pkg.enabled) throw new HttpRefusal(409, MESSAGES.automationDisabled)
-    const body = parseRunBody(request.body)
-    const job = agent.submit(pkg, body.requestId, body.input)
+    const body = parseRunBody(request.body, config.maxInputBytes)
+    let job
+    try {
+      job = agent.submit(pkg, body.requestId, body.input, body.inputBytes)
+    } catch (err) {
+      if (err instanceof QueueFullError) throw new HttpRefusal(429, err.message, { 'retry-after': String(QUEUE_FULL_RETRY_AFTER_S) })
+      throw err
+    }
     request.log.info({ jobId: job.id, automationId: pkg.id }, 'job queued')
     return reply.code(202).send(job)
   })
 
-  app.get<{ Querystring: { limit?: string } }>('/api/v1/jobs', async (request) => {
+  app.get<{ Querystring: { limit?: string } }>('/api/v1/jobs', async (request, reply) => {
     const items = agent.recentJobs(parseLimit(request.query.limit))
-    return { count: items.length, items }
+    return reply.type('application/json; charset=utf-8').send(serializeJobList(items))
   })
 
   app.get<{ Params: { requestId: string } }>('/api/v1/jobs/by-request/:requestId', async (request) => {

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../config.js'
-import { loadAgentConfig, packageEnvironment, WINDOWS_AUTOMATIONS_ROOT } from './config.js'
+import { loadAgentConfig, WINDOWS_AUTOMATIONS_ROOT } from './config.js'
 
 const CWD = '/srv/agent'
 
@@ -15,7 +15,9 @@ describe('loadAgentConfig', () => {
       apiKey: undefined,
       refuseAll: false,
       jsonLimitBytes: 1024 * 1024,
+      maxInputBytes: 256 * 1024,
       maxConcurrentJobs: 1,
+      maxQueuedJobs: 100,
       defaultTimeoutMs: 300_000,
       fileStorageRoot: join(CWD, 'runtime', 'files'),
       retentionDays: 7,
@@ -32,11 +34,11 @@ describe('loadAgentConfig', () => {
     const config = loadAgentConfig({
       HOST: '0.0.0.0', PORT: '3100', EXECUTOR_ID: 'RPA_2', AGENT_API_KEY: 'k'.repeat(20), JSON_LIMIT: '512kb', AUTOMATIONS_ROOT: 'pkgs',
       MAX_CONCURRENT_JOBS: '3', DEFAULT_AUTOMATION_TIMEOUT_MS: '60000', FILE_STORAGE_ROOT: '/var/idx', FILE_ALLOWED_ROOTS: 'pkgs; /data/out ;',
-      FILE_RETENTION_DAYS: '30', LOG_DIR: '/var/log/agent', RUNTIME_DIR: 'rt'
+      FILE_RETENTION_DAYS: '30', LOG_DIR: '/var/log/agent', RUNTIME_DIR: 'rt', AGENT_MAX_INPUT_BYTES: '64kb', AGENT_MAX_QUEUED_JOBS: '20'
     }, CWD)
     expect(config).toEqual({
-      host: '0.0.0.0', port: 3100, executorId: 'RPA_2', apiKey: 'k'.repeat(20), refuseAll: false, jsonLimitBytes: 512 * 1024,
-      automationsRoot: join(CWD, 'pkgs'), maxConcurrentJobs: 3, defaultTimeoutMs: 60_000, fileStorageRoot: '/var/idx',
+      host: '0.0.0.0', port: 3100, executorId: 'RPA_2', apiKey: 'k'.repeat(20), refuseAll: false, jsonLimitBytes: 512 * 1024, maxInputBytes: 64 * 1024,
+      automationsRoot: join(CWD, 'pkgs'), maxConcurrentJobs: 3, maxQueuedJobs: 20, defaultTimeoutMs: 60_000, fileStorageRoot: '/var/idx',
       allowedRoots: [join(CWD, 'pkgs'), '/data/out'], retentionDays: 30, logDir: '/var/log/agent', runtimeDir: join(CWD, 'rt')
     })
   })
@@ -62,12 +64,5 @@ describe('loadAgentConfig', () => {
     const message = (error as Error).message
     for (const name of ['PORT', 'JSON_LIMIT', 'MAX_CONCURRENT_JOBS', 'AGENT_API_KEY']) expect(message).toContain(name)
     expect(message).not.toContain('short-secret')
-  })
-})
-
-describe('packageEnvironment', () => {
-  it('keeps the environment but not keys, passwords, tokens or the database URL', () => {
-    const env = packageEnvironment({ PATH: '/bin', HOME: '/root', AGENT_API_KEY: 'a', IMPORT_API_KEY: 'b', SIGN_CERT_PASSWORD: 'c', GITHUB_TOKEN: 'd', DATABASE_URL: 'e', CLIENT_SECRET: 'f', LANG: 'C' })
-    expect(env).toEqual({ PATH: '/bin', HOME: '/root', LANG: 'C' })
   })
 })

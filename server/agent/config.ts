@@ -18,8 +18,12 @@ export interface AgentConfig {
   /** AGENT_API_KEY is set but empty: every /api/v1 route refuses every caller. */
   refuseAll: boolean
   jsonLimitBytes: number
+  /** AGENT_MAX_INPUT_BYTES: a job's `input`, as JSON; a larger one is refused (413). */
+  maxInputBytes: number
   automationsRoot: string
   maxConcurrentJobs: number
+  /** AGENT_MAX_QUEUED_JOBS: jobs waiting to start; a run past it is refused (429). */
+  maxQueuedJobs: number
   defaultTimeoutMs: number
   fileStorageRoot: string
   /** Where packages may register output files from; the agent's own job folders are allowed too. */
@@ -48,8 +52,10 @@ export function loadAgentConfig (env: NodeJS.ProcessEnv, cwd = process.cwd()): A
     apiKey: refuseAll ? undefined : read.optionalSecret('AGENT_API_KEY', 16),
     refuseAll,
     jsonLimitBytes: read.byteSize('JSON_LIMIT', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    maxInputBytes: read.byteSize('AGENT_MAX_INPUT_BYTES', 256 * 1024, 1024, 100 * 1024 * 1024),
     automationsRoot,
     maxConcurrentJobs: read.integer('MAX_CONCURRENT_JOBS', 1, 1, 64),
+    maxQueuedJobs: read.integer('AGENT_MAX_QUEUED_JOBS', 100, 1, 100_000),
     defaultTimeoutMs: read.integer('DEFAULT_AUTOMATION_TIMEOUT_MS', 300_000, 1000, 86_400_000),
     fileStorageRoot: path('FILE_STORAGE_ROOT', join('runtime', 'files')),
     allowedRoots: allowed.length > 0 ? allowed.map((p) => resolve(cwd, p)) : [automationsRoot],
@@ -79,12 +85,4 @@ function defaultAutomationsRoot (): string {
     dir = dirname(dir)
   }
   return join(process.cwd(), 'plugins', 'automations')
-}
-
-/** Variables a package never inherits from the agent: keys, passwords, tokens, the database. */
-const SECRET_VARIABLE = /(?:API_KEY|PASSWORD|SECRET|TOKEN)$|^DATABASE_URL$/i
-
-/** The environment a package runs with: the agent's, without its secrets. */
-export function packageEnvironment (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_VARIABLE.test(name)))
 }

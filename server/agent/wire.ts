@@ -2,7 +2,8 @@
  * The agent's answers outside the Job resource (which core/agent keeps in the spec's
  * shape already): packages, lists, error bodies, download headers.
  */
-import type { AutomationPackage } from '../../core/agent/index.js'
+import { depthWithin, MAX_JSON_DEPTH } from '../../core/agent/index.js'
+import type { AutomationPackage, Job } from '../../core/agent/index.js'
 
 /** Spec 3 §6 C: every error body is `{ "error": "..." }`. */
 export const MESSAGES = {
@@ -17,9 +18,12 @@ export const MESSAGES = {
   badUrl: 'The request URL is malformed.'
 } as const
 
-/** A refusal decided in a route: its status and the `error` text. */
+/** Seconds a client is asked to wait when the queue is full (Retry-After). */
+export const QUEUE_FULL_RETRY_AFTER_S = 10
+
+/** A refusal decided in a route: its status, the `error` text and any headers it needs. */
 export class HttpRefusal extends Error {
-  constructor (readonly status: number, message: string) {
+  constructor (readonly status: number, message: string, readonly headers: Record<string, string> = {}) {
     super(message)
     this.name = 'HttpRefusal'
   }
@@ -37,11 +41,17 @@ export function toPackageList (packages: AutomationPackage[]): { count: number, 
 export interface RunRequestBody {
   requestId: string | undefined
   input: Record<string, unknown>
+  /** Size of the input's JSON. */
+  inputBytes: number
 }
 
-/** The run endpoint's body: `requestId` (optional string), `input` (object; absent: `{}`). */
-export function parseRunBody (body: unknown): RunRequestBody {
-  if (body === undefined || body === null) return { requestId: undefined, input: {} }
+/**
+ * The run endpoint's body: `requestId` (optional string), `input` (object; absent: `{}`),
+ * nested at most MAX_JSON_DEPTH levels and at most `maxInputBytes` as JSON. Checked
+ * before anything is stored: a refused run leaves no job behind.
+ */
+export function parseRunBody (body: unknown, maxInputBytes: number): RunRequestBody {
+  if (body === undefined || body === null) return { requestId: undefined, input: {}, inputBytes: 2 }
   if (typeof body !== 'object' || Array.isArray(body)) throw new HttpRefusal(400, 'The body must be a JSON object with "input" (an object) and optionally "requestId" (a string).')
   const b = body as Record<string, unknown>
   if (b.requestId !== undefined && b.requestId !== null && (typeof b.requestId !== 'string' || b.requestId.trim() === '' || b.requestId.length > 200)) {
@@ -50,7 +60,28 @@ export function parseRunBody (body: unknown): RunRequestBody {
   if (b.input !== undefined && (typeof b.input !== 'object' || b.input === null || Array.isArray(b.input))) {
     throw new HttpRefusal(400, 'input must be a JSON object.')
   }
-  return { requestId: typeof b.requestId === 'string' ? b.requestId : undefined, input: (b.input as Record<string, unknown> | undefined) ?? {} }
+  const input = (b.input as Record<string, unknown> | undefined) ?? {}
+  // Depth first: serializing (to measure) recurses.
+  if (!depthWithin(input, MAX_JSON_DEPTH)) throw new HttpRefusal(400, `input must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`)
+  const inputBytes = Buffer.byteLength(JSON.stringify(input))
+  if (inputBytes > maxInputBytes) throw new HttpRefusal(413, `input is ${inputBytes} bytes as JSON; this agent accepts at most ${maxInputBytes} (AGENT_MAX_INPUT_BYTES).`)
+  return { requestId: typeof b.requestId === 'string' ? b.requestId : undefined, input, inputBytes }
+}
+
+/**
+ * The job list's body, `{ count, items }`, serialized one job at a time: a job that
+ * cannot be serialized (it should not exist: inputs and results are checked on the way
+ * in) is listed without its input and result instead of failing the whole list.
+ */
+export function serializeJobList (items: Job[]): string {
+  const parts = items.map((job) => {
+    try {
+      return JSON.stringify(job)
+    } catch {
+      return JSON.stringify({ ...job, input: { _unserializable: true }, result: job.result === null ? null : { ...job.result, result: { _unserializable: true } } })
+    }
+  })
+  return `{"count":${items.length},"items":[${parts.join(',')}]}`
 }
 
 /** `limit` of the job list: 1 to 200, 50 when absent (spec 3 §8 C). */

@@ -315,23 +315,27 @@ describe('GET /openapi.json and /docs', () => {
   })
 })
 
-describe('the in-flight gate (EXTRACT_MAX_IN_FLIGHT=1)', () => {
+describe('the in-flight gate (EXTRACT_MAX_IN_FLIGHT=1, EXTRACT_BODY_TIMEOUT_MS=3000)', () => {
   let gated: FastifyInstance
   let url: string
   beforeAll(async () => {
     const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: uploads, LOG_LEVEL: 'silent' })
-    gated = await buildExtractApp({ shared: config.shared, config: loadExtractConfig({ EXTRACT_MAX_IN_FLIGHT: '1' }), apiKey: API_KEY, pool, logger: false })
+    gated = await buildExtractApp({ shared: config.shared, config: loadExtractConfig({ EXTRACT_MAX_IN_FLIGHT: '1', EXTRACT_BODY_TIMEOUT_MS: '3000' }), apiKey: API_KEY, pool, logger: false })
     url = await gated.listen({ host: '127.0.0.1', port: 0 })
   })
   afterAll(async () => { await gated.close() })
 
-  it('keeps a second upload waiting while one is in, and lets it in when the first leaves', async () => {
+  it('keeps a second upload waiting while the first one\'s body arrives, lets it in once the first stops sending, and cuts the first with 408', async () => {
     const { pdf } = await generateExtrato({ seed: 61 })
-    // A client that sent its headers and part of its body, then stalls: it holds the one place.
+    // A client that sends its headers and the start of its file, then a byte every 100 ms: it holds the one place.
     const { port } = new URL(url)
-    const stalled = connect(Number(port), '127.0.0.1')
-    await new Promise<void>((resolve) => stalled.once('connect', resolve))
-    stalled.write(`POST /api/v1/pdf/extract HTTP/1.1\r\nHost: x\r\nX-API-Key: ${API_KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n`)
+    const slow = connect(Number(port), '127.0.0.1')
+    await new Promise<void>((resolve) => slow.once('connect', resolve))
+    let answer = ''
+    slow.on('data', (d: Buffer) => { answer += d.toString() })
+    const closed = new Promise((resolve) => slow.once('close', resolve))
+    slow.write(`POST /api/v1/pdf/extract HTTP/1.1\r\nHost: x\r\nX-API-Key: ${API_KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n\r\n%PDF-1.7\n`)
+    const trickle = setInterval(() => { slow.write('%') }, 100)
     await new Promise((resolve) => setTimeout(resolve, 200))
     const form = new FormData()
     form.append('file', new Blob([pdf]), 'doc.pdf')
@@ -339,10 +343,15 @@ describe('the in-flight gate (EXTRACT_MAX_IN_FLIGHT=1)', () => {
     const second = fetch(`${url}/api/v1/pdf/extract`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } }).then((r) => { answered = true; return r })
     await new Promise((resolve) => setTimeout(resolve, 1500))
     expect(answered).toBe(false)
-    stalled.destroy()
+    // The first stops sending: within about a second it gives its place to the second.
+    clearInterval(trickle)
     const res = await second
     expect(res.status).toBe(200)
     expect((await res.json() as Record<string, any>).success).toBe(true)
+    // And after EXTRACT_BODY_TIMEOUT_MS without a byte it is answered 408 in the service's shape, and closed.
+    await closed
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expect(answer).toMatch(/"code":"REQUEST_TIMEOUT"/)
   })
 
   it('answers every request of a burst, one at a time', async () => {

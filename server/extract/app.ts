@@ -9,7 +9,8 @@ import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
-import { Gate } from '../gate.js'
+import { drainUnreadBodies } from '../early-answer.js'
+import { BODY_STALL_MS, Gate } from '../gate.js'
 import { keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import type { Upload } from '../upload.js'
@@ -50,6 +51,8 @@ const METRICS_WARNING = 'The metrics are kept in memory since this process start
 export async function buildExtractApp (options: ExtractAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
   const metrics = new ExtractMetrics()
+  /** Seconds a client told SERVICE_BUSY should wait: one document's longest time. */
+  const retryAfter = Math.max(1, Math.ceil(config.documentTimeoutMs / 1000))
   const app = Fastify({
     logger: options.logger === false ? false : { ...loggerOptions(shared.logLevel), ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
     requestIdHeader: false,
@@ -57,7 +60,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     bodyLimit: 1024 * 1024,
     // A client that stops sending mid-upload must not hold a place of the gate below for ever.
     requestTimeout: config.requestTimeoutMs,
-    clientErrorHandler: clientErrorHandler((status, message, id) => failure(id, status === 431 ? 'REQUEST_TOO_LARGE' : status === 408 ? 'REQUEST_INCOMPLETE' : 'REQUEST_INVALID', message)),
+    clientErrorHandler: clientErrorHandler((status, message, id) => failure(id, status === 431 ? 'REQUEST_TOO_LARGE' : status === 408 ? 'REQUEST_TIMEOUT' : 'REQUEST_INVALID', message)),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send(failure(request.id, 'REQUEST_INVALID', 'The request URL is malformed.'))
@@ -78,7 +81,8 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      // Connection: close, so an unauthenticated body is not read.
+      // Connection: close, so that no more of an unauthenticated body is read than
+      // drainUnreadBodies (below) reads to let the client see this answer.
       return reply.code(401).header('connection', 'close').send(failure(request.id, 'UNAUTHORIZED', 'API key missing or invalid: send it in the X-API-Key header.'))
     }
   })
@@ -86,13 +90,20 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
   // Extraction requests beyond the gate wait here, after the key check and before their
   // bodies are read (TCP holds the rest back). Uploads go to disk, not memory, and the
   // pool bounds the documents in memory at once; the gate bounds what waits on disk:
-  // at most maxInFlight × 10 files × EXTRACT_MAX_FILE_BYTES.
+  // at most maxInFlight × 10 files × EXTRACT_MAX_FILE_BYTES. An upload that stops sending
+  // yields its place while others wait, and is cut (408) after EXTRACT_BODY_TIMEOUT_MS.
   const gate = new Gate(config.maxInFlight > 0 ? config.maxInFlight : Math.max(2, 2 * shared.poolSize))
+  const bodyWatch = {
+    stallMs: BODY_STALL_MS,
+    idleTimeoutMs: config.bodyTimeoutMs,
+    timeoutError: () => new EngineError('REQUEST_TIMEOUT', `The upload sent nothing for ${config.bodyTimeoutMs} ms (EXTRACT_BODY_TIMEOUT_MS) and was cut; send the file again.`)
+  }
   app.addHook('onRequest', async (request, reply) => {
     const path = request.routeOptions.url
     if (path !== '/api/v1/pdf/extract' && path !== '/api/v1/pdf/extract-batch') return
-    await gate.holdFor(request.raw, reply.raw)
+    await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
+  drainUnreadBodies(app, MAX_BATCH_FILES * config.maxFileBytes)
 
   app.addHook('onReady', async () => {
     await ensurePrivateDir(shared.tmpDir)
@@ -171,6 +182,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
         throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the PDF in the multipart field "file".')
       }
       const { status, body } = await extractStored(request, gone.signal, upload.path, request.query.evidence === 'true')
+      if (status === EXTRACT_STATUSES.SERVICE_BUSY) void reply.header('retry-after', String(retryAfter))
       // The status is one of the schema's; the route types only know them as literals.
       return await (reply as FastifyReply).code(status).send(body)
     } finally {
@@ -205,6 +217,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
         return { fileName: file.fileName, status, ...body }
       }))
       const succeeded = results.filter((r) => r.success === true).length
+      if (results.some((r) => r.status === EXTRACT_STATUSES.SERVICE_BUSY)) void reply.header('retry-after', String(retryAfter))
       return {
         success: succeeded === results.length,
         requestId: request.id,

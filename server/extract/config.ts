@@ -19,6 +19,10 @@ export interface ExtractConfig {
   maxInFlight: number
   /** Longest a whole request may take to arrive, ms, so that a stalled upload cannot hold a place for ever. */
   requestTimeoutMs: number
+  /** Longest an upload may send nothing while it holds a place, ms: past it the answer is 408 REQUEST_TIMEOUT. */
+  bodyTimeoutMs: number
+  /** Longest a document may wait for a pool thread, ms: past it the answer is 503 SERVICE_BUSY (the document deadline counts only from the thread's start). */
+  queueTimeoutMs: number
 }
 
 const MIB = 1024 * 1024
@@ -33,7 +37,9 @@ export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
     maxPages: read.integer('EXTRACT_MAX_PAGES', 50, 1, 10_000),
     documentTimeoutMs: read.integer('EXTRACT_DOCUMENT_TIMEOUT_MS', 20_000, 100, 600_000),
     maxInFlight: read.integer('EXTRACT_MAX_IN_FLIGHT', 0, 0, 10_000),
-    requestTimeoutMs: read.integer('EXTRACT_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000)
+    requestTimeoutMs: read.integer('EXTRACT_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    bodyTimeoutMs: read.integer('EXTRACT_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    queueTimeoutMs: read.integer('EXTRACT_QUEUE_TIMEOUT_MS', 60_000, 100, 3_600_000)
   }
   read.throwIfInvalid()
   return config

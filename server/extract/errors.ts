@@ -22,6 +22,8 @@ export const EXTRACT_STATUSES: StatusTable = {
   REQUEST_INVALID: 400,
   REQUEST_INCOMPLETE: 400,
   REQUEST_TOO_LARGE: 413,
+  REQUEST_TIMEOUT: 408,
+  SERVICE_BUSY: 503,
   ABORTED: 499,
   INTERNAL: 500,
   // Codes of other services that never reach this one; the table is total.

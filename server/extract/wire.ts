@@ -50,7 +50,8 @@ export function errorBody (error: unknown, requestId: string): ErrorAnswer {
   const code = typeof e.code === 'string' ? e.code : ''
   const answer = (status: number, publicCode: string, message: string): ErrorAnswer =>
     ({ status, code: publicCode, body: failure(requestId, publicCode, message), internal: false, logCode: publicCode })
-  if (code in EXTRACT_STATUSES && EXTRACT_STATUSES[code as Code] < 500) return answer(EXTRACT_STATUSES[code as Code], code, String(e.message))
+  // Every status but 500 is an answer in the catalog's words (a 503 SERVICE_BUSY among them).
+  if (code in EXTRACT_STATUSES && EXTRACT_STATUSES[code as Code] !== 500) return answer(EXTRACT_STATUSES[code as Code], code, String(e.message))
   const framework = FRAMEWORK_ERRORS[code]
   if (framework !== undefined) return answer(framework.status, framework.code, framework.message)
   if (!(code in EXTRACT_STATUSES) && typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return answer(e.statusCode, 'REQUEST_INVALID', String(e.message))

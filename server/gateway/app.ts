@@ -14,7 +14,7 @@ import type { SharedConfig } from '../config.js'
 import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
-import { CertificateStore, apiKeyMatchesHash, readApiKeyHash } from '../../core/gateway/index.js'
+import { ApiKeyHashCache, CertificateStore, DEFAULT_CACHE_MS, ResolvedCertificateCache, apiKeyMatchesHash, readApiKeyHash } from '../../core/gateway/index.js'
 import type { MasterKey } from '../../core/gateway/index.js'
 import { registerAdminRoutes, withDatabase } from './admin-routes.js'
 import { ADMIN_CSS, ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js'
@@ -22,6 +22,7 @@ import type { GatewayConfig } from './config.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
+import { drainUnreadBodies } from '../early-answer.js'
 import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 export const GATEWAY_SERVICE_NAME = 'razao-gateway'
@@ -39,8 +40,13 @@ export interface GatewayAppOptions {
   logStream?: NodeJS.WritableStream
   /** The clock for certificate expiry (tests move it). */
   now?: () => Date
-  /** How long a read of the stored API key hash is reused, ms; a rotation in this process applies at once. */
+  /**
+   * How long a read of the stored API key hash is reused, ms (default 5 s); a rotation
+   * through this instance applies at once, through another within this bound.
+   */
   apiKeyCacheMs?: number
+  /** How long a company's resolved certificate is reused, ms (default 5 s); admin changes through this instance clear it. */
+  certificateCacheMs?: number
   /** Registers the query routes; default query-routes.ts. Tests pass their own to exercise the key check. */
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
 }
@@ -52,31 +58,6 @@ function bearerToken (request: FastifyRequest): string | undefined {
   if (typeof header !== 'string') return undefined
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   return match?.[1]
-}
-
-/**
- * The operational key's hash, read from the database and kept for a few seconds, so a
- * query costs no extra round trip; a rotation made by this process replaces it at once,
- * one made by another gateway process on the same database applies within the TTL.
- */
-class ApiKeyHash {
-  private hash: string | undefined
-  private readAt = 0
-  constructor (private readonly pool: Pool, private readonly ttlMs: number) {}
-
-  set (hash: string): void {
-    this.hash = hash
-    this.readAt = Date.now()
-  }
-
-  async current (): Promise<string | undefined> {
-    if (this.hash === undefined || Date.now() - this.readAt > this.ttlMs) {
-      const stored = await withDatabase(() => readApiKeyHash(this.pool))
-      if (stored !== undefined) this.set(stored)
-      else this.hash = undefined
-    }
-    return this.hash
-  }
 }
 
 export async function buildGatewayApp (options: GatewayAppOptions): Promise<FastifyInstance> {
@@ -96,9 +77,11 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     }
   })
   registerErrorHandler(app, GATEWAY_STATUSES)
+  drainUnreadBodies(app, 1024 * 1024)
 
   const store = new CertificateStore({ pool, masterKey, now, openPkcs12: openPkcs12Isolated })
-  const apiKeyHash = new ApiKeyHash(pool, options.apiKeyCacheMs ?? 5000)
+  const apiKeyHash = new ApiKeyHashCache(() => withDatabase(() => readApiKeyHash(pool)), options.apiKeyCacheMs ?? DEFAULT_CACHE_MS)
+  const certificates = new ResolvedCertificateCache((empresaCodigo) => store.resolveCertificate(empresaCodigo), options.certificateCacheMs ?? DEFAULT_CACHE_MS)
   const checkApiKey = async (request: FastifyRequest): Promise<boolean> => {
     const given = request.headers['x-api-key']
     const hash = await apiKeyHash.current()
@@ -152,9 +135,14 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
 
   await registerAdminRoutes(app, { pool, store, now, onRotated: (hash) => apiKeyHash.set(hash) })
+  // Any admin write (a company or certificate changed, added or removed) forgets the cached
+  // certificates before its answer leaves, so the next query through this instance sees it.
+  app.addHook('onSend', async (request) => {
+    if (request.method !== 'GET' && request.routeOptions.url?.startsWith('/admin/') === true) certificates.clear()
+  })
 
   // The query routes (query-routes.ts): their own scope, JSON only, the same key check.
-  const deps: QueryRouteDeps = { config, resolveCertificate: (empresaCodigo) => store.resolveCertificate(empresaCodigo), checkApiKey }
+  const deps: QueryRouteDeps = { config, pool, resolveCertificate: (empresaCodigo) => certificates.get(empresaCodigo), checkApiKey }
   await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
 
   return app

@@ -20,19 +20,26 @@ import { ALPHANUMERIC_CNPJ, BRANCH_CNPJ, HEAD_OFFICE_CNPJ, OTHER_ROOT_CNPJ, crea
 import type { GatewayPki } from '../../fixtures/gateway/pki.js'
 import { TEST_API_KEY, buildQueryApp } from '../../fixtures/gateway/query-app.js'
 import type { QueryAppOptions, TestCompany } from '../../fixtures/gateway/query-app.js'
+import { freshDatabase } from '../../fixtures/db/test-database.js'
+import type { TestDatabase } from '../../fixtures/db/test-database.js'
 
 let pki: GatewayPki
 let dir: string
+let db: TestDatabase
 const open: Array<{ close: () => Promise<void> }> = []
 
 beforeAll(async () => {
   pki = createGatewayPki()
   dir = await mkdtemp(join(tmpdir(), 'razao-gw-query-'))
+  db = await freshDatabase()
 })
 afterEach(async () => {
   for (const o of open.splice(0)) await o.close()
+  // Each test starts with no waiting period (they live in the database, shared by instances).
+  await db.pool.query('DELETE FROM esperas_consulta')
 })
 afterAll(async () => {
+  await db?.drop()
   await rm(dir, { recursive: true, force: true })
 })
 
@@ -67,7 +74,7 @@ async function setup (o: {
   open.push(adn)
   const resolved: string[] = []
   const app = await buildQueryApp({
-    pki, dir, companies: companies(), config: { nfeUrl: nfe.url, adnUrl: adn.baseUrl, timeoutMs: o.timeoutMs ?? 5000, ...(o.cooldownMs === undefined ? {} : { cooldownMs: o.cooldownMs }) },
+    pki, dir, pool: db.pool, companies: companies(), config: { nfeUrl: nfe.url, adnUrl: adn.baseUrl, timeoutMs: o.timeoutMs ?? 5000, ...(o.cooldownMs === undefined ? {} : { cooldownMs: o.cooldownMs }) },
     onResolve: (c) => resolved.push(c), ...o.app
   })
   open.push(app)

@@ -24,7 +24,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
   const { config } = deps
   const ownAgents = deps.agents === undefined
   const agents = deps.agents ?? new TlsAgentCache({ openPkcs12: openPkcs12Isolated, ...(config.caFile === undefined ? {} : { extraCaPem: await readCaFile(config.caFile) }) })
-  const guard = new QueryGuard(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs })
+  const guard = new QueryGuard({ pool: deps.pool, callTimeoutMs: config.timeoutMs, ...(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs }) })
   const nfeUrl = config.nfeUrl ?? NFE_DIST_URLS[config.tpAmb]
   const adnUrl = config.adnUrl ?? ADN_BASE_URLS[config.tpAmb]
   if (ownAgents) app.addHook('onClose', async () => { agents.close() })
@@ -57,9 +57,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES }, async (request) => {
       const q = readNfeQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
-      const key = `nfe:${q.cnpj}`
-      const ret = await guard.run(key, q.ultNSU, async () => {
-        guard.assertOpen(key, `CNPJ ${q.cnpj}`)
+      const ret = await guard.run('nfe', q.cnpj, q.ultNSU, `CNPJ ${q.cnpj}`, async () => {
         const answer = await queryNfeDistribution({
           url: nfeUrl,
           agent: await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
@@ -71,8 +69,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
           log: request.log
         })
         const reason = nfeCooldownReason(answer)
-        if (reason !== undefined) guard.startCooldown(key, reason)
-        return answer
+        return { value: answer, cooldown: reason === undefined ? undefined : { reason, cStat: answer.cStat } }
       })
       request.log.info({ empresa_codigo: q.empresaCodigo, cStat: ret.cStat, documents: ret.documentos.length }, 'nfe distribution answered')
       assertAnswered(ret)
@@ -89,7 +86,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     scope.post('/adn/consultar-dfe', { bodyLimit: BODY_LIMIT_BYTES }, async (request) => {
       const q = readAdnQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
-      const answer = await guard.run(`adn:${q.cnpj}`, String(q.nsu), async () => await queryAdnDistribution({
+      const answer = await guard.run('adn', q.cnpj, String(q.nsu), `CNPJ ${q.cnpj}`, async () => ({ value: await queryAdnDistribution({
         baseUrl: adnUrl,
         tpAmb: config.tpAmb,
         cnpj: q.cnpj,
@@ -97,7 +94,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
         agent: await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
         timeoutMs: config.timeoutMs,
         log: request.log
-      }))
+      }) }))
       request.log.info({ empresa_codigo: q.empresaCodigo, status: answer.statusProcessamento, documents: answer.documentos.length }, 'adn distribution answered')
       return { sucesso: true, empresa_codigo: cert.empresa.empresaCodigo, nsu: q.nsu, data: { documentos: answer.documentos } }
     })

@@ -5,6 +5,7 @@
  * cUFAutor, agents) are the query side's additions.
  */
 import type { FastifyRequest } from 'fastify'
+import type { Pool } from 'pg'
 import type { TlsAgentCache } from '../../core/gateway/index.js'
 
 export interface QueryRouteConfig {
@@ -52,6 +53,8 @@ export interface QueryRouteDeps {
    */
   resolveCertificate: (empresaCodigo: string) => Promise<ResolvedCertificate>
   checkApiKey: (request: FastifyRequest) => boolean | Promise<boolean>
+  /** The database the waiting periods and per-CNPJ turns live in (shared by every instance). */
+  pool: Pool
   /** Shared with the certificate store, which evicts a replaced certificate's agent; made here when absent. */
   agents?: TlsAgentCache
 }

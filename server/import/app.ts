@@ -22,6 +22,7 @@ import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
 import { parseBatchSize, parseImportMode } from './params.js'
 import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
+import { drainUnreadBodies } from '../early-answer.js'
 
 export interface ImportAppOptions {
   shared: SharedConfig
@@ -30,6 +31,11 @@ export interface ImportAppOptions {
   pool: WorkerPool
   /** The database /v1/process writes to; without it that route answers 500 (DATABASE_UNAVAILABLE). */
   database?: Pick<Database, 'url' | 'pool'> | undefined
+  /**
+   * How often this instance marks as FALHOU the importations whose writer is gone (any
+   * instance's: a killed one's loads are failed by the others), ms; default 5 s.
+   */
+  recoveryIntervalMs?: number
   /** Pino logger on (the default) or off. */
   logger?: boolean
   /** Where log lines go (default stdout); tests pass a stream to read them. */
@@ -37,6 +43,8 @@ export interface ImportAppOptions {
 }
 
 export const IMPORT_SERVICE_NAME = 'razao-import'
+
+export const DEFAULT_RECOVERY_INTERVAL_MS = 5000
 
 export async function buildImportApp (options: ImportAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
@@ -56,6 +64,8 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     }
   })
   registerErrorHandler(app, IMPORT_STATUSES)
+  if (options.database !== undefined) watchInterruptedImports(app, options.database, options.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS)
+  drainUnreadBodies(app, config.maxUploadBytes)
   await app.register(multipart, {
     limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 200 },
     throwFileSizeLimit: true
@@ -72,8 +82,9 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     if (!request.routeOptions.url.startsWith('/v1/')) return
     const given = request.headers['x-api-key']
     if (!keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
-      // Connection: close ends the socket after the answer: otherwise Node goes on reading
-      // the unauthenticated body (a gigabyte announced, a byte now and then) for as long as it comes.
+      // Connection: close ends the socket after the answer (and the bounded read of the rest,
+      // server/early-answer.ts): otherwise Node goes on reading the unauthenticated body (a
+      // gigabyte announced, a byte now and then) for as long as it comes.
       return reply.code(401).header('connection', 'close').send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
     }
   })
@@ -155,7 +166,22 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   return app
 }
 
-/** Runs recovery a few times over the next seconds, until the dead session has left pg_stat_activity. */
+/**
+ * Recovery belongs to every live instance, not only to start-up: an instance killed
+ * mid-load cannot mark its own importation, so the others do, within one interval of
+ * its session ending (docs/scaling.md states the bound).
+ */
+function watchInterruptedImports (app: FastifyInstance, database: Pick<Database, 'pool'>, intervalMs: number): void {
+  const timer = setInterval(() => {
+    recoverInterruptedImports(database.pool).then(
+      (n) => { if (n > 0) app.log.info({ recovered: n }, 'interrupted import marked FALHOU') },
+      () => undefined)
+  }, intervalMs)
+  timer.unref()
+  app.addHook('onClose', async () => { clearInterval(timer) })
+}
+
+/** After a failed load here: recovery a few times over the next seconds, sooner than the periodic one, until the dead session has ended. */
 function settleInterrupted (database: Pick<Database, 'pool'>, log: FastifyBaseLogger): void {
   for (const delay of [250, 2000, 10_000]) {
     setTimeout(() => {

@@ -21,6 +21,8 @@ export const IMPORT_STATUSES: StatusTable = {
   REQUEST_INVALID: 400,
   REQUEST_INCOMPLETE: 422,
   REQUEST_TOO_LARGE: 413,
+  REQUEST_TIMEOUT: 408,
+  SERVICE_BUSY: 503,
   // Extraction codes never reach the import service; listed because the table is total.
   PDF_NOT_PDF: 400,
   PDF_ENCRYPTED: 400,

@@ -10,7 +10,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isoWithOffset } from '../../core/sign/index.js'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
-import { Gate } from '../gate.js'
+import { drainUnreadBodies } from '../early-answer.js'
+import { BODY_STALL_MS, Gate } from '../gate.js'
 import { SUPPORTED_NODE_LINES, unsupportedLineWarning } from '../runtime.js'
 import { keyMatches } from '../secrets.js'
 import { runTask } from '../../workers/pool.js'
@@ -131,12 +132,19 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   })
 
   // Sign requests beyond the gate wait here, after the key check and before their body is
-  // read: memory stays bounded by the gate's size times the largest body.
+  // read: memory stays bounded by the gate's size times the largest body. A body that stops
+  // arriving yields its place while others wait, and is cut (408) after SIGN_BODY_TIMEOUT_MS.
   const gate = new Gate(config.maxInFlight > 0 ? config.maxInFlight : Math.max(2, 2 * shared.poolSize))
+  const bodyWatch = {
+    stallMs: BODY_STALL_MS,
+    idleTimeoutMs: config.bodyTimeoutMs,
+    timeoutError: () => new HttpRefusal(408, 'INVALID_REQUEST', `The request body sent nothing for ${config.bodyTimeoutMs} ms (SIGN_BODY_TIMEOUT_MS) and was cut; send the request again.`)
+  }
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url !== '/api/v1/sign') return
-    await gate.holdFor(request.raw, reply.raw)
+    await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
+  drainUnreadBodies(app, bodyLimit)
 
   app.setNotFoundHandler((request, reply) => {
     void send(request, reply, 404, 'RESOURCE_NOT_FOUND', `No resource ${request.method} ${request.url.split('?')[0]}.`)

@@ -33,6 +33,8 @@ export interface SignConfig {
   maxInFlight: number
   /** Longest a client may take to send a whole request (headers and body); past it the connection is dropped. */
   requestTimeoutMs: number
+  /** Longest a request's body may send nothing while it holds a place, ms: past it the answer is 408. */
+  bodyTimeoutMs: number
   visualMode: SignVisualMode
   maxPdfBytes: number
   validatorUrl: string
@@ -79,6 +81,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     taskTimeoutMs: read.integer('SIGN_TASK_TIMEOUT_MS', 120_000, 10, 3_600_000),
     maxInFlight: read.integer('SIGN_MAX_IN_FLIGHT', 0, 0, 10_000),
     requestTimeoutMs: read.integer('SIGN_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    bodyTimeoutMs: read.integer('SIGN_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     visualMode: read.oneOf('SIGN_VISUAL_MODE', [...VISUAL_MODES], 'STAMP_AND_PAGE') as SignVisualMode,
     maxPdfBytes: read.integer('SIGN_MAX_PDF_BYTES', 50 * MIB, 1024, 512 * MIB),
     validatorUrl,

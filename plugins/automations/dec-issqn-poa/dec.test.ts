@@ -53,7 +53,8 @@ describe('dec-issqn-poa package: descriptor', () => {
       enabled: true,
       command: ['node', 'main.mjs'],
       timeoutMs: 600_000,
-      singleton: true
+      singleton: true,
+      env: ['DEC_PORTAL_URL', 'DEC_PORTAL_CONFIG', 'DEC_CHROMIUM_PATH', 'DEC_ACTION_TIMEOUT_MS', 'DISPLAY', 'XAUTHORITY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR']
     })
   })
 })

@@ -1,0 +1,345 @@
+/**
+ * The agent's hostile group: what an attack run did to it, each case asserting the
+ * refusal or the bound, the time it took, and that the agent still serves afterwards.
+ * Processes that leave the job's group, a flood of queued jobs and large inputs, deeply
+ * nested input and results, secrets in the agent's environment, and a FIFO or a device
+ * where a package's automation.json should be.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { AgentAppOptions } from './app.js'
+import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob } from '../../fixtures/agent/harness.js'
+import type { StartedAgent } from '../../fixtures/agent/harness.js'
+import { ECHO, installPackage, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
+import { serveProcess } from '../../fixtures/serve-process.js'
+import type { ServedProcess } from '../../fixtures/serve-process.js'
+
+const linux = process.platform === 'linux'
+let base: string
+beforeAll(async () => { base = await mkdtemp(join(tmpdir(), 'razao-agent-hostile-')) })
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true })
+  // The peak of this test process, the agent included (it runs in-process): for the closing note.
+  process.stderr.write(`agent hostile group: peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB\n`)
+})
+
+const open: StartedAgent[] = []
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.app.close()
+})
+
+let folders = 0
+async function start (env: Record<string, string> = {}, tuning: AgentAppOptions['tuning'] = {}, agentEnv?: NodeJS.ProcessEnv): Promise<StartedAgent> {
+  const dir = join(base, `a${++folders}`)
+  await mkdir(join(dir, 'automations'), { recursive: true })
+  const s = await startAgent(dir, env, tuning, agentEnv)
+  open.push(s)
+  return s
+}
+
+const root = (s: StartedAgent): string => join(s.dir, 'automations')
+async function post (s: StartedAgent, id: string, body: string): Promise<{ status: number, body: any, headers: Headers }> {
+  return await s.call(`/api/v1/automations/${id}/run`, { method: 'POST', body })
+}
+async function reload (s: StartedAgent): Promise<void> {
+  expect((await s.call('/api/v1/automations/reload', { method: 'POST' })).status).toBe(200)
+}
+
+/**
+ * Starts `sleep 300` in a new session (`setsid`: out of the job's process group), which
+ * writes its own pid to input.pidFile. input.output: 'inherit' keeps the job's stdout and
+ * stderr open in it, 'ignore' lets go of them. input.cleanEnv: it runs with an empty
+ * environment (no marker), under `setsid -w`, which stays as its parent (found through
+ * the ancestry while the main process lives). input.stay: the main process waits for
+ * ever, else it prints its result and exits.
+ */
+const ESCAPE = `
+import { spawn } from 'node:child_process'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { pidFile, output, cleanEnv, stay } = JSON.parse(stdin)
+const script = 'echo $$ > "$0"; exec sleep 300'
+const args = [...(cleanEnv ? ['-w'] : []), 'sh', '-c', script, pidFile]
+spawn('setsid', args, { stdio: ['ignore', output, output], ...(cleanEnv ? { env: {} } : {}) }).unref()
+if (stay) setInterval(() => {}, 1000)
+else {
+  await new Promise((r) => setTimeout(r, 200))
+  console.log('AGENT_RESULT_JSON={"left":"a process behind"}')
+}
+`
+
+async function escapee (s: StartedAgent, name: string, input: Record<string, unknown>): Promise<{ job: any, pid: number }> {
+  const pidFile = join(s.dir, `${name}.pid`)
+  const res = await post(s, 'escape', JSON.stringify({ input: { pidFile, output: 'inherit', cleanEnv: false, stay: false, ...input } }))
+  expect(res.status).toBe(202)
+  for (let i = 0; i < 200; i++) {
+    const text = await readFile(pidFile, 'utf8').catch(() => '')
+    if (text !== '') return { job: res.body, pid: Number(text) }
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  throw new Error('the package never wrote its pid')
+}
+
+async function untilDead (pid: number, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (!isAlive(pid)) return true
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return !isAlive(pid)
+}
+
+const stderrLog = async (s: StartedAgent, jobId: string): Promise<string> => await readFile(join(s.dir, 'logs', 'jobs', `${jobId}.stderr.log`), 'utf8').catch(() => '')
+
+/** `razao serve agent` in a process of its own (its memory measured apart from the test's), AUTOMATIONS_ROOT `dir/automations`. */
+async function serveAgent (dir: string): Promise<ServedProcess> {
+  return await serveProcess('agent', {
+    RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AUTOMATIONS_ROOT: join(dir, 'automations'), AGENT_API_KEY: AGENT_TEST_KEY,
+    RUNTIME_DIR: join(dir, 'runtime'), LOG_DIR: join(dir, 'logs'), FILE_STORAGE_ROOT: join(dir, 'runtime', 'files')
+  })
+}
+
+/** A run whose headers declare `length` bytes of body and send none; the status it gets. */
+async function declareBody (url: string, length: number): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const req = request(`${url}/api/v1/automations/wait/run`, {
+      method: 'POST', headers: { 'x-agent-api-key': AGENT_TEST_KEY, 'content-type': 'application/json', 'content-length': String(length) }
+    }, (res) => {
+      res.resume()
+      req.destroy()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', reject)
+    req.flushHeaders()
+  })
+}
+
+describe.runIf(linux)('processes that leave the job\'s process group', () => {
+  it('times out at the deadline with a setsid grandchild holding the output; the grandchild is killed, the log names it, the queue moves on', async () => {
+    const s = await start({}, { killGraceMs: 300 })
+    await installPackage(root(s), { id: 'escape', script: ESCAPE, timeoutMs: 2000 })
+    await installPackage(root(s), { id: 'echo', script: ECHO })
+    await reload(s)
+    const started = Date.now()
+    const { job, pid } = await escapee(s, 'deadline', { stay: true })
+    const next = (await post(s, 'echo', '{"input":{"after":true}}')).body
+    const done = await untilJob(s, job.id, isTerminal, 15_000)
+    expect(done).toMatchObject({ status: 'TIMED_OUT', error: { code: 'AGENT_TIMED_OUT' } })
+    expect(Date.now() - started).toBeLessThan(2000 + 300 + 2 * 1000 + 2000)
+    expect(await untilDead(pid)).toBe(true)
+    const log = await stderrLog(s, job.id)
+    expect(log).toMatch(new RegExp(`time limit of 2000 ms passed: SIGTERM sent to \\d+ process\\(es\\): .*${pid} sleep 300 \\(outside the job's process group\\)`))
+    expect(s.logs.some((l) => l.includes(job.id) && l.includes(`${pid} sleep 300`))).toBe(true)
+    expect(await untilJob(s, next.id, isTerminal)).toMatchObject({ status: 'SUCCEEDED' })
+  })
+
+  it('at the deadline also finds an escapee that dropped the marker from its environment, through its ancestry', async () => {
+    const s = await start({}, { killGraceMs: 300 })
+    await installPackage(root(s), { id: 'escape', script: ESCAPE, timeoutMs: 1500 })
+    await reload(s)
+    const { job, pid } = await escapee(s, 'clean', { stay: true, cleanEnv: true, output: 'ignore' })
+    expect(await untilJob(s, job.id, isTerminal, 10_000)).toMatchObject({ status: 'TIMED_OUT' })
+    expect(await untilDead(pid)).toBe(true)
+    expect(await stderrLog(s, job.id)).toContain(`${pid} sleep 300 (outside the job's process group)`)
+  })
+
+  it('ends a job whose main process exited while an escapee holds its output, and kills the escapee', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'escape', script: ESCAPE, timeoutMs: 60_000 })
+    await reload(s)
+    const started = Date.now()
+    const { job, pid } = await escapee(s, 'exit', {})
+    expect(await untilJob(s, job.id, isTerminal, 10_000)).toMatchObject({ status: 'SUCCEEDED', result: { result: { left: 'a process behind' } } })
+    expect(Date.now() - started).toBeLessThan(6000)
+    expect(await untilDead(pid)).toBe(true)
+    expect(await stderrLog(s, job.id)).toContain(`held its output: SIGKILL sent to ${pid} sleep 300`)
+  })
+
+  it('kills, shortly after the job, an escapee that let go of the output', async () => {
+    const s = await start({}, { straySweepDelayMs: 100 })
+    await installPackage(root(s), { id: 'escape', script: ESCAPE })
+    await reload(s)
+    const { job, pid } = await escapee(s, 'detached', { output: 'ignore' })
+    expect(await untilJob(s, job.id, isTerminal)).toMatchObject({ status: 'SUCCEEDED' })
+    expect(await untilDead(pid)).toBe(true)
+    await new Promise((r) => setTimeout(r, 100))
+    expect(await stderrLog(s, job.id)).toContain(`after the job ended, SIGKILL sent to 1 process(es) it left running outside its process group: ${pid} sleep 300`)
+  })
+
+  it('kills a running job\'s escapees when the agent shuts down', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'escape', script: ESCAPE })
+    await reload(s)
+    const { job, pid } = await escapee(s, 'shutdown', { stay: true, output: 'ignore' })
+    await untilJob(s, job.id, (j) => j.status === 'RUNNING')
+    const started = Date.now()
+    await s.app.close()
+    open.splice(open.indexOf(s), 1)
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(await untilDead(pid)).toBe(true)
+    expect(await stderrLog(s, job.id)).toMatch(new RegExp(`the agent is shutting down: SIGTERM sent to .*${pid} sleep 300`))
+  })
+})
+
+describe('a flood of jobs and large inputs', () => {
+  it('refuses runs past AGENT_MAX_QUEUED_JOBS with 429 and Retry-After, storing nothing', async () => {
+    const s = await start({ AGENT_MAX_QUEUED_JOBS: '3' })
+    await installPackage(root(s), { id: 'wait', script: WAIT_FOR_RELEASE })
+    await reload(s)
+    const release = join(s.dir, 'release')
+    const body = JSON.stringify({ input: { release } })
+    const first = (await post(s, 'wait', body)).body
+    await untilJob(s, first.id, (j) => j.status === 'RUNNING')
+    for (let i = 0; i < 3; i++) expect((await post(s, 'wait', body)).status).toBe(202)
+    const refused = await post(s, 'wait', body)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe('10')
+    expect(refused.body).toEqual({ error: '3 jobs are already waiting to run; try again later.' })
+    expect((await s.call('/api/v1/jobs')).body.count).toBe(4)
+    await writeFile(release, '')
+    await untilJob(s, first.id, isTerminal)
+    // A slot in the queue frees as a job starts.
+    expect((await post(s, 'wait', body)).status).toBe(202)
+  })
+
+  it('refuses inputs over AGENT_MAX_INPUT_BYTES with 413; after 400 of 1 MB and a full queue of large ones, memory and the list stay small', async () => {
+    const dir = join(base, 'serve-flood')
+    await installPackage(join(dir, 'automations'), { id: 'wait', script: WAIT_FOR_RELEASE })
+    const agent = await serveAgent(dir)
+    try {
+      const call = async (body: string): Promise<{ status: number, body: any }> => {
+        const res = await fetch(`${agent.url}/api/v1/automations/wait/run`, { method: 'POST', headers: { 'x-agent-api-key': AGENT_TEST_KEY, 'content-type': 'application/json' }, body })
+        return { status: res.status, body: await res.json() }
+      }
+      const rssBefore = agent.rss().current
+      // 400 runs declaring 1 MB bodies: refused from their Content-Length, before a byte of body is read.
+      const declared = await Promise.all(Array.from({ length: 400 }, async () => await declareBody(agent.url, 1_000_060)))
+      expect(new Set(declared)).toEqual(new Set([413]))
+      // Sent whole (chunked, no length), they are cut at the body limit.
+      const sent = await call(JSON.stringify({ input: { blob: 'x'.repeat(1_000_000) } }))
+      expect(sent).toMatchObject({ status: 413, body: { error: expect.stringMatching(/twice AGENT_MAX_INPUT_BYTES/) } })
+      // Under the body limit, the input itself is measured.
+      expect(await call(JSON.stringify({ input: { blob: 'x'.repeat(300_000) } }))).toEqual({
+        status: 413, body: { error: 'input is 300011 bytes as JSON; this agent accepts at most 262144 (AGENT_MAX_INPUT_BYTES).' }
+      })
+      // Inputs just under the cap fill the queue to its default bound of 100 (one more runs), then 429.
+      const largeInput = { release: join(dir, 'never'), blob: 'x'.repeat(250_000) }
+      const large = JSON.stringify({ input: largeInput })
+      const statuses = []
+      for (let i = 0; i < 110; i++) statuses.push((await call(large)).status)
+      expect(statuses.filter((c) => c === 202)).toHaveLength(101)
+      expect(statuses.slice(101)).toEqual(Array(9).fill(429))
+      const res = await fetch(`${agent.url}/api/v1/jobs?limit=200`, { headers: { 'x-agent-api-key': AGENT_TEST_KEY } })
+      const bytes = Buffer.from(await res.arrayBuffer())
+      expect(res.status).toBe(200)
+      expect(bytes.length).toBeLessThan(101 * 1024)
+      const list = JSON.parse(bytes.toString())
+      expect(list.count).toBe(101)
+      expect(list.items[0].input).toEqual({ _truncated: true, sizeBytes: Buffer.byteLength(JSON.stringify(largeInput)) })
+      // The single job keeps its input.
+      const one = await (await fetch(`${agent.url}/api/v1/jobs/${list.items[0].id}`, { headers: { 'x-agent-api-key': AGENT_TEST_KEY } })).json() as any
+      expect(one.input.blob).toHaveLength(250_000)
+      const { peak } = agent.rss()
+      process.stderr.write(`agent under the flood: RSS ${Math.round(rssBefore / 2 ** 20)} MB at start, peak ${Math.round(peak / 2 ** 20)} MB\n`)
+      expect(peak - rssBefore).toBeLessThan(200 * 2 ** 20)
+      expect((await fetch(`${agent.url}/health`)).status).toBe(200)
+    } finally {
+      expect(await agent.stop()).toBe(0)
+    }
+  })
+})
+
+describe('deeply nested input and results', () => {
+  const nested = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels)
+
+  it('refuses input nested 4,500 levels with 400 and stores nothing; the list still answers', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'echo', script: ECHO })
+    await reload(s)
+    const refused = await post(s, 'echo', `{"input":${nested(4500)}}`)
+    expect(refused).toMatchObject({ status: 400, body: { error: 'input must not nest objects and arrays more than 64 levels deep.' } })
+    expect(await s.call('/api/v1/jobs')).toMatchObject({ status: 200, body: { count: 0, items: [] } })
+    const accepted = await post(s, 'echo', `{"input":${nested(63)}}`)
+    expect(accepted.status).toBe(202)
+    expect(await untilJob(s, accepted.body.id, isTerminal)).toMatchObject({ status: 'SUCCEEDED' })
+    expect(await s.call('/api/v1/jobs')).toMatchObject({ status: 200, body: { count: 1 } })
+  })
+
+  it('does not keep a package\'s result nested past the limit; the list still answers', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'deep', script: `console.log('AGENT_RESULT_JSON=' + ${JSON.stringify(nested(5000))})` })
+    await reload(s)
+    const job = (await post(s, 'deep', '{}')).body
+    expect(await untilJob(s, job.id, isTerminal)).toMatchObject({ status: 'FAILED', error: { code: 'AGENT_RESULT_INVALID' }, result: { result: null } })
+    expect((await s.call('/api/v1/jobs')).status).toBe(200)
+  })
+})
+
+describe('secrets in the agent\'s environment', () => {
+  const DUMP = `
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+console.log('AGENT_RESULT_JSON=' + JSON.stringify({ env: process.env }))
+`
+  it('never hands GATEWAY_MASTER_KEY or a SIGN_TSA_URL with a password to a package, declared or not', async () => {
+    const agentEnv = {
+      PATH: process.env.PATH ?? '', HOME: '/home/agent', LANG: 'C.UTF-8',
+      GATEWAY_MASTER_KEY: 'ab'.repeat(32), SIGN_TSA_URL: 'https://carimbo:senha-do-tsa@tsa.example/', DATABASE_URL: 'postgres://u:p@h/db',
+      AGENT_API_KEY: AGENT_TEST_KEY, CLOUD_CREDENTIAL: 'c', PORTAL_URL: 'http://127.0.0.1:9/'
+    }
+    const s = await start({}, {}, agentEnv)
+    const dir = await installPackage(root(s), { id: 'dump', script: DUMP })
+    const descriptor = JSON.parse(await readFile(join(dir, 'automation.json'), 'utf8'))
+    await writeFile(join(dir, 'automation.json'), JSON.stringify({ ...descriptor, env: ['PORTAL_URL'] }))
+    const greedy = await installPackage(root(s), { id: 'greedy', script: DUMP })
+    await writeFile(join(greedy, 'automation.json'), JSON.stringify({ ...descriptor, id: 'greedy', env: ['GATEWAY_MASTER_KEY', 'SIGN_TSA_URL'] }))
+    await reload(s)
+    const job = await untilJob(s, (await post(s, 'dump', '{}')).body.id, isTerminal)
+    const env = job.result.result.env
+    expect(Object.keys(env).sort()).toEqual(['AGENT_JOB_DIR', 'AGENT_JOB_ID', 'AGENT_JOB_INPUT', 'HOME', 'LANG', 'PATH', 'PORTAL_URL'])
+    expect(JSON.stringify(env)).not.toMatch(/abababab|senha-do-tsa|postgres:|agent-test-key/)
+    expect((await s.call('/api/v1/automations/greedy')).status).toBe(404)
+    expect(s.logs.some((l) => l.includes('automation package skipped') && l.includes('GATEWAY_MASTER_KEY, SIGN_TSA_URL'))).toBe(true)
+  })
+})
+
+describe.runIf(linux)('what is not a descriptor', () => {
+  it('skips a FIFO, a device and an oversized file named automation.json; reload returns and close is prompt', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'echo', script: ECHO })
+    await mkdir(join(root(s), 'fifo'))
+    expect(spawnSync('mkfifo', [join(root(s), 'fifo', 'automation.json')]).status).toBe(0)
+    await mkdir(join(root(s), 'device'))
+    await symlink('/dev/zero', join(root(s), 'device', 'automation.json'))
+    await mkdir(join(root(s), 'huge'))
+    await writeFile(join(root(s), 'huge', 'automation.json'), `{"pad":"${'x'.repeat(70_000)}"}`)
+    const started = Date.now()
+    const res = await s.call('/api/v1/automations/reload', { method: 'POST' })
+    expect(Date.now() - started).toBeLessThan(3000)
+    expect(res.body).toMatchObject({ count: 1, items: [{ id: 'echo' }] })
+    const skipped = s.logs.filter((l) => l.includes('automation package skipped'))
+    expect(skipped.some((l) => l.includes('fifo') && l.includes('automation.json is not a regular file'))).toBe(true)
+    expect(skipped.some((l) => l.includes('device') && l.includes('automation.json is not a regular file'))).toBe(true)
+    expect(skipped.some((l) => l.includes('huge') && l.includes('automation.json is larger than 65536 bytes'))).toBe(true)
+    const closing = Date.now()
+    await s.app.close()
+    open.splice(open.indexOf(s), 1)
+    expect(Date.now() - closing).toBeLessThan(3000)
+  })
+
+  it('razao serve agent starts past a FIFO descriptor and exits on SIGTERM', async () => {
+    const dir = join(base, 'serve-fifo')
+    await mkdir(join(dir, 'automations', 'fifo'), { recursive: true })
+    expect(spawnSync('mkfifo', [join(dir, 'automations', 'fifo', 'automation.json')]).status).toBe(0)
+    const agent = await serveAgent(dir)
+    const reloaded = await fetch(`${agent.url}/api/v1/automations/reload`, { method: 'POST', headers: { 'x-agent-api-key': AGENT_TEST_KEY } })
+    expect(await reloaded.json()).toEqual({ count: 0, items: [] })
+    const stopping = Date.now()
+    expect(await agent.stop()).toBe(0)
+    expect(Date.now() - stopping).toBeLessThan(5000)
+  })
+})

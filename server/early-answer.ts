@@ -1,0 +1,68 @@
+/**
+ * Answers given before a request's body was read: a refusal from a hook (401, 404), a
+ * limit met part-way (413), a body cut for arriving too slowly (408). Closing the
+ * connection right after such an answer resets a client that is still writing its body,
+ * and some clients (Node 26's fetch) then report the broken pipe (EPIPE) instead of the
+ * status they were sent. So before the answer goes out, the rest of the body is read and
+ * thrown away, within bounds, and the connection is closed after the answer.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+
+/** Longest the rest of a body is read before an early answer, ms. */
+export const DRAIN_MAX_MS = 10_000
+/** A client that sends nothing for this long is not waited for any longer, ms. */
+export const DRAIN_IDLE_MS = 1_000
+/** Read beyond the largest body the service accepts, so that a 413's client sees it too. */
+export const DRAIN_BEYOND_LIMIT_BYTES = 64 * 1024 * 1024
+
+/**
+ * On every answer of `app` whose request body is not fully read: read and discard the rest,
+ * at most DRAIN_BEYOND_LIMIT_BYTES more than `largestBody` (the largest body the service
+ * accepts; a client sending more gets the reset anyway), DRAIN_MAX_MS in all and
+ * DRAIN_IDLE_MS without a byte; then answer, with `Connection: close` so that no more of it
+ * is read afterwards.
+ */
+export function drainUnreadBodies (app: FastifyInstance, largestBody: number): void {
+  const maxBytes = largestBody + DRAIN_BEYOND_LIMIT_BYTES
+  app.addHook('onSend', async (request, reply, payload) => {
+    const raw = request.raw
+    if (raw.complete || raw.destroyed) return payload
+    void reply.header('connection', 'close')
+    await drain(raw, maxBytes)
+    return payload
+  })
+}
+
+async function drain (request: IncomingMessage, maxBytes: number): Promise<void> {
+  const declared = Number(request.headers['content-length'])
+  // More announced than will ever be read: answer at once.
+  if (Number.isFinite(declared) && declared > maxBytes) return
+  await new Promise<void>((resolve) => {
+    let read = 0
+    const done = (): void => {
+      clearTimeout(overall)
+      clearTimeout(idle)
+      request.off('data', onData)
+      request.off('end', done)
+      request.off('close', done)
+      request.off('error', done)
+      resolve()
+    }
+    const overall = setTimeout(done, DRAIN_MAX_MS)
+    const idle = setTimeout(done, DRAIN_IDLE_MS)
+    const onData = (chunk: Buffer): void => {
+      read += chunk.length
+      if (read > maxBytes) {
+        done()
+        return
+      }
+      idle.refresh()
+    }
+    request.on('data', onData)
+    request.once('end', done)
+    request.once('close', done)
+    request.once('error', done)
+    request.resume()
+  })
+}

@@ -1,0 +1,189 @@
+/**
+ * One service's work never starves another's (issue 22, item 8), on the services as
+ * `razao serve sign extract` starts them (server/serve.ts): uploads that stop sending do
+ * not keep real requests out, slow PDFs filling the extraction's pool do not hold a
+ * signature, and a document's deadline counts its work, not its wait.
+ */
+import { connect } from 'node:net'
+import type { Socket } from 'node:net'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { deflateSync } from 'node:zlib'
+import { PDFDocument, PDFName } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeTextPdf } from '../fixtures/pdf/samples.js'
+import { generateExtrato } from '../plugins/pgdas-extrato/fixtures/generate.js'
+import { createPool } from '../workers/pool.js'
+import { loadConfig } from './config.js'
+import { extractStoredFile, poolTurns } from './extract/run.js'
+import { startServices } from './serve.js'
+import type { RunningServices } from './serve.js'
+
+const EXTRACT_KEY = 'extract-fair-key-0123456789'
+const SIGN_KEY = 'sign-fair-key-0123456789abcdefghijkl'
+
+let dir: string
+let running: RunningServices
+let signUrl: string
+let extractUrl: string
+let onePage: Uint8Array
+let extrato: Uint8Array
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-fair-share-'))
+  const env = {
+    RAZAO_DATA_DIR: join(dir, 'data'),
+    RAZAO_TMP_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'silent',
+    // One thread per service: the slow PDFs below fill the extraction's pool at once.
+    RAZAO_POOL_SIZE: '1',
+    SIGN_PORT: '0',
+    SIGN_API_KEY: SIGN_KEY,
+    SIGN_VISUAL_MODE: 'NONE',
+    SIGN_MAX_IN_FLIGHT: '4',
+    EXTRACT_PORT: '0',
+    EXTRACT_API_KEY: EXTRACT_KEY,
+    EXTRACT_MAX_IN_FLIGHT: '4',
+    EXTRACT_DOCUMENT_TIMEOUT_MS: '120000',
+    EXTRACT_BODY_TIMEOUT_MS: '60000'
+  }
+  running = await startServices(['sign', 'extract'], loadConfig(env), () => undefined, env)
+  signUrl = running.apps.find((a) => a.name === 'sign')!.url
+  extractUrl = running.apps.find((a) => a.name === 'extract')!.url
+  onePage = await makeTextPdf(1)
+  extrato = (await generateExtrato({ seed: 81 })).pdf
+}, 120_000)
+
+afterAll(async () => {
+  await running?.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function sign (): Promise<{ status: number, body: Record<string, any> }> {
+  const res = await fetch(`${signUrl}/api/v1/sign`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': SIGN_KEY }, body: JSON.stringify({ pdfBase64: Buffer.from(onePage).toString('base64') }) })
+  return { status: res.status, body: await res.json() as Record<string, any> }
+}
+
+async function extract (pdf: Uint8Array): Promise<{ status: number, body: Record<string, any> }> {
+  const form = new FormData()
+  form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'doc.pdf')
+  const res = await fetch(`${extractUrl}/api/v1/pdf/extract`, { method: 'POST', body: form, headers: { 'x-api-key': EXTRACT_KEY } })
+  return { status: res.status, body: await res.json() as Record<string, any> }
+}
+
+/** A client that sends its headers and the start of its body, then nothing. */
+async function stalledUpload (url: string, head: string, bodyStart: string): Promise<{ socket: Socket, answer: Promise<string> }> {
+  const { port } = new URL(url)
+  const socket = connect(Number(port), '127.0.0.1')
+  await new Promise<void>((resolve) => socket.once('connect', resolve))
+  let text = ''
+  socket.on('data', (d: Buffer) => { text += d.toString() })
+  const answer = new Promise<string>((resolve) => socket.once('close', () => { resolve(text) }))
+  socket.write(`${head}\r\n\r\n${bodyStart}`)
+  return { socket, answer }
+}
+
+const stalledExtract = async (): Promise<{ socket: Socket, answer: Promise<string> }> => await stalledUpload(extractUrl,
+  `POST /api/v1/pdf/extract HTTP/1.1\r\nHost: x\r\nX-API-Key: ${EXTRACT_KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000`,
+  '--b\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n')
+
+const stalledSign = async (): Promise<{ socket: Socket, answer: Promise<string> }> => await stalledUpload(signUrl,
+  `POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nX-API-Key: ${SIGN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100000`,
+  '{"pdfBase64":"JVBERi0')
+
+/** A one-page PDF whose page draws `pages` × 7 MiB of rectangles: seconds of pdf.js work, no text, within the content bounds. */
+async function slowPdf (pages: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.create()
+  const ops = deflateSync(Buffer.from('0 0 1 1 re f\n'.repeat(Math.floor(7 * 1024 * 1024 / 13))))
+  for (let i = 0; i < pages; i++) {
+    doc.addPage([595, 842]).node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream(ops, { Filter: 'FlateDecode' })))
+  }
+  return await doc.save()
+}
+
+describe('uploads that stop sending', () => {
+  it('do not keep real extract and sign requests out: four stalled uploads per service hold no place', async () => {
+    // Warm both pools first, so that what is measured below is the wait, not a thread's start.
+    expect((await sign()).status).toBe(200)
+    expect((await extract(extrato)).status).toBe(200)
+    const stalled = [...await Promise.all([1, 2, 3, 4].map(stalledExtract)), ...await Promise.all([1, 2, 3, 4].map(stalledSign))]
+    let closedEarly = false
+    for (const s of stalled) s.socket.once('close', () => { closedEarly = true })
+    // Four stalled uploads fill each gate (SIGN_/EXTRACT_MAX_IN_FLIGHT=4); the real requests come next.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const [signed, extracted] = await Promise.all([sign(), extract(extrato)])
+    expect(signed.status).toBe(200)
+    expect(signed.body.success).toBe(true)
+    expect(extracted.status).toBe(200)
+    expect(extracted.body.success).toBe(true)
+    // Answered while every stalled upload is still open (their body timeout is a minute away).
+    expect(closedEarly).toBe(false)
+    for (const s of stalled) s.socket.destroy()
+  })
+})
+
+describe('under serve, each service has its own pool', () => {
+  it('serves a signature while slow PDFs fill the extraction\'s pool and its queue', async () => {
+    const slow = await slowPdf(2)
+    const extractPool = running.pools.get('extract')!
+    expect(running.pools.get('sign')).not.toBe(extractPool)
+    expect((await sign()).status).toBe(200)
+    const extractions = [1, 2, 3].map(async () => await extract(slow))
+    // Wait until the extraction's one thread is busy and two documents queue behind it.
+    const queued = performance.now()
+    while (poolTurns(extractPool).waiting < 2) {
+      expect(performance.now() - queued, 'the slow PDFs never filled the pool').toBeLessThan(30_000)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const signed = await sign()
+    expect(signed.status).toBe(200)
+    // The signature is done while the extraction's queue still holds slow PDFs: it waited for none of them.
+    expect(poolTurns(extractPool).waiting).toBeGreaterThan(0)
+    for (const res of await Promise.all(extractions)) expect(res.status).toBe(200)
+  }, 240_000)
+})
+
+describe('the document deadline', () => {
+  it('counts a document\'s work, not its wait: healthy PDFs queued longer than the deadline all succeed', async () => {
+    const pool = createPool({ maxThreads: 1 })
+    const slow = join(dir, 'slower.pdf')
+    const healthy = join(dir, 'extrato.pdf')
+    // Five pages of rectangles: more than 6.5 s of pdf.js work even on a quiet machine.
+    await writeFile(slow, await slowPdf(5))
+    await writeFile(healthy, extrato)
+    const limits = { maxPages: 50, documentTimeoutMs: 1_500, queueTimeoutMs: 600_000 }
+    try {
+      // Warm the thread: pdf.js and the plugins load with its first document.
+      await extractStoredFile(pool, healthy, { ...limits, documentTimeoutMs: 60_000 })
+      const busy = extractStoredFile(pool, slow, { ...limits, documentTimeoutMs: 120_000 })
+      const queued = performance.now()
+      // Queued behind it longer than their deadline and the hard limit's margin (5 s)
+      // together: that wait used to end as PDF_TIMEOUT.
+      const results = await Promise.all([1, 2, 3].map(async () => await extractStoredFile(pool, healthy, limits)))
+      expect(performance.now() - queued).toBeGreaterThan(limits.documentTimeoutMs + 5_000)
+      expect(results.map((r) => r.success)).toEqual([true, true, true])
+      expect((await busy).pages).toBe(5)
+    } finally {
+      await pool.destroy()
+    }
+  }, 240_000)
+
+  it('bounds the wait itself: a document that gets no thread in time is answered SERVICE_BUSY, not PDF_TIMEOUT', async () => {
+    const pool = createPool({ maxThreads: 1 })
+    const slow = join(dir, 'slow.pdf')
+    const healthy = join(dir, 'extrato.pdf')
+    await writeFile(slow, await slowPdf(1))
+    await writeFile(healthy, extrato)
+    try {
+      const busy = extractStoredFile(pool, slow, { maxPages: 50, documentTimeoutMs: 120_000, queueTimeoutMs: 600_000 })
+      while (poolTurns(pool).running < 1) await new Promise((resolve) => setTimeout(resolve, 10))
+      await expect(extractStoredFile(pool, healthy, { maxPages: 50, documentTimeoutMs: 20_000, queueTimeoutMs: 200 }))
+        .rejects.toMatchObject({ code: 'SERVICE_BUSY', message: expect.stringMatching(/EXTRACT_QUEUE_TIMEOUT_MS/) })
+      expect(poolTurns(pool).waiting).toBe(0)
+      expect((await busy).pages).toBe(1)
+    } finally {
+      await pool.destroy()
+    }
+  }, 120_000)
+})
