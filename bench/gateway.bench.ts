@@ -135,7 +135,7 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
   let answerBytes = 0
 
   const direct: CallOne = async (lane) => {
-    const ret = await queryNfeDistribution({ url: fakeUrl, agent: agents.agentFor(client, `E${lane}`), timeoutMs: 10_000, tpAmb: 2, cnpj: cnpjs[lane]!, ultNSU: ZERO })
+    const ret = await queryNfeDistribution({ url: fakeUrl, agent: await agents.agentFor(client, `E${lane}`), timeoutMs: 10_000, tpAmb: 2, cnpj: cnpjs[lane]!, ultNSU: ZERO })
     if (ret.cStat !== '138' || ret.documentos.length !== o.docs) throw new Error(`direct call answered cStat ${ret.cStat} with ${ret.documentos.length} documents`)
   }
   const payloads = cnpjs.map((c, i) => JSON.stringify({ empresa_codigo: codes[i], cnpj_consulta: c, ult_nsu: ZERO }))

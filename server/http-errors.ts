@@ -4,6 +4,9 @@
  * parsing, multipart limits) by their code; anything else is a 500 whose body says
  * only that something failed and which request id to quote.
  */
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import type { Code } from '../core/errors.js'
 
@@ -61,4 +64,45 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
     request.log.error({ err: error }, 'request failed')
     return reply.code(500).send({ detail: `Internal error; quote request id ${request.id} when reporting it.` })
   })
+}
+
+/** A service's error body, for an answer given before any request object exists; `path` when the request line could be read. */
+export type EarlyErrorBody = (status: number, message: string, requestId: string, path: string | undefined) => unknown
+
+/** The `{ "detail": ... }` shape of the import service and the gateway. */
+export const detailBody: EarlyErrorBody = (_status, message) => ({ detail: message })
+
+/** Node's parser errors we answer with a status of their own; any other is a malformed request (400). */
+const PARSER_ERRORS: Record<string, { status: number, message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, message: 'The request headers are larger than this service accepts (16 KiB in all).' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time.' },
+  ERR_HTTP_REQUEST_HEADER_TIMEOUT: { status: 408, message: 'The request headers did not arrive in time.' }
+}
+const MALFORMED = { status: 400, message: 'The request is not valid HTTP (malformed request line, header or body framing).' }
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (headers over 16 KiB, a
+ * malformed request line or header, a timeout) never reaches a route or an error handler,
+ * and Fastify's default answers it in its own `{error, message, statusCode}` shape. This
+ * answers in the service's shape instead, with a request id (there is no request to take
+ * one from), and closes the connection, as the parser cannot find the next request.
+ */
+export function clientErrorHandler (body: EarlyErrorBody): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+  return function (this: FastifyInstance | undefined, error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return
+    const { status, message } = PARSER_ERRORS[error.code ?? ''] ?? MALFORMED
+    const requestId = randomUUID()
+    this?.log.info({ code: error.code, status, requestId }, 'request refused by the HTTP parser')
+    // A response already under way on this connection cannot be followed by another.
+    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    if (!socket.writable || pending?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.subarray(0, 2048).toString('latin1') ?? '')?.[1]
+    const json = JSON.stringify(body(status, message, requestId, path))
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${json}`)
+    // end() lets the answer flush; a client that never closes its side is cut shortly after.
+    setTimeout(() => socket.destroy(), 1000).unref()
+  }
 }

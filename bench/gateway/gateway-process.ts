@@ -96,7 +96,8 @@ serveRpc({
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
         const q = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { cnpj_consulta: string, ult_nsu: string }
-        queryNfeDistribution({ url: a.fakeUrl, agent: agents.agentFor(certificate), timeoutMs: 10_000, tpAmb: 2, cnpj: q.cnpj_consulta, ultNSU: q.ult_nsu })
+        agents.agentFor(certificate)
+          .then(async (agent) => await queryNfeDistribution({ url: a.fakeUrl, agent, timeoutMs: 10_000, tpAmb: 2, cnpj: q.cnpj_consulta, ultNSU: q.ult_nsu }))
           .then((ret) => {
             const body = JSON.stringify({ success: true, cStat: ret.cStat, xMotivo: ret.xMotivo, ultNSU: ret.ultNSU, maxNSU: ret.maxNSU, documentos: ret.documentos })
             res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)

@@ -13,7 +13,7 @@
  */
 import { PDFDocument, ParseSpeeds } from 'pdf-lib'
 import { EngineError } from '../errors.js'
-import { openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
+import { declaredSizeFault, openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
 import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
 import type { PageText, TextRun } from './text.js'
 
@@ -55,6 +55,9 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
   const started = performance.now()
   const overdue = (): boolean => performance.now() - started > limits.deadlineMs
+  // Before either parser: both allocate for what the file declares (core/pdf/declared-sizes.ts).
+  const fault = declaredSizeFault(bytes)
+  if (fault !== undefined) throw new EngineError('PDF_CORRUPT', `The PDF declares more than it holds: ${fault}. The file is damaged or crafted.`)
   await refuseContentBombs(bytes, limits)
   const task = await openWithPdfJs(bytes)
   let doc: PdfJsDocument | undefined

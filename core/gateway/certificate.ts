@@ -8,7 +8,7 @@
 import { normalizeCnpj } from '../cnpj.js'
 import { EngineError } from '../errors.js'
 import { OID_ICP_CNPJ, isSignError, loadPkcs12, readOtherNames } from '../sign/index.js'
-import type { SigningMaterial } from '../sign/index.js'
+import type { OpenPkcs12, SigningMaterial } from '../sign/index.js'
 
 export interface CertificateFacts {
   /** The subject as one line (`C=BR, O=ICP-Brasil, CN=EMPRESA LTDA:11222333000181`). */
@@ -28,16 +28,21 @@ export function daysToExpiry (validUntil: Date, now: Date): number {
   return Math.floor((validUntil.getTime() - now.getTime()) / DAY_MS)
 }
 
-function open (pfx: Uint8Array, password: string): SigningMaterial {
+/** Opens in the calling thread: for tests and tools; the service passes a worker thread's opener. */
+export const openInThread: OpenPkcs12 = async (file, password) => loadPkcs12(file, password)
+
+async function open (pfx: Uint8Array, password: string, openPkcs12: OpenPkcs12): Promise<SigningMaterial> {
   try {
-    return loadPkcs12(pfx, password)
+    return await openPkcs12(pfx, password)
   } catch (err) {
     if (!isSignError(err)) throw err
     const message = /wrong password/.test(err.message)
       ? 'The certificate could not be opened with this password.'
       : /no RSA private key|no certificate matching/.test(err.message)
         ? 'The PKCS#12 file holds no private key with its certificate; export the A1 certificate with its key.'
-        : 'The file is not a readable PKCS#12 (.pfx/.p12) certificate.'
+        : /iterations|took too long/.test(err.message)
+          ? err.message
+          : 'The file is not a readable PKCS#12 (.pfx/.p12) certificate.'
     throw new EngineError('GATEWAY_CERT_UNREADABLE', message, undefined, { cause: err })
   }
 }
@@ -47,8 +52,8 @@ function open (pfx: Uint8Array, password: string): SigningMaterial {
  * a file that does not open or names no valid CNPJ, and (GATEWAY_CERT_EXPIRED) one
  * outside its validity at `now`.
  */
-export function inspectCertificate (pfx: Uint8Array, password: string, now: Date): CertificateFacts {
-  const material = open(pfx, password)
+export async function inspectCertificate (pfx: Uint8Array, password: string, now: Date, openPkcs12: OpenPkcs12 = openInThread): Promise<CertificateFacts> {
+  const material = await open(pfx, password, openPkcs12)
   const leaf = material.leaf
   const fromOtherName = readOtherNames(leaf.raw).get(OID_ICP_CNPJ)
   const printed = fromOtherName ?? (material.identity.documentKind === 'CNPJ' ? material.identity.signerDocument : undefined)

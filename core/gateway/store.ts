@@ -12,13 +12,14 @@
 import type { Pool } from 'pg'
 import { cnpjRoot } from '../cnpj.js'
 import { EngineError } from '../errors.js'
-import { assertCurrent, inspectCertificate } from './certificate.js'
+import { assertCurrent, inspectCertificate, openInThread } from './certificate.js'
 import type { CertificateFacts } from './certificate.js'
 import { COMPANY_SELECT, getGatewayCompany, companyNotFound, inTransaction, toCompany } from './companies.js'
 import type { CompanyRow } from './companies.js'
 import type { GatewayCompany } from './companies.js'
 import { openSealed, sealValue } from './seal.js'
 import type { MasterKey } from './master-key.js'
+import type { OpenPkcs12 } from '../sign/index.js'
 
 /** What the query routes receive for one company: decrypted in memory, for this call. */
 export interface ResolvedCertificate {
@@ -50,23 +51,27 @@ export interface CertificateStoreOptions {
   masterKey: MasterKey
   /** The clock for expiry checks (tests move it). */
   now?: () => Date
+  /** How an uploaded file is opened; the service passes a worker thread's opener. Default: in this thread. */
+  openPkcs12?: OpenPkcs12
 }
 
 export class CertificateStore {
   private readonly pool: Pool
   private readonly masterKey: MasterKey
   private readonly now: () => Date
+  private readonly openPkcs12: OpenPkcs12
 
   constructor (options: CertificateStoreOptions) {
     this.pool = options.pool
     this.masterKey = options.masterKey
     this.now = options.now ?? (() => new Date())
+    this.openPkcs12 = options.openPkcs12 ?? openInThread
   }
 
   /** Validates and stores (or replaces) a company's certificate; returns its facts, never the secrets. */
   async putCertificate (empresaCodigo: string, pfx: Buffer, password: string): Promise<CertificateFacts> {
     const company = await getGatewayCompany(this.pool, empresaCodigo)
-    const facts = inspectCertificate(pfx, password, this.now())
+    const facts = await inspectCertificate(pfx, password, this.now(), this.openPkcs12)
     if (company.cnpj === null) {
       throw new EngineError('GATEWAY_CERT_CNPJ_MISMATCH', 'The company has no CNPJ to match the certificate against; set its cnpj first.')
     }

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => { await server.close() })
 
 async function get (agents: TlsAgentCache, cert = pki.client, owner?: string): Promise<string> {
-  const answer = await callHttps({ url: `${server.origin}/who`, method: 'GET', headers: {}, agent: agents.agentFor(cert, owner), timeoutMs: 5000, service: 'fake' })
+  const answer = await callHttps({ url: `${server.origin}/who`, method: 'GET', headers: {}, agent: await agents.agentFor(cert, owner), timeoutMs: 5000, service: 'fake' })
   return answer.body
 }
 
@@ -38,12 +38,12 @@ describe('TlsAgentCache', () => {
 
   it('closes the old agent when a company\'s certificate is replaced, but not while another company still uses it', async () => {
     const agents = new TlsAgentCache({ extraCaPem: pki.rootPem })
-    const headOffice = agents.agentFor(pki.client, 'MATRIZ')
-    expect(agents.agentFor(pki.client, 'FILIAL')).toBe(headOffice)
-    agents.agentFor(pki.alphanumeric, 'MATRIZ')
+    const headOffice = await agents.agentFor(pki.client, 'MATRIZ')
+    expect(await agents.agentFor(pki.client, 'FILIAL')).toBe(headOffice)
+    await agents.agentFor(pki.alphanumeric, 'MATRIZ')
     expect(agents.size).toBe(2)
-    expect(agents.agentFor(pki.client, 'FILIAL')).toBe(headOffice)
-    agents.agentFor(pki.alphanumeric, 'FILIAL')
+    expect(await agents.agentFor(pki.client, 'FILIAL')).toBe(headOffice)
+    await agents.agentFor(pki.alphanumeric, 'FILIAL')
     expect(agents.size).toBe(1)
     const before = server.handshakes()
     expect(await get(agents, pki.client, 'MATRIZ')).toBe('11222333000181')
@@ -54,25 +54,25 @@ describe('TlsAgentCache', () => {
     agents.close()
   })
 
-  it('drops an agent, and the key it holds, once unused for the idle period', () => {
+  it('drops an agent, and the key it holds, once unused for the idle period', async () => {
     let t = 0
     const agents = new TlsAgentCache({ extraCaPem: pki.rootPem, agentIdleMs: 60_000, now: () => t })
-    const first = agents.agentFor(pki.client)
+    const first = await agents.agentFor(pki.client)
     t = 30_000
-    expect(agents.agentFor(pki.client)).toBe(first)
+    expect(await agents.agentFor(pki.client)).toBe(first)
     t = 80_000
-    expect(agents.agentFor(pki.alphanumeric)).not.toBe(first)
+    expect(await agents.agentFor(pki.alphanumeric)).not.toBe(first)
     expect(agents.size).toBe(2)
     t = 200_000
-    expect(agents.agentFor(pki.client)).not.toBe(first)
+    expect(await agents.agentFor(pki.client)).not.toBe(first)
     expect(agents.size).toBe(1)
     agents.close()
   })
 
-  it('refuses a PKCS#12 its password does not open with 422, naming no secret', () => {
+  it('refuses a PKCS#12 its password does not open with 422, naming no secret', async () => {
     const agents = new TlsAgentCache()
     let error: unknown
-    try { agents.agentFor({ ...pki.client, password: 'senha-errada' }) } catch (e) { error = e }
+    try { await agents.agentFor({ ...pki.client, password: 'senha-errada' }) } catch (e) { error = e }
     expect(error).toMatchObject({ status: 422, code: 'GATEWAY_CERTIFICATE_INCOMPATIBLE' })
     expect((error as Error).message).not.toContain('senha-errada')
     expect(agents.size).toBe(0)

@@ -25,7 +25,8 @@ import { X509Certificate, createHash } from 'node:crypto'
 import { Agent } from 'node:https'
 import { createSecureContext, rootCertificates } from 'node:tls'
 import type { SecureContext } from 'node:tls'
-import { loadPkcs12 } from '../sign/index.js'
+import type { OpenPkcs12 } from '../sign/index.js'
+import { openInThread } from './certificate.js'
 import { certificateIncompatible } from './errors.js'
 
 /** What the agent needs of a resolved certificate. */
@@ -53,6 +54,8 @@ export interface TlsAgentCacheOptions {
    */
   agentIdleMs?: number
   now?: () => number
+  /** How the PKCS#12 is opened; the service passes a worker thread's opener. Default: in this thread. */
+  openPkcs12?: OpenPkcs12
 }
 
 const DEFAULT_IDLE_MS = 15_000
@@ -60,6 +63,8 @@ const DEFAULT_AGENT_IDLE_MS = 15 * 60_000
 
 export class TlsAgentCache {
   private readonly agents = new Map<string, { agent: Agent, lastUsed: number }>()
+  /** Contexts being made: concurrent first queries with one certificate open it once. */
+  private readonly opening = new Map<string, Promise<SecureContext>>()
   /** Who last used which fingerprint: a company whose certificate changes frees the old agent. */
   private readonly owners = new Map<string, string>()
   private readonly ca: string[]
@@ -68,6 +73,7 @@ export class TlsAgentCache {
   private readonly maxSockets: number
   private readonly agentIdleMs: number
   private readonly now: () => number
+  private readonly openPkcs12: OpenPkcs12
 
   constructor (options: TlsAgentCacheOptions = {}) {
     const extra = splitPem(options.extraCaPem ?? '')
@@ -77,6 +83,7 @@ export class TlsAgentCache {
     this.maxSockets = options.maxSockets ?? 16
     this.agentIdleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
     this.now = options.now ?? Date.now
+    this.openPkcs12 = options.openPkcs12 ?? openInThread
   }
 
   /**
@@ -84,7 +91,7 @@ export class TlsAgentCache {
    * certificate it is) lets the cache notice a replaced certificate: the previous
    * fingerprint's agent is closed once no owner uses it any more.
    */
-  agentFor (cert: ClientCertificate, owner?: string): Agent {
+  async agentFor (cert: ClientCertificate, owner?: string): Promise<Agent> {
     if (owner !== undefined) {
       const previous = this.owners.get(owner)
       this.owners.set(owner, cert.fingerprint)
@@ -103,6 +110,14 @@ export class TlsAgentCache {
       existing.lastUsed = t
       return existing.agent
     }
+    let opening = this.opening.get(key)
+    if (opening === undefined) {
+      opening = this.contextFor(cert).finally(() => this.opening.delete(key))
+      this.opening.set(key, opening)
+    }
+    const secureContext = await opening
+    const raced = this.agents.get(key)
+    if (raced !== undefined) return raced.agent
     const agent = new Agent({
       keepAlive: true,
       maxSockets: this.maxSockets,
@@ -111,7 +126,7 @@ export class TlsAgentCache {
       timeout: this.idleTimeoutMs,
       minVersion: 'TLSv1.2',
       maxVersion: 'TLSv1.2',
-      secureContext: this.contextFor(cert)
+      secureContext
     })
     this.agents.set(key, { agent, lastUsed: t })
     return agent
@@ -138,11 +153,11 @@ export class TlsAgentCache {
     this.owners.clear()
   }
 
-  private contextFor (cert: ClientCertificate): SecureContext {
+  private async contextFor (cert: ClientCertificate): Promise<SecureContext> {
     let key: string
     let chain: string[]
     try {
-      const material = loadPkcs12(cert.pfx, cert.password)
+      const material = await this.openPkcs12(cert.pfx, cert.password)
       key = material.key.export({ type: 'pkcs8', format: 'pem' }).toString()
       // The leaf and its intermediates travel in the handshake; a root never needs to.
       chain = material.chain.map((der) => new X509Certificate(der)).filter((c, i) => i === 0 || c.issuer !== c.subject).map((c) => c.toString())

@@ -33,7 +33,7 @@ export interface LedgerRow {
 export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) => void
 
 /** Problems that make a file unfit to store as typed rows (see ProblemKind). */
-const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN', 'UNCOMPUTED_FORMULA', 'TEXT_TOO_LONG']
+const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN', 'UNCOMPUTED_FORMULA', 'TEXT_TOO_LONG', 'TEXT_AT_CELL_LIMIT']
 
 /** Whether a problem of this kind makes the file unfit to import. */
 export function isBlocking (kind: ProblemKind): boolean {
@@ -62,7 +62,7 @@ export class LedgerAnalyzer {
   private readonly samples: CellProblem[] = []
   private readonly problemCounts: Record<ProblemKind, number> = {
     INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID_MOVIM_FINAN: 0,
-    UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0
+    UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0, TEXT_AT_CELL_LIMIT: 0
   }
   private totalRows = 0
   private debitCents = 0
@@ -129,7 +129,8 @@ export class LedgerAnalyzer {
 
   /**
    * Cells whose value cannot be stored as read, in every column the ledger keeps:
-   * formulas saved without their value, and text past Excel's cell limit (a 1 MiB
+   * formulas saved without their value, text filling a cell to its limit (cut by the
+   * writer), and text past Excel's cell limit (a 1 MiB
    * shared string on every row would push a gigabyte per thousand rows into COPY).
    * Returns whether an amount of the row is unknown. Most rows hold neither, and a
    * typeof test per column is all they cost.
@@ -140,7 +141,7 @@ export class LedgerAnalyzer {
     for (let i = 0; i < stored.length; i++) {
       const cell = cells[stored[i]!]
       if (typeof cell === 'string') {
-        if (cell.length > EXCEL_MAX_CELL_CHARS) this.problem('TEXT_TOO_LONG', rowNumber, this.at.storedNames[i]!, cell)
+        if (cell.length >= EXCEL_MAX_CELL_CHARS) this.problem(cell.length > EXCEL_MAX_CELL_CHARS ? 'TEXT_TOO_LONG' : 'TEXT_AT_CELL_LIMIT', rowNumber, this.at.storedNames[i]!, cell)
       } else if (cell instanceof UncomputedFormula) {
         const column = this.at.storedNames[i]!
         this.problem('UNCOMPUTED_FORMULA', rowNumber, column, cell)

@@ -79,7 +79,7 @@ describe('analyzeLedger', () => {
       row(4, 'x', null, '2024-02-01', 1.005, null)
     ])
     const a = await analyzeLedger(read, { batchSize: 1000 })
-    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID_MOVIM_FINAN: 1, UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0 })
+    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID_MOVIM_FINAN: 1, UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0, TEXT_AT_CELL_LIMIT: 0 })
     expect(a.problemSamples).toContainEqual({ kind: 'INVALID_AMOUNT', rowNumber: 2, column: 'credito', value: 'abc' })
     expect(a.problemSamples).toContainEqual({ kind: 'INVALID_DATE', rowNumber: 3, column: 'data', value: '31/02/2024' })
     expect(a.totalCreditCents).toBe(-1000 + 101)
@@ -106,10 +106,17 @@ describe('analyzeLedger', () => {
 
   it('reports text longer than an Excel cell holds, shortened in the report (issue 11)', async () => {
     const long = 'h'.repeat(32_768)
-    const { read } = source([[1, HEADER], row(2, 1, 100, '01/02/2024', 5, 5, 'PAGAR', long), row(3, 2, 100, '01/02/2024', 5, 5, 'x'.repeat(32_767))])
+    const { read } = source([[1, HEADER], row(2, 1, 100, '01/02/2024', 5, 5, 'PAGAR', long), row(3, 2, 100, '01/02/2024', 5, 5, 'x'.repeat(32_766))])
     const a = await analyzeLedger(read, { batchSize: 1000 })
     expect(a.problemCounts.TEXT_TOO_LONG).toBe(1)
     expect(a.problemSamples).toEqual([{ kind: 'TEXT_TOO_LONG', rowNumber: 2, column: 'historico', value: `${'h'.repeat(200)}… (32768 characters)` }])
+  })
+
+  it('reports text that fills a cell to its limit: the writer cut a longer one (LibreOffice does, without a word; issue 22)', async () => {
+    const { read } = source([[1, HEADER], row(2, 1, 100, '01/02/2024', 5, 5, 'PAGAR', 'h'.repeat(32_767)), row(3, 2, 100, '01/02/2024', 5, 5, 'PAGAR', 'h'.repeat(32_766))])
+    const a = await analyzeLedger(read, { batchSize: 1000 })
+    expect(a.problemCounts).toMatchObject({ TEXT_AT_CELL_LIMIT: 1, TEXT_TOO_LONG: 0 })
+    expect(a.problemSamples).toEqual([{ kind: 'TEXT_AT_CELL_LIMIT', rowNumber: 2, column: 'historico', value: `${'h'.repeat(200)}… (32767 characters)` }])
   })
 
   it('names every missing required column', async () => {

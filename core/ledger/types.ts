@@ -2,8 +2,8 @@
 export const MAX_PROBLEM_SAMPLES = 100
 
 /**
- * What can be wrong with a cell. INVALID_*, MISSING_*, UNCOMPUTED_FORMULA and
- * TEXT_TOO_LONG make a file unfit to import (the import refuses it); NEGATIVE_AMOUNT
+ * What can be wrong with a cell. INVALID_*, MISSING_*, UNCOMPUTED_FORMULA,
+ * TEXT_TOO_LONG and TEXT_AT_CELL_LIMIT make a file unfit to import (the import refuses it); NEGATIVE_AMOUNT
  * and ROUNDED_AMOUNT are kept in the totals (with their sign, or rounded half away
  * from zero to the cent) and reported so that a person can check them.
  */
@@ -14,6 +14,12 @@ export type ProblemKind =
   | 'UNCOMPUTED_FORMULA'
   /** Text longer than a cell can hold in Excel (32,767 characters): crafted or damaged. */
   | 'TEXT_TOO_LONG'
+  /**
+   * Text of exactly 32,767 characters, the cell's limit: the program that wrote the file cut
+   * a longer text (LibreOffice does, without a word, when it saves a longer one). Importing
+   * it would store the cut text as if it were whole.
+   */
+  | 'TEXT_AT_CELL_LIMIT'
 
 /** What each problem means, in a sentence for the person fixing the file. */
 export const PROBLEM_MESSAGES: Record<ProblemKind, string> = {
@@ -24,7 +30,8 @@ export const PROBLEM_MESSAGES: Record<ProblemKind, string> = {
   INVALID_INTEGER: 'The cell must hold a whole number.',
   MISSING_ID_MOVIM_FINAN: 'The row has no id_movim_finan, so its group cannot be balanced.',
   UNCOMPUTED_FORMULA: 'The cell holds a formula that was saved without its value (the program that wrote the file does not compute formulas). Open the file in Excel or LibreOffice and save it, so that the values are computed, then send it again.',
-  TEXT_TOO_LONG: 'The text is longer than the 32,767 characters an Excel cell can hold; the file is damaged or was not written by a spreadsheet program.'
+  TEXT_TOO_LONG: 'The text is longer than the 32,767 characters an Excel cell can hold; the file is damaged or was not written by a spreadsheet program.',
+  TEXT_AT_CELL_LIMIT: 'The text fills the cell to its limit of 32,767 characters: the program that wrote the file most likely cut a longer text there. Shorten the text in the source and send the file again.'
 }
 
 export interface CellProblem {

@@ -21,6 +21,7 @@ export type { TextRun, TextPositions, TextPositionsOptions } from './text-positi
 export { pagesWithinContentLimit } from './content-size.js'
 export { rawContentExcess, refuseRawContentBombs, DEFAULT_MAX_STREAM_BYTES, DEFAULT_MAX_RAW_TOTAL_BYTES } from './raw-content-size.js'
 export type { RawContentExcess } from './raw-content-size.js'
+export { declaredSizeFault, MAX_XREF_ENTRIES, MAX_ROW_BYTES } from './declared-sizes.js'
 export { pageGeometry, visibleBox, pageRotation, userUnit, readerSize, toUserRect, intersect, annotationBoxes, CORNERS } from './page-box.js'
 export type { Box, Corner, PageGeometry, Rotation } from './page-box.js'
 export { appendFinalPage, drawQrCode } from './final-page.js'

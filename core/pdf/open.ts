@@ -13,6 +13,7 @@ import { PDFArray, PDFContext, PDFDict, PDFDocument, PDFName, PDFNumber, PDFObje
 import type { PDFObject } from 'pdf-lib'
 import { SignError } from '../sign/errors.js'
 import { loadDecrypted } from './crypt.js'
+import { MAX_OBJECTS, declaredSizeFault } from './declared-sizes.js'
 import { rebuildPdf } from './rebuild.js'
 import { DamagedCrossReference, checkCrossReferences } from './xref-check.js'
 import { firstId, openSecurity } from './security.js'
@@ -47,8 +48,6 @@ export interface Encryption {
   /** The trailer's /ID, from which revisions 2 to 4 derive the key; without one the key was made with an empty identifier and none may be added. */
   id: PDFObject | undefined
 }
-
-const MAX_OBJECTS = 8_388_607
 
 const latin1 = (bytes: Uint8Array, start: number, end: number): string => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1')
 
@@ -176,11 +175,14 @@ function headerOffset (bytes: Uint8Array): number {
  * SIGN_PDF_INVALID. Leading bytes before the header are dropped (the signed file starts
  * at `%PDF-`, so that every reader agrees on the offsets the signature's /ByteRange
  * names). A file whose cross-reference data is damaged is rebuilt from its objects when
- * it holds no signature, and refused when it does.
+ * it holds no signature, and refused when it does. Counts and sizes the file declares
+ * beyond what it holds (declared-sizes.ts) are refused before pdf-lib allocates for them.
  */
 export async function openPdf (input: Uint8Array): Promise<OpenedPdf> {
   const header = headerOffset(input)
   const bytes = input.subarray(header)
+  const fault = declaredSizeFault(bytes)
+  if (fault !== undefined) invalid(`The PDF declares more than it holds: ${fault}. The file is damaged or crafted.`)
   const warnings = header === 0 ? [] : [`The ${header} bytes before the PDF header (%PDF-) are not part of the PDF and were removed; the signed file starts at the header.`]
   try {
     return await openUpdatable(bytes, warnings)

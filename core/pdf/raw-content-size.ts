@@ -49,7 +49,7 @@ function dictStart (text: string, end: number): number {
   return -1
 }
 
-function filterNames (dict: string): string[] {
+export function filterNames (dict: string): string[] {
   const m = /\/Filter\s*(\/[^\s/<>[\]()]+|\[[^\]]*\])/.exec(dict)
   if (m === null) return []
   return [...m[1]!.matchAll(/\/([^\s/<>[\]()]+)/g)].map((n) => n[1]!)
@@ -124,9 +124,10 @@ function contentRefs (text: string, into: Set<number>): void {
   }
 }
 
-interface RawStream { object?: number, dict: string, start: number, end: number }
+/** A stream found in the raw bytes: its object number when its header was found, its dictionary's text ('' when not found) and where its data lies. */
+export interface RawStream { object?: number, dict: string, start: number, end: number }
 
-function findStreams (text: string): RawStream[] {
+export function findStreams (text: string): RawStream[] {
   const streams: RawStream[] = []
   const keyword = />>\s*stream(?:\r\n|\r|\n)/g
   let m: RegExpExecArray | null

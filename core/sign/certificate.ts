@@ -9,6 +9,7 @@ import type { KeyObject } from 'node:crypto'
 import forge from 'node-forge'
 import { SignError } from './errors.js'
 import { readSignerIdentity } from './icp-brasil.js'
+import { assertPkcs12Iterations } from './pkcs12-limits.js'
 import type { SignerIdentity } from './icp-brasil.js'
 
 /** Everything the signer needs; `key` never leaves the thread that loaded it. */
@@ -22,18 +23,33 @@ export interface SigningMaterial {
   warnings: string[]
 }
 
+/**
+ * How a service opens a PKCS#12 file: loadPkcs12's result, from wherever it runs (the
+ * gateway hands in workers/pkcs12-isolate.ts, so that no certificate is opened on its
+ * main thread).
+ */
+export type OpenPkcs12 = (file: Uint8Array, password: string) => Promise<SigningMaterial>
+
 function certificateDer (bag: forge.pkcs12.Bag): Buffer | undefined {
   // forge keeps the parsed TBSCertificate, so re-encoding gives back the original DER.
   const asn1 = bag.cert !== undefined && bag.cert !== null ? forge.pki.certificateToAsn1(bag.cert) : bag.asn1
   return asn1 === undefined ? undefined : Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary')
 }
 
-/** Opens a PKCS#12 file; a wrong password, a missing key or an unparsable file is SIGN_CERT_INVALID. */
+/**
+ * Opens a PKCS#12 file; a wrong password, a missing key, an unparsable file or iteration
+ * counts past the caps (pkcs12-limits.ts, checked before any key derivation) is
+ * SIGN_CERT_INVALID. Synchronous and up to seconds of CPU for a file at the caps: the
+ * services call it in a worker thread, never on the main one.
+ */
 export function loadPkcs12 (file: Uint8Array, password: string): SigningMaterial {
   let p12: forge.pkcs12.Pkcs12Pfx
   try {
-    p12 = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(Buffer.from(file).toString('binary')), false, password)
+    const asn1 = forge.asn1.fromDer(Buffer.from(file).toString('binary'))
+    assertPkcs12Iterations(asn1, password)
+    p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, password)
   } catch (err) {
+    if (err instanceof SignError) throw err
     const wrongPassword = err instanceof Error && /MAC|password|decrypt/i.test(err.message)
     throw new SignError('SIGN_CERT_INVALID', wrongPassword
       ? 'The signing certificate could not be opened: wrong password (SIGN_CERT_PASSWORD).'

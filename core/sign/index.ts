@@ -1,8 +1,9 @@
 /** PAdES signing with an ICP-Brasil A1 certificate: the public surface of core/sign. */
 export { signPdf, VISUAL_MODES } from './sign-pdf.js'
 export type { SignPdfOptions, SignedPdf, VisualMode } from './sign-pdf.js'
-export { loadPkcs12, assertValidAt } from './certificate.js'
-export type { SigningMaterial } from './certificate.js'
+export { loadPkcs12, materialFrom, assertValidAt } from './certificate.js'
+export type { SigningMaterial, OpenPkcs12 } from './certificate.js'
+export { MAX_PKCS12_ITERATIONS, MAX_PKCS12_TOTAL_ITERATIONS, assertClearPkcs12Iterations } from './pkcs12-limits.js'
 export type { SignerIdentity } from './icp-brasil.js'
 /** The ICP-Brasil subjectAltName otherNames (DOC-ICP-04), for readers of a certificate's CNPJ (the gateway). */
 export { readOtherNames, OID_ICP_CNPJ } from './icp-brasil.js'

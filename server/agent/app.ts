@@ -14,6 +14,7 @@ import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import type { AgentConfig } from './config.js'
+import { clientErrorHandler } from '../http-errors.js'
 import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, serializeJobList, toPackage, toPackageList } from './wire.js'
 import {
   automationSchema, automationsSchema, fileSchema, healthSchema, jobByRequestSchema, jobFilesSchema, jobSchema, jobsSchema, reloadSchema, runSchema
@@ -55,6 +56,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: config.jsonLimitBytes,
+    clientErrorHandler: clientErrorHandler((_status, message) => ({ error: message })),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl })

@@ -23,6 +23,7 @@ import type { BatchUpload } from './batch-upload.js'
 import type { ExtractConfig } from './config.js'
 import { EXTRACT_STATUSES, FRAMEWORK_ERRORS } from './errors.js'
 import { errorBody, failure, toResponse } from './wire.js'
+import { clientErrorHandler } from '../http-errors.js'
 import { extractStoredFile } from './run.js'
 import { ExtractMetrics } from './metrics.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -57,6 +58,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     bodyLimit: 1024 * 1024,
     // A client that stops sending mid-upload must not hold a place of the gate below for ever.
     requestTimeout: config.requestTimeoutMs,
+    clientErrorHandler: clientErrorHandler((status, message, id) => failure(id, status === 431 ? 'REQUEST_TOO_LARGE' : status === 408 ? 'REQUEST_TIMEOUT' : 'REQUEST_INVALID', message)),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send(failure(request.id, 'REQUEST_INVALID', 'The request URL is malformed.'))

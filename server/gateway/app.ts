@@ -11,7 +11,7 @@ import Fastify from 'fastify'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pool } from 'pg'
 import type { SharedConfig } from '../config.js'
-import { registerErrorHandler } from '../http-errors.js'
+import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import { ApiKeyHashCache, CertificateStore, DEFAULT_CACHE_MS, ResolvedCertificateCache, apiKeyMatchesHash, readApiKeyHash } from '../../core/gateway/index.js'
@@ -25,6 +25,7 @@ import { registerQueryRoutes } from './query-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
 import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 export const GATEWAY_SERVICE_NAME = 'razao-gateway'
 /** The spec gives the gateway no version; /openapi.json needs one: this contract's first. */
@@ -73,6 +74,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     genReqId: requestIdOf,
     // Certificates travel as base64 in JSON: a few KiB each; 1 MiB leaves room and no more.
     bodyLimit: 1024 * 1024,
+    clientErrorHandler: clientErrorHandler(detailBody),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
       void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.' })
@@ -81,7 +83,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   registerErrorHandler(app, GATEWAY_STATUSES)
   drainUnreadBodies(app, 1024 * 1024)
 
-  const store = new CertificateStore({ pool, masterKey, now })
+  const store = new CertificateStore({ pool, masterKey, now, openPkcs12: openPkcs12Isolated })
   const apiKeyHash = new ApiKeyHashCache(() => withDatabase(() => readApiKeyHash(pool)), options.apiKeyCacheMs ?? DEFAULT_CACHE_MS)
   const certificates = new ResolvedCertificateCache((empresaCodigo) => store.resolveCertificate(empresaCodigo), options.certificateCacheMs ?? DEFAULT_CACHE_MS)
   const checkApiKey = async (request: FastifyRequest): Promise<boolean> => {

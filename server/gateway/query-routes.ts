@@ -16,6 +16,7 @@ import {
 import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
 import { readAdnQuery, readNfeQuery } from './query-wire.js'
 import { adnSchema, nfeSchema } from './schemas.js'
+import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 /** A query body is a few fields; anything bigger is not a query. */
 const BODY_LIMIT_BYTES = 16 * 1024
@@ -23,7 +24,7 @@ const BODY_LIMIT_BYTES = 16 * 1024
 export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRouteDeps): Promise<void> {
   const { config } = deps
   const ownAgents = deps.agents === undefined
-  const agents = deps.agents ?? new TlsAgentCache(config.caFile === undefined ? {} : { extraCaPem: await readCaFile(config.caFile) })
+  const agents = deps.agents ?? new TlsAgentCache({ openPkcs12: openPkcs12Isolated, ...(config.caFile === undefined ? {} : { extraCaPem: await readCaFile(config.caFile) }) })
   const guard = new QueryGuard({ pool: deps.pool, callTimeoutMs: config.timeoutMs, ...(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs }) })
   const nfeUrl = config.nfeUrl ?? NFE_DIST_URLS[config.tpAmb]
   const adnUrl = config.adnUrl ?? ADN_BASE_URLS[config.tpAmb]
@@ -60,7 +61,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
       const ret = await guard.run('nfe', q.cnpj, q.ultNSU, `CNPJ ${q.cnpj}`, async () => {
         const answer = await queryNfeDistribution({
           url: nfeUrl,
-          agent: agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
+          agent: await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
           timeoutMs: config.timeoutMs,
           tpAmb: config.tpAmb,
           ...(config.cUFAutor === undefined ? {} : { cUFAutor: config.cUFAutor }),
@@ -91,7 +92,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
         tpAmb: config.tpAmb,
         cnpj: q.cnpj,
         nsu: q.nsu,
-        agent: agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
+        agent: await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
         timeoutMs: config.timeoutMs,
         log: request.log
       }) }))

@@ -7,7 +7,7 @@ import multipart from '@fastify/multipart'
 import Fastify from 'fastify'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ImportConfig, SharedConfig } from '../config.js'
-import { registerErrorHandler } from '../http-errors.js'
+import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { runtimeReport } from '../runtime.js'
 import { keyMatches } from '../secrets.js'
@@ -59,6 +59,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     // Uploads of hundreds of MB take a while on slow links.
     requestTimeout: 0,
     bodyLimit: 1024 * 1024,
+    clientErrorHandler: clientErrorHandler(detailBody),
     // A URL the router cannot decode (a bad percent-escape) fails before any hook runs:
     // answer it as every other error, not in Fastify's own shape.
     frameworkErrors: (error, request, reply) => {

@@ -21,6 +21,7 @@ import type { SignPdfInput, SignPdfOutput } from '../../workers/sign-pdf.js'
 import type { SignConfig } from './config.js'
 import { ensureDevCertificate } from './dev-certificate.js'
 import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors.js'
+import { clientErrorHandler } from '../http-errors.js'
 import type { PublicCode } from './errors.js'
 import { probeCertificate } from './health.js'
 import type { CertificateState } from './health.js'
@@ -85,6 +86,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     // gate below for ever: the whole request has to arrive within this.
     requestTimeout: config.requestTimeoutMs,
     bodyLimit,
+    // Refused by Node's HTTP parser: the path only when the request line was readable.
+    clientErrorHandler: clientErrorHandler((_status, message, id, path) => errorEnvelope(id, path ?? '/', 'INVALID_REQUEST', message, null, nowIso(config.timeZone))),
     // A URL the router cannot decode (a bad percent-escape) fails before any hook runs:
     // answer it in our envelope, with the request id, not in Fastify's own shape.
     frameworkErrors: (error, request, reply) => {

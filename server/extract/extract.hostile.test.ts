@@ -1,0 +1,73 @@
+/**
+ * The extraction service's hostile group (issue 22): PDFs that declare far more than they
+ * hold, and a decompression bomb, sent over HTTP to the real app and pool. Each is refused
+ * quickly with 422, the service keeps answering, and the process stays under 600 MB.
+ */
+import { deflateSync } from 'node:zlib'
+import { PDFDocument, PDFName } from 'pdf-lib'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DECLARED_BOMBS } from '../../fixtures/pdf/declared-bombs.js'
+import { peakRssMiB } from '../../fixtures/peak-rss.js'
+import { createPool } from '../../workers/pool.js'
+import type { WorkerPool } from '../../workers/pool.js'
+import { loadConfig } from '../config.js'
+import { buildExtractApp } from './app.js'
+import { loadExtractConfig } from './config.js'
+
+const API_KEY = 'chave-extract-hostil-0123456789'
+let pool: WorkerPool
+let app: FastifyInstance
+let base: string
+
+beforeAll(async () => {
+  pool = createPool({ maxThreads: 1 })
+  app = await buildExtractApp({ shared: loadConfig({ LOG_LEVEL: 'silent' }).shared, config: loadExtractConfig({}), apiKey: API_KEY, pool, logger: false })
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+})
+
+afterAll(async () => {
+  // The figure the issue asks for, printed with the run's output.
+  console.log(`extract service, hostile group: peak RSS ${peakRssMiB()} MiB`)
+  await app?.close()
+  await pool?.destroy()
+})
+
+async function extract (bytes: Uint8Array): Promise<{ status: number, body: any, ms: number }> {
+  const form = new FormData()
+  form.append('file', new Blob([bytes], { type: 'application/pdf' }), 'hostil.pdf')
+  const started = performance.now()
+  const res = await fetch(`${base}/api/v1/pdf/extract`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+  return { status: res.status, body: await res.json(), ms: performance.now() - started }
+}
+
+/** A one-page PDF whose content stream inflates to 200 MB from about 200 KB. */
+async function deflateBomb (): Promise<Uint8Array> {
+  const doc = await PDFDocument.create()
+  const page = doc.addPage([595, 842])
+  const bomb = doc.context.register(doc.context.stream(deflateSync(Buffer.alloc(200 << 20, 0x20), { level: 9 }), { Filter: 'FlateDecode' }))
+  page.node.set(PDFName.of('Contents'), bomb)
+  return await doc.save({ useObjectStreams: false })
+}
+
+describe('extraction, hostile', () => {
+  it.each(DECLARED_BOMBS)('refuses %s with 422, fast', async (_what, make) => {
+    const { status, body, ms } = await extract(make())
+    expect(status).toBe(422)
+    expect(body).toMatchObject({ success: false, errors: [{ code: expect.stringMatching(/^PDF_/) }] })
+    expect(body.errors[0].message).not.toMatch(/at .*\.(js|ts):\d+/)
+    expect(ms).toBeLessThan(10_000)
+  })
+
+  it('refuses a 200 MB decompression bomb with 422 before any parser inflates it', async () => {
+    const { status, body } = await extract(await deflateBomb())
+    expect(status).toBe(422)
+    expect(body.errors[0].code).toBe('PDF_CONTENT_TOO_LARGE')
+  })
+
+  it('still answers, and the process stayed under 600 MB through the group', async () => {
+    const res = await fetch(`${base}/api/v1/health`)
+    expect(res.status).toBe(200)
+    expect(peakRssMiB()).toBeLessThan(600)
+  })
+})
