@@ -14,6 +14,7 @@ export type {
   DetectionRule,
   Diagnostic,
   Evidence,
+  ExpectedFields,
   ExtractorPlugin,
   Hit,
   Label,

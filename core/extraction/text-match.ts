@@ -20,17 +20,56 @@ export function spanBox (line: TextLine, from: number, to: number): Box {
   return { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
 }
 
-export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
+/**
+ * A document's labels in their detection form (the plugin's `labels`): the bounds of every
+ * value a text query returns. Empty for a document read without a plugin.
+ */
+export type LabelBounds = readonly string[]
+
+const LETTER = /\p{L}/u
+const WORD_CHAR = /[\p{L}\p{N}]/u
+
+/**
+ * Where `text` runs into one of the labels: the index of the first word after the first
+ * that starts a label (the label ending at a word boundary), or `text.length` when it holds
+ * none. A text that starts with a label is left whole there: patterns capture labels on
+ * purpose (to place the values under them).
+ */
+export function labelCut (text: string, labels: LabelBounds): number {
+  // Most values are numbers, dates, codes: no letters, no label, no work.
+  if (labels.length === 0 || !LETTER.test(text)) return text.length
+  const whole = normalizeText(text)
+  if (!labels.some((l) => whole.includes(l))) return text.length
+  for (let i = 1; i < text.length; i++) {
+    if (/\s/.test(text[i]!) || !/\s/.test(text[i - 1]!)) continue
+    const rest = normalizeText(text.slice(i))
+    if (labels.some((l) => rest.startsWith(l) && !WORD_CHAR.test(rest.charAt(l.length)))) return i
+  }
+  return text.length
+}
+
+/** The labels of a plugin in their detection form, for a document's bounds. */
+export function labelBounds (labels: readonly string[]): LabelBounds {
+  return [...new Set(labels.map(normalizedLabel).filter((l) => l !== ''))]
+}
+
+export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0, labels: LabelBounds = []): Hit {
   // Compiled with the `d` flag (see compiled below), so every group knows where it sits.
   const spans = m.indices ?? []
-  const part = (i: number): Hit | undefined => {
+  // Group 0 of a pattern with groups holds its label on purpose; a captured value stops at a label.
+  const bounded = (i: number): string | undefined => {
     const text = m[i]
+    return text === undefined || i === 0 ? text : text.slice(0, labelCut(text, labels))
+  }
+  const part = (i: number): Hit | undefined => {
+    const text = bounded(i)
     const span = spans[i]
     if (text === undefined || span === undefined) return undefined
-    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
+    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[0] + text.length + offset) }
   }
   const main = part(m[1] === undefined ? 0 : 1)!
-  return { ...main, groups: [...m].slice(1), parts: [...m].slice(1).map((_, i) => part(i + 1)) }
+  const groups = [...m].slice(1).map((_, i) => bounded(i + 1))
+  return { ...main, groups, parts: groups.map((_, i) => part(i + 1)) }
 }
 
 /**
@@ -102,6 +141,19 @@ export function runTest (header: Label): (run: TextRun) => boolean {
   return (run) => normalizedRun(run) === want
 }
 
+
+/** The text of runs joined with one space, stopped before a label (and the runs that hold it). */
+export function boundedRuns (runs: TextLine['runs'], labels: LabelBounds): { text: string, runs: TextLine['runs'] } {
+  const pieces = runs.map(({ run }) => run.text.trim())
+  const joined = pieces.join(' ').replace(/\s+/g, ' ').trim()
+  const cut = labelCut(joined, labels)
+  if (cut === joined.length) return { text: joined, runs }
+  const text = joined.slice(0, cut).trim()
+  // Keep the runs whose text starts before the cut (positions in the joined text, one space apart).
+  let at = 0
+  const kept = runs.filter((_, i) => { const starts = at; at += pieces[i]!.length + 1; return starts < cut })
+  return { text, runs: kept.length > 0 ? kept : runs.slice(0, 1) }
+}
 
 export function runsHit (line: TextLine, runs: TextLine['runs'], value: string, source = line.text): Hit {
   return { value, groups: [value], parts: [], page: line.page, source, box: roundBox(union(runs.map(({ run }) => run.box))) }
