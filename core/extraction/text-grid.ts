@@ -2,7 +2,7 @@
  * The grid queries of the text API (TextRegion.under, table, column): forms whose values
  * sit under their labels, and tables read by their column headers, on visual lines.
  */
-import { boundedRuns, exec, lineTests, normalizedLabel, normalizedRun, runTest, runsHit } from './text-match.js'
+import { boundedRuns, exec, startsWithLabel, lineTests, normalizedLabel, normalizedRun, runTest, runsHit } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, RowOptions, TableRow, TextLine } from './text-types.js'
 
@@ -21,7 +21,13 @@ function cellHit (line: TextLine, cellRuns: TextLine['runs'], pattern: RegExp | 
   return { ...runsHit(line, runs, value), groups: [...m].slice(1) }
 }
 
-/** TextRegion.under on `lines`. */
+/**
+ * TextRegion.under on `lines`. The value is on the first line below the label (same page,
+ * within MAX_UNDER_GAP) with runs in the label's column, where the first run starts under
+ * the label itself (a run of a neighbouring block, a QR caption, that only reaches into the
+ * column is not its value); a line whose column starts with a label ends the search (the
+ * cell is empty and the next row of labels follows).
+ */
 export function under (lines: TextLine[], labels: string | string[], options: { rest?: boolean } = {}, bounds: LabelBounds = []): Hit | undefined {
   const wanted = (Array.isArray(labels) ? labels : [labels]).map(normalizedLabel)
   for (let i = 0; i < lines.length; i++) {
@@ -29,16 +35,29 @@ export function under (lines: TextLine[], labels: string | string[], options: { 
     const label = line.runs.find(({ run }) => wanted.includes(normalizedRun(run)))
     if (label === undefined) continue
     const left = label.run.box.x - SLACK
+    const labelRight = label.run.box.x + label.run.box.width + SLACK
     let right = Infinity
     for (const { run } of line.runs) if (run.box.x > label.run.box.x + 1) right = Math.min(right, run.box.x - SLACK)
-    const below = lines[i + 1]
-    if (below === undefined || below.page !== line.page || line.box.y - (below.box.y + below.box.height) > MAX_UNDER_GAP) return undefined
-    const inColumn = (l: TextLine): TextLine['runs'] => l.runs.filter(({ run }) => run.box.x >= left && run.box.x < right)
+    const inColumn = (l: TextLine): TextLine['runs'] => {
+      const runs = l.runs.filter(({ run }) => run.box.x >= left && run.box.x < right)
+      return runs.length > 0 && runs[0]!.run.box.x <= labelRight ? runs : []
+    }
+    let at = -1
+    for (let j = i + 1; j < lines.length; j++) {
+      const below = lines[j]!
+      if (below.page !== line.page || line.box.y - (below.box.y + below.box.height) > MAX_UNDER_GAP) break
+      const runs = inColumn(below)
+      if (runs.length === 0) continue
+      if (startsWithLabel(normalizedRun(runs[0]!.run), bounds)) break
+      at = j
+      break
+    }
+    if (at < 0) return undefined
+    const below = lines[at]!
     const runs = inColumn(below)
-    if (runs.length === 0) return undefined
     const sources = [below.text]
     if (options.rest === true) {
-      for (const more of lines.slice(i + 2)) {
+      for (const more of lines.slice(at + 1)) {
         if (more.page !== below.page) break
         const extra = inColumn(more)
         if (extra.length === 0) break

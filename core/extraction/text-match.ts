@@ -42,10 +42,14 @@ export function labelCut (text: string, labels: LabelBounds): number {
   if (!labels.some((l) => whole.includes(l))) return text.length
   for (let i = 1; i < text.length; i++) {
     if (/\s/.test(text[i]!) || !/\s/.test(text[i - 1]!)) continue
-    const rest = normalizeText(text.slice(i))
-    if (labels.some((l) => rest.startsWith(l) && !WORD_CHAR.test(rest.charAt(l.length)))) return i
+    if (startsWithLabel(normalizeText(text.slice(i)), labels)) return i
   }
   return text.length
+}
+
+/** True when `normalized` (a detection form) starts with one of the labels, ending at a word boundary. */
+export function startsWithLabel (normalized: string, labels: LabelBounds): boolean {
+  return labels.some((l) => normalized.startsWith(l) && !WORD_CHAR.test(normalized.charAt(l.length)))
 }
 
 /** The labels of a plugin in their detection form, for a document's bounds. */

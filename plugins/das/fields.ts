@@ -13,4 +13,5 @@ export function fields (data: Das): ExpectedFields {
   return { required: ['cnpj', 'razaoSocial', ...guide.required, ...installment], optional: guide.optional }
 }
 
-export const labels = [...GUIDE_LABELS, 'Número do Parcelamento']
+// `Número do Parcelamento:` is printed inside the observations, which are kept whole.
+export const labels = GUIDE_LABELS

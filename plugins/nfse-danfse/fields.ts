@@ -19,7 +19,7 @@ export const labels = [
   'CNPJ / CPF / NIF', 'Inscrição Municipal', 'Indicador Municipal', 'Nome / Nome Empresarial', 'E-mail', 'Endereço', 'Município / Sigla UF',
   'Código IBGE / CEP', 'Simples Nacional na Data de Competência', 'Regime de Apuração Tributária pelo SN',
   'Serviço Prestado', 'Código de Tributação Nacional', 'Código de Tributação Municipal', 'Código da NBS', 'Descrição do Serviço',
-  'Local da Prestação', 'País da Prestação', 'Tributação Municipal', 'Tributação do ISSQN', 'Município de Incidência do ISSQN',
+  'Local da Prestação', 'País da Prestação', 'Tributação Municipal', 'Tipo de Tributação do ISSQN', 'Tributação do ISSQN', 'Município de Incidência do ISSQN',
   'Regime Especial de Tributação', 'Tipo de Imunidade', 'Suspensão da Exigibilidade do ISSQN', 'Benefício Municipal',
   'Base de Cálculo do ISSQN', 'Alíquota Aplicada', 'Retenção do ISSQN', 'ISSQN Apurado', 'Tributação Federal', 'Valor Total da NFS-e',
   'Valor do Serviço', 'Desconto Condicionado', 'Desconto Incondicionado', 'ISSQN Retido', 'Total das Retenções', 'Valor Líquido da NFS-e',

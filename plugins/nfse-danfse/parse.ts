@@ -149,7 +149,7 @@ function parte (scope: TextRegion, ctx: ParseContext, field: string): Parte | nu
     nome: take('nome', scope.under('Nome / Nome Empresarial'), str),
     email: take('email', scope.under('E-mail'), str),
     telefone: take('telefone', scope.under('Telefone'), str),
-    endereco: take('endereco', scope.under('Endereço'), str),
+    endereco: take('endereco', scope.under('Endereço', { rest: true }), str),
     municipio: take('municipio', part(city, CITY_UF, 1), str),
     uf: take('uf', part(city, CITY_UF, 2), str),
     cep: take('cep', cepHit, digits(8)),
