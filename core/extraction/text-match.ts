@@ -146,17 +146,27 @@ export function runTest (header: Label): (run: TextRun) => boolean {
 }
 
 
-/** The text of runs joined with one space, stopped before a label (and the runs that hold it). */
+/**
+ * The text of runs (left to right, then line by line) joined as lines are: one space where
+ * they do not touch, none where they do (a number a producer drew digit group by digit
+ * group), stopped before a label (and the runs from the one that holds it).
+ */
 export function boundedRuns (runs: TextLine['runs'], labels: LabelBounds): { text: string, runs: TextLine['runs'] } {
-  const pieces = runs.map(({ run }) => run.text.trim())
-  const joined = pieces.join(' ').replace(/\s+/g, ' ').trim()
+  let joined = ''
+  const starts: number[] = []
+  let previous: TextRun | undefined
+  for (const { run } of runs) {
+    const piece = run.text.replace(/\s+/g, ' ').trim()
+    const touches = previous !== undefined && Math.abs(previous.box.y - run.box.y) < run.box.height / 2 && run.box.x - (previous.box.x + previous.box.width) <= run.box.height * 0.2
+    if (joined !== '' && !touches) joined += ' '
+    starts.push(joined.length)
+    joined += piece
+    previous = run
+  }
   const cut = labelCut(joined, labels)
-  if (cut === joined.length) return { text: joined, runs }
-  const text = joined.slice(0, cut).trim()
-  // Keep the runs whose text starts before the cut (positions in the joined text, one space apart).
-  let at = 0
-  const kept = runs.filter((_, i) => { const starts = at; at += pieces[i]!.length + 1; return starts < cut })
-  return { text, runs: kept.length > 0 ? kept : runs.slice(0, 1) }
+  if (cut === joined.length) return { text: joined.trim(), runs }
+  const kept = runs.filter((_, i) => starts[i]! < cut)
+  return { text: joined.slice(0, cut).trim(), runs: kept.length > 0 ? kept : runs.slice(0, 1) }
 }
 
 export function runsHit (line: TextLine, runs: TextLine['runs'], value: string, source = line.text): Hit {
