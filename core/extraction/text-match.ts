@@ -5,6 +5,13 @@
 import type { Box, Hit, Label, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
 
+/**
+ * A horizontal gap wider than this fraction of a run's box height separates words: a space
+ * in the font is about a quarter of the size, and the box (ascent to descent) is a little
+ * taller than the size; real prints that drop their spaces leave gaps of 0.2 of the box.
+ */
+export const WORD_GAP = 0.15
+
 export function union (boxes: Box[]): Box {
   const x = Math.min(...boxes.map((b) => b.x))
   const y = Math.min(...boxes.map((b) => b.y))
@@ -157,7 +164,7 @@ export function boundedRuns (runs: TextLine['runs'], labels: LabelBounds): { tex
   let previous: TextRun | undefined
   for (const { run } of runs) {
     const piece = run.text.replace(/\s+/g, ' ').trim()
-    const touches = previous !== undefined && Math.abs(previous.box.y - run.box.y) < run.box.height / 2 && run.box.x - (previous.box.x + previous.box.width) <= run.box.height * 0.2
+    const touches = previous !== undefined && Math.abs(previous.box.y - run.box.y) < run.box.height / 2 && run.box.x - (previous.box.x + previous.box.width) <= run.box.height * WORD_GAP
     if (joined !== '' && !touches) joined += ' '
     starts.push(joined.length)
     joined += piece

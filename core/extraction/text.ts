@@ -7,7 +7,7 @@
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
 import { column, table, under } from './text-grid.js'
-import { compiled, hitOf, inside, labelBounds, lineTests, union } from './text-match.js'
+import { WORD_GAP, compiled, hitOf, inside, labelBounds, lineTests, union } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
@@ -40,8 +40,8 @@ export function buildLines (page: PageText): TextLine[] {
     let right = -Infinity
     for (const run of group) {
       const piece = run.text.replace(/\s+/g, ' ')
-      // A gap wider than a fifth of the font size is a space the PDF did not draw.
-      if (text !== '' && !text.endsWith(' ') && !piece.startsWith(' ') && run.box.x - right > run.box.height * 0.2) text += ' '
+      // A gap wider than WORD_GAP of the run's height is a space the PDF did not draw.
+      if (text !== '' && !text.endsWith(' ') && !piece.startsWith(' ') && run.box.x - right > run.box.height * WORD_GAP) text += ' '
       placed.push({ run, start: text.length })
       text += piece
       right = Math.max(right, run.box.x + run.box.width)
