@@ -4,7 +4,7 @@
  * page) and the numbered-box form (§6b: boxes 01-11, two copies per page). Every value is
  * read through the text API, so each has evidence; a value that is not printed is null.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
 
 export interface DarfTributo {
@@ -84,7 +84,7 @@ export function period (text: string): string | null {
 
 const PERIOD = String.raw`(Diversos|\d{2}\/\d{2}\/\d{4}|\d{2}\/\d{4}|[1-4]\s*[º°oa]\.?\s*Trimestre\s*\/\s*\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})`
 
-const text = (s: string): string | null => s.trim() === '' ? null : s.replace(/\s+/g, ' ').trim()
+const text = textValue
 const same = (s: string): string => s
 const docNumber = (s: string): string | null => { const d = onlyDigits(s); return d.length === 17 ? d : null }
 const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.length === 11 && /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(s.replace(/\s+/g, '')) ? d : cnpjChars(s) }

@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDanfse } from './fixtures/generate.js'
 import type { DanfseOptions, Omittable } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateDanfse>>()
-const fixture = (o: DanfseOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateDanfse(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateDanfse)
 const pdf = (o: DanfseOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: DanfseOptions) => (await fixture(o)).truth
 

@@ -4,7 +4,7 @@
  * every value comes from its cell under its label, inside its section (the parties reuse
  * the same labels). A printed `-` is an empty value: null.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber } from '../../core/plugin-api.js'
+import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber, textValue } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
 
 export interface Parte {
@@ -122,7 +122,7 @@ function part (hit: Hit | undefined, re: RegExp, group = 1): Hit | undefined {
 }
 
 /** Printed text → trimmed string; `-` or empty → null. */
-const str = (t: string): string | null => { const s = t.trim(); return s === '' || s === '-' ? null : s }
+const str = (t: string): string | null => t.trim() === '-' ? null : textValue(t)
 const money = (t: string): number | null => { const m = MONEY.exec(t); return m === null ? null : moneyNumber(m[1]!) }
 const digits = (n: number) => (t: string): string | null => { const d = t.replace(/[\s./-]/g, ''); return new RegExp(`^\\d{${n}}$`).test(d) ? d : null }
 
