@@ -50,6 +50,13 @@ export function buildLines (page: PageText): TextLine[] {
   })
 }
 
+/** True when `above` (the line before a title) is a row of the title's block: nothing of it in the title's column. */
+function rowBeside (above: TextLine | undefined, title: TextLine): boolean {
+  const first = title.runs[0]?.run
+  if (above === undefined || first === undefined || above.page !== title.page) return false
+  return !above.runs.some(({ run }) => run.box.x < first.box.x + first.box.width)
+}
+
 /**
  * A stretch of visual lines in reading order (the whole document, or a section of it) and
  * the queries plugins read values with. Every query reads visual lines, so the
@@ -138,12 +145,16 @@ export class TextRegion {
    * A section: from the first line holding `from` (included) up to the first later line
    * holding one of `to` (excluded), or to the end of this region, across pages. Empty
    * (`isEmpty`) when `from` is not printed. Every query works on the section.
+   * `titleBeside`: the title stands in a column of its own, beside its block, and may be
+   * centred on the block's second row; the line just above it then belongs to the section
+   * when nothing of that line sits in the title's column.
    */
-  section (from: Label | Label[], to?: Label | Label[]): TextRegion {
+  section (from: Label | Label[], to?: Label | Label[], options: { titleBeside?: boolean } = {}): TextRegion {
     const starts = lineTests(from)
     const stops = lineTests(to)
-    const start = this.lines.findIndex((l) => starts.some((t) => t(l)))
+    let start = this.lines.findIndex((l) => starts.some((t) => t(l)))
     if (start < 0) return new TextRegion([], this.labels)
+    if (options.titleBeside === true && rowBeside(this.lines[start - 1], this.lines[start]!)) start--
     let end = start + 1
     while (end < this.lines.length && !stops.some((t) => t(this.lines[end]!))) end++
     return new TextRegion(this.lines.slice(start, end), this.labels)

@@ -173,7 +173,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const prestadorHeader = v2 ? HEADERS.prestador2 : HEADERS.prestador1
   const top = doc.before(prestadorHeader)
   const head = top.isEmpty ? doc : top
-  const sec = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)))
+  // v2.0 generators centre a section's title beside its block, some on its second row of labels.
+  const sec = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
@@ -201,7 +202,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), isoDateTime),
     situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
     finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
-    prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader)), ctx, 'prestador'),
+    prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader), { titleBeside: true }), ctx, 'prestador'),
     tomador: parte(sec(HEADERS.tomador), ctx, 'tomador'),
     intermediario: parte(sec(HEADERS.intermediario), ctx, 'intermediario'),
     destinatario: parte(sec(HEADERS.destinatario), ctx, 'destinatario'),
