@@ -14,6 +14,7 @@ export type {
   DetectionRule,
   Diagnostic,
   Evidence,
+  ExpectedFields,
   ExtractorPlugin,
   Hit,
   Label,
@@ -40,10 +41,12 @@ export {
   percentNumber,
   /** `dd/mm/aaaa` → ISO date, or null. */
   isoDate,
-  /** `dd/mm/aaaa hh:mm[:ss]` → ISO local date-time, or null. */
+  /** `dd/mm/aaaa [às|-] hh:mm[:ss]` → ISO local date-time, or null. */
   isoDateTime,
-  /** `MM/AAAA`, month names, `Mmm/AAAA` → `AAAA-MM`, or null. */
+  /** `MM/AAAA`, month names, `Mmm/AAAA` → `AAAA-MM`; `13/AAAA` → `AAAA-13`; `Anual/AAAA` → `AAAA`; or null. */
   competence,
+  /** Printed text → one-spaced, trimmed string; empty → null. */
+  textValue,
   /** The detection form of a text (accents stripped, upper case, collapsed spaces). */
   normalizeText,
   /** Digits of a printed number. */

@@ -24,6 +24,8 @@ const toy: ExtractorPlugin<Toy> = {
     name: 'parts-add-up', weight: 2,
     run: (d) => d.total === null || d.parts.includes(null) ? { status: 'skip' } : Math.round(d.parts.reduce<number>((a, b) => a + b!, 0) * 100) === Math.round(d.total * 100) ? { status: 'pass' } : { status: 'fail', message: 'parts do not add up to the total' }
   }],
+  fields: () => ({ required: ['total'], optional: ['parts'] }),
+  labels: [],
   parse: (d, ctx) => ({
     total: ctx.take('total', d.after(/Total:/, /([\d.]+,\d{2})/), moneyNumber),
     parts: d.findAll(/Part: ([\d.]+,\d{2})/).map((h, i) => ctx.take(`parts.${i}`, h, moneyNumber))
@@ -39,7 +41,8 @@ describe('extractDocument', () => {
     expect(r.engine).toEqual({
       version: ENGINE_VERSION, family: 'TOYS', detector: 'toy', parser: 'toy', parserVersion: '1.0.0', parserStatus: 'active',
       schemaVersion: '1', confidence: 0.8, confidenceLevel: 'MEDIUM', minimumConfidence: 0.7, parserExecuted: true, parserBlocked: false,
-      matchedRules: ['title', 'total-label', 'check:parts-add-up'], missingRules: ['footer'], excludedRules: []
+      matchedRules: ['title', 'total-label', 'check:parts-add-up'], missingRules: ['footer'], excludedRules: [],
+      fieldsExpected: 2, fieldsFound: 2
     })
     expect(r.evidence.total).toEqual({ page: 1, source: 'Total: 3,50', box: expect.objectContaining({ y: 740 }) })
     expect(Object.keys(r.evidence)).toEqual(['total', 'parts.0', 'parts.1'])
@@ -53,11 +56,31 @@ describe('extractDocument', () => {
     expect(r.warnings).toEqual([{ code: 'PLUGIN_CHECK_FAILED', message: 'parts-add-up: parts do not add up to the total' }])
   })
 
-  it('returns null for a missing field and does not count a check that cannot run', () => {
+  it('returns null for a missing field, does not count a check that cannot run, and counts the missing required field against confidence', () => {
     const r = extractDocument(doc('Toy Report', 'Part: 1,00', 'End of report'), [toy])
     expect(r.data).toEqual({ total: null, parts: [1] })
-    expect(r.engine.confidence).toBe(0.75)
+    // Rules (4 + 2) / 8; the missing required field adds 1 to the total only: 6 / 9.
+    expect(r.engine.confidence).toBe(0.6667)
     expect(r.engine.matchedRules).not.toContain('check:parts-add-up')
+    expect(r.engine.missingRules).toEqual(['total-label', 'field:total'])
+    expect(r.engine).toMatchObject({ fieldsExpected: 2, fieldsFound: 1 })
+    expect(r.warnings).toEqual([{ code: 'FIELD_NOT_FOUND', field: 'total', message: expect.stringMatching(/^FIELD_NOT_FOUND: total \(/) }])
+  })
+
+  it('never reports HIGH when a required field is missing, however strong the rest', () => {
+    const both = { ...toy, checks: [], fields: () => ({ required: ['total', 'parts'] }) }
+    const full = extractDocument(doc('Toy Report', 'Total: 3,50', 'End of report'), [both])
+    // Every rule held (8 / 8); only the empty list of parts is missing: 8 / 9 = 0.8889, MEDIUM.
+    expect(full.engine).toMatchObject({ confidence: 0.8889, confidenceLevel: 'MEDIUM', fieldsExpected: 2, fieldsFound: 1, missingRules: ['field:parts'] })
+    const many = { ...both, rules: [...toy.rules, { name: 'heavy', kind: 'weak' as const, weight: 40, test: /TOY/ }] }
+    // 48 / 49 would be HIGH: a reading with a hole in it stops just below.
+    expect(extractDocument(doc('Toy Report', 'Total: 3,50', 'End of report'), [many]).engine).toMatchObject({ confidence: 0.89, confidenceLevel: 'MEDIUM' })
+  })
+
+  it('gives the parser a document whose values stop at the plugin\'s labels', () => {
+    const named = { ...toy, fields: () => ({ required: [] }), labels: ['Data de Vencimento'], parse: (d: TextDocument) => ({ name: d.after(/^Nome:/, /^\s*(.+)$/)?.value ?? null }) }
+    const r = extractDocument(doc('Toy Report', 'Nome: Padaria Pão Quente Ltda DATA DE VENCIMENTO 20/08/2026', 'Total: 1,00'), [named])
+    expect(r.data).toEqual({ name: 'Padaria Pão Quente Ltda' })
   })
 
   it('blocks the parser below its minimum but still reports the type', () => {

@@ -1,16 +1,28 @@
 /**
  * The extraction engine: scores every active plugin's rules on a document, picks the
- * best candidate, applies its minimum confidence, runs its parser and checks, and fills
- * the spec's `engine` object. Plugins never compute confidence themselves.
+ * best candidate, applies its minimum confidence, runs its parser (on the document bounded
+ * by the plugin's labels) and checks, counts the fields the plugin expects, and fills the
+ * spec's `engine` object. Plugins never compute confidence themselves.
+ *
+ * Confidence (scoring.ts): rules, checks and expected fields. A required field the parser
+ * left null counts as a failed check of weight 1 (`field:<path>` in missingRules), is named
+ * in `warnings` (`FIELD_NOT_FOUND`), and keeps the document below HIGH; `fieldsExpected` and
+ * `fieldsFound` say how much of the document was read.
  */
 import { Code } from '../errors.js'
-import { confidenceLevel, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
+import { confidenceLevel, countFields, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
 import type { RuleScore } from './scoring.js'
 import type { Evidence, TextDocument } from './text.js'
 import type { Candidate, CheckOutcome, EngineReport, ExtractionResult, ExtractorPlugin, ParseContext, Problem } from './types.js'
 
 /** Version of the engine (detection, parsers, confidence and metrics), spec 3 §9 B. */
 export const ENGINE_VERSION = '1.10.0'
+
+/**
+ * The warning code of a required field the parser could not read. A warning of the
+ * extraction only (never an HTTP error), so it is not in the catalog of core/errors.ts.
+ */
+export const FIELD_NOT_FOUND = 'FIELD_NOT_FOUND'
 
 /** The documentType of a document no plugin recognised. */
 export const UNKNOWN_DOCUMENT = 'UNKNOWN'
@@ -31,7 +43,9 @@ function emptyReport (): EngineReport {
     parserBlocked: false,
     matchedRules: [],
     missingRules: [],
-    excludedRules: []
+    excludedRules: [],
+    fieldsExpected: 0,
+    fieldsFound: 0
   }
 }
 
@@ -118,7 +132,9 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     parserBlocked: false,
     matchedRules: [...score.matched],
     missingRules: [...score.missing],
-    excludedRules: excluded
+    excludedRules: excluded,
+    fieldsExpected: 0,
+    fieldsFound: 0
   }
   const result: ExtractionResult = { success: false, documentType: plugin.documentType, pages: doc.pageCount, data: null, warnings: [], errors: [], engine, evidence: {}, candidates }
   if (best.confidence < plugin.minimumConfidence) {
@@ -142,9 +158,10 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
   }
   engine.parserExecuted = true
+  const bounded = doc.withLabels(plugin.labels)
   let data: object
   try {
-    data = plugin.parse(doc, ctx)
+    data = plugin.parse(bounded, ctx)
   } catch {
     // The parser's own failure on a document it recognised: reported, with no message
     // of the exception (it may quote the document).
@@ -156,7 +173,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
   for (const check of plugin.checks ?? []) {
     let outcome: CheckOutcome
     try {
-      outcome = check.run(data, doc)
+      outcome = check.run(data, bounded)
     } catch {
       outcome = { status: 'skip' }
     }
@@ -167,7 +184,14 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
       warnings.push({ code: Code.PLUGIN_CHECK_FAILED, message: `${check.name}: ${outcome.message}` })
     }
   }
-  engine.confidence = finalConfidence(score, outcomes)
+  const fields = countFields(plugin.fields(data), data)
+  engine.fieldsExpected = fields.expected
+  engine.fieldsFound = fields.found
+  for (const path of fields.missingRequired) {
+    engine.missingRules.push(`field:${path}`)
+    warnings.push({ code: FIELD_NOT_FOUND, message: `FIELD_NOT_FOUND: ${path} (every ${plugin.documentType} prints it, but it could not be read here; it is null)`, field: path })
+  }
+  engine.confidence = finalConfidence(score, outcomes, fields.missingRequired.length)
   engine.confidenceLevel = confidenceLevel(engine.confidence)
   return { ...result, success: true, data, warnings, evidence }
 }

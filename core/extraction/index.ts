@@ -7,7 +7,7 @@ export { readPdfText, looksLikePdf, DEFAULT_PDF_TEXT_LIMITS } from './pdf-text.j
 export type { PdfTextLimits } from './pdf-text.js'
 export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text.js'
 export * from './types.js'
-export { centsToMoney, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, onlyDigits, percentNumber, MONEY_PATTERN } from './values.js'
+export { centsToMoney, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, onlyDigits, percentNumber, textValue, MONEY_PATTERN } from './values.js'
 export { cnpjCheckDigits, cnpjChars, cpfCheckDigits, cpfDigits, isValidCnpj, isValidCpf, CNPJ_PATTERN, CPF_PATTERN } from './tax-ids.js'
 export { buildCollectionLine, collectionLineOf, readCollectionLine, rfbFreeField } from './barcode.js'
 export type { BuiltCollectionLine, CollectionLine } from './barcode.js'

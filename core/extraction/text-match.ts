@@ -5,6 +5,13 @@
 import type { Box, Hit, Label, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
 
+/**
+ * A horizontal gap wider than this fraction of a run's box height separates words: a space
+ * in the font is about a quarter of the size, and the box (ascent to descent) is a little
+ * taller than the size; real prints that drop their spaces leave gaps of 0.2 of the box.
+ */
+export const WORD_GAP = 0.15
+
 export function union (boxes: Box[]): Box {
   const x = Math.min(...boxes.map((b) => b.x))
   const y = Math.min(...boxes.map((b) => b.y))
@@ -20,17 +27,60 @@ export function spanBox (line: TextLine, from: number, to: number): Box {
   return { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
 }
 
-export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
+/**
+ * A document's labels in their detection form (the plugin's `labels`): the bounds of every
+ * value a text query returns. Empty for a document read without a plugin.
+ */
+export type LabelBounds = readonly string[]
+
+const LETTER = /\p{L}/u
+const WORD_CHAR = /[\p{L}\p{N}]/u
+
+/**
+ * Where `text` runs into one of the labels: the index of the first word after the first
+ * that starts a label (the label ending at a word boundary), or `text.length` when it holds
+ * none. A text that starts with a label is left whole there: patterns capture labels on
+ * purpose (to place the values under them).
+ */
+export function labelCut (text: string, labels: LabelBounds): number {
+  // Most values are numbers, dates, codes: no letters, no label, no work.
+  if (labels.length === 0 || !LETTER.test(text)) return text.length
+  const whole = normalizeText(text)
+  if (!labels.some((l) => whole.includes(l))) return text.length
+  for (let i = 1; i < text.length; i++) {
+    if (/\s/.test(text[i]!) || !/\s/.test(text[i - 1]!)) continue
+    if (startsWithLabel(normalizeText(text.slice(i)), labels)) return i
+  }
+  return text.length
+}
+
+/** True when `normalized` (a detection form) starts with one of the labels, ending at a word boundary. */
+export function startsWithLabel (normalized: string, labels: LabelBounds): boolean {
+  return labels.some((l) => normalized.startsWith(l) && !WORD_CHAR.test(normalized.charAt(l.length)))
+}
+
+/** The labels of a plugin in their detection form, for a document's bounds. */
+export function labelBounds (labels: readonly string[]): LabelBounds {
+  return [...new Set(labels.map(normalizedLabel).filter((l) => l !== ''))]
+}
+
+export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0, labels: LabelBounds = []): Hit {
   // Compiled with the `d` flag (see compiled below), so every group knows where it sits.
   const spans = m.indices ?? []
-  const part = (i: number): Hit | undefined => {
+  // Group 0 of a pattern with groups holds its label on purpose; a captured value stops at a label.
+  const bounded = (i: number): string | undefined => {
     const text = m[i]
+    return text === undefined || i === 0 ? text : text.slice(0, labelCut(text, labels))
+  }
+  const part = (i: number): Hit | undefined => {
+    const text = bounded(i)
     const span = spans[i]
     if (text === undefined || span === undefined) return undefined
-    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
+    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[0] + text.length + offset) }
   }
   const main = part(m[1] === undefined ? 0 : 1)!
-  return { ...main, groups: [...m].slice(1), parts: [...m].slice(1).map((_, i) => part(i + 1)) }
+  const groups = [...m].slice(1).map((_, i) => bounded(i + 1))
+  return { ...main, groups, parts: groups.map((_, i) => part(i + 1)) }
 }
 
 /**
@@ -102,6 +152,29 @@ export function runTest (header: Label): (run: TextRun) => boolean {
   return (run) => normalizedRun(run) === want
 }
 
+
+/**
+ * The text of runs (left to right, then line by line) joined as lines are: one space where
+ * they do not touch, none where they do (a number a producer drew digit group by digit
+ * group), stopped before a label (and the runs from the one that holds it).
+ */
+export function boundedRuns (runs: TextLine['runs'], labels: LabelBounds): { text: string, runs: TextLine['runs'] } {
+  let joined = ''
+  const starts: number[] = []
+  let previous: TextRun | undefined
+  for (const { run } of runs) {
+    const piece = run.text.replace(/\s+/g, ' ').trim()
+    const touches = previous !== undefined && Math.abs(previous.box.y - run.box.y) < run.box.height / 2 && run.box.x - (previous.box.x + previous.box.width) <= run.box.height * WORD_GAP
+    if (joined !== '' && !touches) joined += ' '
+    starts.push(joined.length)
+    joined += piece
+    previous = run
+  }
+  const cut = labelCut(joined, labels)
+  if (cut === joined.length) return { text: joined.trim(), runs }
+  const kept = runs.filter((_, i) => starts[i]! < cut)
+  return { text: joined.slice(0, cut).trim(), runs: kept.length > 0 ? kept : runs.slice(0, 1) }
+}
 
 export function runsHit (line: TextLine, runs: TextLine['runs'], value: string, source = line.text): Hit {
   return { value, groups: [value], parts: [], page: line.page, source, box: roundBox(union(runs.map(({ run }) => run.box))) }

@@ -7,7 +7,8 @@
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
 import { column, table, under } from './text-grid.js'
-import { compiled, hitOf, inside, lineTests, union } from './text-match.js'
+import { WORD_GAP, compiled, hitOf, inside, labelBounds, lineTests, union } from './text-match.js'
+import type { LabelBounds } from './text-match.js'
 import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
 
@@ -39,8 +40,8 @@ export function buildLines (page: PageText): TextLine[] {
     let right = -Infinity
     for (const run of group) {
       const piece = run.text.replace(/\s+/g, ' ')
-      // A gap wider than a fifth of the font size is a space the PDF did not draw.
-      if (text !== '' && !text.endsWith(' ') && !piece.startsWith(' ') && run.box.x - right > run.box.height * 0.2) text += ' '
+      // A gap wider than WORD_GAP of the run's height is a space the PDF did not draw.
+      if (text !== '' && !text.endsWith(' ') && !piece.startsWith(' ') && run.box.x - right > run.box.height * WORD_GAP) text += ' '
       placed.push({ run, start: text.length })
       text += piece
       right = Math.max(right, run.box.x + run.box.width)
@@ -49,13 +50,22 @@ export function buildLines (page: PageText): TextLine[] {
   })
 }
 
+/** True when `above` (the line before a title) is a row of the title's block: nothing of it in the title's column. */
+function rowBeside (above: TextLine | undefined, title: TextLine): boolean {
+  const first = title.runs[0]?.run
+  if (above === undefined || first === undefined || above.page !== title.page) return false
+  return !above.runs.some(({ run }) => run.box.x < first.box.x + first.box.width)
+}
+
 /**
  * A stretch of visual lines in reading order (the whole document, or a section of it) and
  * the queries plugins read values with. Every query reads visual lines, so the
- * content-stream order of the file never matters.
+ * content-stream order of the file never matters. The document's labels (the plugin's
+ * `labels`, given by the engine) bound every value a query returns: a value that runs into
+ * a label stops before it, and a value that is a label is empty.
  */
 export class TextRegion {
-  constructor (readonly lines: TextLine[]) {}
+  constructor (readonly lines: TextLine[], protected readonly labels: LabelBounds = []) {}
 
   /** True when the region has no line: a scan (for a document), a section not printed. */
   get isEmpty (): boolean {
@@ -79,7 +89,7 @@ export class TextRegion {
     const re = compiled(pattern)
     for (const line of this.scope(options)) {
       const m = re.exec(line.text)
-      if (m !== null) return hitOf(line, m)
+      if (m !== null) return hitOf(line, m, 0, this.labels)
     }
     return undefined
   }
@@ -89,7 +99,7 @@ export class TextRegion {
     const re = compiled(pattern, true)
     const hits: Hit[] = []
     for (const line of this.scope(options)) {
-      for (const m of line.text.matchAll(re)) hits.push(hitOf(line, m as RegExpExecArray))
+      for (const m of line.text.matchAll(re)) hits.push(hitOf(line, m as RegExpExecArray, 0, this.labels))
     }
     return hits
   }
@@ -108,12 +118,12 @@ export class TextRegion {
       if (lm === null) continue
       const restAt = lm.index + lm[0].length
       const vm = valueRe.exec(line.text.slice(restAt))
-      if (vm !== null) return hitOf(line, vm, restAt)
+      if (vm !== null) return hitOf(line, vm, restAt, this.labels)
       for (let j = i + 1; j <= i + (options.linesBelow ?? 0) && j < lines.length; j++) {
         const below = lines[j]!
         if (below.page !== line.page) break
         const bm = valueRe.exec(below.text)
-        if (bm !== null) return hitOf(below, bm)
+        if (bm !== null) return hitOf(below, bm, 0, this.labels)
       }
     }
     return undefined
@@ -135,15 +145,19 @@ export class TextRegion {
    * A section: from the first line holding `from` (included) up to the first later line
    * holding one of `to` (excluded), or to the end of this region, across pages. Empty
    * (`isEmpty`) when `from` is not printed. Every query works on the section.
+   * `titleBeside`: the title stands in a column of its own, beside its block, and may be
+   * centred on the block's second row; the line just above it then belongs to the section
+   * when nothing of that line sits in the title's column.
    */
-  section (from: Label | Label[], to?: Label | Label[]): TextRegion {
+  section (from: Label | Label[], to?: Label | Label[], options: { titleBeside?: boolean } = {}): TextRegion {
     const starts = lineTests(from)
     const stops = lineTests(to)
-    const start = this.lines.findIndex((l) => starts.some((t) => t(l)))
-    if (start < 0) return new TextRegion([])
+    let start = this.lines.findIndex((l) => starts.some((t) => t(l)))
+    if (start < 0) return new TextRegion([], this.labels)
+    if (options.titleBeside === true && rowBeside(this.lines[start - 1], this.lines[start]!)) start--
     let end = start + 1
     while (end < this.lines.length && !stops.some((t) => t(this.lines[end]!))) end++
-    return new TextRegion(this.lines.slice(start, end))
+    return new TextRegion(this.lines.slice(start, end), this.labels)
   }
 
   /**
@@ -159,12 +173,12 @@ export class TextRegion {
     this.lines.forEach((line, i) => {
       const isStart = starts.some((t) => t(line))
       if (open >= 0 && (isStart || stops.some((t) => t(line)))) {
-        out.push(new TextRegion(this.lines.slice(open, i)))
+        out.push(new TextRegion(this.lines.slice(open, i), this.labels))
         open = -1
       }
       if (isStart) open = i
     })
-    if (open >= 0) out.push(new TextRegion(this.lines.slice(open)))
+    if (open >= 0) out.push(new TextRegion(this.lines.slice(open), this.labels))
     return out
   }
 
@@ -172,7 +186,7 @@ export class TextRegion {
   before (label: Label | Label[]): TextRegion {
     const tests = lineTests(label)
     const end = this.lines.findIndex((l) => tests.some((t) => t(l)))
-    return end < 0 ? this : new TextRegion(this.lines.slice(0, end))
+    return end < 0 ? this : new TextRegion(this.lines.slice(0, end), this.labels)
   }
 
   /**
@@ -184,7 +198,7 @@ export class TextRegion {
    * following lines of the region (a wrapped description that ends its section).
    */
   under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
-    return under(this.lines, labels, options)
+    return under(this.lines, labels, options, this.labels)
   }
 
   /**
@@ -196,7 +210,7 @@ export class TextRegion {
    * cell that does not match `cell`.
    */
   table (headers: Label[], options: RowOptions = {}): TableRow[] | undefined {
-    return table(this.lines, headers, options)
+    return table(this.lines, headers, options, this.labels)
   }
 
   /**
@@ -205,7 +219,7 @@ export class TextRegion {
    * `table`; a line with nothing in the column ends it too. Empty when the header is not printed.
    */
   column (header: Label, options: RowOptions = {}): Hit[] {
-    return column(this.lines, header, options)
+    return column(this.lines, header, options, this.labels)
   }
 }
 
@@ -237,6 +251,16 @@ export class TextDocument extends TextRegion {
   /** Number of pages. */
   get pageCount (): number {
     return this.pages.length
+  }
+
+  /**
+   * The same document whose queries stop values at these labels (compared accent- and
+   * case-blind, at word boundaries). The engine gives each parser its plugin's labels;
+   * the lines are shared, not rebuilt.
+   */
+  withLabels (labels: readonly string[]): TextDocument {
+    const view = Object.create(TextDocument.prototype) as TextDocument
+    return Object.assign(view, this, { labels: labelBounds(labels) })
   }
 }
 

@@ -62,6 +62,17 @@ export interface ParseContext {
 
 export type PluginStatus = 'active' | 'inactive'
 
+/**
+ * The fields of `data` a document prints, as paths (`cnpj`, `das.vencimento`, `tributos`
+ * for a list that must not be empty). `required`: every document of the type (or of this
+ * layout) prints it, so a null is a reading that failed; `optional`: printed by some
+ * documents only. See scoring.ts for how a missing required field counts.
+ */
+export interface ExpectedFields {
+  required: string[]
+  optional?: string[]
+}
+
 /** An extraction plugin: one document type. */
 export interface ExtractorPlugin<D extends object = object> {
   /** Folder name under plugins/, kebab-case; reported as `detector` and `parser`. */
@@ -79,6 +90,17 @@ export interface ExtractorPlugin<D extends object = object> {
   minimumConfidence: number
   rules: DetectionRule[]
   checks?: Array<ConsistencyCheck<D>>
+  /**
+   * The fields the document prints, given the data read (so that a plugin whose layouts
+   * print different fields can look at its `layout` field). Method syntax: see `run`.
+   */
+  fields (data: D): ExpectedFields
+  /**
+   * The document's printed labels (`Data de Vencimento`, `Razão Social`), compared accent-
+   * and case-blind: every text query stops a value before one of them, so a value never
+   * runs into the next field's label. Write whole labels, not single common words.
+   */
+  labels: string[]
   /** Reads `data`; missing fields are null. Throws only when no data can be read at all. */
   parse (doc: TextDocument, ctx: ParseContext): D
 }
@@ -108,6 +130,10 @@ export interface EngineReport {
    * can say it.
    */
   excludedRules: string[]
+  /** Beyond the spec: how many fields the plugin expects on this document (required and optional). */
+  fieldsExpected: number
+  /** Beyond the spec: how many of those were read (not null, not an empty list). */
+  fieldsFound: number
 }
 
 /**

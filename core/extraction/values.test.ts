@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, percentNumber } from './values.js'
+import { competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, percentNumber, textValue } from './values.js'
 
 describe('money', () => {
   it('reads Brazilian amounts to integer cents and JSON numbers', () => {
@@ -34,6 +34,10 @@ describe('dates and competences', () => {
     expect(isoDateTime('03/08/2026 14:05:09')).toBe('2026-08-03T14:05:09')
     expect(isoDateTime('03/08/2026 às 14:05:09')).toBe('2026-08-03T14:05:09')
     expect(isoDateTime('03/08/2026 24:05')).toBeNull()
+    // The DEC and some receipts print a dash between date and time.
+    expect(isoDateTime('05/08/2026 - 18:11:11')).toBe('2026-08-05T18:11:11')
+    expect(isoDateTime('05/08/2026-18:11')).toBe('2026-08-05T18:11:00')
+    expect(isoDateTime('05/08/2026 - ')).toBeNull()
   })
 
   it('reads competences as numbers, month names with or without accents, and abbreviations', () => {
@@ -41,8 +45,21 @@ describe('dates and competences', () => {
     expect(competence('Dezembro/2022')).toBe('2022-12')
     expect(competence('março/2025')).toBe('2025-03')
     expect(competence('Jul/2026')).toBe('2026-07')
-    expect(competence('13/2026')).toBeNull()
+    expect(competence('14/2026')).toBeNull()
+    expect(competence('00/2026')).toBeNull()
     expect(competence('Diversos')).toBeNull()
+  })
+
+  it('reads the 13th month and annual periods where documents print them', () => {
+    expect(competence('13/2025')).toBe('2025-13')
+    expect(competence('Anual/2025')).toBe('2025')
+    expect(competence('ANO-CALENDÁRIO 2024')).toBe('2024')
+    expect(competence('2025')).toBeNull()
+  })
+
+  it('reads a printed text as a value: one space, trimmed, empty as null', () => {
+    expect(textValue('  Padaria   Pão\nQuente  ')).toBe('Padaria Pão Quente')
+    expect(textValue(' \t ')).toBeNull()
   })
 
   it('gives the detection copy: accents stripped, upper case, one space', () => {

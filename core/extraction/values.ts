@@ -68,9 +68,12 @@ export function isoDate (text: string): string | null {
   return validDate(y, mo, d) ? `${m[3]}-${m[2]}-${m[1]}` : null
 }
 
-/** `dd/mm/aaaa hh:mm[:ss]` (an optional `às` between) → `aaaa-mm-ddThh:mm:ss`, local time as printed, or null. */
+/**
+ * `dd/mm/aaaa hh:mm[:ss]`, with `às` or a dash between if printed (`05/08/2026 - 18:11:11`)
+ * → `aaaa-mm-ddThh:mm:ss`, local time as printed, or null.
+ */
 export function isoDateTime (text: string): string | null {
-  const m = /^(\d{2}\/\d{2}\/\d{4})\s+(?:às\s+)?(\d{2}):(\d{2})(?::(\d{2}))?$/i.exec(text.trim())
+  const m = /^(\d{2}\/\d{2}\/\d{4})\s*(?:\s(?:às|as)\s+|-\s*|\s)(\d{2}):(\d{2})(?::(\d{2}))?$/i.exec(text.trim())
   if (m === null) return null
   const date = isoDate(m[1]!)
   const [h, mi, s] = [Number(m[2]), Number(m[3]), Number(m[4] ?? '0')]
@@ -81,21 +84,35 @@ export function isoDateTime (text: string): string | null {
 const MONTHS = ['JANEIRO', 'FEVEREIRO', 'MARCO', 'ABRIL', 'MAIO', 'JUNHO', 'JULHO', 'AGOSTO', 'SETEMBRO', 'OUTUBRO', 'NOVEMBRO', 'DEZEMBRO']
 
 /**
- * A competence (`MM/AAAA`, `Dezembro/2022`, `março/2025`, `Jul/2026`) → `AAAA-MM`, or null.
- * Month names are read accent- and case-blind; three-letter abbreviations are accepted.
+ * A competence → `AAAA-MM`, or null: `MM/AAAA`, `Dezembro/2022`, `março/2025`, `Jul/2026`
+ * (month names accent- and case-blind, three-letter abbreviations accepted); the 13th
+ * month some documents print for the year-end bonus (`13/2025`, DCTFWeb, eSocial) →
+ * `2025-13`; an annual period (`Anual/2025`, `Ano-calendário 2025`) → `2025`.
  */
 export function competence (text: string): string | null {
   const t = normalizeText(text)
   let m = /^(\d{2})\/(\d{4})$/.exec(t)
   if (m !== null) {
     const month = Number(m[1])
-    return month >= 1 && month <= 12 ? `${m[2]}-${m[1]}` : null
+    return month >= 1 && month <= 13 ? `${m[2]}-${m[1]}` : null
   }
+  const annual = /^(?:ANUAL\s*\/\s*|ANO(?:-|\s)CALENDARIO:?\s*|ANO:?\s*)(\d{4})$/.exec(t)
+  if (annual !== null) return annual[1]!
   m = /^([A-Z]+)\s*\/\s*(\d{4})$/.exec(t)
   if (m === null) return null
   const name = m[1]!
   const index = name.length === 3 ? MONTHS.findIndex((n) => n.startsWith(name)) : MONTHS.indexOf(name)
   return index < 0 ? null : `${m[2]}-${String(index + 1).padStart(2, '0')}`
+}
+
+/**
+ * A printed text as a value: whitespace runs made one space, trimmed; null when nothing is
+ * left (an empty cell is not a value read). The converter every name, address and
+ * description goes through.
+ */
+export function textValue (text: string): string | null {
+  const t = text.replace(/\s+/g, ' ').trim()
+  return t === '' ? null : t
 }
 
 /**

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { collectionLineOf } from '../../core/extraction/index.js'
-import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDarf } from './fixtures/generate.js'
+import { pageOfLines } from '../../fixtures/extraction/helpers.js'
 
 /** A page of lines, top to bottom, drawn shuffled. */
-const page = (lines: string[], seed = 1) => writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed })
+const page = pageOfLines
 
 const composition = ['Composição do Documento de Arrecadação', 'Código Denominação Principal Multa Juros Total', '0561 IRRF - RENDIMENTO DO TRABALHO 1.000,00 1.000,00', 'Totais 1.000,00 1.000,00']
 
@@ -58,6 +58,6 @@ describe('darf: neighbours are not mistaken for a DARF', () => {
     expect((await withIssuer('0064')).engine.matchedRules).toContain('barcode-issuer')
     const das = await withIssuer('0328')
     expect(das.engine.missingRules).toContain('barcode-issuer')
-    expect(das.warnings).toEqual([expect.objectContaining({ message: expect.stringMatching(/^collection-line:.*issuer 0328/) })])
+    expect(das.warnings.filter((w) => w.code === 'PLUGIN_CHECK_FAILED')).toEqual([expect.objectContaining({ message: expect.stringMatching(/^collection-line:.*issuer 0328/) })])
   })
 })

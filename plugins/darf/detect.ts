@@ -10,8 +10,9 @@ import { DARF_ISSUERS } from './checks.js'
 const LINES = /\b\d{11}[ -]?\d \d{11}[ -]?\d \d{11}[ -]?\d \d{11}[ -]?\d\b/g
 
 export const rules: DetectionRule[] = [
-  // The SENDA title may break after "Arrecadação" and another column can sit between the halves.
-  { name: 'title', kind: 'strong', weight: 4, test: /DOCUMENTO DE ARRECADACAO (?:\S+ ){0,6}?DE RECEITAS FEDERAIS/ },
+  // The title may break after "Arrecadação" (SENDA) or after "Receitas" (numbered boxes), with
+  // words of another column between the parts in reading order.
+  { name: 'title', kind: 'strong', weight: 4, test: /DOCUMENTO DE ARRECADACAO (?:\S+ ){0,6}?DE RECEITAS (?:\S+ ){0,8}?FEDERAIS/ },
   { name: 'composition-or-revenue-box', kind: 'strong', weight: 3, test: /COMPOSICAO DO DOCUMENTO DE ARRECADACAO|CODIGO DA RECEITA/ },
   { name: 'valor-total', kind: 'weak', weight: 1, test: /VALOR TOTAL/ },
   { name: 'periodo-apuracao', kind: 'weak', weight: 1, test: /PERIODO DE APURACAO/ },

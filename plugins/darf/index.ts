@@ -1,6 +1,7 @@
 /** DARF, "Documento de Arrecadação de Receitas Federais", both layouts (documents.md §6). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseDarf } from './parse.js'
 import type { Darf } from './parse.js'
@@ -17,6 +18,8 @@ export const darf: ExtractorPlugin<Darf> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseDarf
 }

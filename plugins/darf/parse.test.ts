@@ -3,13 +3,9 @@ import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDarf } from './fixtures/generate.js'
 import type { DarfOptions } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateDarf>>()
-const fixture = (o: DarfOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateDarf(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateDarf)
 const pdf = (o: DarfOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: DarfOptions) => (await fixture(o)).truth
 

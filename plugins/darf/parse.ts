@@ -4,7 +4,7 @@
  * page) and the numbered-box form (§6b: boxes 01-11, two copies per page). Every value is
  * read through the text API, so each has evidence; a value that is not printed is null.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
 
 export interface DarfTributo {
@@ -84,10 +84,10 @@ export function period (text: string): string | null {
 
 const PERIOD = String.raw`(Diversos|\d{2}\/\d{2}\/\d{4}|\d{2}\/\d{4}|[1-4]\s*[º°oa]\.?\s*Trimestre\s*\/\s*\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})`
 
-const text = (s: string): string | null => s.trim() === '' ? null : s.replace(/\s+/g, ' ').trim()
+const text = textValue
 const same = (s: string): string => s
 const docNumber = (s: string): string | null => { const d = onlyDigits(s); return d.length === 17 ? d : null }
-const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.length === 11 && /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(s.trim()) ? d : cnpjChars(s) }
+const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.length === 11 && /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(s.replace(/\s+/g, '')) ? d : cnpjChars(s) }
 const lineDigits = (s: string): string | null => { const d = onlyDigits(s); return d.length === 48 ? d : null }
 
 /** Money parts of a row placed in columns; `unplaced` when some could not be (their columns stay unknown, not 0). */
@@ -165,8 +165,28 @@ function stub (doc: TextDocument, ctx: ParseContext): DarfCanhoto | null {
   }
 }
 
+/**
+ * The header's four values, each read under its label (Sicalc Web prints `Pagar este
+ * documento até` a line lower than the others); a header printed as one line of four
+ * values (our own drawing, some extractors) is read by that line.
+ */
+function header (doc: TextDocument): { periodo: Hit | undefined, vencimento: Hit | undefined, numero: Hit | undefined, pagar: Hit | undefined } {
+  const line = doc.find(new RegExp(`^${PERIOD} ${DATE} ${DOC_NUMBER} ${DATE}$`))
+  const cell = (labelText: string, value: RegExp): Hit | undefined => {
+    const hit = doc.under(labelText)
+    const m = hit === undefined ? null : value.exec(hit.value)
+    return hit === undefined || m === null ? undefined : { ...hit, value: m[1]! }
+  }
+  return {
+    periodo: cell('Período de Apuração', new RegExp(`^${PERIOD}$`)) ?? line?.parts[0],
+    vencimento: cell('Data de Vencimento', new RegExp(`^${DATE}$`)) ?? line?.parts[1],
+    numero: cell('Número do Documento', new RegExp(`^${DOC_NUMBER}$`)) ?? line?.parts[2],
+    pagar: cell('Pagar este documento até', new RegExp(`^${DATE}$`)) ?? line?.parts[3]
+  }
+}
+
 function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
-  const head = doc.find(new RegExp(`^${PERIOD} ${DATE} ${DOC_NUMBER} ${DATE}$`))
+  const head = header(doc)
   const who = doc.after(/^(?:CNPJ|CPF)\s+(?:Raz[aã]o Social|Nome)$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
 
   // Column centres of the table header, per page (multi-page DARFs repeat it).
@@ -206,10 +226,10 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     layout: 'SENDA',
     cnpjCpf: ctx.take('cnpjCpf', who?.parts[0], taxId),
     razaoSocial: ctx.take('razaoSocial', who?.parts[1], text),
-    periodoApuracao: ctx.take('periodoApuracao', head?.parts[0], period),
-    dataVencimento: ctx.take('dataVencimento', head?.parts[1], isoDate),
-    pagarAte: ctx.take('pagarAte', head?.parts[3], isoDate),
-    numeroDocumento: ctx.take('numeroDocumento', head?.parts[2], docNumber),
+    periodoApuracao: ctx.take('periodoApuracao', head.periodo, period),
+    dataVencimento: ctx.take('dataVencimento', head.vencimento, isoDate),
+    pagarAte: ctx.take('pagarAte', head.pagar, isoDate),
+    numeroDocumento: ctx.take('numeroDocumento', head.numero, docNumber),
     numeroReferencia: null,
     numeroReciboDeclaracao: ctx.take('numeroReciboDeclaracao', doc.after(/N(?:º|°|o\.?|úmero)?\s*(?:do\s+)?Recibo\s+(?:da\s+)?Declara[cç][aã]o:?/i, /^\s*(\d{14})\b/), same),
     valorTotal: ctx.take('valorTotal', doc.after(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 }), moneyNumber),
@@ -238,18 +258,28 @@ interface Copy {
  */
 const NAME = /^\s*(?!(?:0\d|1[01])\s+\p{Lu})(\S.*?)(?=\s+(?:0[2-9]|1[01])\s+\p{Lu}{3}|\s*$)/u
 
+/**
+ * A box label: its number and words, the number optional (some producers draw the box
+ * number apart from its words, a little higher or lower: another visual line).
+ */
+const box = (n: string, words: string): RegExp => new RegExp(`(?:\\b${n}\\s+)?${label(words).source}`, 'i')
+/** A money box: the amount ends the line (the juros label wraps, `E / OU` stays beside the value). */
+const MONEY_BOX = new RegExp(`${M}\\s*$`)
+/** A printed CPF or CNPJ, with the stray spaces some prints leave after a dot. */
+const TAX_ID = new RegExp(`^\\s*(${CNPJ_PATTERN}|\\d{3}\\.\\s?\\d{3}\\.\\s?\\d{3}-\\d{2})\\s*$`)
+
 /** Box labels (documents.md §6b), and the pattern of the value after each on its line. */
 const BOXES: Array<[field: string, labelText: RegExp, value: RegExp, linesBelow?: number]> = [
-  ['razaoSocial', new RegExp(label('01 NOME').source + String.raw`(?:\s*\/\s*(?:RAZ[AÃ]O SOCIAL|TELEFONE))?`, 'i'), NAME, 1],
-  ['periodoApuracao', label('02 PERIODO DE APURACAO'), new RegExp(`^\\s*${PERIOD}\\s*$`)],
-  ['cnpjCpf', label('03 NUMERO DO CPF OU CNPJ'), new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`)],
-  ['codigoReceita', label('04 CODIGO DA RECEITA'), /^\s*(\d{4})(?:-(\d{2}))?\s*$/],
-  ['numeroReferencia', label('05 NUMERO DE REFERENCIA'), /^\s*(\S+)\s*$/],
-  ['dataVencimento', label('06 DATA DE VENCIMENTO'), new RegExp(`^\\s*${DATE}\\s*$`)],
-  ['principal', label('07 VALOR DO PRINCIPAL'), new RegExp(`^\\s*${M}\\s*$`)],
-  ['multa', label('08 VALOR DA MULTA'), new RegExp(`^\\s*${M}\\s*$`)],
-  ['juros', label('09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69'), new RegExp(`^\\s*${M}\\s*$`)],
-  ['valorTotal', label('10 VALOR TOTAL'), new RegExp(`^\\s*${M}\\s*$`)],
+  ['razaoSocial', new RegExp(String.raw`(?:\b01\s+NOME|\bNOME\s*\/\s*(?:RAZ[AÃ]O SOCIAL|TELEFONE))(?:\s*\/\s*(?:RAZ[AÃ]O SOCIAL|TELEFONE))?`, 'i'), NAME, 1],
+  ['periodoApuracao', box('02', 'PERIODO DE APURACAO'), new RegExp(`^\\s*${PERIOD}\\s*$`)],
+  ['cnpjCpf', box('03', 'NUMERO DO CPF OU CNPJ'), TAX_ID],
+  ['codigoReceita', box('04', 'CODIGO DA RECEITA'), /^\s*(\d{4})(?:-(\d{2}))?\s*$/],
+  ['numeroReferencia', box('05', 'NUMERO DE REFERENCIA'), /^\s*(\S+)\s*$/],
+  ['dataVencimento', box('06', 'DATA DE VENCIMENTO'), new RegExp(`^\\s*${DATE}\\s*$`)],
+  ['principal', box('07', 'VALOR DO PRINCIPAL'), MONEY_BOX],
+  ['multa', box('08', 'VALOR DA MULTA'), MONEY_BOX],
+  ['juros', box('09', 'VALOR DOS JUROS'), MONEY_BOX],
+  ['valorTotal', box('10', 'VALOR TOTAL'), MONEY_BOX],
   ['numeroDocumento', label('Numero do Documento:'), new RegExp(`^\\s*${DOC_NUMBER}`)],
   ['pagarAte', label('Data limite para acolhimento:'), new RegExp(`^\\s*${DATE}`)],
   ['linhaDigitavel', /^/, LINE]
@@ -351,5 +381,5 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
 }
 
 export function parseDarf (doc: TextDocument, ctx: ParseContext): Darf {
-  return doc.find(label('04 CODIGO DA RECEITA')) !== undefined ? parseBoxes(doc, ctx) : parseSenda(doc, ctx)
+  return doc.find(box('04', 'CODIGO DA RECEITA')) !== undefined ? parseBoxes(doc, ctx) : parseSenda(doc, ctx)
 }

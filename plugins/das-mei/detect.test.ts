@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDas } from '../das/fixtures/generate.js'
 import { generateDasMei } from './fixtures/generate.js'
 import { dasMei } from './index.js'
+import { pageOfLines } from '../../fixtures/extraction/helpers.js'
 
 /** A page of lines, top to bottom, drawn shuffled. */
-const page = (lines: string[], seed = 1) => writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed })
+const page = pageOfLines
 
 const MEI_LINES = ['Documento de Arrecadação do Simples Nacional', 'CPF: 123.456.789-09', 'PGMEI(Versao:3.8.8)', '0151 INSS - SIMPLES NACIONAL - MEI 75,90 75,90']
 

@@ -6,15 +6,17 @@ import type { DetectionRule } from '../../core/plugin-api.js'
 import { hasSimplesBarcode } from '../_shared/simples-nacional/guide.js'
 
 export const rules: DetectionRule[] = [
-  // The DAS title (may be split over two lines; the copy joins them) with PGMEI's version in the observations.
-  { name: 'title-and-pgmei', kind: 'strong', weight: 5, test: (t) => /DOCUMENTO DE ARRECADACAO DO SIMPLES NACIONAL/.test(t) && /PGMEI ?\(VERSAO: ?\d/.test(t) },
+  // The DAS title (may be split over two lines; the copy joins them) with PGMEI's version in the
+  // observations, or a MEI installment plan's (`DAS do Parcelamento RELPMEI`).
+  { name: 'title-and-pgmei', kind: 'strong', weight: 5, test: (t) => /DOCUMENTO DE ARRECADACAO DO SIMPLES NACIONAL/.test(t) && /PGMEI ?\(VERSAO: ?\d|DAS DO PARCELAMENTO \w*MEI\b/.test(t) },
   { name: 'mei-rows', kind: 'strong', weight: 4, test: /\b(?:0151|0083|0125) (?:INSS|ICMS|ISS) - SIMPLES NACIONAL - MEI\b/ },
   { name: 'barcode-issuer-0328', kind: 'weak', weight: 2, test: (t) => hasSimplesBarcode(t) },
   { name: 'guide-labels', kind: 'weak', weight: 1, test: /VALOR TOTAL DO DOCUMENTO|PAGAR ESTE DOCUMENTO ATE/ },
   { name: 'cpf-line', kind: 'weak', weight: 1, test: /\bCPF: ?\d{3}\.\d{3}\.\d{3}-\d{2}\b/ },
   { name: 'tributos-line', kind: 'weak', weight: 1, test: /TRIBUTOS \(R\$\): ?INSS [\d.,]+ ICMS [\d.,]+ ISS [\d.,]+/ },
   { name: 'senda-footer', kind: 'weak', weight: 1, test: /SENDA \(VERSAO: ?\d/ },
-  { name: 'document-number', kind: 'weak', weight: 1, test: /\b07\.\d{2}\.\d{5}\.\d{7}-\d\b/ },
+  // An RFB document number (§0.4): DAS numbers start with 07, but anonymised samples zero them.
+  { name: 'document-number', kind: 'weak', weight: 1, test: /\b\d{2}\.\d{2}\.\d{5}\.\d{7}-\d\b/ },
   // Neighbours (§5 Exclusion, §4, §10).
   { name: 'ordinary-das-codes', kind: 'exclusion', weight: 1, test: /\b10(?:0[1-8]|10) [A-Z/]+ - SIMPLES NACIONAL\b(?! - MEI)/ },
   { name: 'payment-receipt', kind: 'exclusion', weight: 1, test: /COMPROVANTE DE (?:ARRECADACAO|PAGAMENTO)|COMPROVAMOS QUE CONSTA/ },

@@ -1,6 +1,7 @@
 /** DAS-MEI, the PGMEI guide, one month or an annual file (documents.md §5). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseDasMei } from './parse.js'
 import type { DasMei } from './parse.js'
@@ -16,6 +17,8 @@ export const dasMei: ExtractorPlugin<DasMei> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseDasMei
 }

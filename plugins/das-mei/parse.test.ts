@@ -3,13 +3,9 @@ import { readCollectionLine } from '../../core/plugin-api.js'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDasMei } from './fixtures/generate.js'
 import type { DasMeiOptions } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateDasMei>>()
-const fixture = (o: DasMeiOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateDasMei(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateDasMei)
 const pdf = (o: DasMeiOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: DasMeiOptions) => (await fixture(o)).truth
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
 import { generateExtrato } from '../pgdas-extrato/fixtures/generate.js'
 import { das } from './index.js'
+import { pageOfLines } from '../../fixtures/extraction/helpers.js'
 
 /** A page of lines, top to bottom, drawn shuffled. */
-const page = (lines: string[], seed = 1) => writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed })
+const page = pageOfLines
 
 // A verifying line with issuer 0328 (amount 100,00), shared by the look-alikes so only their words differ.
 const LINE = '85800000001 5 00000328253 4 34079925322 5 60702421630 0'

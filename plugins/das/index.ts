@@ -1,6 +1,7 @@
 /** DAS of the Simples Nacional, including installment plans (documents.md §4). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseDas } from './parse.js'
 import type { Das } from './parse.js'
@@ -16,6 +17,8 @@ export const das: ExtractorPlugin<Das> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseDas
 }

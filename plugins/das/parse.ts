@@ -32,7 +32,8 @@ const int = (t: string): number | null => /^\d+$/.test(t) ? Number(t) : null
 export function parseDas (doc: TextDocument, ctx: ParseContext): Das {
   const identity = readIdentity(doc, ctx)
   const guia = readGuia(doc, ctx)
-  const parcsn = doc.find(/(DAS de PARCSN)/i)
+  // `DAS de PARCSN`, `DAS do Parcelamento RELPSN`: an installment plan's guide.
+  const parcsn = doc.find(/(DAS (?:de PARCSN|do Parcelamento)\b)/i)
   if (parcsn !== undefined) ctx.cite('subtipo', parcsn)
   const numero = doc.find(/Número do Parcelamento: ?(\d+)/)
   const parcela = doc.find(/Parcela: ?(\d+) ?\/ ?(\d+)/)

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
 import { decIssqnPoa } from './index.js'
+import { pageOfLines } from '../../fixtures/extraction/helpers.js'
 
-const page = (lines: string[], seed = 1) => writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed })
+const page = pageOfLines
 
 describe('dec-issqn-poa: other cities and other Porto Alegre documents are not the DEC', () => {
   it('excludes another city\'s monthly declaration that quotes the same words', async () => {

@@ -1,6 +1,7 @@
 /** Porto Alegre's "DEC", the monthly ISSQN declaration with its guide and receipt (documents.md §9). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseDec } from './parse.js'
 import type { DecIssqnPoa } from './parse.js'
@@ -16,6 +17,8 @@ export const decIssqnPoa: ExtractorPlugin<DecIssqnPoa> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseDec
 }

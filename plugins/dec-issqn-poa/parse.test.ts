@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDec } from './fixtures/generate.js'
 import type { DecOptions } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateDec>>()
-const fixture = (o: DecOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateDec(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateDec)
 const pdf = (o: DecOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: DecOptions) => (await fixture(o)).truth
 

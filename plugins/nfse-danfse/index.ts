@@ -1,6 +1,7 @@
 /** NFS-e national DANFSe, layouts v1.0 and v2.0 (documents.md §7). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseDanfse } from './parse.js'
 import type { Danfse } from './parse.js'
@@ -16,6 +17,8 @@ export const nfseDanfse: ExtractorPlugin<Danfse> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseDanfse
 }

@@ -4,7 +4,7 @@
  * every value comes from its cell under its label, inside its section (the parties reuse
  * the same labels). A printed `-` is an empty value: null.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber } from '../../core/plugin-api.js'
+import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber, textValue } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
 
 export interface Parte {
@@ -122,7 +122,7 @@ function part (hit: Hit | undefined, re: RegExp, group = 1): Hit | undefined {
 }
 
 /** Printed text → trimmed string; `-` or empty → null. */
-const str = (t: string): string | null => { const s = t.trim(); return s === '' || s === '-' ? null : s }
+const str = (t: string): string | null => t.trim() === '-' ? null : textValue(t)
 const money = (t: string): number | null => { const m = MONEY.exec(t); return m === null ? null : moneyNumber(m[1]!) }
 const digits = (n: number) => (t: string): string | null => { const d = t.replace(/[\s./-]/g, ''); return new RegExp(`^\\d{${n}}$`).test(d) ? d : null }
 
@@ -149,7 +149,7 @@ function parte (scope: TextRegion, ctx: ParseContext, field: string): Parte | nu
     nome: take('nome', scope.under('Nome / Nome Empresarial'), str),
     email: take('email', scope.under('E-mail'), str),
     telefone: take('telefone', scope.under('Telefone'), str),
-    endereco: take('endereco', scope.under('Endereço'), str),
+    endereco: take('endereco', scope.under('Endereço', { rest: true }), str),
     municipio: take('municipio', part(city, CITY_UF, 1), str),
     uf: take('uf', part(city, CITY_UF, 2), str),
     cep: take('cep', cepHit, digits(8)),
@@ -173,7 +173,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const prestadorHeader = v2 ? HEADERS.prestador2 : HEADERS.prestador1
   const top = doc.before(prestadorHeader)
   const head = top.isEmpty ? doc : top
-  const sec = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)))
+  // v2.0 generators centre a section's title beside its block, some on its second row of labels.
+  const sec = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
@@ -201,7 +202,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), isoDateTime),
     situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
     finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
-    prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader)), ctx, 'prestador'),
+    prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader), { titleBeside: true }), ctx, 'prestador'),
     tomador: parte(sec(HEADERS.tomador), ctx, 'tomador'),
     intermediario: parte(sec(HEADERS.intermediario), ctx, 'intermediario'),
     destinatario: parte(sec(HEADERS.destinatario), ctx, 'destinatario'),

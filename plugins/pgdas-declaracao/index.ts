@@ -1,6 +1,7 @@
 /** PGDAS-D declaration print, PGDASD-DECLARACAO (documents.md §2). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseDeclaracao } from './parse.js'
 import type { PgdasDeclaracao } from './parse.js'
@@ -16,6 +17,8 @@ export const pgdasDeclaracao: ExtractorPlugin<PgdasDeclaracao> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseDeclaracao
 }

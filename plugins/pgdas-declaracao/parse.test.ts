@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDeclaracao } from './fixtures/generate.js'
 import type { DeclaracaoOptions } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateDeclaracao>>()
-const fixture = (o: DeclaracaoOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateDeclaracao(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateDeclaracao)
 const pdf = (o: DeclaracaoOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: DeclaracaoOptions) => (await fixture(o)).truth
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
+import { pageOfLines } from '../../fixtures/extraction/helpers.js'
 
 /** A page of lines, top to bottom, drawn shuffled. */
-const page = (lines: string[], seed = 1) => writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed })
+const page = pageOfLines
 
 // Look-alikes of documents.md §1 "Exclusion" and §10: each quotes words of the extract.
 const lookAlikes: Array<[string, string[], string]> = [

@@ -1,6 +1,7 @@
 /** PGDAS-D "Extrato do Simples Nacional" (documents.md §1). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseExtrato } from './parse.js'
 import type { PgdasExtrato } from './parse.js'
@@ -17,6 +18,8 @@ export const pgdasExtrato: ExtractorPlugin<PgdasExtrato> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseExtrato
 }

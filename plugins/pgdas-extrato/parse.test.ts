@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateExtrato } from './fixtures/generate.js'
 import type { ExtratoOptions } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateExtrato>>()
-const fixture = (o: ExtratoOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateExtrato(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateExtrato)
 const pdf = (o: ExtratoOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: ExtratoOptions) => (await fixture(o)).truth
 const pageCount = async (o: ExtratoOptions) => (await fixture(o)).pages

@@ -1,6 +1,7 @@
 /** PGDAS-D "Recibo de Entrega da Apuração", PGDASD-RECIBO (documents.md §8a). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseRecibo } from './parse.js'
 import type { PgdasRecibo } from './parse.js'
@@ -16,6 +17,8 @@ export const pgdasRecibo: ExtractorPlugin<PgdasRecibo> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseRecibo
 }

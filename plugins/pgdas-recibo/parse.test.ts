@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateRecibo } from './fixtures/generate.js'
 import type { ReciboOptions } from './fixtures/generate.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateRecibo>>()
-const fixture = (o: ReciboOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateRecibo(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateRecibo)
 const pdf = (o: ReciboOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: ReciboOptions) => (await fixture(o)).truth
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf } from '../../fixtures/extraction/plugin-cases.js'
 import { relatorioSimples } from './index.js'
+import { pageOfLines } from '../../fixtures/extraction/helpers.js'
 
-const page = (lines: string[], seed = 1) => writeTextPdf([lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed })
+const page = pageOfLines
 
 /** The report's own words, which official documents may also print. */
 const reportWords = ['Receita Tributada Total: 1.000,00 Alíquota: 6,0000% Simples Nacional Total: 60,00', 'Simples Nacional a recolher: 60,00', 'Anexo: Anexo III - Prestação de Serviços', 'Partilha: IRPJ CSLL']

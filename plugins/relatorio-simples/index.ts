@@ -1,6 +1,7 @@
 /** Accounting-software "Relatório do Simples" (documents.md §3), the spec's tax-regime report. Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
+import { fields, labels } from './fields.js'
 import { rules } from './detect.js'
 import { parseRelatorio } from './parse.js'
 import type { RelatorioSimples } from './parse.js'
@@ -16,6 +17,8 @@ export const relatorioSimples: ExtractorPlugin<RelatorioSimples> = {
   status: 'active',
   minimumConfidence: 0.75,
   rules,
+  fields,
+  labels,
   checks,
   parse: parseRelatorio
 }

@@ -2,14 +2,10 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateRelatorio } from './fixtures/generate.js'
 import type { RelatorioOptions } from './fixtures/generate.js'
-import { centsToNumericString, percentOf } from './parse.js'
+import { centsToNumericString, percentOf, reportPeriod } from './parse.js'
+import { memo } from '../../fixtures/extraction/helpers.js'
 
-const cache = new Map<string, ReturnType<typeof generateRelatorio>>()
-const fixture = (o: RelatorioOptions) => {
-  const key = JSON.stringify(o)
-  if (!cache.has(key)) cache.set(key, generateRelatorio(o))
-  return cache.get(key)!
-}
+const fixture = memo(generateRelatorio)
 const pdf = (o: RelatorioOptions) => async () => (await fixture(o)).pdf
 const truth = async (o: RelatorioOptions) => (await fixture(o)).truth
 
@@ -40,6 +36,22 @@ describe('relatorio-simples: fixture → expected data', () => {
     expect(Math.round(resumo.cargaTributariaTotalNumero * 10_000)).toBe(resumo.cargaTributariaTotalNumero * 10_000)
     const d = result.data as any
     expect(d.consolidacaoPorAnexo.find((g: any) => g.anexo === d.apuracoes[0].anexo).quantidadeApuracoes).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe('relatorio-simples: the period as the report prints it', () => {
+  pluginCases([{
+    name: 'a report that prints its period as the month\'s first and last days reads its competência',
+    pdf: async () => (await fixture({ seed: 21, periodRange: true })).pdf,
+    data: async () => (await fixture({ seed: 21, periodRange: true })).truth,
+    result: { documentType: 'RELATORIO_SIMPLES', engine: { confidenceLevel: 'HIGH' } }
+  }])
+
+  it('reads a month, a month name, or the first and last days of one month; a range of months is no competência', () => {
+    expect(reportPeriod('03/2024')).toBe('2024-03')
+    expect(reportPeriod('Março/2024 Página: 1')).toBe('2024-03')
+    expect(reportPeriod('01/03/2024 a 31/03/2024')).toBe('2024-03')
+    expect(reportPeriod('01/01/2024 a 31/03/2024')).toBeNull()
   })
 })
 

@@ -5,7 +5,7 @@
  * input is missing. Labels are matched with `.` for accented letters, because some
  * installations print `Emiss?o`.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber, textValue } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
 
 export type Tributo = 'irpj' | 'csll' | 'cofins' | 'pis' | 'inssCpp' | 'icms' | 'ipi' | 'iss'
@@ -86,6 +86,18 @@ export function percentOf (partCents: number, wholeCents: number): number | null
   return Number(neg ? -q : q) / 10_000
 }
 
+
+/**
+ * The report's period as a competence: `03/2024`, `Março/2024`, or the month's first and last
+ * days (`01/03/2024 a 31/03/2024`, as some systems print it); a range over several months is
+ * no competence (null). Whatever follows the period on its line is ignored.
+ */
+export function reportPeriod (text: string): string | null {
+  const range = /^\d{2}\/(\d{2})\/(\d{4})\s*(?:a|até|-)\s*\d{2}\/(\d{2})\/(\d{4})\b/i.exec(text)
+  if (range !== null) return range[1] === range[3] && range[2] === range[4] ? competence(`${range[1]!}/${range[2]!}`) : null
+  const single = /^(\d{2}\/\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})(?!\d)/.exec(text.trim())
+  return single === null ? null : competence(single[1]!)
+}
 
 /** Tax names of the `Partilha:` row → keys (documents.md §3: the order varies by annex). */
 const TAX_NAMES: Array<[RegExp, Tributo]> = [
@@ -186,9 +198,9 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
 
   return {
     identificacao: {
-      empresa: ctx.take('identificacao.empresa', header?.parts[1], (t) => t.trim() === '' ? null : t.trim()),
+      empresa: ctx.take('identificacao.empresa', header?.parts[1], textValue),
       cnpj: ctx.take('identificacao.cnpj', doc.after(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
-      competencia: ctx.take('identificacao.competencia', doc.after(re(label('Período:')), /^\s*(\d{2}\/\d{4})/), competence),
+      competencia: ctx.take('identificacao.competencia', doc.after(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), /^\s*(\S.*)$/, { linesBelow: 1 }), reportPeriod),
       dataEmissao: ctx.take('identificacao.dataEmissao', doc.after(re(label('Emissão:')), DATE), isoDate),
       codigoEmpresa: ctx.take('identificacao.codigoEmpresa', header?.parts[0], (t) => t)
     },

@@ -40,7 +40,9 @@ const engine = {
     parserBlocked: { type: 'boolean' },
     matchedRules: { type: 'array', items: { type: 'string' } },
     missingRules: { type: 'array', items: { type: 'string' } },
-    excludedRules: { type: 'array', items: { type: 'string' } }
+    excludedRules: { type: 'array', items: { type: 'string' } },
+    fieldsExpected: { type: 'integer', description: 'Beyond the spec: the fields the parser expects on this document (required and optional).' },
+    fieldsFound: { type: 'integer', description: 'Beyond the spec: how many of them were read; a required one missing is a FIELD_NOT_FOUND warning.' }
   }
 } as const
 

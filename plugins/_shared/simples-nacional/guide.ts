@@ -9,7 +9,7 @@
  * A family module: the das and das-mei plugins both import it (docs/plugins.md, "Code a
  * family shares").
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, numberToCents, readCollectionLine } from '../../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
 import type { CheckOutcome, Hit, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
 
 /** One row of `Composição do Documento de Arrecadação`. */
@@ -61,7 +61,7 @@ const PERIOD_LINE = /^(?:(.+?) \(([A-Z]{2})\) - |([A-Z]{2}) - )?(\d{2}\/\d{4})$/
 
 const cx = (h: Hit): number => h.box.x + h.box.width / 2
 const cy = (h: Hit): number => h.box.y + h.box.height / 2
-const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
+const text = textValue
 
 /**
  * The first hit of `pattern` in the column of `label`: on the label's line to its right,

@@ -1,0 +1,27 @@
+/**
+ * What a DANFSe (documents.md §7), both layout versions prints: the fields every such document prints (a null one is a reading that
+ * failed: the engine warns and lowers confidence) or prints only sometimes, and the labels
+ * that bound every value read (docs/plugins.md).
+ */
+import type { ExpectedFields } from '../../core/plugin-api.js'
+
+export function fields (): ExpectedFields {
+  return {
+    required: ['chaveAcesso', 'numeroNfse', 'competencia', 'dataHoraEmissao', 'prestador.documento', 'prestador.nome', 'servico.descricao', 'valores.valorServico', 'valores.valorLiquido'],
+    optional: ['numeroDps', 'serieDps', 'dataHoraEmissaoDps', 'tomador.documento', 'tomador.nome', 'servico.codigoTributacaoNacional', 'issqn.tributacao', 'issqn.baseCalculo', 'issqn.aliquota', 'issqn.valorApurado']
+  }
+}
+
+export const labels = [
+  'Documento Auxiliar da NFS-e', 'Chave de Acesso da NFS-e', 'Número da NFS-e', 'Competência da NFS-e', 'Data e Hora da emissão da NFS-e',
+  'Número da DPS', 'Série da DPS', 'Data e Hora da emissão da DPS', 'Situação da NFS-e', 'Finalidade',
+  'Emitente da NFS-e', 'Prestador do Serviço', 'Tomador do Serviço', 'Intermediário do Serviço', 'Destinatário da Operação',
+  'CNPJ / CPF / NIF', 'Inscrição Municipal', 'Indicador Municipal', 'Nome / Nome Empresarial', 'E-mail', 'Endereço', 'Município / Sigla UF',
+  'Código IBGE / CEP', 'Simples Nacional na Data de Competência', 'Regime de Apuração Tributária pelo SN',
+  'Serviço Prestado', 'Código de Tributação Nacional', 'Código de Tributação Municipal', 'Código da NBS', 'Descrição do Serviço',
+  'Local da Prestação', 'País da Prestação', 'Tributação Municipal', 'Tipo de Tributação do ISSQN', 'Tributação do ISSQN', 'Município de Incidência do ISSQN',
+  'Regime Especial de Tributação', 'Tipo de Imunidade', 'Suspensão da Exigibilidade do ISSQN', 'Benefício Municipal',
+  'Base de Cálculo do ISSQN', 'Alíquota Aplicada', 'Retenção do ISSQN', 'ISSQN Apurado', 'Tributação Federal', 'Valor Total da NFS-e',
+  'Valor do Serviço', 'Desconto Condicionado', 'Desconto Incondicionado', 'ISSQN Retido', 'Total das Retenções', 'Valor Líquido da NFS-e',
+  'Totais Aproximados dos Tributos', 'Informações Complementares', 'Tributação IBS/CBS'
+]
