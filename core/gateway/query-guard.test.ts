@@ -34,6 +34,9 @@ describe('QueryGuard.run in one instance', () => {
     const a = guard.run('nfe', CNPJ, '1', 'x', async () => { log.push('a start'); const v = await first.promise; log.push('a end'); return plain(v) })
     const b = guard.run('nfe', CNPJ, '2', 'x', async () => { log.push('b start'); throw new Error('b failed') })
     const c = guard.run('nfe', CNPJ, '3', 'x', async () => { log.push('c start'); return plain('c') })
+    // Wait for a to start (its turn is a database round trip: slow on a loaded machine),
+    // then give b and c time to start wrongly.
+    await until(() => log.length > 0)
     await tick(100)
     expect(log).toEqual(['a start'])
     first.resolve('a')
@@ -76,7 +79,7 @@ describe('QueryGuard across instances (two guards on one database)', () => {
     const gate = deferred<void>()
     const log: string[] = []
     const a = one.run('nfe', CNPJ, '1', 'x', async () => { log.push('one start'); await gate.promise; log.push('one end'); return plain('one') })
-    await tick(50)
+    await until(() => log.length > 0)
     const b = two.run('nfe', CNPJ, '1', 'x', async () => { log.push('two start'); return plain('two') })
     await tick(200)
     expect(log).toEqual(['one start'])
