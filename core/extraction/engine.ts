@@ -15,7 +15,7 @@ export const ENGINE_VERSION = '1.10.0'
 /** The documentType of a document no plugin recognised. */
 export const UNKNOWN_DOCUMENT = 'UNKNOWN'
 
-function emptyReport (): EngineReport {
+function emptyReport (doc: TextDocument): EngineReport {
   return {
     version: ENGINE_VERSION,
     family: null,
@@ -31,23 +31,63 @@ function emptyReport (): EngineReport {
     parserBlocked: false,
     matchedRules: [],
     missingRules: [],
-    excludedRules: []
+    excludedRules: [],
+    ...textSource(doc)
   }
 }
 
+/** Which pages were read by OCR (the `engine` report's textSource and ocrPages). */
+function textSource (doc: TextDocument): Pick<EngineReport, 'textSource' | 'ocrPages'> {
+  const ocrPages = doc.pages.filter((p) => p.source === 'OCR').map((p) => p.page)
+  return { textSource: ocrPages.length === 0 ? 'TEXT_LAYER' : ocrPages.length === doc.pageCount ? 'OCR' : 'MIXED', ocrPages }
+}
+
+/** Below HIGH (spec 3 §2 B: HIGH from 0.90). */
+const BELOW_HIGH = 0.89
+
+/**
+ * A document read by OCR reaches HIGH only when its consistency checks confirm it (at
+ * least one passed, none failed): check digits and totals are what catch a misread
+ * digit, and OCR misreads digits where a text layer cannot. Otherwise its confidence is
+ * kept below HIGH and a warning says why. Returns the confidence to report.
+ */
+function capUnverifiedOcr (engine: EngineReport, outcomes: Array<{ outcome: CheckOutcome }>, warnings: Problem[]): number {
+  if (engine.textSource === 'TEXT_LAYER') return engine.confidence
+  const passed = outcomes.some((o) => o.outcome.status === 'pass')
+  const failed = outcomes.some((o) => o.outcome.status === 'fail')
+  if (passed && !failed) return engine.confidence
+  const pages = engine.ocrPages.join(', ')
+  const why = failed ? 'a consistency check failed (see the other warnings)' : 'no consistency check (check digits, totals) could confirm its digits'
+  warnings.push({ code: Code.OCR_UNVERIFIED, message: `Page(s) ${pages} were read by OCR and ${why}: verify the values against the document; confidence is kept below HIGH.` })
+  return Math.min(engine.confidence, BELOW_HIGH)
+}
+
 /** The result for a document without any text (a scan): reported, never guessed. */
-function noText (pages: number): ExtractionResult {
+function noText (doc: TextDocument): ExtractionResult {
+  const engine = emptyReport(doc)
   return {
     success: false,
     documentType: UNKNOWN_DOCUMENT,
-    pages,
+    pages: doc.pageCount,
     data: null,
     warnings: [],
-    errors: [{ code: Code.PDF_NO_TEXT_LAYER, message: 'The PDF has no text layer (a scanned or image-only document): its type and fields cannot be read without OCR, which this service does not do.' }],
-    engine: emptyReport(),
+    errors: [{
+      code: Code.PDF_NO_TEXT_LAYER,
+      message: engine.textSource === 'TEXT_LAYER'
+        ? 'The PDF has no text layer (a scanned or image-only document) and OCR is turned off: its type and fields cannot be read.'
+        : 'The PDF has no text layer and OCR found no text on its pages (a blank page, or a scan too faint, too small or turned sideways).'
+    }],
+    engine,
     evidence: {},
     candidates: []
   }
+}
+
+/** A hit's evidence; the OCR confidence of its words when it was read from a scanned page. */
+function evidenceOf (hit: Evidence): Evidence {
+  const e: Evidence = { page: hit.page, source: hit.source, box: hit.box }
+  if (hit.confidence !== undefined) e.confidence = hit.confidence
+  return e
 }
 
 /** Each plugin's verdict once the winner is known (registry order kept). */
@@ -74,7 +114,7 @@ function verdicts (scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, co
  * earlier plugin wins. Inactive plugins are skipped.
  */
 export function extractDocument (doc: TextDocument, plugins: readonly ExtractorPlugin[]): ExtractionResult {
-  if (doc.isEmpty) return noText(doc.pageCount)
+  if (doc.isEmpty) return noText(doc)
   let best: { plugin: ExtractorPlugin, score: RuleScore, confidence: number } | undefined
   const scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, confidence: number }> = []
   // Every exclusion that fired, whoever wins: the spec's excludedRules is where the
@@ -97,7 +137,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
       data: null,
       warnings: [],
       errors: [{ code: Code.PLUGIN_NO_MATCH, message: 'The document is of no type this service knows: no parser recognised it.' }],
-      engine: { ...emptyReport(), excludedRules: excluded },
+      engine: { ...emptyReport(doc), excludedRules: excluded },
       evidence: {},
       candidates
     }
@@ -118,7 +158,8 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     parserBlocked: false,
     matchedRules: [...score.matched],
     missingRules: [...score.missing],
-    excludedRules: excluded
+    excludedRules: excluded,
+    ...textSource(doc)
   }
   const result: ExtractionResult = { success: false, documentType: plugin.documentType, pages: doc.pageCount, data: null, warnings: [], errors: [], engine, evidence: {}, candidates }
   if (best.confidence < plugin.minimumConfidence) {
@@ -135,10 +176,10 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     take: (field, hit, convert) => {
       if (hit === undefined) return null
       const value = convert(hit.value)
-      if (value !== null) evidence[field] = { page: hit.page, source: hit.source, box: hit.box }
+      if (value !== null) evidence[field] = evidenceOf(hit)
       return value
     },
-    cite: (field, hit) => { evidence[field] = { page: hit.page, source: hit.source, box: hit.box } },
+    cite: (field, hit) => { evidence[field] = evidenceOf(hit) },
     report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
   }
   engine.parserExecuted = true
@@ -168,6 +209,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     }
   }
   engine.confidence = finalConfidence(score, outcomes)
+  engine.confidence = capUnverifiedOcr(engine, outcomes, warnings)
   engine.confidenceLevel = confidenceLevel(engine.confidence)
   return { ...result, success: true, data, warnings, evidence }
 }

@@ -20,6 +20,16 @@ export function spanBox (line: TextLine, from: number, to: number): Box {
   return { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
 }
 
+/** The lowest OCR confidence of the runs characters [from, to) of a line fall in; undefined on a text layer. */
+export function spanConfidence (line: TextLine, from: number, to: number): number | undefined {
+  let lowest: number | undefined
+  for (const { run, start } of line.runs) {
+    if (run.confidence === undefined || start >= to || start + run.text.length <= from) continue
+    lowest = Math.min(lowest ?? 1, run.confidence)
+  }
+  return lowest
+}
+
 export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
   // Compiled with the `d` flag (see compiled below), so every group knows where it sits.
   const spans = m.indices ?? []
@@ -27,7 +37,10 @@ export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0): Hit {
     const text = m[i]
     const span = spans[i]
     if (text === undefined || span === undefined) return undefined
-    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
+    const hit: Hit = { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[1] + offset) }
+    const confidence = spanConfidence(line, span[0] + offset, span[1] + offset)
+    if (confidence !== undefined) hit.confidence = round(confidence)
+    return hit
   }
   const main = part(m[1] === undefined ? 0 : 1)!
   return { ...main, groups: [...m].slice(1), parts: [...m].slice(1).map((_, i) => part(i + 1)) }

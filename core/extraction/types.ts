@@ -108,6 +108,13 @@ export interface EngineReport {
    * can say it.
    */
   excludedRules: string[]
+  /**
+   * Beyond the spec: where the text was read from. `TEXT_LAYER` (the PDF's own text),
+   * `OCR` (every page was a scan), `MIXED` (some pages were; `ocrPages` names them).
+   */
+  textSource: 'TEXT_LAYER' | 'OCR' | 'MIXED'
+  /** The 1-based pages read by OCR (empty for a text layer). */
+  ocrPages: number[]
 }
 
 /**

@@ -70,7 +70,7 @@ describe('POST /api/v1/pdf/extract', () => {
     expect(Object.keys(body).sort()).toEqual(['data', 'documentType', 'engine', 'errors', 'pages', 'requestId', 'success', 'warnings'])
     expect(body).toMatchObject({ success: true, documentType: 'PGDAS_EXTRATO', pages: 1, requestId: 'client-req-1', errors: [], warnings: [] })
     expect(body.data).toEqual(truth)
-    expect(Object.keys(body.engine).sort()).toEqual(['confidence', 'confidenceLevel', 'detector', 'excludedRules', 'family', 'matchedRules', 'minimumConfidence', 'missingRules', 'parser', 'parserBlocked', 'parserExecuted', 'parserStatus', 'parserVersion', 'schemaVersion', 'version'].sort())
+    expect(Object.keys(body.engine).sort()).toEqual(['confidence', 'confidenceLevel', 'detector', 'excludedRules', 'family', 'matchedRules', 'minimumConfidence', 'missingRules', 'ocrPages', 'parser', 'parserBlocked', 'parserExecuted', 'parserStatus', 'parserVersion', 'schemaVersion', 'textSource', 'version'].sort())
   })
 
   it('adds where each value was read with ?evidence=true', async () => {

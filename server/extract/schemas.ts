@@ -41,7 +41,9 @@ const engine = {
     parserBlocked: { type: 'boolean' },
     matchedRules: { type: 'array', items: { type: 'string' } },
     missingRules: { type: 'array', items: { type: 'string' } },
-    excludedRules: { type: 'array', items: { type: 'string' } }
+    excludedRules: { type: 'array', items: { type: 'string' } },
+    textSource: { type: 'string', enum: ['TEXT_LAYER', 'OCR', 'MIXED'], description: 'Beyond the spec: the PDF\'s text layer, OCR of scanned pages, or both (`ocrPages` names the scanned ones).' },
+    ocrPages: { type: 'array', items: { type: 'integer' }, description: 'Beyond the spec: the pages read by OCR.' }
   }
 } as const
 
