@@ -30,7 +30,7 @@ export const DEFAULT_MAX_PAGE_PIXELS = 16_000_000
  * Fewer letters and digits than this on a page and its text layer is not usable: a
  * scanner's stamp ("Digitalizado com ...") or a page number over the scanned image.
  */
-export const MIN_TEXT_LAYER_CHARS = 24
+export const MIN_TEXT_LAYER_CHARS = 48
 
 /**
  * True when the page's text layer is too thin to read the document from, or mostly
@@ -50,20 +50,37 @@ export function needsOcr (runs: TextRun[]): boolean {
 /**
  * Tesseract's usual confusions inside a number: a token of digits and the marks numbers
  * are printed with (`.`, `,`, `/`, `-`) that holds a letter O, o, I, l or | read for 0
- * or 1. Only when digits are the majority of the token, so words are left alone.
+ * or 1. Only when there are at least as many digits as such letters, so words are left
+ * alone, and not an ordinal (`1o`, `2o`: 1º, 2º).
  */
 export function mendDigits (word: string): string {
-  if (!/^[\dOoIl|.,/-]+$/.test(word)) return word
+  if (!/^[\dOoIl|.,/-]+$/.test(word) || /^\d[oO]$/.test(word)) return word
   const digits = word.replace(/\D/g, '').length
   const letters = word.replace(/[^OoIl|]/g, '').length
-  if (letters === 0 || digits < 2 || digits <= letters * 2) return word
+  if (letters === 0 || digits === 0 || digits < letters) return word
   return word.replace(/[Oo]/g, '0').replace(/[Il|]/g, '1')
 }
 
-/** Words in image pixels (origin top-left) to runs in user space (origin bottom-left, points). */
+/**
+ * Labels of Brazilian tax documents Tesseract misreads the same way every time: the J of
+ * CNPJ, narrow in most fonts, comes out as a bracket or an I.
+ */
+const LABELS: Array<[RegExp, string]> = [[/^CNP[)\]}I|1l]([:.]?)$/, 'CNPJ$1']]
+
+/** A word mended in its line: a lone O or I between numbers is a digit (a check digit of a collection line). */
+function mendWord (words: OcrWord[], i: number): string {
+  const w = words[i]!
+  let text = mendDigits(w.text)
+  for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
+  const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
+  if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
+  return text
+}
+
+/** Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user space (origin bottom-left, points). */
 export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: number): TextRun[] {
-  return words.map((w) => ({
-    text: mendDigits(w.text),
+  return words.map((w, i) => ({
+    text: mendWord(words, i),
     box: { x: w.x0 / scale, y: (imageHeight - w.bottom) / scale, width: (w.x1 - w.x0) / scale, height: (w.bottom - w.top) / scale },
     confidence: w.confidence
   }))

@@ -52,7 +52,7 @@ describe('which pages need OCR', () => {
   const run = (text: string): { text: string, box: { x: number, y: number, width: number, height: number } } => ({ text, box: { x: 0, y: 0, width: 10, height: 10 } })
   it('a page without text, or with a scanner\'s stamp only, or with unmapped glyphs', () => {
     expect(needsOcr([])).toBe(true)
-    expect(needsOcr([run('Digitalizado com CamScanner')])).toBe(true)
+    expect(needsOcr([run('Digitalizado com CamScanner'), run('1/1')])).toBe(true)
     expect(needsOcr([run('\u0011\u0012\u0013\u0014'.repeat(20)), run('page 1')])).toBe(true)
   })
   it('not a page with a text layer', () => {
@@ -68,11 +68,17 @@ describe('from words to runs', () => {
     expect(mendDigits('Olá')).toBe('Olá')
     expect(mendDigits('IO')).toBe('IO')
     expect(mendDigits('CNPJ')).toBe('CNPJ')
+    expect(mendDigits('1o')).toBe('1o')
+  })
+  it('mends CNPJ\'s J and a lone O between the digit groups of a collection line', () => {
+    const word = (text: string, line: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.9, x0: 0, x1: 1, top: 0, bottom: 1, line })
+    const texts = wordsToRuns([word('CNP)', 0), word('CNP]:', 0), word('94079624276', 1), word('O', 1), word('19650080724', 1), word('O', 2), word('19650080724', 2)], 10, 1).map((r) => r.text)
+    expect(texts).toEqual(['CNPJ', 'CNPJ:', '94079624276', '0', '19650080724', 'O', '19650080724'])
   })
   it('places words in the page\'s user space, each with its line\'s band and its confidence', () => {
     // 200 dpi: 200/72 pixels a point; an A4 page is 1654 × 2339 pixels.
     const scale = 200 / 72
-    const [r] = wordsToRuns([{ text: 'Total', confidence: 0.93, x0: 278, x1: 417, top: 278, bottom: 306 }], 2339, scale)
+    const [r] = wordsToRuns([{ text: 'Total', confidence: 0.93, x0: 278, x1: 417, top: 278, bottom: 306, line: 0 }], 2339, scale)
     expect(r!.text).toBe('Total')
     expect(r!.confidence).toBe(0.93)
     expect(r!.box.x).toBeCloseTo(100.08, 1)
@@ -93,7 +99,9 @@ describe('image bombs', () => {
     expect(thrown(() => refuseImageBombs(bomb))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/40000 × 40000 pixels/) })
     const started = performance.now()
     await expect(readPdfText(bomb, LIMITS)).rejects.toThrow(code('PDF_CONTENT_TOO_LARGE'))
-    expect(performance.now() - started).toBeLessThan(5_000)
+    // Loading pdf.js and reading the (empty) text layer come first; decoding 1.6 GB of
+    // pixels would take far longer than this, if the thread survived it.
+    expect(performance.now() - started).toBeLessThan(20_000)
   })
   it('refuses an image whose size is given by reference, and lets a page-sized one through', async () => {
     expect(thrown(() => refuseImageBombs(Buffer.from('<< /Type /XObject /Subtype /Image /Width 9 0 R /Height 2000 >>\nstream\n')))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE' })

@@ -34,6 +34,8 @@ export interface OcrWord {
   /** Top and bottom of the word's line (the same for all words of a line: a baseline band, as a PDF run's font box). */
   top: number
   bottom: number
+  /** Index of the word's line on the page: words of one line share it. */
+  line: number
 }
 
 const require = createRequire(import.meta.url)
@@ -100,13 +102,15 @@ export async function recognizeWords (image: Uint8Array, dpi: number, deadline: 
   try {
     const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), { rotateAuto: true }, { text: false, blocks: true }), overdue])
     const words: OcrWord[] = []
+    let index = 0
     for (const block of result.data.blocks ?? []) {
       for (const paragraph of block.paragraphs) {
         for (const line of paragraph.lines) {
           for (const word of line.words) {
             if (word.text.trim() === '') continue
-            words.push({ text: word.text, confidence: word.confidence / 100, x0: word.bbox.x0, x1: word.bbox.x1, top: line.bbox.y0, bottom: line.bbox.y1 })
+            words.push({ text: word.text, confidence: word.confidence / 100, x0: word.bbox.x0, x1: word.bbox.x1, top: line.bbox.y0, bottom: line.bbox.y1, line: index })
           }
+          index++
         }
       }
     }
