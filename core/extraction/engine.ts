@@ -4,6 +4,7 @@
  * the spec's `engine` object. Plugins never compute confidence themselves.
  */
 import { Code } from '../errors.js'
+import { isValidCnpj, isValidCpf } from './tax-ids.js'
 import { confidenceLevel, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
 import type { RuleScore } from './scoring.js'
 import type { Evidence, TextDocument } from './text.js'
@@ -46,18 +47,41 @@ function textSource (doc: TextDocument): Pick<EngineReport, 'textSource' | 'ocrP
 const BELOW_HIGH = 0.89
 
 /**
- * A document read by OCR reaches HIGH only when its consistency checks confirm it (at
- * least one passed, none failed): check digits and totals are what catch a misread
- * digit, and OCR misreads digits where a text layer cannot. Otherwise its confidence is
- * kept below HIGH and a warning says why. Returns the confidence to report.
+ * The paths of `data` holding a CNPJ or CPF (a key naming one, a value of 14 or 11
+ * digits) whose check digits do not verify: on a scan, a misread digit.
  */
-function capUnverifiedOcr (engine: EngineReport, outcomes: Array<{ outcome: CheckOutcome }>, warnings: Problem[]): number {
+function badTaxIds (data: unknown, path = ''): string[] {
+  if (data === null || typeof data !== 'object') return []
+  const out: string[] = []
+  for (const [key, value] of Object.entries(data)) {
+    const at = path === '' ? key : `${path}.${key}`
+    if (typeof value === 'string' && /cnpj|cpf|^documento$/i.test(key)) {
+      if (/^\d{14}$/.test(value) && !isValidCnpj(value)) out.push(at)
+      if (/^\d{11}$/.test(value) && !isValidCpf(value)) out.push(at)
+    } else {
+      out.push(...badTaxIds(value, at))
+    }
+  }
+  return out
+}
+
+/**
+ * A document read by OCR reaches HIGH only when its consistency checks confirm it (at
+ * least one passed, none failed) and every CNPJ and CPF it holds has valid check digits:
+ * check digits and totals are what catch a misread digit, and OCR misreads digits where
+ * a text layer cannot. Otherwise its confidence is kept below HIGH and a warning says
+ * why. Returns the confidence to report.
+ */
+function capUnverifiedOcr (engine: EngineReport, outcomes: Array<{ outcome: CheckOutcome }>, data: object, warnings: Problem[]): number {
   if (engine.textSource === 'TEXT_LAYER') return engine.confidence
   const passed = outcomes.some((o) => o.outcome.status === 'pass')
   const failed = outcomes.some((o) => o.outcome.status === 'fail')
-  if (passed && !failed) return engine.confidence
+  const badIds = badTaxIds(data)
+  if (passed && !failed && badIds.length === 0) return engine.confidence
   const pages = engine.ocrPages.join(', ')
-  const why = failed ? 'a consistency check failed (see the other warnings)' : 'no consistency check (check digits, totals) could confirm its digits'
+  const why = badIds.length > 0
+    ? `the check digits of ${badIds.join(', ')} do not verify (a digit misread)`
+    : failed ? 'a consistency check failed (see the other warnings)' : 'no consistency check (check digits, totals) could confirm its digits'
   warnings.push({ code: Code.OCR_UNVERIFIED, message: `Page(s) ${pages} were read by OCR and ${why}: verify the values against the document; confidence is kept below HIGH.` })
   return Math.min(engine.confidence, BELOW_HIGH)
 }
@@ -209,7 +233,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     }
   }
   engine.confidence = finalConfidence(score, outcomes)
-  engine.confidence = capUnverifiedOcr(engine, outcomes, warnings)
+  engine.confidence = capUnverifiedOcr(engine, outcomes, data, warnings)
   engine.confidenceLevel = confidenceLevel(engine.confidence)
   return { ...result, success: true, data, warnings, evidence }
 }
