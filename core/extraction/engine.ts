@@ -98,7 +98,7 @@ function noText (doc: TextDocument): ExtractionResult {
     errors: [{
       code: Code.PDF_NO_TEXT_LAYER,
       message: engine.textSource === 'TEXT_LAYER'
-        ? 'The PDF has no text layer (a scanned or image-only document) and OCR is turned off: its type and fields cannot be read.'
+        ? 'The PDF has no text: no text layer, and no scanned image OCR could read (or OCR is turned off). Its type and fields cannot be read.'
         : 'The PDF has no text layer and OCR found no text on its pages (a blank page, or a scan too faint, too small or turned sideways).'
     }],
     engine,

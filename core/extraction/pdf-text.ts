@@ -15,7 +15,7 @@ import { PDFDocument, ParseSpeeds } from 'pdf-lib'
 import { EngineError } from '../errors.js'
 import { openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
 import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
-import { DocumentOcr, needsOcr } from './ocr/index.js'
+import { DocumentOcr } from './ocr/index.js'
 import type { OcrLimits } from './ocr/index.js'
 import type { PageText, TextRun } from './text.js'
 
@@ -53,9 +53,9 @@ export function looksLikePdf (bytes: Uint8Array): boolean {
 
 /**
  * The positioned text of every page. Throws EngineError PDF_NOT_PDF, PDF_ENCRYPTED,
- * PDF_CORRUPT, PDF_TOO_MANY_PAGES, PDF_CONTENT_TOO_LARGE or PDF_TIMEOUT. A page without a
- * usable text layer is read by OCR (`source: 'OCR'`) unless `limits.ocr` is false; then,
- * or when OCR finds nothing, it has no runs.
+ * PDF_CORRUPT, PDF_TOO_MANY_PAGES, PDF_CONTENT_TOO_LARGE or PDF_TIMEOUT. A scanned page
+ * (no usable text layer, and an image to read) is read by OCR (`source: 'OCR'`) unless
+ * `limits.ocr` is false; a page with no text and nothing OCR could read has no runs.
  */
 export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DEFAULT_PDF_TEXT_LIMITS): Promise<PageText[]> {
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
@@ -94,7 +94,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
         if (err instanceof EngineError) throw err
         throw new EngineError('PDF_CORRUPT', `The text of page ${n} cannot be read: the file is damaged.`)
       }
-      pages.push(ocr !== undefined && needsOcr(runs) ? await ocr.read(page, n) : { page: n, width: x1 - x0, height: y1 - y0, runs })
+      pages.push(ocr?.wants(runs) === true ? await ocr.read(page, n) : { page: n, width: x1 - x0, height: y1 - y0, runs })
       page.cleanup()
     }
     return pages

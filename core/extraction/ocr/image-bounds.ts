@@ -54,3 +54,8 @@ export function refuseImageBombs (bytes: Uint8Array, maxPixels: number = DEFAULT
     }
   }
 }
+
+/** True when the file holds at least one image XObject. */
+export function hasImages (bytes: Uint8Array): boolean {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1').search(SUBTYPE_IMAGE) >= 0
+}

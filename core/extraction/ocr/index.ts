@@ -7,7 +7,7 @@
 import { EngineError } from '../../errors.js'
 import type { PdfJsPage } from '../../pdf/index.js'
 import type { PageText, TextRun } from '../text-types.js'
-import { DEFAULT_MAX_IMAGE_PIXELS, refuseImageBombs } from './image-bounds.js'
+import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
 import { OcrTimeout, recognizeWords } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
@@ -32,18 +32,24 @@ export const DEFAULT_MAX_PAGE_PIXELS = 16_000_000
  */
 export const MIN_TEXT_LAYER_CHARS = 48
 
-/**
- * True when the page's text layer is too thin to read the document from, or mostly
- * garbage: a PDF printed from a screen can draw its text with fonts that map no glyph to
- * a character, and pdf.js then hands over control characters and private-use code points.
- */
-export function needsOcr (runs: TextRun[]): boolean {
+/** Letters and digits against control and private-use characters in a page's runs. */
+function textCounts (runs: TextRun[]): { usable: number, garbage: number } {
   let usable = 0
   let garbage = 0
   for (const r of runs) {
     usable += r.text.replace(/[^\p{L}\p{N}]/gu, '').length
     garbage += r.text.replace(/[^\p{Cc}\p{Co}\uFFFD]/gu, '').length
   }
+  return { usable, garbage }
+}
+
+/**
+ * True when the page's text layer is too thin to read the document from, or mostly
+ * garbage: a PDF printed from a screen can draw its text with fonts that map no glyph to
+ * a character, and pdf.js then hands over control characters and private-use code points.
+ */
+export function needsOcr (runs: TextRun[]): boolean {
+  const { usable, garbage } = textCounts(runs)
   return usable < MIN_TEXT_LAYER_CHARS || garbage > usable
 }
 
@@ -93,9 +99,23 @@ export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: numbe
  */
 export class DocumentOcr {
   private measured = false
+  private images: boolean | undefined
 
   /** `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's message. */
   constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number) {}
+
+  /**
+   * Whether a page with these runs is worth OCR: its text layer is unusable, and there is
+   * something to read, an image in the file (a scan) or glyphs without characters. A page
+   * of drawings only (lines, boxes) is not drawn and read for nothing: drawing megabytes
+   * of paths costs seconds. Text drawn as outlines without any image is therefore not read.
+   */
+  wants (runs: TextRun[]): boolean {
+    if (!needsOcr(runs)) return false
+    const { garbage } = textCounts(runs)
+    this.images ??= hasImages(this.bytes)
+    return this.images || garbage > 0
+  }
 
   /**
    * The page read by OCR, as displayed (its /Rotate applied: the frame a person reads it
