@@ -72,6 +72,8 @@ export const Code = {
   PLUGIN_PARSE_FAILED: 'PLUGIN_PARSE_FAILED',
   /** A plugin's consistency check failed on the extracted data (a warning: the data is still returned). */
   PLUGIN_CHECK_FAILED: 'PLUGIN_CHECK_FAILED',
+  /** A warning: the document was read by OCR and no consistency check confirmed its digits, so its confidence is kept below HIGH. */
+  OCR_UNVERIFIED: 'OCR_UNVERIFIED',
   /** The gateway knows no company with the given `empresa_codigo`. */
   GATEWAY_COMPANY_NOT_FOUND: 'GATEWAY_COMPANY_NOT_FOUND',
   /** The company exists but is deactivated: the gateway does not query for it. */

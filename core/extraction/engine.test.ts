@@ -42,7 +42,7 @@ describe('extractDocument', () => {
       version: ENGINE_VERSION, family: 'TOYS', detector: 'toy', parser: 'toy', parserVersion: '1.0.0', parserStatus: 'active',
       schemaVersion: '1', confidence: 0.8, confidenceLevel: 'MEDIUM', minimumConfidence: 0.7, parserExecuted: true, parserBlocked: false,
       matchedRules: ['title', 'total-label', 'check:parts-add-up'], missingRules: ['footer'], excludedRules: [],
-      fieldsExpected: 2, fieldsFound: 2
+      fieldsExpected: 2, fieldsFound: 2, textSource: 'TEXT_LAYER', ocrPages: []
     })
     expect(r.evidence.total).toEqual({ page: 1, source: 'Total: 3,50', box: expect.objectContaining({ y: 740 }) })
     expect(Object.keys(r.evidence)).toEqual(['total', 'parts.0', 'parts.1'])

@@ -10,6 +10,7 @@
  * `fieldsFound` say how much of the document was read.
  */
 import { Code } from '../errors.js'
+import { isValidCnpj, isValidCpf } from './tax-ids.js'
 import { confidenceLevel, countFields, detectionConfidence, finalConfidence, scoreRules } from './scoring.js'
 import type { RuleScore } from './scoring.js'
 import type { Evidence, TextDocument } from './text.js'
@@ -27,7 +28,7 @@ export const FIELD_NOT_FOUND = 'FIELD_NOT_FOUND'
 /** The documentType of a document no plugin recognised. */
 export const UNKNOWN_DOCUMENT = 'UNKNOWN'
 
-function emptyReport (): EngineReport {
+function emptyReport (doc: TextDocument): EngineReport {
   return {
     version: ENGINE_VERSION,
     family: null,
@@ -45,23 +46,86 @@ function emptyReport (): EngineReport {
     missingRules: [],
     excludedRules: [],
     fieldsExpected: 0,
-    fieldsFound: 0
+    fieldsFound: 0,
+    ...textSource(doc)
   }
 }
 
+/** Which pages were read by OCR (the `engine` report's textSource and ocrPages). */
+function textSource (doc: TextDocument): Pick<EngineReport, 'textSource' | 'ocrPages'> {
+  const ocrPages = doc.pages.filter((p) => p.source === 'OCR').map((p) => p.page)
+  return { textSource: ocrPages.length === 0 ? 'TEXT_LAYER' : ocrPages.length === doc.pageCount ? 'OCR' : 'MIXED', ocrPages }
+}
+
+/** Below HIGH (spec 3 §2 B: HIGH from 0.90). */
+const BELOW_HIGH = 0.89
+
+/**
+ * The paths of `data` holding a CNPJ or CPF (a key naming one, a value of 14 or 11
+ * digits) whose check digits do not verify: on a scan, a misread digit.
+ */
+function badTaxIds (data: unknown, path = ''): string[] {
+  if (data === null || typeof data !== 'object') return []
+  const out: string[] = []
+  for (const [key, value] of Object.entries(data)) {
+    const at = path === '' ? key : `${path}.${key}`
+    if (typeof value === 'string' && /cnpj|cpf|^documento$/i.test(key)) {
+      if (/^\d{14}$/.test(value) && !isValidCnpj(value)) out.push(at)
+      if (/^\d{11}$/.test(value) && !isValidCpf(value)) out.push(at)
+    } else {
+      out.push(...badTaxIds(value, at))
+    }
+  }
+  return out
+}
+
+/**
+ * A document read by OCR reaches HIGH only when its consistency checks confirm it (at
+ * least one passed, none failed) and every CNPJ and CPF it holds has valid check digits:
+ * check digits and totals are what catch a misread digit, and OCR misreads digits where
+ * a text layer cannot. Otherwise its confidence is kept below HIGH and a warning says
+ * why. Returns the confidence to report.
+ */
+function capUnverifiedOcr (engine: EngineReport, outcomes: Array<{ outcome: CheckOutcome }>, data: object, warnings: Problem[]): number {
+  if (engine.textSource === 'TEXT_LAYER') return engine.confidence
+  const passed = outcomes.some((o) => o.outcome.status === 'pass')
+  const failed = outcomes.some((o) => o.outcome.status === 'fail')
+  const badIds = badTaxIds(data)
+  if (passed && !failed && badIds.length === 0) return engine.confidence
+  const pages = engine.ocrPages.join(', ')
+  const why = badIds.length > 0
+    ? `the check digits of ${badIds.join(', ')} do not verify (a digit misread)`
+    : failed ? 'a consistency check failed (see the other warnings)' : 'no consistency check (check digits, totals) could confirm its digits'
+  warnings.push({ code: Code.OCR_UNVERIFIED, message: `Page(s) ${pages} were read by OCR and ${why}: verify the values against the document; confidence is kept below HIGH.` })
+  return Math.min(engine.confidence, BELOW_HIGH)
+}
+
 /** The result for a document without any text (a scan): reported, never guessed. */
-function noText (pages: number): ExtractionResult {
+function noText (doc: TextDocument): ExtractionResult {
+  const engine = emptyReport(doc)
   return {
     success: false,
     documentType: UNKNOWN_DOCUMENT,
-    pages,
+    pages: doc.pageCount,
     data: null,
     warnings: [],
-    errors: [{ code: Code.PDF_NO_TEXT_LAYER, message: 'The PDF has no text layer (a scanned or image-only document): its type and fields cannot be read without OCR, which this service does not do.' }],
-    engine: emptyReport(),
+    errors: [{
+      code: Code.PDF_NO_TEXT_LAYER,
+      message: engine.textSource === 'TEXT_LAYER'
+        ? 'The PDF has no text: no text layer, and no scanned image OCR could read (or OCR is turned off). Its type and fields cannot be read.'
+        : 'The PDF has no text layer and OCR found no text on its pages (a blank page, or a scan too faint, too small or turned sideways).'
+    }],
+    engine,
     evidence: {},
     candidates: []
   }
+}
+
+/** A hit's evidence; the OCR confidence of its words when it was read from a scanned page. */
+function evidenceOf (hit: Evidence): Evidence {
+  const e: Evidence = { page: hit.page, source: hit.source, box: hit.box }
+  if (hit.confidence !== undefined) e.confidence = hit.confidence
+  return e
 }
 
 /** Each plugin's verdict once the winner is known (registry order kept). */
@@ -88,7 +152,7 @@ function verdicts (scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, co
  * earlier plugin wins. Inactive plugins are skipped.
  */
 export function extractDocument (doc: TextDocument, plugins: readonly ExtractorPlugin[]): ExtractionResult {
-  if (doc.isEmpty) return noText(doc.pageCount)
+  if (doc.isEmpty) return noText(doc)
   let best: { plugin: ExtractorPlugin, score: RuleScore, confidence: number } | undefined
   const scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, confidence: number }> = []
   // Every exclusion that fired, whoever wins: the spec's excludedRules is where the
@@ -111,7 +175,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
       data: null,
       warnings: [],
       errors: [{ code: Code.PLUGIN_NO_MATCH, message: 'The document is of no type this service knows: no parser recognised it.' }],
-      engine: { ...emptyReport(), excludedRules: excluded },
+      engine: { ...emptyReport(doc), excludedRules: excluded },
       evidence: {},
       candidates
     }
@@ -134,7 +198,8 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     missingRules: [...score.missing],
     excludedRules: excluded,
     fieldsExpected: 0,
-    fieldsFound: 0
+    fieldsFound: 0,
+    ...textSource(doc)
   }
   const result: ExtractionResult = { success: false, documentType: plugin.documentType, pages: doc.pageCount, data: null, warnings: [], errors: [], engine, evidence: {}, candidates }
   if (best.confidence < plugin.minimumConfidence) {
@@ -151,10 +216,10 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     take: (field, hit, convert) => {
       if (hit === undefined) return null
       const value = convert(hit.value)
-      if (value !== null) evidence[field] = { page: hit.page, source: hit.source, box: hit.box }
+      if (value !== null) evidence[field] = evidenceOf(hit)
       return value
     },
-    cite: (field, hit) => { evidence[field] = { page: hit.page, source: hit.source, box: hit.box } },
+    cite: (field, hit) => { evidence[field] = evidenceOf(hit) },
     report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
   }
   engine.parserExecuted = true
@@ -192,6 +257,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     warnings.push({ code: FIELD_NOT_FOUND, message: `FIELD_NOT_FOUND: ${path} (every ${plugin.documentType} prints it, but it could not be read here; it is null)`, field: path })
   }
   engine.confidence = finalConfidence(score, outcomes, fields.missingRequired.length)
+  engine.confidence = capUnverifiedOcr(engine, outcomes, data, warnings)
   engine.confidenceLevel = confidenceLevel(engine.confidence)
   return { ...result, success: true, data, warnings, evidence }
 }

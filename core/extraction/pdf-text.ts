@@ -15,6 +15,8 @@ import { PDFDocument, ParseSpeeds } from 'pdf-lib'
 import { EngineError } from '../errors.js'
 import { declaredSizeFault, openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
 import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
+import { DocumentOcr } from './ocr/index.js'
+import type { OcrLimits } from './ocr/index.js'
 import type { PageText, TextRun } from './text.js'
 
 export interface PdfTextLimits {
@@ -28,6 +30,8 @@ export interface PdfTextLimits {
   maxPageContentBytes?: number
   /** Decoded content of all pages together, bytes; default 64 MiB. */
   maxTotalContentBytes?: number
+  /** OCR of pages without a usable text layer (core/extraction/ocr/); `false`: such pages stay without text. */
+  ocr?: OcrLimits | false
 }
 
 export const DEFAULT_PDF_TEXT_LIMITS: PdfTextLimits = { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 }
@@ -49,7 +53,9 @@ export function looksLikePdf (bytes: Uint8Array): boolean {
 
 /**
  * The positioned text of every page. Throws EngineError PDF_NOT_PDF, PDF_ENCRYPTED,
- * PDF_CORRUPT, PDF_TOO_MANY_PAGES or PDF_TIMEOUT; a PDF without text gives pages with no runs.
+ * PDF_CORRUPT, PDF_TOO_MANY_PAGES, PDF_CONTENT_TOO_LARGE or PDF_TIMEOUT. A scanned page
+ * (no usable text layer, and an image to read) is read by OCR (`source: 'OCR'`) unless
+ * `limits.ocr` is false; a page with no text and nothing OCR could read has no runs.
  */
 export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DEFAULT_PDF_TEXT_LIMITS): Promise<PageText[]> {
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
@@ -70,6 +76,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
     }
     if (doc.numPages > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: doc.numPages, maxPages: limits.maxPages })
     const pages: PageText[] = []
+    const ocr = limits.ocr === false ? undefined : new DocumentOcr(bytes, limits.ocr ?? {}, started + limits.deadlineMs, limits.deadlineMs)
     for (let n = 1; n <= doc.numPages; n++) {
       if (overdue()) throw timeout(limits)
       let page: PdfJsPage
@@ -90,8 +97,8 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
         if (err instanceof EngineError) throw err
         throw new EngineError('PDF_CORRUPT', `The text of page ${n} cannot be read: the file is damaged.`)
       }
+      pages.push(ocr?.wants(runs) === true ? await ocr.read(page, n) : { page: n, width: x1 - x0, height: y1 - y0, runs })
       page.cleanup()
-      pages.push({ page: n, width: x1 - x0, height: y1 - y0, runs })
     }
     return pages
   } finally {

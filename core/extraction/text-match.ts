@@ -64,6 +64,16 @@ export function labelBounds (labels: readonly string[]): LabelBounds {
   return [...new Set(labels.map(normalizedLabel).filter((l) => l !== ''))]
 }
 
+/** The lowest OCR confidence of the runs characters [from, to) of a line fall in; undefined on a text layer. */
+export function spanConfidence (line: TextLine, from: number, to: number): number | undefined {
+  let lowest: number | undefined
+  for (const { run, start } of line.runs) {
+    if (run.confidence === undefined || start >= to || start + run.text.length <= from) continue
+    lowest = Math.min(lowest ?? 1, run.confidence)
+  }
+  return lowest
+}
+
 export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0, labels: LabelBounds = []): Hit {
   // Compiled with the `d` flag (see compiled below), so every group knows where it sits.
   const spans = m.indices ?? []
@@ -76,7 +86,11 @@ export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0, labels: L
     const text = bounded(i)
     const span = spans[i]
     if (text === undefined || span === undefined) return undefined
-    return { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, span[0] + text.length + offset) }
+    const end = span[0] + text.length + offset
+    const hit: Hit = { value: text.trim(), groups: [], parts: [], page: line.page, source: line.text, box: spanBox(line, span[0] + offset, end) }
+    const confidence = spanConfidence(line, span[0] + offset, end)
+    if (confidence !== undefined) hit.confidence = round(confidence)
+    return hit
   }
   const main = part(m[1] === undefined ? 0 : 1)!
   const groups = [...m].slice(1).map((_, i) => bounded(i + 1))

@@ -5,8 +5,8 @@
 
 export interface Box { x: number, y: number, width: number, height: number }
 
-/** One run of text as the PDF draws it. */
-export interface TextRun { text: string, box: Box }
+/** One run of text as the PDF draws it, or a word as OCR read it (with Tesseract's confidence in it, 0 to 1). */
+export interface TextRun { text: string, box: Box, confidence?: number }
 
 /** A visual line: runs sharing a baseline band, left to right. */
 export interface TextLine {
@@ -25,6 +25,8 @@ export interface Evidence {
   source: string
   /** The box of the value's runs on that page. */
   box: Box
+  /** Read by OCR: the lowest confidence (0 to 1) of the words the value was read from. */
+  confidence?: number
 }
 
 /** A value found in the text, with its evidence. */
@@ -37,7 +39,8 @@ export interface Hit extends Evidence {
   parts: Array<Hit | undefined>
 }
 
-export interface PageText { page: number, width: number, height: number, runs: TextRun[] }
+/** `source` says where the runs came from: the PDF's text layer (the default) or OCR of the page's image. */
+export interface PageText { page: number, width: number, height: number, runs: TextRun[], source?: 'TEXT_LAYER' | 'OCR' }
 
 /**
  * What a structural query looks for on a line. A RegExp is tried on the line's text; a

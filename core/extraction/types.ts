@@ -134,6 +134,13 @@ export interface EngineReport {
   fieldsExpected: number
   /** Beyond the spec: how many of those were read (not null, not an empty list). */
   fieldsFound: number
+  /**
+   * Beyond the spec: where the text was read from. `TEXT_LAYER` (the PDF's own text),
+   * `OCR` (every page was a scan), `MIXED` (some pages were; `ocrPages` names them).
+   */
+  textSource: 'TEXT_LAYER' | 'OCR' | 'MIXED'
+  /** The 1-based pages read by OCR (empty for a text layer). */
+  ocrPages: number[]
 }
 
 /**

@@ -70,7 +70,7 @@ describe('POST /api/v1/pdf/extract', () => {
     expect(Object.keys(body).sort()).toEqual(['data', 'documentType', 'engine', 'errors', 'pages', 'requestId', 'success', 'warnings'])
     expect(body).toMatchObject({ success: true, documentType: 'PGDAS_EXTRATO', pages: 1, requestId: 'client-req-1', errors: [], warnings: [] })
     expect(body.data).toEqual(truth)
-    expect(Object.keys(body.engine).sort()).toEqual(['confidence', 'confidenceLevel', 'detector', 'excludedRules', 'family', 'fieldsExpected', 'fieldsFound', 'matchedRules', 'minimumConfidence', 'missingRules', 'parser', 'parserBlocked', 'parserExecuted', 'parserStatus', 'parserVersion', 'schemaVersion', 'version'].sort())
+    expect(Object.keys(body.engine).sort()).toEqual(['confidence', 'confidenceLevel', 'detector', 'excludedRules', 'family', 'fieldsExpected', 'fieldsFound', 'matchedRules', 'minimumConfidence', 'missingRules', 'ocrPages', 'parser', 'parserBlocked', 'parserExecuted', 'parserStatus', 'parserVersion', 'schemaVersion', 'textSource', 'version'].sort())
   })
 
   it('adds where each value was read with ?evidence=true', async () => {
@@ -297,8 +297,8 @@ describe('GET /openapi.json and /docs', () => {
     expect(single.parameters).toEqual([expect.objectContaining({ name: 'evidence', in: 'query' })])
     const ok = single.responses['200'].content['application/json'].schema
     expect(ok.required).toEqual(['success', 'documentType', 'pages', 'data', 'warnings', 'errors', 'requestId'])
-    // The spec's 15 engine fields, and the two counts of expected fields beyond it.
-    expect(Object.keys(ok.properties.engine.properties)).toHaveLength(17)
+    // The spec's 15 engine fields, the two counts of expected fields and the two OCR fields beyond it.
+    expect(Object.keys(ok.properties.engine.properties)).toHaveLength(19)
     expect(Object.keys(single.responses).sort()).toEqual(['200', '400', '401', '408', '413', '415', '422', '500', '503'])
     const batchFiles = doc.paths['/api/v1/pdf/extract-batch'].post.requestBody.content['multipart/form-data'].schema.properties.files
     expect(batchFiles).toMatchObject({ type: 'array', maxItems: 10 })

@@ -42,7 +42,9 @@ const engine = {
     missingRules: { type: 'array', items: { type: 'string' } },
     excludedRules: { type: 'array', items: { type: 'string' } },
     fieldsExpected: { type: 'integer', description: 'Beyond the spec: the fields the parser expects on this document (required and optional).' },
-    fieldsFound: { type: 'integer', description: 'Beyond the spec: how many of them were read; a required one missing is a FIELD_NOT_FOUND warning.' }
+    fieldsFound: { type: 'integer', description: 'Beyond the spec: how many of them were read; a required one missing is a FIELD_NOT_FOUND warning.' },
+    textSource: { type: 'string', enum: ['TEXT_LAYER', 'OCR', 'MIXED'], description: 'Beyond the spec: the PDF\'s text layer, OCR of scanned pages, or both (`ocrPages` names the scanned ones).' },
+    ocrPages: { type: 'array', items: { type: 'integer' }, description: 'Beyond the spec: the pages read by OCR.' }
   }
 } as const
 

@@ -1,0 +1,145 @@
+/**
+ * OCR of a page without a usable text layer: drawn in grey at about 300 dpi
+ * (page-image.ts), read by Tesseract with the Portuguese model (tesseract.ts), and its
+ * words turned into the text runs a PDF's text layer gives, in the page's user space,
+ * each with the word's confidence. The plugins read them as they read any page.
+ */
+import { EngineError } from '../../errors.js'
+import type { PdfJsPage } from '../../pdf/index.js'
+import type { PageText, TextRun } from '../text-types.js'
+import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
+import { renderPageGrey, OCR_DPI } from './page-image.js'
+import { OcrTimeout, recognizeWords } from './tesseract.js'
+import type { OcrWord } from './tesseract.js'
+
+export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS } from './image-bounds.js'
+export { releaseTesseract, tesseractOptions, TESSERACT_VERSION } from './tesseract.js'
+
+export interface OcrLimits {
+  /** Resolution pages are drawn at (default 300 dpi). */
+  dpi?: number
+  /** Most pixels one page image may have; a larger page is drawn at less than `dpi` (default 16 million: A3 at 290 dpi). */
+  maxPagePixels?: number
+  /** Most pixels one image of the file may declare (default 70 million); past it PDF_CONTENT_TOO_LARGE. */
+  maxImagePixels?: number
+}
+
+export const DEFAULT_MAX_PAGE_PIXELS = 16_000_000
+
+/**
+ * Fewer letters and digits than this on a page and its text layer is not usable: a
+ * scanner's stamp ("Digitalizado com ...") or a page number over the scanned image.
+ */
+export const MIN_TEXT_LAYER_CHARS = 48
+
+/** Letters and digits against control and private-use characters in a page's runs. */
+function textCounts (runs: TextRun[]): { usable: number, garbage: number } {
+  let usable = 0
+  let garbage = 0
+  for (const r of runs) {
+    usable += r.text.replace(/[^\p{L}\p{N}]/gu, '').length
+    garbage += r.text.replace(/[^\p{Cc}\p{Co}\uFFFD]/gu, '').length
+  }
+  return { usable, garbage }
+}
+
+/**
+ * True when the page's text layer is too thin to read the document from, or mostly
+ * garbage: a PDF printed from a screen can draw its text with fonts that map no glyph to
+ * a character, and pdf.js then hands over control characters and private-use code points.
+ */
+export function needsOcr (runs: TextRun[]): boolean {
+  const { usable, garbage } = textCounts(runs)
+  return usable < MIN_TEXT_LAYER_CHARS || garbage > usable
+}
+
+/**
+ * Tesseract's usual confusions inside a number: a token of digits and the marks numbers
+ * are printed with (`.`, `,`, `/`, `-`) that holds a letter O, o, I, l or | read for 0
+ * or 1. Only when there are at least as many digits as such letters, so words are left
+ * alone, and not an ordinal (`1o`, `2o`: 1º, 2º).
+ */
+export function mendDigits (word: string): string {
+  if (!/^[\dOoIl|.,/-]+$/.test(word) || /^\d[oO]$/.test(word)) return word
+  const digits = word.replace(/\D/g, '').length
+  const letters = word.replace(/[^OoIl|]/g, '').length
+  if (letters === 0 || digits === 0 || digits < letters) return word
+  return word.replace(/[Oo]/g, '0').replace(/[Il|]/g, '1')
+}
+
+/**
+ * Labels of Brazilian tax documents Tesseract misreads the same way every time: the J of
+ * CNPJ, narrow in most fonts, comes out as a bracket or an I.
+ */
+const LABELS: Array<[RegExp, string]> = [[/^CNP[)\]}I|1l]([:.]?)$/, 'CNPJ$1']]
+
+/** A word mended in its line: a lone O or I between numbers is a digit (a check digit of a collection line). */
+function mendWord (words: OcrWord[], i: number): string {
+  const w = words[i]!
+  let text = mendDigits(w.text)
+  for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
+  const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
+  if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
+  return text
+}
+
+/** Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user space (origin bottom-left, points). */
+export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: number): TextRun[] {
+  return words.map((w, i) => ({
+    text: mendWord(words, i),
+    box: { x: w.x0 / scale, y: (imageHeight - w.bottom) / scale, width: (w.x1 - w.x0) / scale, height: (w.bottom - w.top) / scale },
+    confidence: w.confidence
+  }))
+}
+
+/**
+ * The OCR of one document's scanned pages. The file's images are measured (image
+ * bombs) on the first page that needs OCR, once; a document with a text layer never
+ * pays for it.
+ */
+export class DocumentOcr {
+  private measured = false
+  private images: boolean | undefined
+
+  /** `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's message. */
+  constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number) {}
+
+  /**
+   * Whether a page with these runs is worth OCR: its text layer is unusable, and there is
+   * something to read, an image in the file (a scan) or glyphs without characters. A page
+   * of drawings only (lines, boxes) is not drawn and read for nothing: drawing megabytes
+   * of paths costs seconds. Text drawn as outlines without any image is therefore not read.
+   */
+  wants (runs: TextRun[]): boolean {
+    if (!needsOcr(runs)) return false
+    const { garbage } = textCounts(runs)
+    this.images ??= hasImages(this.bytes)
+    return this.images || garbage > 0
+  }
+
+  /**
+   * The page read by OCR, as displayed (its /Rotate applied: the frame a person reads it
+   * in). Throws PDF_CONTENT_TOO_LARGE for an image bomb, PDF_TIMEOUT past the deadline.
+   */
+  async read (page: PdfJsPage, pageNumber: number): Promise<PageText> {
+    if (!this.measured) {
+      refuseImageBombs(this.bytes, this.limits.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS)
+      this.measured = true
+    }
+    const image = await renderPageGrey(page, this.limits.dpi ?? OCR_DPI, this.limits.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS)
+    let words: OcrWord[]
+    try {
+      words = await recognizeWords(image.pgm, image.dpi, this.deadline)
+    } catch (err) {
+      if (err instanceof OcrTimeout) throw new EngineError('PDF_TIMEOUT', `Reading the scanned PDF by OCR took longer than ${this.deadlineMs} ms and was abandoned; send fewer pages at a time.`)
+      throw new EngineError('PDF_CORRUPT', `The image of page ${pageNumber} could not be read by OCR.`)
+    }
+    return {
+      page: pageNumber,
+      width: image.width / image.scale,
+      height: image.height / image.scale,
+      runs: wordsToRuns(words, image.height, image.scale),
+      source: 'OCR'
+    }
+  }
+}

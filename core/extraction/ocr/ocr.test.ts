@@ -1,0 +1,149 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { isAbsolute, join } from 'node:path'
+import { PDFDocument, PDFName } from 'pdf-lib'
+import { afterAll, describe, expect, it } from 'vitest'
+import { writeTextPdf } from '../../../fixtures/extraction/pdf-writer.js'
+import { scanOf } from '../../../fixtures/extraction/scans.js'
+import { readPdfText } from '../pdf-text.js'
+import { TextDocument } from '../text.js'
+import { mendDigits, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
+import { openWithPdfJs } from '../../pdf/index.js'
+import { renderPageGrey, renderScale } from './page-image.js'
+import type { PageImage } from './page-image.js'
+import { OcrTimeout, recognizeWords } from './tesseract.js'
+
+afterAll(async () => { await releaseTesseract() })
+
+const code = (c: string) => expect.objectContaining({ code: c })
+const thrown = (f: () => void): unknown => { try { f() } catch (err) { return err } return undefined }
+const LIMITS = { maxPages: 50, deadlineMs: 60_000, maxRunsPerPage: 50_000 }
+
+/** A one-page PDF whose only content is an image XObject with the given dictionary entries (its data a few bytes). */
+async function imagePdf (width: number, height: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.create()
+  const page = doc.addPage([595, 842])
+  const image = doc.context.register(doc.context.stream(new Uint8Array(64), { Type: 'XObject', Subtype: 'Image', Width: 1, Height: height, ColorSpace: 'DeviceGray', BitsPerComponent: 8, Filter: 'FlateDecode' }))
+  page.node.setXObject(PDFName.of('Im0'), image)
+  page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream('q 595 0 0 842 0 0 cm /Im0 Do Q')))
+  const text = Buffer.from(await doc.save({ useObjectStreams: false })).toString('latin1')
+  return Buffer.from(text.replace('/Width 1', `/Width ${width}`), 'latin1')
+}
+
+async function pageImage (pdf: Uint8Array): Promise<PageImage> {
+  const doc = await (await openWithPdfJs(pdf)).promise
+  try {
+    return await renderPageGrey(await doc.getPage(1), 200, 16e6)
+  } finally {
+    await doc.destroy()
+  }
+}
+
+describe('tesseract.js set-up', () => {
+  it('reads the Portuguese model from node_modules, never from a URL, and caches nothing', () => {
+    const o = tesseractOptions()
+    expect(isAbsolute(o.langPath)).toBe(true)
+    expect(o.langPath).not.toMatch(/^[a-z]+:\/\//i)
+    expect(existsSync(join(o.langPath, 'por.traineddata.gz'))).toBe(true)
+    expect(o).toMatchObject({ gzip: true, cacheMethod: 'none' })
+  })
+})
+
+describe('which pages need OCR', () => {
+  const run = (text: string): { text: string, box: { x: number, y: number, width: number, height: number } } => ({ text, box: { x: 0, y: 0, width: 10, height: 10 } })
+  it('a page without text, or with a scanner\'s stamp only, or with unmapped glyphs', () => {
+    expect(needsOcr([])).toBe(true)
+    expect(needsOcr([run('Digitalizado com CamScanner'), run('1/1')])).toBe(true)
+    expect(needsOcr([run('\u0011\u0012\u0013\u0014'.repeat(20)), run('page 1')])).toBe(true)
+  })
+  it('not a page with a text layer', () => {
+    expect(needsOcr([run('Documento de Arrecadação de Receitas Federais'), run('CNPJ 12.345.678/0001-95')])).toBe(false)
+  })
+})
+
+describe('from words to runs', () => {
+  it('mends O, o, I, l read inside numbers, and leaves words alone', () => {
+    expect(mendDigits('o1')).toBe('01')
+    expect(mendDigits('2O.10,5O')).toBe('20.10,50')
+    expect(mendDigits('1l/O9/2024')).toBe('11/09/2024')
+    expect(mendDigits('Olá')).toBe('Olá')
+    expect(mendDigits('IO')).toBe('IO')
+    expect(mendDigits('CNPJ')).toBe('CNPJ')
+    expect(mendDigits('1o')).toBe('1o')
+  })
+  it('mends CNPJ\'s J and a lone O between the digit groups of a collection line', () => {
+    const word = (text: string, line: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.9, x0: 0, x1: 1, top: 0, bottom: 1, line })
+    const texts = wordsToRuns([word('CNP)', 0), word('CNP]:', 0), word('94079624276', 1), word('O', 1), word('19650080724', 1), word('O', 2), word('19650080724', 2)], 10, 1).map((r) => r.text)
+    expect(texts).toEqual(['CNPJ', 'CNPJ:', '94079624276', '0', '19650080724', 'O', '19650080724'])
+  })
+  it('places words in the page\'s user space, each with its line\'s band and its confidence', () => {
+    // 200 dpi: 200/72 pixels a point; an A4 page is 1654 × 2339 pixels.
+    const scale = 200 / 72
+    const [r] = wordsToRuns([{ text: 'Total', confidence: 0.93, x0: 278, x1: 417, top: 278, bottom: 306, line: 0 }], 2339, scale)
+    expect(r!.text).toBe('Total')
+    expect(r!.confidence).toBe(0.93)
+    expect(r!.box.x).toBeCloseTo(100.08, 1)
+    expect(r!.box.width).toBeCloseTo(50.04, 1)
+    expect(r!.box.y + r!.box.height).toBeCloseTo((2339 - 278) / scale, 1)
+    expect(r!.box.height).toBeCloseTo(28 / scale, 1)
+  })
+  it('draws a poster-sized page at less than the resolution asked, within the pixel budget', () => {
+    expect(renderScale(595, 842, 200, 16e6)).toBeCloseTo(200 / 72, 5)
+    const s = renderScale(14_400, 14_400, 200, 16e6)
+    expect((14_400 * s) ** 2).toBeLessThanOrEqual(16e6 + 1)
+  })
+})
+
+describe('image bombs', () => {
+  it('refuses an image declaring more pixels than a scanned page has, before pdf.js decodes it', async () => {
+    const bomb = await imagePdf(40_000, 40_000)
+    expect(thrown(() => refuseImageBombs(bomb))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/40000 × 40000 pixels/) })
+    const started = performance.now()
+    await expect(readPdfText(bomb, LIMITS)).rejects.toThrow(code('PDF_CONTENT_TOO_LARGE'))
+    // Loading pdf.js and reading the (empty) text layer come first; decoding 1.6 GB of
+    // pixels would take far longer than this, if the thread survived it.
+    expect(performance.now() - started).toBeLessThan(20_000)
+  })
+  it('refuses an image whose size is given by reference, and lets a page-sized one through', async () => {
+    expect(thrown(() => refuseImageBombs(Buffer.from('<< /Type /XObject /Subtype /Image /Width 9 0 R /Height 2000 >>\nstream\n')))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE' })
+    expect(() => refuseImageBombs(Buffer.from('<< /Type /XObject /Subtype /Image /Width 1654 /Height 2339 /Filter /DCTDecode >>\nstream\n'))).not.toThrow()
+  })
+})
+
+describe('readPdfText on a scan', () => {
+  const LINES = ['Documento de Arrecadação', 'CNPJ: 12.345.678/0001-95', 'Valor Total do Documento 1.234,56', 'Vencimento 20/09/2024']
+  const textPdf = async (): Promise<Uint8Array> => await writeTextPdf([LINES.map((text, i) => ({ text, x: 60, y: 760 - i * 30, size: 12 }))], { seed: 1 })
+
+  it('reads the words of an image-only page by OCR, as runs with boxes and confidences, writing nothing', async () => {
+    const before = readdirSync(process.cwd())
+    const scan = await scanOf(await textPdf(), { dpi: 200, skew: 1, noise: 0.001, quality: 70, seed: 2 })
+    const pages = await readPdfText(scan, LIMITS)
+    expect(pages).toHaveLength(1)
+    expect(pages[0]).toMatchObject({ page: 1, source: 'OCR' })
+    expect(pages[0]!.width).toBeCloseTo(595, 0)
+    const doc = new TextDocument(pages)
+    expect(doc.lines.map((l) => l.text)).toEqual(LINES)
+    const cnpj = doc.find(/(\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2})/)!
+    expect(cnpj.value).toBe('12.345.678/0001-95')
+    expect(cnpj.confidence).toBeGreaterThan(0.6)
+    expect(cnpj.confidence).toBeLessThanOrEqual(1)
+    // The line sits where the PDF drew it: 30 points below the first.
+    expect(doc.lines[0]!.box.y - doc.lines[1]!.box.y).toBeCloseTo(30, -1)
+    expect(readdirSync(process.cwd())).toEqual(before)
+  })
+
+  it('keeps a text layer as it is, and leaves a scan without text when OCR is off', async () => {
+    const text = await readPdfText(await textPdf(), LIMITS)
+    expect(text[0]!.source).toBeUndefined()
+    expect(text[0]!.runs.every((r) => r.confidence === undefined)).toBe(true)
+    const scan = await scanOf(await textPdf(), { dpi: 150, seed: 3 })
+    expect(await readPdfText(scan, { ...LIMITS, ocr: false })).toEqual([expect.objectContaining({ runs: [] })])
+  })
+
+  it('abandons OCR at its deadline, and reads the next page with a fresh worker', async () => {
+    const scan = await scanOf(await textPdf(), { dpi: 200, seed: 4 })
+    const image = await pageImage(scan)
+    await expect(recognizeWords(image.pgm, image.dpi, performance.now() + 20)).rejects.toBeInstanceOf(OcrTimeout)
+    const words = await recognizeWords(image.pgm, image.dpi, performance.now() + 60_000)
+    expect(words.map((w) => w.text)).toContain('12.345.678/0001-95')
+  })
+})
