@@ -1,5 +1,5 @@
 // Lint: typescript-eslint's recommended rules plus the dependency direction of
-// STYLE.md — server -> workers -> core, plugins -> core/plugin-api only — and no cycles.
+// The dependency rules — server -> workers -> core, plugins -> core/plugin-api only — and no cycles.
 import tseslint from 'typescript-eslint'
 import importX from 'eslint-plugin-import-x'
 
@@ -19,7 +19,7 @@ export default tseslint.config(
   {
     files: ['core/**/*.ts'],
     rules: restrict([
-      { group: ['**/server/**', '**/server', '**/workers/**', '**/workers', '**/plugins/**', '**/plugins', '**/bench/**', '**/fixtures/**'], message: 'core/ imports nothing of server, workers, plugins, bench or fixtures (STYLE.md: dependency direction).' },
+      { group: ['**/server/**', '**/server', '**/workers/**', '**/workers', '**/plugins/**', '**/plugins', '**/bench/**', '**/fixtures/**'], message: 'core/ imports nothing of server, workers, plugins, bench or fixtures (dependency direction).' },
       { group: ['fastify', '@fastify/*', 'piscina'], message: 'core/ has no HTTP and no thread pool.' }
     ])
   },
@@ -32,14 +32,14 @@ export default tseslint.config(
   {
     files: ['workers/**/*.ts'],
     rules: restrict([
-      { group: ['**/server/**', '**/server', '**/bench/**', '**/fixtures/**'], message: 'workers/ are called by server/, never the reverse (STYLE.md).' }
+      { group: ['**/server/**', '**/server', '**/bench/**', '**/fixtures/**'], message: 'workers/ are called by server/, never the reverse.' }
     ])
   },
   {
     // Worker tests may build their inputs with the fixtures, as core tests do.
     files: ['workers/**/*.test.ts'],
     rules: restrict([
-      { group: ['**/server/**', '**/server', '**/bench/**'], message: 'workers/ are called by server/, never the reverse (STYLE.md).' }
+      { group: ['**/server/**', '**/server', '**/bench/**'], message: 'workers/ are called by server/, never the reverse.' }
     ])
   },
   // Plugins: a plugin's modules reach outside their folder only for core/plugin-api.js and
@@ -74,7 +74,7 @@ export default tseslint.config(
     files: ['server/**/*.ts'],
     ignores: ['server/**/*.test.ts', 'server/samples.ts'],
     rules: restrict([
-      { group: ['**/plugins/**', '**/plugins', '**/bench/**', '**/fixtures/**'], message: 'server/ reaches plugins through workers/ (STYLE.md: dependency direction).' }
+      { group: ['**/plugins/**', '**/plugins', '**/bench/**', '**/fixtures/**'], message: 'server/ reaches plugins through workers/ (dependency direction).' }
     ])
   },
   {

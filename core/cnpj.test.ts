@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { cnpjCheckDigits, cnpjChars, cnpjRoot, isValidCnpj, normalizeCnpj } from './cnpj.js'
 
 describe('CNPJ', () => {
-  it('verifies numeric and alphanumeric check digits (tax-protocols.md 3.5)', () => {
+  it('verifies numeric and alphanumeric check digits (the Receita Federal CNPJ rules)', () => {
     expect(isValidCnpj('11222333000181')).toBe(true)
     expect(isValidCnpj('99999090910270')).toBe(true)
     expect(isValidCnpj('12ABC34501DE35')).toBe(true)
@@ -47,7 +47,7 @@ describe('normalizeCnpj', () => {
 })
 
 describe('cnpjCheckDigits', () => {
-  it('computes the digits of both forms (tax-protocols.md 3.5 examples)', () => {
+  it('computes the digits of both forms (the Receita Federal CNPJ rules, their examples)', () => {
     expect(cnpjCheckDigits('112223330001')).toBe('81')
     expect(cnpjCheckDigits('12abc34501de')).toBe('35')
     expect(cnpjCheckDigits('999990909102')).toBe('70')

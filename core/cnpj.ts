@@ -4,7 +4,7 @@
  *
  * Numeric and alphanumeric CNPJs (IN RFB 2.229/2024, from July 2026): the first 12
  * positions may hold letters, each worth its ASCII code minus 48 in the same modulo-11
- * routine; the two check digits stay numeric (tax-protocols.md 3.5-3.6). Input may be
+ * routine; the two check digits stay numeric (the Receita Federal CNPJ rules). Input may be
  * printed (`12.abc.345/01de-35`); it is stored and sent as 14 upper-case characters.
  */
 

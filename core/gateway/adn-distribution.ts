@@ -1,7 +1,7 @@
 /**
  * NFS-e distribution of the national environment (ADN Contribuintes v1):
  * `GET {base}/DFe/{NSU}?cnpjConsulta=...&lote=true` over mutual TLS, JSON answer
- * `LoteDistribuicaoNSUResponse` (tax-protocols.md §2). The items of `LoteDFe` are handed
+ * `LoteDistribuicaoNSUResponse` (the ADN's OpenAPI description). The items of `LoteDFe` are handed
  * back exactly as the ADN sent them (PascalCase keys, `ArquivoXml` still gzip+Base64).
  */
 import type { Agent } from 'node:https'

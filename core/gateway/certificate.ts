@@ -2,7 +2,7 @@
  * What the gateway checks and shows of an uploaded A1 certificate. The PKCS#12 is opened
  * with the signing area's reader (node-forge: it also reads the legacy RC2/3DES bundles
  * many Brazilian A1 files still are). The holder's CNPJ comes from the ICP-Brasil
- * otherName 2.16.76.1.3.3 (DOC-ICP-04; tax-protocols.md 3.3), the authoritative field;
+ * otherName 2.16.76.1.3.3 (DOC-ICP-04; the ICP-Brasil certificate profile), the authoritative field;
  * the subject's serialNumber or `NAME:CNPJ` common name only when it is missing.
  */
 import { normalizeCnpj } from '../cnpj.js'

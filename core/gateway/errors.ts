@@ -43,7 +43,7 @@ export class GatewayError extends Error {
   }
 }
 
-/** Compares by shape, not class identity (STYLE.md: errors cross module copies and threads). */
+/** Compares by shape, not class identity (errors cross module copies and threads). */
 export function isGatewayError (e: unknown): e is GatewayError {
   return e instanceof Error && e.name === 'GatewayError' && typeof (e as GatewayError).status === 'number' && typeof (e as GatewayError).detail === 'string'
 }

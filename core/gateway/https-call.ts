@@ -3,7 +3,7 @@
  * deadline for the whole of it (connect, handshake, request, the last byte of the answer).
  * Every transport failure becomes a 503 GatewayError whose message says what happened;
  * the request is never sent twice (a repeated NF-e query can count against the company:
- * tax-protocols.md 1.7).
+ * NT 2014.002, see docs/gateway-queries.md).
  */
 import { request as httpsRequest } from 'node:https'
 import type { Agent } from 'node:https'

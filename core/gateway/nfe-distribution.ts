@@ -3,7 +3,7 @@
  * in `distNSU` mode: the SOAP 1.2 envelope, one POST over the certificate's agent, and
  * the `retDistDFeInt` answer read with a real XML parser. `docZip` is handed back as the
  * text node the authority sent, never decoded (spec 3 §1 A.2). Protocol facts:
- * tax-protocols.md §1.
+ * NT 2014.002, see docs/gateway-queries.md.
  */
 import sax from 'sax'
 import type { Agent } from 'node:https'
@@ -21,7 +21,7 @@ export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/'
 export const NFE_WSDL_NS = 'http://www.portalfiscal.inf.br/nfe/wsdl/NFeDistribuicaoDFe'
 export const NFE_NS = 'http://www.portalfiscal.inf.br/nfe'
 export const NFE_DIST_ACTION = `${NFE_WSDL_NS}/nfeDistDFeInteresse`
-/** SOAP 1.2 carries the action as a Content-Type parameter; there is no SOAPAction header (tax-protocols.md 1.2). */
+/** SOAP 1.2 carries the action as a Content-Type parameter; there is no SOAPAction header (NT 2014.002, see docs/gateway-queries.md). */
 export const NFE_DIST_CONTENT_TYPE = `application/soap+xml; charset=utf-8; action="${NFE_DIST_ACTION}"`
 
 export interface DistNsuRequest {
@@ -64,7 +64,7 @@ export interface GatewayLog {
   debug: (obj: Record<string, unknown>, msg: string) => void
 }
 
-/** The envelope of tax-protocols.md 1.3; the data area without whitespace between tags (sped-nfe does the same). */
+/** The envelope of NT 2014.002, see docs/gateway-queries.md; the data area without whitespace between tags (sped-nfe does the same). */
 export function buildDistNsuEnvelope (r: DistNsuRequest): string {
   const data = `<distDFeInt xmlns="${NFE_NS}" versao="1.01">` +
     `<tpAmb>${r.tpAmb}</tpAmb>` +
@@ -213,7 +213,7 @@ export function logAnswer (log: GatewayLog | undefined, upstream: string, answer
   }, 'raw upstream answer')
 }
 
-/** cStat values of a completed query (tax-protocols.md 1.6): 137 nothing new, 138 documents found. */
+/** cStat values of a completed query (NT 2014.002, see docs/gateway-queries.md): 137 nothing new, 138 documents found. */
 export const NFE_OK_STATUSES: ReadonlySet<string> = new Set(['137', '138'])
 /** Service paused (108 short, 109 without forecast): the authority is unavailable, not refusing. */
 const NFE_PAUSED_STATUSES: ReadonlySet<string> = new Set(['108', '109'])

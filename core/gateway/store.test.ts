@@ -35,7 +35,7 @@ async function rejected (promise: Promise<unknown>): Promise<{ code?: string, me
   throw new Error('expected a rejection')
 }
 
-/** A valid CNPJ from its first 12 characters (tax-protocols.md 3.5), for test companies. */
+/** A valid CNPJ from its first 12 characters (the Receita Federal CNPJ rules), for test companies. */
 function cnpjWithDigits (base: string): string {
   return base + cnpjCheckDigits(base)
 }

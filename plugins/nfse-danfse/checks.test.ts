@@ -23,7 +23,7 @@ describe('nfse-danfse: access key and document checks', () => {
     expect(run('chave-estrutura', { chaveAcesso: month13 })).toEqual({ status: 'fail', message: "the access key's AAMM 2613 is not a month" })
   })
 
-  it('accepts an alphanumeric issuer CNPJ inside the key (tax-protocols.md 3.5: 12ABC34501DE35)', () => {
+  it('accepts an alphanumeric issuer CNPJ inside the key (the Receita Federal CNPJ rules: 12ABC34501DE35)', () => {
     const key = buildKey({ municipio: '4314902', ambiente: '1', tipoInscricao: '2', inscricao: '12ABC34501DE35', numero: '42', aamm: '2608', codigo: '123456789' })
     expect(key).toHaveLength(50)
     expect(run('chave-estrutura', { chaveAcesso: key })).toEqual({ status: 'pass' })

@@ -11,7 +11,7 @@ import type { SharedConfig } from '../config.js'
 import { parseMasterKey } from '../../core/gateway/index.js'
 import type { MasterKey } from '../../core/gateway/index.js'
 
-/** Official endpoints by environment (tax-protocols.md 1 and 2); GATEWAY_NFE_URL / GATEWAY_ADN_URL override them. */
+/** Official endpoints by environment (docs/gateway-queries.md); GATEWAY_NFE_URL / GATEWAY_ADN_URL override them. */
 export const OFFICIAL_ENDPOINTS = {
   1: { nfe: 'https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.nfse.gov.br/contribuintes' },
   2: { nfe: 'https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.producaorestrita.nfse.gov.br/contribuintes' }

@@ -34,8 +34,8 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     const cert = await deps.resolveCertificate(empresaCodigo)
     if (!cert.empresa.ativo) throw new GatewayError(404, 'GATEWAY_COMPANY_NOT_FOUND', `The company "${empresaCodigo}" is inactive.`)
     if (cert.validUntil.getTime() <= Date.now()) throw certificateIncompatible(`it expired on ${cert.validUntil.toISOString().slice(0, 10)}.`)
-    // Both services authorise by the 8-character CNPJ root of the certificate (tax-protocols.md
-    // 1.7, 2.2; the store checked on upload that it is its owner's root): another root would
+    // Both services authorise by the 8-character CNPJ root of the certificate (NT 2014.002
+    // and the ADN's rules; the store checked on upload that it is its owner's root): another root would
     // be refused (cStat 593) and count as a query against the company.
     const root = (cert.certificateCompany?.cnpj ?? cert.empresa.cnpj)?.slice(0, 8)
     if (root !== undefined && root !== cnpj.slice(0, 8)) {
