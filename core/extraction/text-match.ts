@@ -47,9 +47,21 @@ export function labelCut (text: string, labels: LabelBounds): number {
   if (labels.length === 0 || !LETTER.test(text)) return text.length
   const whole = normalizeText(text)
   if (!labels.some((l) => whole.includes(l))) return text.length
-  for (let i = 1; i < text.length; i++) {
-    if (/\s/.test(text[i]!) || !/\s/.test(text[i - 1]!)) continue
-    if (startsWithLabel(normalizeText(text.slice(i)), labels)) return i
+  // The detection form of the text from each word on is the words' detection forms joined by
+  // one space, so each word is normalized once and a label is looked for at each word's
+  // offset in that one string (normalizing every suffix again was quadratic in long values).
+  const starts: number[] = []
+  const offsets: number[] = []
+  let joined = ''
+  for (const word of text.matchAll(/\S+/g)) {
+    starts.push(word.index)
+    offsets.push(joined.length === 0 ? 0 : joined.length + 1)
+    joined = joined.length === 0 ? normalizeText(word[0]) : `${joined} ${normalizeText(word[0])}`
+  }
+  for (let k = 0; k < starts.length; k++) {
+    if (starts[k] === 0) continue
+    const at = offsets[k]!
+    if (labels.some((l) => joined.startsWith(l, at) && !WORD_CHAR.test(joined.charAt(at + l.length)))) return starts[k]!
   }
   return text.length
 }
