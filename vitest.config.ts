@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ['core/**/*.test.ts', 'plugins/**/*.test.ts', 'server/**/*.test.ts', 'workers/**/*.test.ts', 'fixtures/**/*.test.ts'],
     testTimeout: 60_000,
+    // expect.poll waits for what a page or a process shows; one second (the default) is too
+    // short on a loaded 2-core machine running three test files at once.
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 120_000,
     pool: 'forks',
     // Vitest's default is one worker per core but one, i.e. a single worker on the 2-core CI

@@ -121,10 +121,11 @@ describe('admin screen in Chromium', () => {
     await page.setInputFiles('#cert-form [name=pfx]', file)
     await page.fill('#cert-form [name=senha]', 'senha-errada')
     await page.click('#cert-form button[type=submit]')
-    await expect.poll(() => message().textContent()).toMatch(/password/)
+    // The gateway opens a certificate in a thread of its own (seconds on a loaded machine).
+    await expect.poll(() => message().textContent(), { timeout: 30_000 }).toMatch(/password/)
     await page.fill('#cert-form [name=senha]', 'senha-do-arquivo')
     await page.click('#cert-form button[type=submit]')
-    await expect.poll(() => message().textContent()).toMatch(/Certificado de 11222333000181 guardado/)
+    await expect.poll(() => message().textContent(), { timeout: 30_000 }).toMatch(/Certificado de 11222333000181 guardado/)
     await expect.poll(() => row('Matriz Teste SA').locator('[data-field=certificado_status]').textContent()).toBe('VALIDO')
     const days = Number(await row('Matriz Teste SA').locator('[data-field=days_to_expiry]').textContent())
     expect(days).toBeGreaterThanOrEqual(363)
