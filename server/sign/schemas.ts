@@ -5,6 +5,7 @@
  * only describes it. Every failure is the envelope of errors.ts.
  */
 import { answers, bool, int, list, openObject, orNull, record, str } from '../openapi.js'
+import type { JsonSchema } from '../openapi.js'
 
 const certificate = record({
   signerName: str(),
@@ -14,6 +15,10 @@ const certificate = record({
   validFrom: str('ISO 8601 with offset, in SIGN_TIME_ZONE.'),
   validUntil: str('ISO 8601 with offset, in SIGN_TIME_ZONE.')
 }, 'The signing certificate (public facts, also in every signed PDF).')
+
+/** A successful answer in the service's envelope: `success`, `message`, `requestId`, then `fields` (`data`, …). */
+const okEnvelope = (fields: Record<string, JsonSchema>, description?: string): JsonSchema =>
+  record({ success: bool(), message: str(), requestId: str(), ...fields }, description)
 
 const errorEnvelope = record({
   success: { type: 'boolean', enum: [false] },
@@ -45,10 +50,7 @@ export const signSchema = {
     }
   },
   response: {
-    200: record({
-      success: bool(),
-      message: str(),
-      requestId: str(),
+    200: okEnvelope({
       data: record({
         signedPdfBase64: str(),
         documentIdentifier: str(),
@@ -87,10 +89,7 @@ export const healthSchema = {
   summary: 'Availability, the certificate\'s state and warnings',
   tags: ['service'],
   response: {
-    200: record({
-      success: bool(),
-      message: str(),
-      requestId: str(),
+    200: okEnvelope({
       data: record({
         service: str(),
         status: { type: 'string', enum: ['UP', 'DOWN'], description: 'DOWN when the certificate is unusable or expired.' },
