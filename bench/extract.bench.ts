@@ -4,16 +4,25 @@
  * 1. Documents per second through the service's own pool task (workers/extract-document.ts,
  *    run as server/extract/run.ts runs it) on a pool of `threads` versus a pool of one
  *    thread, with twice as many documents in flight as threads, after a warm-up on every
- *    thread; and the main thread's own time per document (event-loop utilization).
+ *    thread; the main thread's own CPU per document; and the whole process's CPU per
+ *    document (every thread, V8's compiler and GC helpers included).
  * 2. Where one document's time goes, in this thread: pdf.js reading the text layer, the
  *    content-size bounds that run before it (the raw stream scan, core/pdf/raw-content-size.ts,
  *    and pdf-lib parse + measure, core/pdf/content-size.ts), and ours proper: building the
  *    TextDocument (lines, normalized text) plus the engine (detection rules of every plugin,
  *    the parser, the checks). The issue's goal: ours under 20%.
- * 3. The floor of the pool's ratio on this machine: the same work (all types' inputs) in one
+ * 3. The floor of the pool's ratio on this machine: the same task on the same inputs in one
  *    process alone, then in two processes at once (bench/child/extract-loop.ts). Two
  *    independent processes share nothing of ours, so their combined speed-up is the most a
  *    pool of two threads can reach here, whatever the pool does.
+ *
+ * Every thread and every floor process is warmed with the same number of documents
+ * (WARM_DOCS) and then measured over the same number (`docs` each), so that each side is
+ * measured at the same stage of V8's compilation: a thread's 9th to 24th documents cost
+ * 1.6-1.7 times the CPU of its hundredth, and the CPU per document stops falling after
+ * about 50. A pool of two whose threads had each seen a quarter of the floor's warm-up
+ * read as 0.6-0.8 of its floor for that reason (docs/extraction.md, "Pool of 2 against
+ * one thread").
  * 4. Memory of `razao serve extract` as production runs it (dist/server/cli.js, a process of
  *    its own): RSS after start and the first health call, after one batch of 10 documents
  *    through POST /api/v1/pdf/extract-batch, and the peak (Linux /proc).
@@ -25,7 +34,7 @@
  * Inputs are written by each plugin's fixture generator, several seeds and layouts each.
  * A plugin is measured when it is active and has a line in GENERATORS below.
  *
- *   node --import tsx bench/extract.bench.ts [--docs 40] [--threads 2] [--seeds 8] [--floor-docs 200]
+ *   node --import tsx bench/extract.bench.ts [--docs 40] [--threads 2] [--seeds 8] [--types darf,das]
  *
  * `benchExtract` and `extractTable` are exported for bench/run.ts (`--only extract`).
  */
@@ -75,6 +84,8 @@ const LIMITS = { maxPages: 50, documentTimeoutMs: 600_000, queueTimeoutMs: 600_0
 const OUR_SHARE_GOAL = 0.2
 /** The pool's ratio over the two-process floor that the issue asks for (issue 24). */
 const FLOOR_SHARE_GOAL = 0.9
+/** Unmeasured documents each thread or floor process reads first: past V8's warm-up (see the header). */
+const WARM_DOCS = 48
 
 /** Pool ratio over its floor, with the verdict; a dash when the floor was not measured. */
 function ofFloor (ratio: number, floorRun: Floor): string {
@@ -84,11 +95,12 @@ function ofFloor (ratio: number, floorRun: Floor): string {
 }
 
 export interface ExtractBenchOptions {
+  /** Documents measured per thread of a pool, and per process of the floor. */
   docs: number
   threads: number
   seeds: number
-  /** Documents each process reads for the floor (one process, then two at once). */
-  floorDocs: number
+  /** Plugin ids to measure (default: every active plugin with a generator). */
+  types?: string[] | undefined
   /** The built code to measure (bench/lib/prepare.ts snapshotDist). */
   distDir: string
 }
@@ -97,8 +109,8 @@ export interface ExtractBenchRow {
   plugin: string
   documentType: string
   bytes: number
-  pool: { threads: number, docsPerSecond: number, mainMsPerDoc: number }
-  single: { docsPerSecond: number, mainMsPerDoc: number }
+  pool: { threads: number } & Throughput
+  single: Throughput
   /** The same work in one process alone and in two at once: the pool's floor for this row. */
   floor: Floor
   /** Median ms per document in one thread. */
@@ -107,8 +119,23 @@ export interface ExtractBenchRow {
   oursMs: number
 }
 
-/** Two processes at once over one alone, same work: the most a pool of two can reach here. */
-export type Floor = { single: number, pair: number, ratio: number } | { error: string }
+/** Documents per second, and CPU per document: of the feeding thread, and of the whole process. */
+export interface Throughput { docsPerSecond: number, mainMsPerDoc: number, cpuMsPerDoc: number }
+
+/**
+ * Two processes at once over one alone, same work: the most a pool of two can reach here;
+ * with the CPU per document of one process alone and of the two (every thread counted).
+ */
+export type Floor = { single: number, pair: number, ratio: number, cpuMsPerDoc: { single: number, pair: number } } | { error: string }
+
+/** Documents per second over HTTP, and the service process's CPU per document (every thread). */
+export interface HttpRun {
+  threads: number
+  oneClient: number
+  fourClients: number
+  cpuMsPerDoc: { oneClient: number, fourClients: number }
+  floor: Floor
+}
 
 export interface ExtractBenchRun {
   rows: ExtractBenchRow[]
@@ -122,7 +149,7 @@ export interface ExtractBenchRun {
     /** CPU of the service's main thread (HTTP, multipart, temp files, pool hand-off) per document of the batch, ms. */
     mainCpuMsPerDoc: number
     /** POST /api/v1/pdf/extract from 4 clients at once over 1 client, on a pool of `threads`; and its floor on the same documents. */
-    http: { threads: number, oneClient: number, fourClients: number, floor: Floor }
+    http: HttpRun
   } | { error: string }
   loadBefore: number
 }
@@ -164,8 +191,17 @@ function mainThreadCpuMs (): number {
   }
 }
 
-/** Documents per second on a pool of `threads`, and the main thread's busy ms per document. */
-async function throughput (built: Built, paths: string[], threads: number, docs: number): Promise<{ docsPerSecond: number, mainMsPerDoc: number }> {
+/** User + system CPU of this whole process (every thread), ms. */
+function processCpuMs (): number {
+  const { userCPUTime, systemCPUTime } = process.resourceUsage()
+  return (userCPUTime + systemCPUTime) / 1000
+}
+
+/**
+ * Documents per second on a pool of `threads`, each thread warmed and then measured over
+ * `docsPerThread` documents as each floor process is; and the CPU per document.
+ */
+async function throughput (built: Built, paths: string[], threads: number, docsPerThread: number): Promise<Throughput> {
   const { createPool } = built.pool
   const { extractStoredFile } = built.run
   const pool = createPool({ maxThreads: threads })
@@ -181,13 +217,16 @@ async function throughput (built: Built, paths: string[], threads: number, docs:
       }
       await Promise.all(Array.from({ length: 2 * threads }, lane))
     }
-    // Warm-up: every thread loads pdf.js and the plugins and compiles the hot paths.
-    await runAll(Math.max(6 * threads, paths.length))
-    const cpuBefore = mainThreadCpuMs()
+    // Warm-up: every thread loads pdf.js and the plugins and compiles the hot paths, over
+    // as many documents as a floor process (the pool hands them to its free threads in turn).
+    await runAll(WARM_DOCS * threads)
+    const docs = docsPerThread * threads
+    const mainBefore = mainThreadCpuMs()
+    const cpuBefore = processCpuMs()
     const started = performance.now()
     await runAll(docs)
     const elapsed = performance.now() - started
-    return { docsPerSecond: docs / (elapsed / 1000), mainMsPerDoc: (mainThreadCpuMs() - cpuBefore) / docs }
+    return { docsPerSecond: docs / (elapsed / 1000), mainMsPerDoc: (mainThreadCpuMs() - mainBefore) / docs, cpuMsPerDoc: (processCpuMs() - cpuBefore) / docs }
   } finally {
     await pool.destroy()
   }
@@ -236,15 +275,19 @@ function runChild (args: string[], env?: NodeJS.ProcessEnv): { done: Promise<str
   return { done, child }
 }
 
-/** The same work in one process alone, then in two at once (bench/child/extract-loop.ts). */
+/**
+ * The same work in one process alone, then in two at once (bench/child/extract-loop.ts),
+ * each process warmed and measured as one pool thread is.
+ */
 async function floor (distDir: string, paths: string[], docs: number): Promise<Floor> {
   const script = join(CHILD_JS_DIR, 'extract-loop.js')
-  const job = JSON.stringify({ distDir, paths, docs })
-  const rate = async (): Promise<number> => (JSON.parse(await runChild([script, job]).done) as { docsPerSecond: number }).docsPerSecond
+  const job = JSON.stringify({ distDir, paths, docs, warm: WARM_DOCS })
+  const rate = async (): Promise<{ docsPerSecond: number, cpuMsPerDoc: number }> => JSON.parse(await runChild([script, job]).done) as { docsPerSecond: number, cpuMsPerDoc: number }
   try {
     const single = await rate()
     const [a, b] = await Promise.all([rate(), rate()])
-    return { single, pair: a + b, ratio: (a + b) / single }
+    const pair = a.docsPerSecond + b.docsPerSecond
+    return { single: single.docsPerSecond, pair, ratio: pair / single.docsPerSecond, cpuMsPerDoc: { single: single.cpuMsPerDoc, pair: (a.cpuMsPerDoc + b.cpuMsPerDoc) / 2 } }
   } catch (err) {
     return { error: err instanceof Error ? err.message : String(err) }
   }
@@ -253,6 +296,13 @@ async function floor (distDir: string, paths: string[], docs: number): Promise<F
 /** CPU time of a process's main thread, ms (Linux schedstat: nanoseconds on the CPU). */
 async function mainThreadCpuOf (pid: number): Promise<number> {
   return Number((await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')).split(' ')[0]) / 1e6
+}
+
+/** User + system CPU of a whole process, every thread, ms (Linux /proc/<pid>/stat, in clock ticks of 10 ms). */
+async function processCpuOf (pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /** VmRSS and VmHWM of a process, bytes (Linux). */
@@ -267,7 +317,7 @@ async function memoryOf (pid: number): Promise<{ rss: number, peak: number }> {
  * its own data folder: its RSS after start and the first health call, then after one batch
  * of the given files (posted from this process, the client), and its peak.
  */
-async function serveRss (distDir: string, paths: string[], threads: number, docs: number, floorDocs: number): Promise<ExtractBenchRun['serve']> {
+async function serveRss (distDir: string, paths: string[], threads: number, docs: number): Promise<ExtractBenchRun['serve']> {
   const dir = await mkdtemp(join(tmpdir(), 'razao-bench-serve-'))
   const key = 'bench-extract-key-0123456789'
   const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads'), EXTRACT_HOST: '127.0.0.1', EXTRACT_PORT: '0', EXTRACT_API_KEY: key, EXTRACT_DOCUMENT_TIMEOUT_MS: '600000', RAZAO_POOL_SIZE: String(threads) }
@@ -305,11 +355,13 @@ async function serveRss (distDir: string, paths: string[], threads: number, docs
     await postBatch()
     const mainCpuMsPerDoc = (await mainThreadCpuOf(child.pid!) - cpuBefore) / files.length
     // The issue's figure: documents per second through the single route, 4 clients over 1,
-    // each after a warm-up, then its floor on the same documents (two processes over one).
-    const rate = async (clients: number): Promise<number> => {
+    // after a warm-up of every thread as long as a floor process's, then its floor on the
+    // same documents (two processes over one). One client keeps one thread busy: `docs`
+    // documents, as a floor process reads; four keep every thread busy: `docs` each.
+    const rate = async (clients: number, count: number): Promise<{ docsPerSecond: number, cpuMsPerDoc: number }> => {
       let next = 0
       const lane = async (): Promise<void> => {
-        while (next < docs) {
+        while (next < count) {
           const f = files[next++ % files.length]!
           const form = new FormData()
           form.append('file', new Blob([f.bytes], { type: 'application/pdf' }), f.name)
@@ -318,14 +370,16 @@ async function serveRss (distDir: string, paths: string[], threads: number, docs
           await res.arrayBuffer()
         }
       }
+      const cpuBefore = await processCpuOf(child.pid!)
       const started = performance.now()
       await Promise.all(Array.from({ length: clients }, lane))
-      return docs / ((performance.now() - started) / 1000)
+      const elapsed = performance.now() - started
+      return { docsPerSecond: count / (elapsed / 1000), cpuMsPerDoc: (await processCpuOf(child.pid!) - cpuBefore) / count }
     }
-    await rate(2 * threads)
-    const oneClient = await rate(1)
-    const fourClients = await rate(4)
-    const http = { threads, oneClient, fourClients, floor: await floor(distDir, paths, floorDocs) }
+    await rate(2 * threads, WARM_DOCS * threads)
+    const one = await rate(1, docs)
+    const four = await rate(4, docs * threads)
+    const http: HttpRun = { threads, oneClient: one.docsPerSecond, fourClients: four.docsPerSecond, cpuMsPerDoc: { oneClient: one.cpuMsPerDoc, fourClients: four.cpuMsPerDoc }, floor: await floor(distDir, paths, docs) }
     return { afterHealthRss: afterHealth.rss, afterBatchRss: afterBatch.rss, peakRss: afterBatch.peak, batchFiles: paths.length, batchMs, mainCpuMsPerDoc, http }
   } catch (err) {
     return { error: err instanceof Error ? err.message : String(err) }
@@ -337,7 +391,7 @@ async function serveRss (distDir: string, paths: string[], threads: number, docs
 }
 
 export async function benchExtract (options: Partial<ExtractBenchOptions> & Pick<ExtractBenchOptions, 'distDir'>, log: (line: string) => void = () => undefined): Promise<ExtractBenchRun> {
-  const o: ExtractBenchOptions = { docs: 40, threads: Math.max(2, availableParallelism()), seeds: 8, floorDocs: 80, ...options }
+  const o: ExtractBenchOptions = { docs: 40, threads: Math.max(2, availableParallelism()), seeds: 8, ...options }
   const built = await loadBuilt(o.distDir)
   const loadBefore = loadavg()[0] ?? 0
   const dir = await mkdtemp(join(tmpdir(), 'razao-bench-extract-'))
@@ -345,7 +399,7 @@ export async function benchExtract (options: Partial<ExtractBenchOptions> & Pick
   const missing: string[] = []
   let batchPaths: string[] = []
   try {
-    for (const plugin of plugins.filter((p) => p.status === 'active')) {
+    for (const plugin of plugins.filter((p) => p.status === 'active' && (o.types?.includes(p.id) ?? true))) {
       const generate = GENERATORS[plugin.id]
       if (generate === undefined) {
         missing.push(plugin.id)
@@ -359,11 +413,11 @@ export async function benchExtract (options: Partial<ExtractBenchOptions> & Pick
         return path
       }))
       if (batchPaths.length < 10) batchPaths = [...batchPaths, ...paths].slice(0, 10)
-      log(`extract: ${plugin.id}: pool of ${o.threads} and of 1, ${o.docs} documents each`)
+      log(`extract: ${plugin.id}: pool of ${o.threads} and of 1, ${o.docs} documents a thread`)
       const pool = await throughput(built, paths, o.threads, o.docs)
       const single = await throughput(built, paths, 1, o.docs)
-      log(`extract: ${plugin.id}: floor, ${o.floorDocs} documents in one process, then in two at once`)
-      const floorRun = await floor(o.distDir, paths, o.floorDocs)
+      log(`extract: ${plugin.id}: floor, ${o.docs} documents in one process, then in two at once`)
+      const floorRun = await floor(o.distDir, paths, o.docs)
       log(`extract: ${plugin.id}: time split in one thread`)
       const s = await split(built, inputs)
       rows.push({
@@ -378,7 +432,7 @@ export async function benchExtract (options: Partial<ExtractBenchOptions> & Pick
     }
     while (batchPaths.length > 0 && batchPaths.length < 10) batchPaths.push(batchPaths[batchPaths.length % batchPaths.length]!)
     log('extract: razao serve extract: RSS after start, after a batch of 10; 4 clients over 1 and its floor')
-    const serve = batchPaths.length === 0 ? { error: 'no inputs' } : await serveRss(o.distDir, batchPaths, o.threads, o.docs, o.floorDocs)
+    const serve = batchPaths.length === 0 ? { error: 'no inputs' } : await serveRss(o.distDir, batchPaths, o.threads, o.docs)
     return { rows, missing, serve, loadBefore }
   } finally {
     await rm(dir, { recursive: true, force: true })
@@ -389,10 +443,16 @@ const pct = (part: number, whole: number): string => `${((100 * part) / whole).t
 
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`
 
-function httpNote (http: { threads: number, oneClient: number, fourClients: number, floor: Floor }): string {
+/** CPU ms per document of the pool's process beside the floor's processes: "pool / 2 processes (1 process)". */
+function cpuText (pool: number, floorRun: Floor): string {
+  return 'error' in floorRun ? pool.toFixed(1) : `${pool.toFixed(1)} / ${floorRun.cpuMsPerDoc.pair.toFixed(1)} (${floorRun.cpuMsPerDoc.single.toFixed(1)})`
+}
+
+function httpNote (http: HttpRun): string {
   const ratio = http.fourClients / http.oneClient
   const floorText = 'error' in http.floor ? `its floor not measured (${http.floor.error})` : `its floor (two processes ÷ one, same documents, measured right after) ${http.floor.ratio.toFixed(2)}×`
-  return `Over HTTP, POST /api/v1/pdf/extract on a pool of ${http.threads}: 1 client ${http.oneClient.toFixed(1)} docs/s, 4 clients ${http.fourClients.toFixed(1)} docs/s, ratio ${ratio.toFixed(2)}×; ${floorText}; ratio ÷ floor ${ofFloor(ratio, http.floor)} (goal ≥ ${FLOOR_SHARE_GOAL}).`
+  return `Over HTTP, POST /api/v1/pdf/extract on a pool of ${http.threads}: 1 client ${http.oneClient.toFixed(1)} docs/s, 4 clients ${http.fourClients.toFixed(1)} docs/s, ratio ${ratio.toFixed(2)}×; ${floorText}; ratio ÷ floor ${ofFloor(ratio, http.floor)} (goal ≥ ${FLOOR_SHARE_GOAL}). ` +
+    `CPU ms per document, every thread of the service (HTTP and multipart included) with 4 clients / of the floor's two processes (one alone): ${cpuText(http.cpuMsPerDoc.fourClients, http.floor)}; with 1 client ${http.cpuMsPerDoc.oneClient.toFixed(1)}.`
 }
 
 export function extractTable (run: ExtractBenchRun): string {
@@ -408,6 +468,7 @@ export function extractTable (run: ExtractBenchRun): string {
       `${(r.pool.docsPerSecond / r.single.docsPerSecond).toFixed(2)}×`,
       'error' in r.floor ? DASH : `${r.floor.ratio.toFixed(2)}×`,
       ofFloor(r.pool.docsPerSecond / r.single.docsPerSecond, r.floor),
+      cpuText(r.pool.cpuMsPerDoc, r.floor),
       Number.isNaN(r.pool.mainMsPerDoc) ? DASH : r.pool.mainMsPerDoc.toFixed(2),
       r.pdfjsMs.toFixed(2),
       r.boundsMs.toFixed(2),
@@ -419,7 +480,7 @@ export function extractTable (run: ExtractBenchRun): string {
   const table = markdownTable(
     ['document type', 'size', `docs/s pool (${threads})`, 'docs/s 1 thread',
       `ratio (ideal ${threads}×)`, 'floor: 2 processes ÷ 1', `ratio ÷ floor (goal ≥ ${FLOOR_SHARE_GOAL})`,
-      'main CPU ms/doc', 'pdf.js ms', 'bound ms', 'ours ms', 'ours share (goal < 20%)', 'ours + bound'],
+      `CPU ms/doc: pool (${threads}) / 2 processes (1)`, 'main CPU ms/doc', 'pdf.js ms', 'bound ms', 'ours ms', 'ours share (goal < 20%)', 'ours + bound'],
     rows
   )
   const floorErrors = run.rows.flatMap((r) => 'error' in r.floor ? [`${r.plugin}: ${r.floor.error}`] : [])
@@ -437,6 +498,7 @@ export function extractTable (run: ExtractBenchRun): string {
   const notes = [
     serve,
     floorNote,
+    `"CPU ms/doc": user + system CPU per document of every thread of the process (V8's compiler and garbage-collector helpers included): the pool's process with ${threads} threads busy, beside the floor's processes two at once and one alone. Unlike documents per second, this hardly moves with the machine's load, so it tells whether ${threads} threads in one process pay more for a document than separate processes do.`,
     '"main CPU ms/doc": CPU time of the thread that hands documents to the pool (Linux schedstat), per document, during the pool run: the share of each document no pool thread can take.',
     'Milliseconds are medians per document in one thread; "bound" is the content-size checks before pdf.js (the raw stream scan, then pdf-lib parse and measure), counted apart from "ours" (text document + detection + parsing).',
     `Load average when the run started: ${run.loadBefore.toFixed(2)} on ${availableParallelism()} cores (the machine is shared: absolute numbers move, ratios less).`,
@@ -446,13 +508,13 @@ export function extractTable (run: ExtractBenchRun): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { docs: { type: 'string' }, threads: { type: 'string' }, seeds: { type: 'string' }, 'floor-docs': { type: 'string' } } })
+  const { values } = parseArgs({ options: { docs: { type: 'string' }, threads: { type: 'string' }, seeds: { type: 'string' }, types: { type: 'string' } } })
   const n = (v: string | undefined): number | undefined => v === undefined ? undefined : Number(v)
   const opts: Partial<ExtractBenchOptions> = {}
   if (n(values.docs) !== undefined) opts.docs = n(values.docs)!
   if (n(values.threads) !== undefined) opts.threads = n(values.threads)!
   if (n(values.seeds) !== undefined) opts.seeds = n(values.seeds)!
-  if (n(values['floor-docs']) !== undefined) opts.floorDocs = n(values['floor-docs'])!
+  if (values.types !== undefined) opts.types = values.types.split(',')
   const main = async (): Promise<void> => {
     await ensureDist()
     await transpileChildScripts()

@@ -1,34 +1,40 @@
 /**
- * Child of bench/extract.bench.ts: reads and extracts the given PDFs in a loop in its one
- * thread (the work of one pool task, without the pool), and prints `{ docsPerSecond }`.
+ * Child of bench/extract.bench.ts: runs the pool's own task (workers/extract-document.js,
+ * called directly in this one thread: the stored file read, the bounds, pdf.js, the
+ * engine) over the given PDFs in a loop, and prints `{ docsPerSecond, cpuMsPerDoc }`.
  * One copy alone, then two at once, give how much this machine runs two independent
  * copies of the work faster than one: the ceiling any pool of two threads can reach here.
  *
- *   node bench/out/child/extract-loop.js '{"distDir":"...","paths":[...],"docs":200}'
+ * `warm` documents go first, unmeasured, as the benchmark warms each pool thread: the
+ * CPU one document costs keeps falling for dozens of documents while V8 compiles pdf.js's
+ * hot paths, so a floor warmed longer than the pool's threads would not be the same work.
+ *
+ *   node bench/out/child/extract-loop.js '{"distDir":"...","paths":[...],"docs":40,"warm":24}'
  */
-import { readFile } from 'node:fs/promises'
-import type * as ExtractionModule from '../../core/extraction/index.js'
-import type * as PdfModule from '../../core/pdf/index.js'
-import type * as PluginsModule from '../../plugins/index.js'
+import type * as ExtractDocumentModule from '../../workers/extract-document.js'
 import { importDist } from './dist.js'
 
-interface LoopJob { distDir: string, paths: string[], docs: number }
+interface LoopJob { distDir: string, paths: string[], docs: number, warm: number }
+
+/** User + system CPU of this whole process (every thread: V8's compiler and GC helpers too), ms. */
+const processCpuMs = (): number => {
+  const { userCPUTime, systemCPUTime } = process.resourceUsage()
+  return (userCPUTime + systemCPUTime) / 1000
+}
 
 async function main (): Promise<void> {
   const job = JSON.parse(process.argv[2] ?? '') as LoopJob
-  const { TextDocument, extractDocument, readPdfText } = await importDist<typeof ExtractionModule>(job.distDir, 'core/extraction/index.js')
-  const { refuseRawContentBombs } = await importDist<typeof PdfModule>(job.distDir, 'core/pdf/index.js')
-  const { plugins } = await importDist<typeof PluginsModule>(job.distDir, 'plugins/index.js')
-  const inputs = await Promise.all(job.paths.map(async (p) => await readFile(p)))
-  const one = async (bytes: Buffer): Promise<void> => {
-    refuseRawContentBombs(bytes)
-    const result = extractDocument(new TextDocument(await readPdfText(bytes, { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 })), plugins)
-    if (!result.success) throw new Error('a benchmark input was not extracted')
+  const { default: extract } = await importDist<typeof ExtractDocumentModule>(job.distDir, 'workers/extract-document.js')
+  const one = async (i: number): Promise<void> => {
+    const result = await extract({ path: job.paths[i % job.paths.length]!, limits: { maxPages: 50, deadlineMs: 600_000, maxRunsPerPage: 50_000 } })
+    if (!result.ok || !result.value.success) throw new Error('a benchmark input was not extracted')
   }
-  for (let round = 0; round < 3; round++) for (const bytes of inputs) await one(bytes)
+  for (let i = 0; i < job.warm; i++) await one(i)
+  const cpuBefore = processCpuMs()
   const started = performance.now()
-  for (let i = 0; i < job.docs; i++) await one(inputs[i % inputs.length]!)
-  process.stdout.write(JSON.stringify({ docsPerSecond: job.docs / ((performance.now() - started) / 1000) }))
+  for (let i = 0; i < job.docs; i++) await one(i)
+  const elapsed = performance.now() - started
+  process.stdout.write(JSON.stringify({ docsPerSecond: job.docs / (elapsed / 1000), cpuMsPerDoc: (processCpuMs() - cpuBefore) / job.docs }))
 }
 
 main().catch((err: unknown) => {
