@@ -32,7 +32,7 @@ import { isValidCnpj } from '../core/cnpj.js'
 import { TlsAgentCache, queryNfeDistribution } from '../core/gateway/index.js'
 import { createGatewayPki } from '../fixtures/gateway/pki.js'
 import type { FakeStart } from './gateway/fake-process.js'
-import type { GatewayStart, GatewayStarted } from './gateway/gateway-process.js'
+import type { GatewayCpu, GatewayStart, GatewayStarted } from './gateway/gateway-process.js'
 import { startChild } from './gateway/rpc.js'
 import { withBenchDatabase } from './import-process.bench.js'
 
@@ -64,6 +64,12 @@ export interface GatewayBenchRow {
   perSecond: number
   /** Full TLS handshakes the fake saw during the measured calls. */
   handshakes: number
+  /**
+   * CPU time per call, ms, of the gateway's process (which also runs the relay) and of the
+   * database server; undefined where it cannot be read. Unlike latency it does not grow
+   * with the machine's load, so it tells what a path costs on a busy machine.
+   */
+  cpuMsPerCall: { process: number, database: number | undefined }
 }
 
 export interface GatewayBenchResult {
@@ -96,10 +102,15 @@ function branchCnpjs (n: number): string[] {
 
 type CallOne = (lane: number) => Promise<void>
 
-async function measure (call: CallOne, concurrency: number, calls: number, minMs: number, handshakes: () => Promise<number>): Promise<{ latencies: number[], wallMs: number, handshakes: number }> {
+/** What the children count, read before and after a measured row. */
+interface Counters { handshakes: number, cpu: GatewayCpu }
+
+interface Measured { latencies: number[], wallMs: number, handshakes: number, cpuMs: number, databaseCpuMs: number | undefined }
+
+async function measure (call: CallOne, concurrency: number, calls: number, minMs: number, counters: () => Promise<Counters>): Promise<Measured> {
   const latencies: number[] = []
   let next = 0
-  const before = await handshakes()
+  const before = await counters()
   const started = performance.now()
   const lane = async (i: number): Promise<void> => {
     while (next < calls || performance.now() - started < minMs) {
@@ -111,7 +122,14 @@ async function measure (call: CallOne, concurrency: number, calls: number, minMs
   }
   await Promise.all(Array.from({ length: concurrency }, (_, i) => lane(i)))
   const wallMs = performance.now() - started
-  return { latencies, wallMs, handshakes: await handshakes() - before }
+  const after = await counters()
+  return {
+    latencies,
+    wallMs,
+    handshakes: after.handshakes - before.handshakes,
+    cpuMs: after.cpu.process - before.cpu.process,
+    databaseCpuMs: after.cpu.database === undefined || before.cpu.database === undefined ? undefined : after.cpu.database - before.cpu.database
+  }
 }
 
 export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, log: (line: string) => void = () => {}): Promise<GatewayBenchResult> {
@@ -130,7 +148,7 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
     adminUrl: options.adminUrl, rootPem: pki.rootPem, cnpjs, fakeUrl, apiKey: API_KEY,
     client: { pfxBase64: client.pfx.toString('base64'), password: client.password, cnpj: client.cnpj }
   } satisfies GatewayStart)
-  const handshakes = async (): Promise<number> => await fakeProcess.call<number>('handshakes')
+  const counters = async (): Promise<Counters> => ({ handshakes: await fakeProcess.call<number>('handshakes'), cpu: await gatewayProcess.call<GatewayCpu>('cpu') })
   const ZERO = '0'.repeat(15)
   let answerBytes = 0
 
@@ -166,16 +184,18 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
   try {
     for (const concurrency of o.concurrency) {
       // Warm-up: JIT, and every lane's TLS connection opened before anything is measured.
-      for (const call of [direct, viaRelay, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, handshakes)
-      const collected: Record<GatewayPath, { latencies: number[], wallMs: number, handshakes: number }> = {
-        direct: { latencies: [], wallMs: 0, handshakes: 0 }, relay: { latencies: [], wallMs: 0, handshakes: 0 }, gateway: { latencies: [], wallMs: 0, handshakes: 0 }
-      }
+      for (const call of [direct, viaRelay, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, counters)
+      const empty = (): Measured => ({ latencies: [], wallMs: 0, handshakes: 0, cpuMs: 0, databaseCpuMs: 0 })
+      const collected: Record<GatewayPath, Measured> = { direct: empty(), relay: empty(), gateway: empty() }
       for (let round = 0; round < o.rounds; round++) {
         for (const [path, call] of [['direct', direct], ['relay', viaRelay], ['gateway', viaGateway]] as const) {
-          const m = await measure(call, concurrency, Math.ceil(o.calls / o.rounds), o.minMs / o.rounds, handshakes)
-          collected[path].latencies.push(...m.latencies)
-          collected[path].wallMs += m.wallMs
-          collected[path].handshakes += m.handshakes
+          const m = await measure(call, concurrency, Math.ceil(o.calls / o.rounds), o.minMs / o.rounds, counters)
+          const c = collected[path]
+          c.latencies.push(...m.latencies)
+          c.wallMs += m.wallMs
+          c.handshakes += m.handshakes
+          c.cpuMs += m.cpuMs
+          c.databaseCpuMs = c.databaseCpuMs === undefined || m.databaseCpuMs === undefined ? undefined : c.databaseCpuMs + m.databaseCpuMs
         }
       }
       for (const path of ['direct', 'relay', 'gateway'] as const) {
@@ -183,10 +203,12 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
         c.latencies.sort((a, b) => a - b)
         const row: GatewayBenchRow = {
           path, concurrency, calls: c.latencies.length, medianMs: percentile(c.latencies, 0.5), p95Ms: percentile(c.latencies, 0.95),
-          perSecond: c.latencies.length / (c.wallMs / 1000), handshakes: c.handshakes
+          perSecond: c.latencies.length / (c.wallMs / 1000), handshakes: c.handshakes,
+          cpuMsPerCall: { process: c.cpuMs / c.latencies.length, database: c.databaseCpuMs === undefined ? undefined : c.databaseCpuMs / c.latencies.length }
         }
         rows.push(row)
-        log(`  ${path.padEnd(7)} c=${concurrency}: ${row.calls} calls, median ${row.medianMs.toFixed(2)} ms, p95 ${row.p95Ms.toFixed(2)} ms, ${row.perSecond.toFixed(0)}/s, ${row.handshakes} handshakes`)
+        log(`  ${path.padEnd(7)} c=${concurrency}: ${row.calls} calls, median ${row.medianMs.toFixed(2)} ms, p95 ${row.p95Ms.toFixed(2)} ms, ${row.perSecond.toFixed(0)}/s, ${row.handshakes} handshakes, ` +
+          `CPU/call ${row.cpuMsPerCall.process.toFixed(3)} ms gateway process, ${row.cpuMsPerCall.database?.toFixed(3) ?? '?'} ms database`)
       }
     }
   } finally {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { Server } from 'node:http'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -33,6 +33,9 @@ export interface GatewayStart {
   apiKey: string
 }
 
+/** CPU time used so far, ms: this process, and the database server's processes (undefined where /proc or the data folder cannot be read, e.g. a remote server). */
+export interface GatewayCpu { process: number, database: number | undefined }
+
 export interface GatewayStarted {
   port: number
   /** The floor: a bare node:http relay in this process (no Fastify, key, registry, guard or validation). */
@@ -47,6 +50,36 @@ let relayAgents: TlsAgentCache | undefined
 let pool: pg.Pool | undefined
 let dir: string | undefined
 let dropDatabase: (() => Promise<void>) | undefined
+let postmasterPid: number | undefined
+
+/** utime + stime of a process from /proc, ms (fields 14 and 15, after the command's closing parenthesis). */
+async function procCpuMs (pid: string): Promise<{ ppid: number, ms: number } | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
+  if (stat === undefined) return undefined
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { ppid: Number(f[1]), ms: (Number(f[11]) + Number(f[12])) * 10 }
+}
+
+/** The postmaster and its children (the backends, the WAL writer, …): the whole server's CPU. */
+async function databaseCpuMs (): Promise<number | undefined> {
+  if (postmasterPid === undefined) return undefined
+  let total = 0
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    const p = await procCpuMs(pid)
+    if (p !== undefined && (Number(pid) === postmasterPid || p.ppid === postmasterPid)) total += p.ms
+  }
+  return total
+}
+
+/** The server's data folder names its postmaster in postmaster.pid; readable when the server runs here, as the bench's embedded one does. */
+async function findPostmaster (db: pg.Pool): Promise<number | undefined> {
+  const { rows } = await db.query<{ dir: string }>("SELECT current_setting('data_directory') AS dir").catch(() => ({ rows: [] }))
+  const dir = rows[0]?.dir
+  if (dir === undefined) return undefined
+  const first = await readFile(join(dir, 'postmaster.pid'), 'utf8').then((t) => Number(t.split('\n')[0]), () => NaN)
+  return Number.isInteger(first) && await procCpuMs(String(first)) !== undefined ? first : undefined
+}
 
 async function adminQuery (adminUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl })
@@ -78,6 +111,7 @@ serveRpc({
       codes.push(filial.empresaCodigo)
     }
     await ensureApiKey(pool, a.apiKey)
+    postmasterPid = await findPostmaster(pool)
 
     const caFile = join(dir, 'gateway-ca.pem')
     await writeFile(caFile, a.rootPem)
@@ -111,6 +145,10 @@ serveRpc({
       relayPort: typeof relayAddress === 'object' && relayAddress !== null ? relayAddress.port : 0,
       codes
     }
+  },
+  cpu: async (): Promise<GatewayCpu> => {
+    const own = process.cpuUsage()
+    return { process: (own.user + own.system) / 1000, database: await databaseCpuMs() }
   }
 }, async () => {
   relay?.closeAllConnections()

@@ -28,7 +28,11 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
   const guard = new QueryGuard({ pool: deps.pool, callTimeoutMs: config.timeoutMs, ...(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs }) })
   const nfeUrl = config.nfeUrl ?? NFE_DIST_URLS[config.tpAmb]
   const adnUrl = config.adnUrl ?? ADN_BASE_URLS[config.tpAmb]
-  if (ownAgents) app.addHook('onClose', async () => { agents.close() })
+  // Turns kept for the next call are given back, so other instances need not wait for their lapse.
+  app.addHook('onClose', async () => {
+    await guard.close()
+    if (ownAgents) agents.close()
+  })
 
   async function certificateFor (request: FastifyRequest, empresaCodigo: string, cnpj: string): Promise<ResolvedCertificate> {
     const cert = await deps.resolveCertificate(empresaCodigo)
