@@ -10,7 +10,10 @@
  * median − direct median of the same run. The fake answers `docs` documents per call with
  * its pacing rules off (a benchmark repeats one query); each lane queries its own branch
  * CNPJ, all under the head office's certificate, so the per-CNPJ serialization never
- * queues a lane behind another and the concurrency is real at the fake.
+ * queues a lane behind another and the concurrency is real at the fake. (Sixteen calls for
+ * one CNPJ would be a queue by the authority's rule, one upstream call at a time: not ours
+ * to cut.) A lane asks again as soon as it has its answer, so the gateway keeps the CNPJ's
+ * turn between its calls (core/gateway/query-guard.ts).
  *
  * The database is BENCH_DATABASE_URL's server or an embedded one for the run (as for
  * --only process). The fake and the gateway each run in a child process (bench/gateway/), as the authority
@@ -27,7 +30,7 @@ import { randomBytes } from 'node:crypto'
 import { request as httpRequest, Agent as HttpAgent } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { isValidCnpj } from '../core/cnpj.js'
 import { TlsAgentCache, queryNfeDistribution } from '../core/gateway/index.js'
 import { createGatewayPki } from '../fixtures/gateway/pki.js'
@@ -224,10 +227,11 @@ export function gatewayTable (result: GatewayBenchResult): string {
   const lines = [
     `### Gateway overhead: POST /nfe/distribuicao-dfe vs the same query straight to the loopback fake (${result.docs} documents per answer, ${Math.round(result.answerBytes / 1024)} KB of JSON)`,
     '',
-    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback and the database round trip of every call (the waiting period and the per-CNPJ turn shared by instances).`,
+    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores, machine load average ${loadavg()[0]!.toFixed(1)} at the end; the overhead includes the client's HTTP hop to the gateway over loopback. Each lane queries its own CNPJ again as soon as it has an answer, as a client paging through a CNPJ's documents does: the gateway takes that CNPJ's turn in the database (shared by instances, with the waiting period) on the first call and keeps it for the next calls, taking it again every second. ` +
+      'CPU ms per call: the gateway\'s process (which also runs the relay) and the database server, from the kernel\'s counters; unlike latency they do not grow with the machine\'s load.',
     '',
-    '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) | CPU ms/call, gateway process | CPU ms/call, database |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   const targets: string[] = []
   for (const r of result.rows) {
@@ -235,7 +239,8 @@ export function gatewayTable (result: GatewayBenchResult): string {
     const over = r.path !== 'direct' && d !== undefined
     const name = r.path === 'direct' ? 'direct (same TLS client)' : r.path === 'relay' ? 'through a bare relay (floor)' : 'through the gateway'
     lines.push(`| ${name} | ${r.concurrency} | ${r.calls} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} | ${r.perSecond.toFixed(0)} | ` +
-      `${over ? (r.medianMs - d.medianMs).toFixed(2) : '—'} | ${over ? (r.p95Ms - d.p95Ms).toFixed(2) : '—'} | ${r.handshakes} (${(r.handshakes / r.calls).toFixed(3)}) |`)
+      `${over ? (r.medianMs - d.medianMs).toFixed(2) : '—'} | ${over ? (r.p95Ms - d.p95Ms).toFixed(2) : '—'} | ${r.handshakes} (${(r.handshakes / r.calls).toFixed(3)}) | ` +
+      `${r.cpuMsPerCall.process.toFixed(3)} | ${r.cpuMsPerCall.database?.toFixed(3) ?? '—'} |`)
     if (over && r.path === 'relay') {
       targets.push(`| (floor: a bare process hop with the same client, no key, registry or guard; median overhead at concurrency ${r.concurrency}) | ${(r.medianMs - d.medianMs).toFixed(2)} ms | — |`)
     }
