@@ -129,6 +129,8 @@ export class QueryGuard {
   private readonly kept = new Map<string, Turn>()
   /** A kept turn being given back because it went unused: a new call for the key waits for it. */
   private readonly returning = new Map<string, Promise<void>>()
+  /** Once closing, no turn is kept: calls still running give theirs back with their answer. */
+  private closing = false
 
   constructor (options: QueryGuardOptions) {
     this.pool = options.pool
@@ -140,6 +142,7 @@ export class QueryGuard {
 
   /** Gives back every kept turn (on shutdown, so that other instances need not wait for their lapse). */
   async close (): Promise<void> {
+    this.closing = true
     const turns = [...this.kept.values()]
     this.kept.clear()
     await Promise.all([...this.returning.values(), ...turns.map(async (turn) => {
@@ -190,7 +193,7 @@ export class QueryGuard {
       await this.giveTurn(turn, undefined).catch(() => undefined)
       throw err
     }
-    if (answer.cooldown === undefined && performance.now() - turn.takenAt < KEEP_AT_MOST_MS) {
+    if (answer.cooldown === undefined && !this.closing && performance.now() - turn.takenAt < KEEP_AT_MOST_MS) {
       this.keep(key, turn)
       return { value: answer.value, released: Promise.resolve() }
     }
