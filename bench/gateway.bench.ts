@@ -10,7 +10,10 @@
  * median − direct median of the same run. The fake answers `docs` documents per call with
  * its pacing rules off (a benchmark repeats one query); each lane queries its own branch
  * CNPJ, all under the head office's certificate, so the per-CNPJ serialization never
- * queues a lane behind another and the concurrency is real at the fake.
+ * queues a lane behind another and the concurrency is real at the fake. (Sixteen calls for
+ * one CNPJ would be a queue by the authority's rule, one upstream call at a time: not ours
+ * to cut.) A lane asks again as soon as it has its answer, so the gateway keeps the CNPJ's
+ * turn between its calls (core/gateway/query-guard.ts).
  *
  * The database is BENCH_DATABASE_URL's server or an embedded one for the run (as for
  * --only process). The fake and the gateway each run in a child process (bench/gateway/), as the authority
@@ -27,12 +30,12 @@ import { randomBytes } from 'node:crypto'
 import { request as httpRequest, Agent as HttpAgent } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { isValidCnpj } from '../core/cnpj.js'
 import { TlsAgentCache, queryNfeDistribution } from '../core/gateway/index.js'
 import { createGatewayPki } from '../fixtures/gateway/pki.js'
 import type { FakeStart } from './gateway/fake-process.js'
-import type { GatewayStart, GatewayStarted } from './gateway/gateway-process.js'
+import type { GatewayCpu, GatewayStart, GatewayStarted } from './gateway/gateway-process.js'
 import { startChild } from './gateway/rpc.js'
 import { withBenchDatabase } from './import-process.bench.js'
 
@@ -64,6 +67,12 @@ export interface GatewayBenchRow {
   perSecond: number
   /** Full TLS handshakes the fake saw during the measured calls. */
   handshakes: number
+  /**
+   * CPU time per call, ms, of the gateway's process (which also runs the relay) and of the
+   * database server; undefined where it cannot be read. Unlike latency it does not grow
+   * with the machine's load, so it tells what a path costs on a busy machine.
+   */
+  cpuMsPerCall: { process: number, database: number | undefined }
 }
 
 export interface GatewayBenchResult {
@@ -96,10 +105,15 @@ function branchCnpjs (n: number): string[] {
 
 type CallOne = (lane: number) => Promise<void>
 
-async function measure (call: CallOne, concurrency: number, calls: number, minMs: number, handshakes: () => Promise<number>): Promise<{ latencies: number[], wallMs: number, handshakes: number }> {
+/** What the children count, read before and after a measured row. */
+interface Counters { handshakes: number, cpu: GatewayCpu }
+
+interface Measured { latencies: number[], wallMs: number, handshakes: number, cpuMs: number, databaseCpuMs: number | undefined }
+
+async function measure (call: CallOne, concurrency: number, calls: number, minMs: number, counters: () => Promise<Counters>): Promise<Measured> {
   const latencies: number[] = []
   let next = 0
-  const before = await handshakes()
+  const before = await counters()
   const started = performance.now()
   const lane = async (i: number): Promise<void> => {
     while (next < calls || performance.now() - started < minMs) {
@@ -111,7 +125,14 @@ async function measure (call: CallOne, concurrency: number, calls: number, minMs
   }
   await Promise.all(Array.from({ length: concurrency }, (_, i) => lane(i)))
   const wallMs = performance.now() - started
-  return { latencies, wallMs, handshakes: await handshakes() - before }
+  const after = await counters()
+  return {
+    latencies,
+    wallMs,
+    handshakes: after.handshakes - before.handshakes,
+    cpuMs: after.cpu.process - before.cpu.process,
+    databaseCpuMs: after.cpu.database === undefined || before.cpu.database === undefined ? undefined : after.cpu.database - before.cpu.database
+  }
 }
 
 export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, log: (line: string) => void = () => {}): Promise<GatewayBenchResult> {
@@ -130,7 +151,7 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
     adminUrl: options.adminUrl, rootPem: pki.rootPem, cnpjs, fakeUrl, apiKey: API_KEY,
     client: { pfxBase64: client.pfx.toString('base64'), password: client.password, cnpj: client.cnpj }
   } satisfies GatewayStart)
-  const handshakes = async (): Promise<number> => await fakeProcess.call<number>('handshakes')
+  const counters = async (): Promise<Counters> => ({ handshakes: await fakeProcess.call<number>('handshakes'), cpu: await gatewayProcess.call<GatewayCpu>('cpu') })
   const ZERO = '0'.repeat(15)
   let answerBytes = 0
 
@@ -166,16 +187,18 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
   try {
     for (const concurrency of o.concurrency) {
       // Warm-up: JIT, and every lane's TLS connection opened before anything is measured.
-      for (const call of [direct, viaRelay, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, handshakes)
-      const collected: Record<GatewayPath, { latencies: number[], wallMs: number, handshakes: number }> = {
-        direct: { latencies: [], wallMs: 0, handshakes: 0 }, relay: { latencies: [], wallMs: 0, handshakes: 0 }, gateway: { latencies: [], wallMs: 0, handshakes: 0 }
-      }
+      for (const call of [direct, viaRelay, viaGateway]) await measure(call, concurrency, concurrency * 50, 500, counters)
+      const empty = (): Measured => ({ latencies: [], wallMs: 0, handshakes: 0, cpuMs: 0, databaseCpuMs: 0 })
+      const collected: Record<GatewayPath, Measured> = { direct: empty(), relay: empty(), gateway: empty() }
       for (let round = 0; round < o.rounds; round++) {
         for (const [path, call] of [['direct', direct], ['relay', viaRelay], ['gateway', viaGateway]] as const) {
-          const m = await measure(call, concurrency, Math.ceil(o.calls / o.rounds), o.minMs / o.rounds, handshakes)
-          collected[path].latencies.push(...m.latencies)
-          collected[path].wallMs += m.wallMs
-          collected[path].handshakes += m.handshakes
+          const m = await measure(call, concurrency, Math.ceil(o.calls / o.rounds), o.minMs / o.rounds, counters)
+          const c = collected[path]
+          c.latencies.push(...m.latencies)
+          c.wallMs += m.wallMs
+          c.handshakes += m.handshakes
+          c.cpuMs += m.cpuMs
+          c.databaseCpuMs = c.databaseCpuMs === undefined || m.databaseCpuMs === undefined ? undefined : c.databaseCpuMs + m.databaseCpuMs
         }
       }
       for (const path of ['direct', 'relay', 'gateway'] as const) {
@@ -183,10 +206,12 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
         c.latencies.sort((a, b) => a - b)
         const row: GatewayBenchRow = {
           path, concurrency, calls: c.latencies.length, medianMs: percentile(c.latencies, 0.5), p95Ms: percentile(c.latencies, 0.95),
-          perSecond: c.latencies.length / (c.wallMs / 1000), handshakes: c.handshakes
+          perSecond: c.latencies.length / (c.wallMs / 1000), handshakes: c.handshakes,
+          cpuMsPerCall: { process: c.cpuMs / c.latencies.length, database: c.databaseCpuMs === undefined ? undefined : c.databaseCpuMs / c.latencies.length }
         }
         rows.push(row)
-        log(`  ${path.padEnd(7)} c=${concurrency}: ${row.calls} calls, median ${row.medianMs.toFixed(2)} ms, p95 ${row.p95Ms.toFixed(2)} ms, ${row.perSecond.toFixed(0)}/s, ${row.handshakes} handshakes`)
+        log(`  ${path.padEnd(7)} c=${concurrency}: ${row.calls} calls, median ${row.medianMs.toFixed(2)} ms, p95 ${row.p95Ms.toFixed(2)} ms, ${row.perSecond.toFixed(0)}/s, ${row.handshakes} handshakes, ` +
+          `CPU/call ${row.cpuMsPerCall.process.toFixed(3)} ms gateway process, ${row.cpuMsPerCall.database?.toFixed(3) ?? '?'} ms database`)
       }
     }
   } finally {
@@ -202,10 +227,11 @@ export function gatewayTable (result: GatewayBenchResult): string {
   const lines = [
     `### Gateway overhead: POST /nfe/distribuicao-dfe vs the same query straight to the loopback fake (${result.docs} documents per answer, ${Math.round(result.answerBytes / 1024)} KB of JSON)`,
     '',
-    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores; the overhead includes the client's HTTP hop to the gateway over loopback and the database round trip of every call (the waiting period and the per-CNPJ turn shared by instances).`,
+    `Fake, gateway (with PostgreSQL) and client in their own processes on ${availableParallelism()} cores, machine load average ${loadavg()[0]!.toFixed(1)} at the end; the overhead includes the client's HTTP hop to the gateway over loopback. Each lane queries its own CNPJ again as soon as it has an answer, as a client paging through a CNPJ's documents does: the gateway takes that CNPJ's turn in the database (shared by instances, with the waiting period) on the first call and keeps it for the next calls, taking it again every second. ` +
+      'CPU ms per call: the gateway\'s process (which also runs the relay) and the database server, from the kernel\'s counters; unlike latency they do not grow with the machine\'s load.',
     '',
-    '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| path | concurrency | calls | median ms | p95 ms | calls/s | median overhead ms | p95 overhead ms | TLS handshakes (per call) | CPU ms/call, gateway process | CPU ms/call, database |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   const targets: string[] = []
   for (const r of result.rows) {
@@ -213,7 +239,8 @@ export function gatewayTable (result: GatewayBenchResult): string {
     const over = r.path !== 'direct' && d !== undefined
     const name = r.path === 'direct' ? 'direct (same TLS client)' : r.path === 'relay' ? 'through a bare relay (floor)' : 'through the gateway'
     lines.push(`| ${name} | ${r.concurrency} | ${r.calls} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} | ${r.perSecond.toFixed(0)} | ` +
-      `${over ? (r.medianMs - d.medianMs).toFixed(2) : '—'} | ${over ? (r.p95Ms - d.p95Ms).toFixed(2) : '—'} | ${r.handshakes} (${(r.handshakes / r.calls).toFixed(3)}) |`)
+      `${over ? (r.medianMs - d.medianMs).toFixed(2) : '—'} | ${over ? (r.p95Ms - d.p95Ms).toFixed(2) : '—'} | ${r.handshakes} (${(r.handshakes / r.calls).toFixed(3)}) | ` +
+      `${r.cpuMsPerCall.process.toFixed(3)} | ${r.cpuMsPerCall.database?.toFixed(3) ?? '—'} |`)
     if (over && r.path === 'relay') {
       targets.push(`| (floor: a bare process hop with the same client, no key, registry or guard; median overhead at concurrency ${r.concurrency}) | ${(r.medianMs - d.medianMs).toFixed(2)} ms | — |`)
     }
@@ -222,6 +249,9 @@ export function gatewayTable (result: GatewayBenchResult): string {
       const beyond = r.medianMs - relay.medianMs
       const goal = r.concurrency >= 16 ? BEYOND_FLOOR_GOAL_MS : OVERHEAD_GOAL_MS
       targets.push(`| gateway overhead beyond that floor, concurrency ${r.concurrency}, goal ≤ ${goal} ms | ${beyond.toFixed(2)} ms | ${beyond <= goal ? 'PASS' : 'FAIL'} |`)
+      // Latency on a loaded machine is mostly queueing for the cores; the CPU the gateway adds is not.
+      const cpu = (x: GatewayBenchRow): number => x.cpuMsPerCall.process + (x.cpuMsPerCall.database ?? 0)
+      targets.push(`| (CPU the gateway adds per call beyond the relay, its process and the database, concurrency ${r.concurrency}) | ${(cpu(r) - cpu(relay)).toFixed(3)} ms | — |`)
     }
     if (over && r.path === 'gateway') {
       const overhead = r.medianMs - d.medianMs

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { Server } from 'node:http'
+import { readFileSync, readdirSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,6 +34,9 @@ export interface GatewayStart {
   apiKey: string
 }
 
+/** CPU time used so far, ms: this process, and the database server's processes (undefined where /proc or the data folder cannot be read, e.g. a remote server). */
+export interface GatewayCpu { process: number, database: number | undefined }
+
 export interface GatewayStarted {
   port: number
   /** The floor: a bare node:http relay in this process (no Fastify, key, registry, guard or validation). */
@@ -47,6 +51,46 @@ let relayAgents: TlsAgentCache | undefined
 let pool: pg.Pool | undefined
 let dir: string | undefined
 let dropDatabase: (() => Promise<void>) | undefined
+let postmasterPid: number | undefined
+/** CPU this process spent reading /proc for the counters, ms: not the gateway's, left out of its figure. */
+let countingMs = 0
+
+const cpuNowMs = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+
+/** utime + stime of a process from /proc, ms (fields 14 and 15, after the command's closing parenthesis; clock ticks of 10 ms). */
+function procCpuMs (pid: string): { ppid: number, ms: number } | undefined {
+  let stat: string
+  try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8') } catch { return undefined }
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { ppid: Number(f[1]), ms: (Number(f[11]) + Number(f[12])) * 10 }
+}
+
+/**
+ * The postmaster and its children (the backends, the WAL writer, …): the whole server's CPU.
+ * Read synchronously, so that what the reading costs is measured here and left out.
+ */
+function databaseCpuMs (): number | undefined {
+  if (postmasterPid === undefined) return undefined
+  const started = cpuNowMs()
+  let total = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    const p = procCpuMs(pid)
+    if (p !== undefined && (Number(pid) === postmasterPid || p.ppid === postmasterPid)) total += p.ms
+  }
+  countingMs += cpuNowMs() - started
+  return total
+}
+
+/** The server's data folder names its postmaster in postmaster.pid; readable when the server runs here, as the bench's embedded one does. */
+async function findPostmaster (db: pg.Pool): Promise<number | undefined> {
+  const { rows } = await db.query<{ dir: string }>("SELECT current_setting('data_directory') AS dir").catch(() => ({ rows: [] }))
+  const dir = rows[0]?.dir
+  if (dir === undefined) return undefined
+  let first = NaN
+  try { first = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]) } catch {}
+  return Number.isInteger(first) && procCpuMs(String(first)) !== undefined ? first : undefined
+}
 
 async function adminQuery (adminUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl })
@@ -78,6 +122,7 @@ serveRpc({
       codes.push(filial.empresaCodigo)
     }
     await ensureApiKey(pool, a.apiKey)
+    postmasterPid = await findPostmaster(pool)
 
     const caFile = join(dir, 'gateway-ca.pem')
     await writeFile(caFile, a.rootPem)
@@ -111,6 +156,10 @@ serveRpc({
       relayPort: typeof relayAddress === 'object' && relayAddress !== null ? relayAddress.port : 0,
       codes
     }
+  },
+  cpu: async (): Promise<GatewayCpu> => {
+    const database = databaseCpuMs()
+    return { process: cpuNowMs() - countingMs, database }
   }
 }, async () => {
   relay?.closeAllConnections()

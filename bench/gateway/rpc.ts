@@ -5,6 +5,7 @@
  */
 import { fork } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
+import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export interface RpcRequest { id: number, op: string, args?: unknown }
@@ -15,9 +16,14 @@ export interface BenchChild {
   stop: () => Promise<void>
 }
 
-/** `file` is relative to this folder. */
+/**
+ * `file` is relative to this folder. With BENCH_CPU_PROF_DIR set, the child writes V8 CPU
+ * profiles (one per thread) into a folder named after it there when it stops (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
 export function startChild (file: string): BenchChild {
-  const child: ChildProcess = fork(fileURLToPath(new URL(file, import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const profileDir = process.env.BENCH_CPU_PROF_DIR
+  const profile = profileDir === undefined || profileDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, basename(file, '.ts'))}`]
+  const child: ChildProcess = fork(fileURLToPath(new URL(file, import.meta.url)), [], { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   let next = 0
   const waiting = new Map<number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
   child.on('message', (m: RpcReply) => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
-import { QueryGuard, nfeCooldownReason } from './query-guard.js'
+import { KEEP_AT_MOST_MS, KEEP_IDLE_MS, QueryGuard, nfeCooldownReason } from './query-guard.js'
 import type { GuardedAnswer } from './query-guard.js'
 
 const CNPJ = '11222333000181'
@@ -142,6 +142,52 @@ describe('QueryGuard across instances (two guards on one database)', () => {
     const started = Date.now()
     expect(await guardOf().run('nfe', CNPJ, '1', 'x', async () => plain('after'))).toBe('after')
     expect(Date.now() - started).toBeGreaterThanOrEqual(250)
+  })
+})
+
+describe('QueryGuard keeps a turn for the next local call (issue 24)', () => {
+  const holder = async (): Promise<string | null> => {
+    const { rows } = await db.pool.query<{ em_curso_por: string | null }>('SELECT em_curso_por FROM esperas_consulta WHERE servico = $1 AND cnpj = $2', ['nfe', CNPJ])
+    return rows[0]?.em_curso_por ?? null
+  }
+
+  it('reuses the turn for calls that follow at once, and gives it back once none has come for a while', async () => {
+    const guard = guardOf()
+    expect(await guard.run('nfe', CNPJ, '1', 'x', async () => plain(1))).toBe(1)
+    const token = await holder()
+    expect(token).not.toBeNull()
+    expect(await guard.run('nfe', CNPJ, '2', 'x', async () => plain(2))).toBe(2)
+    expect(await holder()).toBe(token)
+    await tick(KEEP_IDLE_MS)
+    for (const started = Date.now(); await holder() !== null;) {
+      if (Date.now() - started > 5000) throw new Error('the turn was not given back')
+      await tick(20)
+    }
+  })
+
+  it('takes a new turn at least every KEEP_AT_MOST_MS while calls keep coming, so its lapse stays bounded', async () => {
+    const guard = guardOf()
+    const tokens: Array<string | null> = []
+    const started = Date.now()
+    for (let i = 0; Date.now() - started < 2.5 * KEEP_AT_MOST_MS; i++) {
+      await guard.run('nfe', CNPJ, String(i), 'x', async () => { await tick(10); return plain(i) })
+      tokens.push(await holder())
+    }
+    // Right after the turn is given back (it is taken again by the next call) the row shows no holder.
+    const distinct = new Set(tokens.filter((t) => t !== null))
+    expect(distinct.size).toBeGreaterThanOrEqual(2)
+    expect(distinct.size).toBeLessThan(tokens.length / 2)
+    await guard.close()
+  })
+
+  it('gives the turn back at once after a failed call, and on close', async () => {
+    const guard = guardOf()
+    await expect(guard.run('nfe', CNPJ, '1', 'x', async () => { throw new Error('upstream down') })).rejects.toThrow('upstream down')
+    expect(await holder()).toBeNull()
+    await guard.run('nfe', CNPJ, '2', 'x', async () => plain(2))
+    expect(await holder()).not.toBeNull()
+    await guard.close()
+    expect(await holder()).toBeNull()
   })
 })
 

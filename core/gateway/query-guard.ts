@@ -18,8 +18,20 @@
  *   gets that query's answer instead of a second call: the second call could only earn a
  *   656 (an out-of-sequence cursor) or the waiting period. This costs no database work.
  *
- * No database connection is held during the upstream call: two short statements per call,
- * and only the first is on the caller's path unless the answer starts a waiting period.
+ * - An instance keeps a turn it took for the next calls of that CNPJ, for a short while
+ *   (issue 24): a client paging through a CNPJ's documents asks again as soon as it has an
+ *   answer, and each of those calls would otherwise cost two statements. While the turn is
+ *   held no other instance can call for the CNPJ, so no other instance can start a waiting
+ *   period for it: what the row said when the turn was taken still holds. The turn is
+ *   given back once no local call has come for KEEP_IDLE_MS, at the first answer after
+ *   KEEP_AT_MOST_MS (then taken again, so the lapse of a dead instance's turn stays
+ *   bounded), and at once after an error or an answer that starts a waiting period (stored
+ *   before the caller sees it). Instances are not served in turn: one that polls for a
+ *   turn another keeps using gets it when that other instance goes quiet for the CNPJ.
+ *
+ * No database connection is held during the upstream call: a call costs two short
+ * statements (take, give back) or none while the turn is kept; only the take is on the
+ * caller's path unless the answer starts a waiting period.
  */
 import { randomUUID } from 'node:crypto'
 import type { Pool } from 'pg'
@@ -43,11 +55,18 @@ export interface GuardedAnswer<T> {
 
 interface Outcome<T> { value: T, released: Promise<void> }
 
+/** A turn this instance holds: its token, when it was taken (local clock), and the timer that gives it back when unused. */
+interface Turn { route: GuardedRoute, cnpj: string, token: string, takenAt: number, idle?: NodeJS.Timeout }
+
 export const DEFAULT_COOLDOWN_MS = 3_600_000
 /** Added to the call's deadline: the time to record the answer after it arrived. */
 const TURN_MARGIN_MS = 5000
 /** How often a waiting instance looks at a turn another instance holds. */
 const POLL_MS = [25, 50, 100, 200, 400]
+/** A kept turn is given back when no local call for its CNPJ has come for this long. */
+export const KEEP_IDLE_MS = 200
+/** A turn is no longer kept once this long has passed since it was taken. */
+export const KEEP_AT_MOST_MS = 1000
 
 type Cooldown = NonNullable<GuardedAnswer<unknown>['cooldown']>
 
@@ -106,11 +125,30 @@ export class QueryGuard {
   private readonly tails = new Map<string, Promise<unknown>>()
   /** Queries running or queued in this instance, by their identity, for sharing. */
   private readonly pending = new Map<string, Promise<unknown>>()
+  /** Turns kept after their call for the next local call of the same key. */
+  private readonly kept = new Map<string, Turn>()
+  /** A kept turn being given back because it went unused: a new call for the key waits for it. */
+  private readonly returning = new Map<string, Promise<void>>()
+  /** Once closing, no turn is kept: calls still running give theirs back with their answer. */
+  private closing = false
 
   constructor (options: QueryGuardOptions) {
     this.pool = options.pool
     this.cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS
-    this.turnMs = options.callTimeoutMs + TURN_MARGIN_MS
+    // The last call started under a kept turn may start KEEP_AT_MOST_MS + KEEP_IDLE_MS after
+    // the turn was taken, and still has its whole deadline and the margin before the lapse.
+    this.turnMs = options.callTimeoutMs + TURN_MARGIN_MS + KEEP_AT_MOST_MS + KEEP_IDLE_MS
+  }
+
+  /** Gives back every kept turn (on shutdown, so that other instances need not wait for their lapse). */
+  async close (): Promise<void> {
+    this.closing = true
+    const turns = [...this.kept.values()]
+    this.kept.clear()
+    await Promise.all([...this.returning.values(), ...turns.map(async (turn) => {
+      clearTimeout(turn.idle)
+      await this.giveTurn(turn, undefined).catch(() => undefined)
+    })])
   }
 
   /**
@@ -140,32 +178,67 @@ export class QueryGuard {
   }
 
   /**
-   * Takes the turn, calls, gives the turn back. An answer that starts a waiting period is
-   * returned only once that period is stored; any other answer is returned at once and the
-   * turn given back meanwhile (one round trip less per call; the turn is still held until
-   * then, so no other call for the CNPJ can start before it is given back).
+   * Takes the turn (or reuses the one kept), calls, and keeps the turn or gives it back. An
+   * answer that starts a waiting period is returned only once that period is stored; any
+   * other answer is returned at once and the turn given back meanwhile (the turn is still
+   * held until then, so no other call for the CNPJ can start before it is given back).
    */
   private async guarded<T> (route: GuardedRoute, cnpj: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<Outcome<T>> {
-    const token = randomUUID()
-    await this.takeTurn(route, cnpj, token, label)
+    const key = `${route}:${cnpj}`
+    const turn = this.reuse(key) ?? await this.takeTurn(route, cnpj, label)
     let answer: GuardedAnswer<T>
     try {
       answer = await call()
     } catch (err) {
-      await this.giveTurn(route, cnpj, token, undefined).catch(() => undefined)
+      await this.giveTurn(turn, undefined).catch(() => undefined)
       throw err
     }
-    const released = this.giveTurn(route, cnpj, token, answer.cooldown)
+    if (answer.cooldown === undefined && !this.closing && performance.now() - turn.takenAt < KEEP_AT_MOST_MS) {
+      this.keep(key, turn)
+      return { value: answer.value, released: Promise.resolve() }
+    }
+    const released = this.giveTurn(turn, answer.cooldown)
     if (answer.cooldown !== undefined) await released
     return { value: answer.value, released }
   }
 
+  /** The turn kept for `key`, if it is still young enough to cover a whole call. */
+  private reuse (key: string): Turn | undefined {
+    const turn = this.kept.get(key)
+    if (turn === undefined) return undefined
+    this.kept.delete(key)
+    clearTimeout(turn.idle)
+    if (performance.now() - turn.takenAt <= KEEP_AT_MOST_MS + KEEP_IDLE_MS) return turn
+    this.giveBackUnused(key, turn)
+    return undefined
+  }
+
+  private keep (key: string, turn: Turn): void {
+    turn.idle = setTimeout(() => {
+      if (this.kept.get(key) !== turn) return
+      this.kept.delete(key)
+      this.giveBackUnused(key, turn)
+    }, KEEP_IDLE_MS)
+    turn.idle.unref()
+    this.kept.set(key, turn)
+  }
+
+  private giveBackUnused (key: string, turn: Turn): void {
+    const done = this.giveTurn(turn, undefined).catch(() => undefined)
+    this.returning.set(key, done)
+    void done.then(() => { if (this.returning.get(key) === done) this.returning.delete(key) })
+  }
+
   /** Waits for the turn; throws the 429 when a waiting period runs. */
-  private async takeTurn (route: GuardedRoute, cnpj: string, token: string, label: string): Promise<void> {
+  private async takeTurn (route: GuardedRoute, cnpj: string, label: string): Promise<Turn> {
+    await this.returning.get(`${route}:${cnpj}`)
+    const token = randomUUID()
     for (let attempt = 0; ; attempt++) {
+      // Before the statement: the database's clock starts the lapse later, never earlier.
+      const takenAt = performance.now()
       const { rows } = await this.pool.query<TurnRow>({ name: 'gateway-take-turn', text: TAKE_TURN_SQL, values: [route, cnpj, token, this.turnMs] })
       const row = rows[0]!
-      if (row.ok) return
+      if (row.ok) return { route, cnpj, token, takenAt }
       if (row.espera_ms !== null) throw cooldownError(label, Number(row.espera_ms), row.motivo ?? '')
       // Another instance is calling: look again shortly, never later than its turn lapses.
       const left = row.em_curso_ms === null ? 0 : Number(row.em_curso_ms)
@@ -173,7 +246,7 @@ export class QueryGuard {
     }
   }
 
-  private async giveTurn (route: GuardedRoute, cnpj: string, token: string, cooldown: Cooldown | undefined): Promise<void> {
+  private async giveTurn ({ route, cnpj, token }: Turn, cooldown: Cooldown | undefined): Promise<void> {
     await this.pool.query({
       name: 'gateway-give-turn',
       text: GIVE_TURN_SQL,

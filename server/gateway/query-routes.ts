@@ -8,6 +8,7 @@
  * whatever the app around them registers.
  */
 import { readFile } from 'node:fs/promises'
+import type { Agent } from 'node:https'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard, TlsAgentCache,
@@ -28,7 +29,11 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
   const guard = new QueryGuard({ pool: deps.pool, callTimeoutMs: config.timeoutMs, ...(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs }) })
   const nfeUrl = config.nfeUrl ?? NFE_DIST_URLS[config.tpAmb]
   const adnUrl = config.adnUrl ?? ADN_BASE_URLS[config.tpAmb]
-  if (ownAgents) app.addHook('onClose', async () => { agents.close() })
+  // Turns kept for the next call are given back, so other instances need not wait for their lapse.
+  app.addHook('onClose', async () => {
+    await guard.close()
+    if (ownAgents) agents.close()
+  })
 
   async function certificateFor (request: FastifyRequest, empresaCodigo: string, cnpj: string): Promise<ResolvedCertificate> {
     const cert = await deps.resolveCertificate(empresaCodigo)
@@ -46,6 +51,15 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     return cert
   }
 
+  /**
+   * Opened before the CNPJ's turn is taken: opening a certificate the first time runs in a
+   * thread of its own for up to 30 s, which the turn's lapse (the call's deadline plus a
+   * margin) does not cover.
+   */
+  async function agentFor (cert: ResolvedCertificate): Promise<Agent> {
+    return await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo)
+  }
+
   await app.register(async (scope) => {
     scope.removeContentTypeParser('text/plain')
     scope.addHook('onRequest', async (request, reply) => {
@@ -58,10 +72,11 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: nfeSchema }, async (request) => {
       const q = readNfeQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
+      const agent = await agentFor(cert)
       const ret = await guard.run('nfe', q.cnpj, q.ultNSU, `CNPJ ${q.cnpj}`, async () => {
         const answer = await queryNfeDistribution({
           url: nfeUrl,
-          agent: await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
+          agent,
           timeoutMs: config.timeoutMs,
           tpAmb: config.tpAmb,
           ...(config.cUFAutor === undefined ? {} : { cUFAutor: config.cUFAutor }),
@@ -87,12 +102,13 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     scope.post('/adn/consultar-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: adnSchema }, async (request) => {
       const q = readAdnQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
+      const agent = await agentFor(cert)
       const answer = await guard.run('adn', q.cnpj, String(q.nsu), `CNPJ ${q.cnpj}`, async () => ({ value: await queryAdnDistribution({
         baseUrl: adnUrl,
         tpAmb: config.tpAmb,
         cnpj: q.cnpj,
         nsu: q.nsu,
-        agent: await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo),
+        agent,
         timeoutMs: config.timeoutMs,
         log: request.log
       }) }))
