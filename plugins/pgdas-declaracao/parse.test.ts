@@ -1,11 +1,9 @@
-import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { compareData } from '../../fixtures/extraction/compare.js'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDeclaracao } from './fixtures/generate.js'
 import type { DeclaracaoOptions } from './fixtures/generate.js'
 import { memo } from '../../fixtures/extraction/helpers.js'
-import { realDocuments } from '../../fixtures/extraction/real/index.js'
+import { readReal } from '../../fixtures/extraction/real/read.js'
 
 const fixture = memo(generateDeclaracao)
 const pdf = (o: DeclaracaoOptions) => async () => (await fixture(o)).pdf
@@ -139,9 +137,7 @@ describe('pgdas-declaracao: the RFB\'s own print (real/pgdas-declaracao/serpro-d
   // Its 2.1 rows print the values beside the label's first line, over a bare `ao PA (RBT12)`,
   // and its 2.6 values sit under the page footer, four lines below their headers.
   it('reads every field a person reads on it, RBT12, RBA, RBAA and the 2.6 summary among them', async () => {
-    const doc = realDocuments().find((d) => d.name === 'pgdas-declaracao/serpro-declaracao')!
-    const result = await extractPdf(new Uint8Array(await readFile(doc.pdfPath)))
-    const c = compareData(doc.expected?.data, result.data)
+    const { result, comparison: c } = await readReal('pgdas-declaracao/serpro-declaracao')
     expect({ missing: c.missing, wrong: c.wrong }).toEqual({ missing: [], wrong: [] })
     expect(result.data).toMatchObject({ rbt12: { interno: 12000, externo: 0, total: 12000 }, rbaa: { total: 12000 }, receitaBrutaAuferida: 20000, valorTotalDebitoDeclarado: 800 })
     expect(result.engine.confidenceLevel).toBe('HIGH')
