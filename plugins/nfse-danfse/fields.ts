@@ -14,7 +14,7 @@ export function fields (): ExpectedFields {
 
 export const labels = [
   'Documento Auxiliar da NFS-e', 'Chave de Acesso da NFS-e', 'Número da NFS-e', 'Competência da NFS-e', 'Data e Hora da emissão da NFS-e',
-  'Número da DPS', 'Série da DPS', 'Data e Hora da emissão da DPS', 'Situação da NFS-e', 'Finalidade',
+  'Número da DPS', 'Série da DPS', 'Número do DPS', 'Série do DPS', 'Data e Hora da emissão da DPS', 'Situação da NFS-e', 'Finalidade',
   'Emitente da NFS-e', 'Prestador do Serviço', 'Tomador do Serviço', 'Intermediário do Serviço', 'Destinatário da Operação',
   'CNPJ / CPF / NIF', 'Inscrição Municipal', 'Indicador Municipal', 'Nome / Nome Empresarial', 'E-mail', 'Endereço', 'Município / Sigla UF',
   'Código IBGE / CEP', 'Simples Nacional na Data de Competência', 'Regime de Apuração Tributária pelo SN',
@@ -23,5 +23,8 @@ export const labels = [
   'Regime Especial de Tributação', 'Tipo de Imunidade', 'Suspensão da Exigibilidade do ISSQN', 'Benefício Municipal',
   'Base de Cálculo do ISSQN', 'Alíquota Aplicada', 'Retenção do ISSQN', 'ISSQN Apurado', 'Tributação Federal', 'Valor Total da NFS-e',
   'Valor do Serviço', 'Desconto Condicionado', 'Desconto Incondicionado', 'ISSQN Retido', 'Total das Retenções', 'Valor Líquido da NFS-e',
-  'Totais Aproximados dos Tributos', 'Informações Complementares', 'Tributação IBS/CBS'
+  'Totais Aproximados dos Tributos', 'Informações Complementares', 'Tributação IBS/CBS',
+  // Longer names some third-party drawings print for the same cells.
+  'Tributação IBS / CBS', 'Local da Prestação / Sigla UF / País', 'Município / Sigla UF / País de Incidência do ISSQN',
+  'Regime Especial de Tributação do ISSQN', '*Endereço'
 ]

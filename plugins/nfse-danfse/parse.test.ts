@@ -3,6 +3,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDanfse } from './fixtures/generate.js'
 import type { DanfseOptions, Omittable } from './fixtures/generate.js'
 import { memo } from '../../fixtures/extraction/helpers.js'
+import { readReal } from '../../fixtures/extraction/real/read.js'
 
 const fixture = memo(generateDanfse)
 const pdf = (o: DanfseOptions) => async () => (await fixture(o)).pdf
@@ -122,4 +123,24 @@ describe('nfse-danfse: consistency checks, homologation and evidence', () => {
     expect(result.evidence['valores.valorLiquido']?.page).toBe(2)
     expect(result.evidence['tomador.documento']?.box.x).toBeCloseTo(180, 0)
   })
+})
+
+describe('nfse-danfse: real prints of the national portal and of other generators', () => {
+  // Each reads every field a person reads on it, save the ones named (their reading is in SOURCES.md).
+  const cases: Array<{ name: string, unread: string[], why: string }> = [
+    // The QR caption shares the DPS date's line; the 2023 edition prints no `Total das Retenções`.
+    { name: 'nfse-danfse/kauannery-adn-homologacao6', unread: ['valores.totalRetencoes'], why: 'the DPS date beside the QR caption' },
+    // BrazilFiscalReport names cells longer: `Local da Prestação / Sigla UF / País`, `Tipo de Tributação do ISSQN`, `TRIBUTAÇÃO IBS / CBS`.
+    { name: 'nfse-danfse/brazilfiscalreport-rogerio-v2', unread: [], why: 'the longer cell names of BrazilFiscalReport' },
+    // `*Endereço`, a customer's municipality printed as a bare IBGE code; the stub sits too far under its labels.
+    { name: 'nfse-danfse/faluba-telas-uniao-v2', unread: ['canhoto.numeroNfse', 'canhoto.chaveAcesso'], why: '`*Endereço` and a municipality without its UF' },
+    // `Número do DPS`, `Série do DPS`.
+    { name: 'nfse-danfse/gcviana-sercon-v1', unread: [], why: 'the DPS cells named `do DPS`' }
+  ]
+  for (const c of cases) {
+    it(`${c.name}: ${c.why}`, async () => {
+      const { comparison } = await readReal(c.name)
+      expect({ missing: comparison.missing, wrong: comparison.wrong }).toEqual({ missing: c.unread, wrong: [] })
+    }, 120_000)
+  }
 })

@@ -106,7 +106,7 @@ const HEADERS = {
   servico: ['SERVIÇO PRESTADO'],
   municipal: ['TRIBUTAÇÃO MUNICIPAL'],
   federal: ['TRIBUTAÇÃO FEDERAL'],
-  ibsCbs: ['TRIBUTAÇÃO IBS/CBS'],
+  ibsCbs: ['TRIBUTAÇÃO IBS/CBS', 'TRIBUTAÇÃO IBS / CBS'],
   valores: ['VALOR TOTAL DA NFS-e'],
   end: ['TOTAIS APROXIMADOS DOS TRIBUTOS', 'INFORMAÇÕES COMPLEMENTARES', 'DATA CIENTIFICAÇÃO']
 }
@@ -149,8 +149,10 @@ function parte (scope: TextRegion, ctx: ParseContext, field: string): Parte | nu
     nome: take('nome', scope.under('Nome / Nome Empresarial'), str),
     email: take('email', scope.under('E-mail'), str),
     telefone: take('telefone', scope.under('Telefone'), str),
-    endereco: take('endereco', scope.under('Endereço', { rest: true }), str),
-    municipio: take('municipio', part(city, CITY_UF, 1), str),
+    // FalubaLuan/GerarDanfse marks the label `*Endereço`.
+    endereco: take('endereco', scope.under(['Endereço', '*Endereço'], { rest: true }), str),
+    // A cell without the UF (a bare IBGE code in some drawings) is the municipality whole.
+    municipio: take('municipio', part(city, CITY_UF, 1) ?? city, str),
     uf: take('uf', part(city, CITY_UF, 2), str),
     cep: take('cep', cepHit, digits(8)),
     codigoIbge: take('codigoIbge', part(ibgeCep, /^([^/]+)\//), digits(7)),
@@ -190,6 +192,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const stub = doc.section('DATA CIENTIFICAÇÃO').under('Nº NFS-e / CHAVE NFS-e')
   const keyOf = (t: string): string | null => { const k = t.replace(/\s+/g, '').toUpperCase(); return /^\d{9}[0-9A-Z]{14}\d{27}$/.test(k) ? k : null }
   const numberOf = (t: string): string | null => /^\d+$/.test(t.trim()) ? t.trim() : null
+  const leadingDateTime = (t: string): string | null => { const m = /^\s*(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}(?::\d{2})?)(?:\s|$)/.exec(t); return m === null ? null : isoDateTime(m[1]!) }
 
   return {
     versaoLayout,
@@ -197,9 +200,11 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     numeroNfse: ctx.take('numeroNfse', head.under('Número da NFS-e'), numberOf),
     competencia: ctx.take('competencia', head.under('Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
     dataHoraEmissao: ctx.take('dataHoraEmissao', head.under('Data e Hora da emissão da NFS-e'), isoDateTime),
-    numeroDps: ctx.take('numeroDps', head.under('Número da DPS'), str),
-    serieDps: ctx.take('serieDps', head.under('Série da DPS'), str),
-    dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), isoDateTime),
+    // Some third-party drawings write `do DPS`.
+    numeroDps: ctx.take('numeroDps', head.under(['Número da DPS', 'Número do DPS']), str),
+    serieDps: ctx.take('serieDps', head.under(['Série da DPS', 'Série do DPS']), str),
+    // The QR code's caption (`A autenticidade desta NFS-e…`) starts on this cell's line, right of it.
+    dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), leadingDateTime),
     situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
     finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
     prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader), { titleBeside: true }), ctx, 'prestador'),
@@ -213,15 +218,16 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
           codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', servico.under('Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
           codigoNbs: ctx.take('servico.codigoNbs', servico.under('Código da NBS'), str),
           descricao: ctx.take('servico.descricao', servico.under('Descrição do Serviço', { rest: true }), str),
-          localPrestacao: ctx.take('servico.localPrestacao', servico.under('Local da Prestação'), str),
+          // Third-party drawings name some cells longer (BrazilFiscalReport: `Local da Prestação / Sigla UF / País`, kept whole).
+          localPrestacao: ctx.take('servico.localPrestacao', servico.under(['Local da Prestação', 'Local da Prestação / Sigla UF / País']), str),
           paisPrestacao: ctx.take('servico.paisPrestacao', servico.under('País da Prestação'), str)
         },
     issqn: municipal.isEmpty
       ? null
       : {
-          tributacao: ctx.take('issqn.tributacao', municipal.under('Tributação do ISSQN'), str),
-          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under('Município de Incidência do ISSQN'), str),
-          regimeEspecial: ctx.take('issqn.regimeEspecial', municipal.under('Regime Especial de Tributação'), str),
+          tributacao: ctx.take('issqn.tributacao', municipal.under(['Tributação do ISSQN', 'Tipo de Tributação do ISSQN']), str),
+          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under(['Município de Incidência do ISSQN', 'Município / Sigla UF / País de Incidência do ISSQN']), str),
+          regimeEspecial: ctx.take('issqn.regimeEspecial', municipal.under(['Regime Especial de Tributação', 'Regime Especial de Tributação do ISSQN']), str),
           baseCalculo: ctx.take('issqn.baseCalculo', municipal.under('BC ISSQN'), money),
           aliquota: ctx.take('issqn.aliquota', municipal.under('Alíquota Aplicada'), percentNumber),
           retido: ctx.take('issqn.retido', municipal.under('Retenção do ISSQN'), retido),

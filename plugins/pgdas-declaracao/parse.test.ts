@@ -3,6 +3,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDeclaracao } from './fixtures/generate.js'
 import type { DeclaracaoOptions } from './fixtures/generate.js'
 import { memo } from '../../fixtures/extraction/helpers.js'
+import { readReal } from '../../fixtures/extraction/real/read.js'
 
 const fixture = memo(generateDeclaracao)
 const pdf = (o: DeclaracaoOptions) => async () => (await fixture(o)).pdf
@@ -130,4 +131,15 @@ describe('pgdas-declaracao: consistency checks, evidence, combined file', () => 
     // Read from the declaration's own pages, not from the receipt's identical labels.
     for (const field of ['tipoDeclaracao', 'numeroRecibo', 'autenticacao', 'dataTransmissao']) expect(result.evidence[field]?.page).toBe(2)
   })
+})
+
+describe('pgdas-declaracao: the RFB\'s own print (real/pgdas-declaracao/serpro-declaracao)', () => {
+  // Its 2.1 rows print the values beside the label's first line, over a bare `ao PA (RBT12)`,
+  // and its 2.6 values sit under the page footer, four lines below their headers.
+  it('reads every field a person reads on it, RBT12, RBA, RBAA and the 2.6 summary among them', async () => {
+    const { result, comparison: c } = await readReal('pgdas-declaracao/serpro-declaracao')
+    expect({ missing: c.missing, wrong: c.wrong }).toEqual({ missing: [], wrong: [] })
+    expect(result.data).toMatchObject({ rbt12: { interno: 12000, externo: 0, total: 12000 }, rbaa: { total: 12000 }, receitaBrutaAuferida: 20000, valorTotalDebitoDeclarado: 800 })
+    expect(result.engine.confidenceLevel).toBe('HIGH')
+  }, 120_000)
 })

@@ -61,9 +61,11 @@ function filiais (doc: TextDocument, ctx: ParseContext): string[] | null {
   return out
 }
 
-/** `Resumo da Declaração`: two values on the line under the labels, maybe glued (`1.800,00108,00`). */
+/** `Resumo da Declaração`: two values on a line of their own under the labels, maybe glued (`1.800,00108,00`). */
 function resumo (doc: TextDocument): Hit | undefined {
-  return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 2 })
+  // The RFB's print sets the page footer (declaration and receipt numbers, authentication, page
+  // number: four lines) between the headers and their values; the values' line is two amounts alone.
+  return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 6 })
 }
 
 /**

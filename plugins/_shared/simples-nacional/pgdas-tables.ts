@@ -45,15 +45,33 @@ const PAIR = new RegExp(`(\\d{2}\\/\\d{4})\\s+${M}`)
 /** A numbered heading of the PGDAS-D prints: `2.2)`, `2.2.1)`, `3)`, `3.`. */
 export const PGDAS_HEADING = /^(?:\d+(?:\.\d+)*\)|\d+\.\s)/
 
-/** A row of three money columns (interno, externo, total) starting with `label`; null when the row or its values are absent. */
+const THREE = `\\s+${M}\\s+${M}\\s+${M}$`
+
+/**
+ * A row of three money columns (interno, externo, total) whose label ends with `label` (the
+ * tag, `\(RBT12\)`); null when the row or its values are absent. The label takes two lines
+ * and prints differ in which one holds the values: the tag line (`(RBT12) 1.000,00 0,00
+ * 1.000,00`), or the label's first line right above a bare tag line (the RFB's declaration:
+ * `Receita bruta acumulada nos doze meses anteriores 12.000,00 0,00 12.000,00` over `ao PA
+ * (RBT12)`), so the values are looked for beside the tag first, then on the line above it.
+ */
 export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, label: string): Triple | null {
-  const hit = doc.find(new RegExp(`^${label}\\s+${M}\\s+${M}\\s+${M}$`))
+  const hit = doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label)
   if (hit === undefined) return null
   return {
     interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
     externo: ctx.take(`${field}.externo`, hit.parts[1], moneyNumber),
     total: ctx.take(`${field}.total`, hit.parts[2], moneyNumber)
   }
+}
+
+/** The values on the line right above a bare tag line (a label without digits before them). */
+function besideFirstLine (doc: TextRegion, label: string): Hit | undefined {
+  const tag = doc.boxOf(new RegExp(`${label}$`))
+  if (tag === undefined) return undefined
+  // Lines are found by their centre: a band of two tag heights over the tag holds the line above only.
+  const above = { x: 0, y: tag.y + tag.height, width: Number.MAX_SAFE_INTEGER, height: 2 * tag.height }
+  return doc.find(new RegExp(`^\\D+?${THREE}`), { page: tag.page, within: above })
 }
 
 /**
