@@ -26,8 +26,8 @@
  * like pdf.js's text layer, the stamp's rule counts text only (see docs/signature.md).
  */
 import { inflateSync } from 'node:zlib'
-import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib'
-import type { PDFContext, PDFObject } from 'pdf-lib'
+import { PDFArray, PDFDict, PDFName, PDFNumber, PDFObject, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib'
+import type { PDFContext } from 'pdf-lib'
 import type { Box } from './page-box.js'
 
 export type RectState = 'free' | 'covered' | 'unknown'
@@ -52,6 +52,8 @@ const MAX_FORM_DEPTH = 8
 // pdf-lib decodes a name with a regular expression on every PDFName.of: the ones used per operator are made once.
 const FONT = PDFName.of('Font')
 const XOBJECT = PDFName.of('XObject')
+/** A font name whose entry is not a font dictionary. */
+const MISSING = Symbol('missing')
 
 type Matrix = [number, number, number, number, number, number]
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0]
@@ -223,7 +225,8 @@ export interface ScanLimits {
  */
 export class ContentScanner {
   private readonly fonts = new Map<PDFObject, FontInfo>()
-  private readonly fontNames = new Map<PDFDict, Map<string, FontInfo | undefined>>()
+  /** Per resources dictionary, each font name's entry: its object until first used, then what the scan knows of it. */
+  private readonly fontNames = new Map<PDFDict, Map<string, PDFObject | FontInfo | typeof MISSING>>()
   private readonly decoded = new Map<PDFObject, Uint8Array>()
 
   constructor (readonly context: PDFContext) {}
@@ -252,14 +255,29 @@ export class ContentScanner {
     return [value]
   }
 
-  /** The font `name` of `resources`, remembered per resources and name (a Tf per line is common). */
+  /**
+   * The font `name` of `resources`. Each /Font dictionary is read once into a map by name:
+   * looking a name up made a PDFName for it (a regular expression each time), and files
+   * whose every line sets a font of its own name (pdf-lib writes them) have dozens a page.
+   */
   fontNamed (resources: PDFDict | undefined, name: string): FontInfo | undefined {
     if (resources === undefined) return undefined
     let named = this.fontNames.get(resources)
-    if (named === undefined) { named = new Map(); this.fontNames.set(resources, named) }
-    if (named.has(name)) return named.get(name)
-    const fonts = this.lookup(resources.get(FONT))
-    const dict = fonts instanceof PDFDict ? this.lookup(fonts.get(PDFName.of(name))) : undefined
+    if (named === undefined) {
+      named = new Map()
+      const fonts = this.lookup(resources.get(FONT))
+      if (fonts instanceof PDFDict) {
+        for (const [key, value] of fonts.entries()) {
+          const encoded = key.asString()
+          named.set(encoded.includes('#') ? key.decodeText() : encoded.slice(1), value)
+        }
+      }
+      this.fontNames.set(resources, named)
+    }
+    const entry = named.get(name)
+    if (entry === undefined || entry === MISSING) return undefined
+    if (!(entry instanceof PDFObject)) return entry
+    const dict = this.lookup(entry)
     let info: FontInfo | undefined
     if (dict instanceof PDFDict) {
       info = this.fonts.get(dict)
@@ -268,7 +286,8 @@ export class ContentScanner {
         this.fonts.set(dict, info)
       }
     }
-    named.set(name, info)
+    // Resolved once; later Tf of the same name find the answer (or its absence) directly.
+    named.set(name, info ?? MISSING)
     return info
   }
 
