@@ -26,8 +26,8 @@
  * like pdf.js's text layer, the stamp's rule counts text only (see docs/signature.md).
  */
 import { inflateSync } from 'node:zlib'
-import { PDFArray, PDFDict, PDFName, PDFNumber, PDFObject, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib'
-import type { PDFContext } from 'pdf-lib'
+import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib'
+import type { PDFContext, PDFObject } from 'pdf-lib'
 import type { Box } from './page-box.js'
 
 export type RectState = 'free' | 'covered' | 'unknown'
@@ -52,8 +52,6 @@ const MAX_FORM_DEPTH = 8
 // pdf-lib decodes a name with a regular expression on every PDFName.of: the ones used per operator are made once.
 const FONT = PDFName.of('Font')
 const XOBJECT = PDFName.of('XObject')
-/** A font name whose entry is not a font dictionary. */
-const MISSING = Symbol('missing')
 
 type Matrix = [number, number, number, number, number, number]
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0]
@@ -224,9 +222,10 @@ export interface ScanLimits {
  * file's sake: what it cannot read makes every state `unknown`, with the reason.
  */
 export class ContentScanner {
-  private readonly fonts = new Map<PDFObject, FontInfo>()
-  /** Per resources dictionary, each font name's entry: its object until first used, then what the scan knows of it. */
-  private readonly fontNames = new Map<PDFDict, Map<string, PDFObject | FontInfo | typeof MISSING>>()
+  /** What the scan knows of a font, by its dictionary and by the entries that lead to it (undefined: not a font dictionary). */
+  private readonly fonts = new Map<PDFObject, FontInfo | undefined>()
+  /** Per resources dictionary, each font name's entry in its /Font dictionary. */
+  private readonly fontNames = new Map<PDFDict, Map<string, PDFObject>>()
   private readonly decoded = new Map<PDFObject, Uint8Array>()
 
   constructor (readonly context: PDFContext) {}
@@ -275,19 +274,16 @@ export class ContentScanner {
       this.fontNames.set(resources, named)
     }
     const entry = named.get(name)
-    if (entry === undefined || entry === MISSING) return undefined
-    if (!(entry instanceof PDFObject)) return entry
+    if (entry === undefined) return undefined
+    if (this.fonts.has(entry)) return this.fonts.get(entry)
+    // Remembered by the entry (usually a reference that many pages' names share) and by the dictionary it leads to.
     const dict = this.lookup(entry)
-    let info: FontInfo | undefined
-    if (dict instanceof PDFDict) {
-      info = this.fonts.get(dict)
-      if (info === undefined) {
-        info = fontInfo(dict, this.context)
-        this.fonts.set(dict, info)
-      }
+    let info = dict instanceof PDFDict ? this.fonts.get(dict) : undefined
+    if (dict instanceof PDFDict && info === undefined) {
+      info = fontInfo(dict, this.context)
+      this.fonts.set(dict, info)
     }
-    // Resolved once; later Tf of the same name find the answer (or its absence) directly.
-    named.set(name, info ?? MISSING)
+    this.fonts.set(entry, info)
     return info
   }
 
@@ -578,15 +574,10 @@ function isStr (v: Operand | undefined): v is Str {
 }
 
 function decodeName (data: Uint8Array, start: number, end: number): string {
-  if (end - start <= 24) {
-    let plain = ''
-    for (let i = start; i < end; i++) {
-      if (data[i] === 0x23) return decodeEscapedName(data, start, end)
-      plain += String.fromCharCode(data[i]!)
-    }
-    return plain
-  }
-  return decodeEscapedName(data, start, end)
+  if (end - start > 64) return decodeEscapedName(data, start, end)
+  for (let i = start; i < end; i++) if (data[i] === 0x23) return decodeEscapedName(data, start, end)
+  // One flat string: a name built character by character is a chain of pieces that every map lookup flattens again.
+  return String.fromCharCode.apply(null, data.subarray(start, end) as unknown as number[])
 }
 
 /** A name with #xx escapes (§7.3.5), or a long one. */
