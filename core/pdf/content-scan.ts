@@ -574,13 +574,12 @@ function isStr (v: Operand | undefined): v is Str {
 }
 
 function decodeName (data: Uint8Array, start: number, end: number): string {
-  if (end - start > 64) return decodeEscapedName(data, start, end)
   for (let i = start; i < end; i++) if (data[i] === 0x23) return decodeEscapedName(data, start, end)
   // One flat string: a name built character by character is a chain of pieces that every map lookup flattens again.
-  return String.fromCharCode.apply(null, data.subarray(start, end) as unknown as number[])
+  return Buffer.from(data.buffer, data.byteOffset + start, end - start).toString('latin1')
 }
 
-/** A name with #xx escapes (§7.3.5), or a long one. */
+/** A name with #xx escapes (§7.3.5). */
 function decodeEscapedName (data: Uint8Array, start: number, end: number): string {
   let s = ''
   for (let i = start; i < end; i++) {

@@ -3,12 +3,13 @@
  * Portuguese letters are all in WinAnsi; anything else in a certificate name (another
  * script, an emoji) is replaced rather than failing the signature.
  */
+import { StandardFontEmbedder } from 'pdf-lib'
 import type { PDFFont } from 'pdf-lib'
-
-const cache = new WeakMap<PDFFont, Map<string, boolean>>()
 
 /** What measuring and encoding a font's text needs, learnt one character (or pair) at a time. */
 interface Metrics {
+  /** Whether the font can encode a character. */
+  encodable: Map<string, boolean>
   /** Advance of a code point, in thousandths of an em. */
   widths: Map<number, number>
   /** Kerning of a pair of code points (first × 0x110000 + second), in thousandths of an em. */
@@ -18,11 +19,19 @@ interface Metrics {
 }
 
 const metricsByFont = new WeakMap<PDFFont, Metrics>()
+/**
+ * A standard 14 font's widths, kerning and encoding depend on its name alone, so they are
+ * learnt once per thread rather than once per document (each signature embeds its fonts anew).
+ */
+const standardMetrics = new Map<string, Metrics>()
 
 function metricsOf (font: PDFFont): Metrics {
   let m = metricsByFont.get(font)
   if (m === undefined) {
-    m = { widths: new Map(), kerns: new Map(), hex: new Map() }
+    const embedder = (font as unknown as { embedder: unknown }).embedder
+    const standard = embedder instanceof StandardFontEmbedder ? embedder.fontName : undefined
+    m = (standard === undefined ? undefined : standardMetrics.get(standard)) ?? { encodable: new Map(), widths: new Map(), kerns: new Map(), hex: new Map() }
+    if (standard !== undefined) standardMetrics.set(standard, m)
     metricsByFont.set(font, m)
   }
   return m
@@ -91,21 +100,22 @@ export function encodedText (font: PDFFont, text: string): string {
   return `${out}>`
 }
 
-function encodable (font: PDFFont, ch: string): boolean {
-  let known = cache.get(font)
-  if (known === undefined) { known = new Map(); cache.set(font, known) }
-  let ok = known.get(ch)
+function encodable (m: Metrics, font: PDFFont, ch: string): boolean {
+  let ok = m.encodable.get(ch)
   if (ok === undefined) {
     try { font.encodeText(ch); ok = true } catch { ok = false }
-    known.set(ch, ok)
+    // Kept per thread: bounded, whatever scripts certificate names use.
+    if (m.encodable.size >= 4096) m.encodable.clear()
+    m.encodable.set(ch, ok)
   }
   return ok
 }
 
 /** The text with every character the font cannot encode replaced by `?`. */
 export function printable (font: PDFFont, text: string): string {
+  const m = metricsOf(font)
   let out = ''
-  for (const ch of text.replace(/[\r\n\t]+/g, ' ')) out += encodable(font, ch) ? ch : '?'
+  for (const ch of text.replace(/[\r\n\t]+/g, ' ')) out += encodable(m, font, ch) ? ch : '?'
   return out
 }
 
