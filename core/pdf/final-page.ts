@@ -134,7 +134,7 @@ const qrStreams = new Map<string, Buffer>()
  * zone) in a `side`-point square at `x`, `y`: one path, filled once, in module units (a
  * `cm` scales them), so the rows meet exactly with no rounding between them.
  */
-export function qrStream (text: string, x: number, y: number, side: number): Buffer {
+function qrStream (text: string, x: number, y: number, side: number): Buffer {
   const key = `${x} ${y} ${side} ${text}`
   let found = qrStreams.get(key)
   if (found === undefined) {
