@@ -222,8 +222,10 @@ export interface ScanLimits {
  * file's sake: what it cannot read makes every state `unknown`, with the reason.
  */
 export class ContentScanner {
-  private readonly fonts = new Map<PDFObject, FontInfo>()
-  private readonly fontNames = new Map<PDFDict, Map<string, FontInfo | undefined>>()
+  /** What the scan knows of a font, by its dictionary and by the entries that lead to it (undefined: not a font dictionary). */
+  private readonly fonts = new Map<PDFObject, FontInfo | undefined>()
+  /** Per resources dictionary, each font name's entry in its /Font dictionary. */
+  private readonly fontNames = new Map<PDFDict, Map<string, PDFObject>>()
   private readonly decoded = new Map<PDFObject, Uint8Array>()
 
   constructor (readonly context: PDFContext) {}
@@ -252,23 +254,36 @@ export class ContentScanner {
     return [value]
   }
 
-  /** The font `name` of `resources`, remembered per resources and name (a Tf per line is common). */
+  /**
+   * The font `name` of `resources`. Each /Font dictionary is read once into a map by name:
+   * looking a name up made a PDFName for it (a regular expression each time), and files
+   * whose every line sets a font of its own name (pdf-lib writes them) have dozens a page.
+   */
   fontNamed (resources: PDFDict | undefined, name: string): FontInfo | undefined {
     if (resources === undefined) return undefined
     let named = this.fontNames.get(resources)
-    if (named === undefined) { named = new Map(); this.fontNames.set(resources, named) }
-    if (named.has(name)) return named.get(name)
-    const fonts = this.lookup(resources.get(FONT))
-    const dict = fonts instanceof PDFDict ? this.lookup(fonts.get(PDFName.of(name))) : undefined
-    let info: FontInfo | undefined
-    if (dict instanceof PDFDict) {
-      info = this.fonts.get(dict)
-      if (info === undefined) {
-        info = fontInfo(dict, this.context)
-        this.fonts.set(dict, info)
+    if (named === undefined) {
+      named = new Map()
+      const fonts = this.lookup(resources.get(FONT))
+      if (fonts instanceof PDFDict) {
+        for (const [key, value] of fonts.entries()) {
+          const encoded = key.asString()
+          named.set(encoded.includes('#') ? key.decodeText() : encoded.slice(1), value)
+        }
       }
+      this.fontNames.set(resources, named)
     }
-    named.set(name, info)
+    const entry = named.get(name)
+    if (entry === undefined) return undefined
+    if (this.fonts.has(entry)) return this.fonts.get(entry)
+    // Remembered by the entry (usually a reference that many pages' names share) and by the dictionary it leads to.
+    const dict = this.lookup(entry)
+    let info = dict instanceof PDFDict ? this.fonts.get(dict) : undefined
+    if (dict instanceof PDFDict && info === undefined) {
+      info = fontInfo(dict, this.context)
+      this.fonts.set(dict, info)
+    }
+    this.fonts.set(entry, info)
     return info
   }
 
@@ -559,18 +574,12 @@ function isStr (v: Operand | undefined): v is Str {
 }
 
 function decodeName (data: Uint8Array, start: number, end: number): string {
-  if (end - start <= 24) {
-    let plain = ''
-    for (let i = start; i < end; i++) {
-      if (data[i] === 0x23) return decodeEscapedName(data, start, end)
-      plain += String.fromCharCode(data[i]!)
-    }
-    return plain
-  }
-  return decodeEscapedName(data, start, end)
+  for (let i = start; i < end; i++) if (data[i] === 0x23) return decodeEscapedName(data, start, end)
+  // One flat string: a name built character by character is a chain of pieces that every map lookup flattens again.
+  return Buffer.from(data.buffer, data.byteOffset + start, end - start).toString('latin1')
 }
 
-/** A name with #xx escapes (§7.3.5), or a long one. */
+/** A name with #xx escapes (§7.3.5). */
 function decodeEscapedName (data: Uint8Array, start: number, end: number): string {
   let s = ''
   for (let i = start; i < end; i++) {

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { PDFDict, PDFDocument, PDFName } from 'pdf-lib'
+import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFString } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeFormPdf, makePdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
 import { toolsAvailable } from '../../fixtures/pdf/verify.js'
@@ -115,5 +115,23 @@ describe.skipIf(!toolsAvailable('qpdf'))('writeUpdate', () => {
       if (key.asString() !== '/Fields' && key.asString() !== '/SigFlags') expect(form.get(key)?.toString()).toBe(formBefore.get(key)?.toString())
     }
     expect(await qpdfCheck(out, 'form-update')).toMatch(/No syntax or stream encoding errors/)
+  })
+
+  it('writes a changed page dictionary with the bytes pdf-lib would write for it', async () => {
+    const opened = await openPdf(await makeFormPdf())
+    const tracked = track(opened)
+    const page = opened.doc.getPages()[0]!
+    const { context } = opened.doc
+    // Every kind of value a dictionary holds: names, numbers, strings, hex strings, booleans, null, references, nesting.
+    page.node.set(PDFName.of('Razao'), context.obj({ N: 'Nome', R: [1, -2.5, 0.125, page.ref], S: PDFString.of('(a) b\\c'), H: PDFHexString.fromText('Ação'), B: true, Z: null }))
+    const out = writeUpdate(tracked, [])
+    const expected = Buffer.alloc(page.node.sizeInBytes())
+    page.node.copyBytesInto(expected, 0)
+    const update = out.subarray(opened.bytes.length)
+    const header = Buffer.from(`${page.ref.objectNumber} ${page.ref.generationNumber} obj\n`, 'latin1')
+    const at = update.indexOf(header)
+    expect(at).toBeGreaterThanOrEqual(0)
+    expect(update.subarray(at + header.length, at + header.length + expected.length).equals(expected)).toBe(true)
+    expect(await qpdfCheck(out, 'page-bytes')).toMatch(/No syntax or stream encoding errors/)
   })
 })

@@ -137,9 +137,15 @@ export function writeUpdate (tracked: Tracked, raw: RawObject[]): Buffer {
     if (rawNumbers.has(ref.objectNumber)) continue
     const isNew = ref.objectNumber > tracked.originalMax
     const before = tracked.before.get(ref.tag)
-    if (isNew || (before !== undefined && before !== fingerprint(object))) {
+    const print = isNew || before === undefined ? undefined : fingerprint(object)
+    if (isNew || (before !== undefined && before !== print)) {
+      // A changed dictionary or array in clear is written from its fingerprint: pdf-lib's toString and
+      // copyBytesInto give the same bytes for every object a dictionary can hold, and a stamped page's
+      // dictionary (with its resources) is otherwise measured and copied once more, object by object.
       // pdf-lib holds an encrypted file's objects in clear; each is encrypted with its own key as it is written.
-      push(ref, indirect(ref, serialized(encryption === undefined ? object : encryptObject(encryption.handler, ref, object, doc.context))))
+      push(ref, indirect(ref, encryption === undefined && print !== undefined && !(object instanceof PDFStream)
+        ? Buffer.from(print, 'latin1')
+        : serialized(encryption === undefined ? object : encryptObject(encryption.handler, ref, object, doc.context))))
     }
   }
   for (const r of raw) {

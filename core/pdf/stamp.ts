@@ -23,7 +23,7 @@ import type { Tracked } from './incremental.js'
 import { appendAnnotation } from './incremental.js'
 import { readerSize, toUserRect, uprightMatrix } from './page-box.js'
 import type { Box, Corner, PageGeometry } from './page-box.js'
-import { num, printable, wrapText } from './text.js'
+import { encodedText, num, printable, shownAdvance, textWidth, wrapText } from './text.js'
 
 /**
  * A PDF text string (§7.9.2.2): a literal in PDFDocEncoding when every character has the
@@ -33,23 +33,6 @@ import { num, printable, wrapText } from './text.js'
  */
 function textString (text: string): PDFString | PDFHexString {
   return /^[\x20-\x7e\xa1-\xac\xae-\xff]*$/.test(text) ? PDFString.of(text.replace(/[()\\]/g, '\\$&')) : PDFHexString.fromText(text)
-}
-
-const unitWidths = new WeakMap<PDFFont, Map<string, number>>()
-
-/**
- * A text's width at 1 pt, remembered per font: every page of a document measures the same
- * first line, and pdf-lib's measure (glyph by glyph, kerning pairs included) is slow.
- */
-function unitWidthOf (font: PDFFont, text: string): number {
-  let known = unitWidths.get(font)
-  if (known === undefined) { known = new Map(); unitWidths.set(font, known) }
-  let width = known.get(text)
-  if (width === undefined) {
-    width = font.widthOfTextAtSize(text, 1)
-    known.set(text, width)
-  }
-  return width
 }
 
 /** Largest font size, in points as printed. */
@@ -87,19 +70,19 @@ export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): S
   const gap = Math.min(EDGE_GAP_PT, Math.min(width, height) * 0.04)
   const room = width - 2 * gap
   // Width is proportional to size: measure once at 1 pt (a search over sizes re-measured every line of every page).
-  const unitWidth = texts.reduce((w, t) => Math.max(w, unitWidthOf(font, t)), 0)
+  const unitWidth = texts.reduce((w, t) => Math.max(w, textWidth(font, t, 1)), 0)
   let size = unitWidth === 0 ? MAX_FONT_PT : Math.min(MAX_FONT_PT, Math.floor(room / (unitWidth + 2 * PAD) * 4) / 4)
   let lines = texts
   if (size < MIN_FONT_PT) {
     size = MIN_FONT_PT
     const lineRoom = room - 2 * PAD * size
     // Wrapped at spaces only: a word cut in two (the document identifier, a CNPJ) is worse than no stamp.
-    const widestWord = texts.reduce((w, t) => t.split(' ').reduce((m, word) => Math.max(m, font.widthOfTextAtSize(word, size)), w), 0)
+    const widestWord = texts.reduce((w, t) => t.split(' ').reduce((m, word) => Math.max(m, textWidth(font, word, size)), w), 0)
     if (widestWord > lineRoom) return undefined
     lines = texts.flatMap((t) => wrapText(font, t, size, lineRoom))
   }
-  const textWidth = lines.reduce((w, t) => Math.max(w, unitWidthOf(font, t) * size), 0)
-  const length = textWidth + 2 * PAD * size
+  const widest = lines.reduce((w, t) => Math.max(w, textWidth(font, t, 1) * size), 0)
+  const length = widest + 2 * PAD * size
   const boxHeight = lines.length * LEADING * size + 2 * PAD * size - (LEADING - 1) * size
   if (length > room || boxHeight > height - 2 * gap || length * boxHeight > MAX_SHARE * width * height) return undefined
   return { size, lines, length, height: boxHeight, gap }
@@ -159,23 +142,13 @@ function lineOrigin (layout: StampLayout, i: number): [number, number] {
   return [PAD * size, height - PAD * size - size * 0.82 - i * LEADING * size]
 }
 
-/**
- * How far `text` moves the pen when shown with Tj. Measured glyph by glyph: pdf-lib's
- * width counts kerning pairs, which Tj does not apply.
- */
-function shownAdvance (font: PDFFont, text: string, size: number): number {
-  let advance = 0
-  for (const ch of text) advance += font.widthOfTextAtSize(ch, size)
-  return advance
-}
-
 /** Text operators for `parts` (line index, text, x offset from the line's start), in the stamp's text colour. */
 function textOperators (font: PDFFont, layout: StampLayout, parts: Array<[number, string, number]>): string {
   if (parts.length === 0) return ''
   let content = ` BT 0.1 0.16 0.4 rg /F1 ${num(layout.size)} Tf`
   for (const [i, text, dx] of parts) {
     const [x, y] = lineOrigin(layout, i)
-    content += ` 1 0 0 1 ${num(x + dx)} ${num(y)} Tm ${font.encodeText(text).toString()} Tj`
+    content += ` 1 0 0 1 ${num(x + dx)} ${num(y)} Tm ${encodedText(font, text)} Tj`
   }
   return `${content} ET`
 }

@@ -45,6 +45,13 @@ function options (over: Partial<SignPdfOptions> = {}): SignPdfOptions {
   }
 }
 
+/**
+ * pdf.js's time limits for the tests whose pages pdf.js reads: they check where the stamps go and
+ * what the warnings say, not the limits (core/pdf/text-positions.test.ts does); on a loaded
+ * machine (load 20 on 2 cores) pdf.js overran the 500 ms a page and the pages were reported unread.
+ */
+const UNHURRIED = { pageMs: 60_000, totalMs: 120_000 }
+
 type Rect = [number, number, number, number]
 
 /** The /Rect of each page's stamp annotation (undefined for a page without one). */
@@ -154,7 +161,7 @@ describe.skipIf(!tools)('stamp geometry', () => {
       if (s.size[0] > 50 && s.size[1] > 50) page.drawText(`Página ${i + 1}`, { x: s.size[0] / 3, y: s.size[1] / 2, size: 12, font })
     }
     const input = await doc.save({ useObjectStreams: false })
-    const out = await signPdf(input, options())
+    const out = await signPdf(input, options({ textBudget: UNHURRIED }))
     const path = join(dir, 'geometry.pdf')
     await writeFile(path, out.pdf)
     await checkSignedPdf(dir, out.pdf, pki.rootPemPath, 'geometry')
@@ -246,7 +253,7 @@ describe.skipIf(!tools)('stamp placement by the page\'s text', () => {
 
   it('puts each stamp in the first free corner (bottom right, bottom left, top right, top left) as the reader sees the page', async () => {
     const input = await makeCornerTextPdf(cases.map(([, spec]) => spec))
-    const out = await signPdf(input, options())
+    const out = await signPdf(input, options({ textBudget: UNHURRIED }))
     const path = join(dir, 'placement.pdf')
     await writeFile(path, out.pdf)
     await checkSignedPdf(dir, out.pdf, pki.rootPemPath, 'placement')
@@ -274,7 +281,7 @@ describe.skipIf(!tools)('stamp placement by the page\'s text', () => {
     await writeFile(plainPath, await makeCornerTextPdf([{ text: ['bottom-right'] }]))
     await run('qpdf', ['--encrypt', '', 'dono', '256', '--', plainPath, lockedPath])
     const input = Buffer.concat([Buffer.from('X-Gateway: relayed\r\n\r\n'), await readFile(lockedPath)])
-    const out = await signPdf(input, options())
+    const out = await signPdf(input, options({ textBudget: UNHURRIED }))
     expect(out.warnings).toEqual([expect.stringMatching(/bytes before the PDF header/)])
     const path = join(dir, 'corner-signed.pdf')
     await writeFile(path, out.pdf)
@@ -283,7 +290,7 @@ describe.skipIf(!tools)('stamp placement by the page\'s text', () => {
   })
 
   it('with text in every corner, takes the corner covering least and says so', async () => {
-    const out = await signPdf(await makeCornerTextPdf([{ text: ['everywhere'] }, { text: [] }]), options())
+    const out = await signPdf(await makeCornerTextPdf([{ text: ['everywhere'] }, { text: [] }]), options({ textBudget: UNHURRIED }))
     expect(out.warnings).toEqual(['Page 1 has content in all four corners; the stamp was put where it covers the least.'])
     const rects = await stampRects(out.pdf)
     expect(rects[0]).toBeDefined()
