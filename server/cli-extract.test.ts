@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeTextPdf } from '../fixtures/extraction/pdf-writer.js'
 import { generateExtrato } from '../plugins/pgdas-extrato/fixtures/generate.js'
 import type { PgdasExtrato } from '../plugins/pgdas-extrato/index.js'
+import { razaoArgs } from '../fixtures/razao-cli.js'
 
-const CLI = join(import.meta.dirname, 'cli.ts')
 let dir: string
 let extrato: string
 let truth: PgdasExtrato
@@ -33,7 +33,7 @@ afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
 
 function razao (args: string[], env: Record<string, string> = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, [...razaoArgs(), ...args], {
       cwd: join(import.meta.dirname, '..'),
       env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '2', ...env },
       stdio: ['ignore', 'pipe', 'pipe']

@@ -14,8 +14,8 @@ import type { TestDatabase } from '../fixtures/db/test-database.js'
 import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
 import { centsToDecimal } from '../core/money/index.js'
+import { razaoArgs } from '../fixtures/razao-cli.js'
 
-const CLI = join(import.meta.dirname, 'cli.ts')
 let dir: string
 let db: TestDatabase
 let ledger: string
@@ -35,7 +35,7 @@ afterAll(async () => {
 interface Run { code: number | null, stdout: string, stderr: string }
 
 function start (args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  return spawn(process.execPath, [...razaoArgs(), ...args], {
     cwd: join(import.meta.dirname, '..'),
     env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), DATABASE_URL: db.url },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -1,6 +1,6 @@
 /**
- * The `razao` command as a user runs it: a child process on the TypeScript sources
- * (through tsx, so no build is needed), real files, real exit codes.
+ * The `razao` command as a user runs it: a child process (the built CLI, or the sources
+ * through tsx when the build is out of date: fixtures/razao-cli.ts), real files, real exit codes.
  */
 import { spawn } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
 import { writeTinyXlsx } from '../fixtures/tiny-xlsx.js'
+import { razaoArgs } from '../fixtures/razao-cli.js'
 
-const CLI = join(import.meta.dirname, 'cli.ts')
 let dir: string
 let ledger: string
 let facts: LedgerFacts
@@ -30,7 +30,7 @@ interface Run { code: number | null, stdout: string, stderr: string }
 
 function razao (args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, [...razaoArgs(), ...args], {
       cwd: join(import.meta.dirname, '..'),
       env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -181,7 +181,7 @@ describe('razao', () => {
 /** Starts `razao serve all` on a free port, calls it, then sends SIGTERM. */
 function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: string, health: unknown, signHealth: unknown, authorized: number, companies: Run | undefined, stillUp: number, gatewayHealth: unknown, gatewayCompanies: unknown }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'all'], {
+    const child = spawn(process.execPath, [...razaoArgs(), 'serve', 'all'], {
       cwd: join(import.meta.dirname, '..'),
       env: {
         ...process.env, RAZAO_DATA_DIR: dataDir, IMPORT_PORT: '0', SIGN_PORT: '0', EXTRACT_PORT: '0', GATEWAY_PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: '',

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ECHO, installPackage, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
+import { razaoArgs } from '../../fixtures/razao-cli.js'
 
-const CLI = join(import.meta.dirname, '..', 'cli.ts')
 const ROOT = join(import.meta.dirname, '..', '..')
 
 let dir: string
@@ -25,8 +25,8 @@ interface Served { code: number | null, stderr: string, log: string }
 
 /** Starts the agent, runs `use` against its URL, then sends SIGTERM and waits for the exit. */
 async function serve (env: Record<string, string>, use: (url: string) => Promise<void>): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', 'agent'], {
-    // The repository's folder, where `--import tsx` resolves (the service's worker threads load it too).
+  const child = spawn(process.execPath, [...razaoArgs(), 'serve', 'agent'], {
+    // The repository's folder, where `--import tsx` resolves when the sources run (the service's worker threads load it too).
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '', RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AUTOMATIONS_ROOT: join(dir, 'automations'), LOG_LEVEL: 'warn',

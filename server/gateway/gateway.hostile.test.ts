@@ -20,9 +20,9 @@ import type { DevChain } from '../../core/sign/index.js'
 import { serveProcess } from '../../fixtures/serve-process.js'
 import type { ServedProcess } from '../../fixtures/serve-process.js'
 import { rekeyKeys } from './rekey-command.js'
+import { razaoArgs } from '../../fixtures/razao-cli.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const CLI = join(ROOT, 'server', 'cli.ts')
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`
 const newKeyText = (): string => randomBytes(32).toString('hex')
 
@@ -45,9 +45,9 @@ const cnpj = (root: string, branch: number): string => {
 
 interface RunResult { code: number | null, stdout: string, stderr: string }
 
-/** The razao command through tsx, on the test database. */
+/** The razao command (fixtures/razao-cli.ts), on the test database. */
 async function razao (args: string[], env: Record<string, string>): Promise<RunResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [...razaoArgs(), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']

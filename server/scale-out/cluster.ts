@@ -21,7 +21,6 @@ const run = promisify(execFile)
 export const PG_BIN = '/usr/lib/postgresql/15/bin'
 const PGBOUNCER = '/usr/sbin/pgbouncer'
 const HAPROXY = '/usr/sbin/haproxy'
-const CLI = join(import.meta.dirname, '..', 'cli.ts')
 
 /** The Debian packages the test needs, by the program each provides. */
 export const TOOLS: Record<string, string> = { [`${PG_BIN}/postgres`]: 'postgresql-15', [PGBOUNCER]: 'pgbouncer', [HAPROXY]: 'haproxy' }
@@ -236,10 +235,14 @@ async function untilListening (port: number, proc: Proc): Promise<void> {
 
 export interface Instance { proc: Proc, port: number, service: 'import' | 'gateway' }
 
-/** `razao serve <service>` in its own process (from source, as the CLI tests run it), on `port` (0: a free one). */
-export async function startInstance (service: 'import' | 'gateway', env: Record<string, string>, port = 0): Promise<Instance> {
+/**
+ * `razao serve <service>` in its own process, on `port` (0: a free one). `razao` is the node
+ * arguments that run the command (the test passes fixtures/razao-cli.ts's choice, the built
+ * CLI when it is current: this module may not import fixtures/).
+ */
+export async function startInstance (razao: string[], service: 'import' | 'gateway', env: Record<string, string>, port = 0): Promise<Instance> {
   const portVariable = service === 'import' ? 'IMPORT_PORT' : 'GATEWAY_PORT'
-  const proc = new Proc(`razao ${service}`, spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', service], {
+  const proc = new Proc(`razao ${service}`, spawn(process.execPath, [...razao, 'serve', service], {
     cwd: join(import.meta.dirname, '..', '..'),
     env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: '', ...env, [portVariable]: String(port) },
     stdio: ['ignore', 'pipe', 'pipe']

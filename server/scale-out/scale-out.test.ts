@@ -28,6 +28,7 @@ import { DEFAULT_CACHE_MS } from '../../core/gateway/index.js'
 import { DEFAULT_RECOVERY_INTERVAL_MS } from '../import/app.js'
 import { missingTools, pgBouncerUrl, startHaproxy, startInstance, startPgBouncer, startPostgres, stopAll } from './cluster.js'
 import type { Balancer, Instance, Pooler, Postgres } from './cluster.js'
+import { razaoArgs } from '../../fixtures/razao-cli.js'
 
 /** Rows per ledger: a load takes about a second here, long enough to kill one halfway. */
 const ROWS = 100_000
@@ -86,8 +87,8 @@ describe.skipIf(missing.length > 0 && !CI)('scale-out: two import and two gatewa
     // All four at the same moment, on a database without a single table.
     const envs = await Promise.all([importEnv(0), importEnv(1)])
     const started = await Promise.all([
-      ...envs.map(async (env) => await startInstance('import', env)),
-      ...[0, 1].map(async (i) => await startInstance('gateway', gatewayEnv(i)))
+      ...envs.map(async (env) => await startInstance(razaoArgs(), 'import', env)),
+      ...[0, 1].map(async (i) => await startInstance(razaoArgs(), 'gateway', gatewayEnv(i)))
     ])
     imports = started.slice(0, 2)
     gateways = started.slice(2)
@@ -268,7 +269,7 @@ describe.skipIf(missing.length > 0 && !CI)('scale-out: two import and two gatewa
       const calls = nfe.requests.length
       const ports = gateways.map((g) => g.port)
       await Promise.all(gateways.map(async (g) => await g.proc.stop('SIGTERM')))
-      gateways = await Promise.all(ports.map(async (port, i) => await startInstance('gateway', gatewayEnv(i), port)))
+      gateways = await Promise.all(ports.map(async (port, i) => await startInstance(razaoArgs(), 'gateway', gatewayEnv(i), port)))
       await balancer.untilUp('gateways')
       for (const port of [...ports, balancer.ports.gateways!]) {
         for (const [i, code] of filiais.entries()) {
