@@ -5,15 +5,18 @@
  * each with the word's confidence. The plugins read them as they read any page.
  */
 import { EngineError } from '../../errors.js'
+import { openWithPdfJs } from '../../pdf/index.js'
 import type { PdfJsPage } from '../../pdf/index.js'
 import type { PageText, TextRun } from '../text-types.js'
 import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
-import { OcrTimeout, recognizeWords } from './tesseract.js'
+import type { PageImage } from './page-image.js'
+import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
 
 export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS } from './image-bounds.js'
-export { releaseTesseract, tesseractOptions, TESSERACT_VERSION } from './tesseract.js'
+export { recognizeWords, releaseTesseract, tesseractOptions, TESSERACT_IDLE_MS, TESSERACT_MAX_PAGES, TESSERACT_VERSION } from './tesseract.js'
+export type { PageImage } from './page-image.js'
 
 export interface OcrLimits {
   /** Resolution pages are drawn at (default 300 dpi). */
@@ -92,6 +95,11 @@ export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: numbe
   }))
 }
 
+/** A scanned page handed to Tesseract: its text comes later (wrapped, so that awaiting the start does not wait for it). */
+export interface PendingOcrPage {
+  text: Promise<PageText>
+}
+
 /**
  * The OCR of one document's scanned pages. The file's images are measured (image
  * bombs) on the first page that needs OCR, once; a document with a text layer never
@@ -100,6 +108,7 @@ export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: numbe
 export class DocumentOcr {
   private measured = false
   private images: boolean | undefined
+  private previous: Promise<void> = Promise.resolve()
 
   /** `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's message. */
   constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number) {}
@@ -117,16 +126,35 @@ export class DocumentOcr {
     return this.images || garbage > 0
   }
 
+  /** The page in grey at the OCR resolution. */
+  async pageImage (page: PdfJsPage): Promise<PageImage> {
+    return await renderPageGrey(page, this.limits.dpi ?? OCR_DPI, this.limits.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS)
+  }
+
   /**
-   * The page read by OCR, as displayed (its /Rotate applied: the frame a person reads it
-   * in). Throws PDF_CONTENT_TOO_LARGE for an image bomb, PDF_TIMEOUT past the deadline.
+   * Draws the page for OCR and hands it to Tesseract, as displayed (its /Rotate applied:
+   * the frame a person reads it in). Returns once the page is drawn and the previous
+   * page's words are in, so that the caller reads and draws the next page while
+   * Tesseract, in its own thread, reads this one: at most two page images at a time.
+   * Throws PDF_CONTENT_TOO_LARGE for an image bomb; the text rejects with PDF_TIMEOUT
+   * past the deadline.
    */
-  async read (page: PdfJsPage, pageNumber: number): Promise<PageText> {
+  async start (page: PdfJsPage, pageNumber: number): Promise<PendingOcrPage> {
     if (!this.measured) {
       refuseImageBombs(this.bytes, this.limits.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS)
       this.measured = true
     }
-    const image = await renderPageGrey(page, this.limits.dpi ?? OCR_DPI, this.limits.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS)
+    warmTesseract()
+    const image = await this.pageImage(page)
+    await this.previous
+    const text = this.recognize(image, pageNumber)
+    // Awaited by the caller after the last page; a failure before that is raised by the next start.
+    text.catch(() => undefined)
+    this.previous = text.then(() => undefined)
+    return { text }
+  }
+
+  private async recognize (image: PageImage, pageNumber: number): Promise<PageText> {
     let words: OcrWord[]
     try {
       words = await recognizeWords(image.pgm, image.dpi, this.deadline)
@@ -141,5 +169,18 @@ export class DocumentOcr {
       runs: wordsToRuns(words, image.height, image.scale),
       source: 'OCR'
     }
+  }
+}
+
+/** Every page of `bytes` as OCR takes it, whatever its text layer (bench/extract-ocr.bench.ts times Tesseract alone on them). */
+export async function ocrPageImages (bytes: Uint8Array, limits: OcrLimits = {}): Promise<PageImage[]> {
+  const doc = await (await openWithPdfJs(bytes)).promise
+  try {
+    const ocr = new DocumentOcr(bytes, limits, Number.POSITIVE_INFINITY, 0)
+    const images: PageImage[] = []
+    for (let n = 1; n <= doc.numPages; n++) images.push(await ocr.pageImage(await doc.getPage(n)))
+    return images
+  } finally {
+    await doc.destroy()
   }
 }
