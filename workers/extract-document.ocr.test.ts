@@ -86,7 +86,7 @@ const CASES: ScanCase[] = [
   { type: 'PGDAS_EXTRATO', make: async () => await generateExtrato({ seed: 11 }), scan: { dpi: 200, skew: 1, noise: 0.001, quality: 70, seed: 8 }, keys: ['cnpj', 'competencia', 'numeroApuracao'] },
   { type: 'PGDAS_DECLARACAO', make: async () => await generateDeclaracao({ seed: 11 }), scan: { dpi: 200, skew: -1, noise: 0.001, quality: 70, seed: 9 }, keys: ['cnpj', 'competencia', 'numeroDeclaracao', 'valorTotalDebitoDeclarado'] },
   { type: 'PGDAS_RECIBO', make: async () => await generateRecibo({ seed: 11 }), scan: { dpi: 200, skew: 1.2, noise: 0.001, quality: 70, seed: 5 }, keys: ['numeroDeclaracao', 'totalDebitoDeclarado'], hard: ['cnpj', 'competencia'] },
-  { type: 'RELATORIO_SIMPLES', make: async () => await generateRelatorio({ seed: 11 }), scan: { dpi: 200, skew: 1.5, noise: 0.001, quality: 70, seed: 11 }, keys: ['identificacao.competencia', 'resumo.receitaBrutaMesNumero', 'resumo.valorSimplesRecolherNumero'], hard: ['identificacao.cnpj'] },
+  { type: 'RELATORIO_SIMPLES', make: async () => await generateRelatorio({ seed: 11 }), scan: { dpi: 200, skew: 1.5, noise: 0.001, quality: 70, seed: 11 }, keys: ['identificacao.cnpj', 'identificacao.competencia', 'resumo.receitaBrutaMesNumero', 'resumo.valorSimplesRecolherNumero'] },
   { type: 'DEC_ISSQN_POA', make: async () => await generateDec({ seed: 11 }), scan: { dpi: 200, skew: -1.5, noise: 0.001, quality: 70, seed: 12 }, keys: ['empresa.cnpj', 'competencia.referencia', 'financeiro.totalRecolher'] },
   { type: 'NFSE_DANFSE', make: async () => await generateDanfse({ seed: 11 }), scan: { dpi: 300, skew: 1, noise: 0.001, quality: 75, seed: 13 }, keys: [], hard: ['chaveAcesso', 'numeroNfse', 'competencia', 'prestador.documento', 'valores.valorServico'] }
 ]

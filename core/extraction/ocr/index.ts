@@ -86,13 +86,37 @@ function mendWord (words: OcrWord[], i: number): string {
   return text
 }
 
-/** Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user space (origin bottom-left, points). */
+/**
+ * A label's colon Tesseract read as a word of its own (`CNPJ :.` for `CNPJ:`), often with
+ * a speck of the form's dotted leader beside it: only a colon and dots or commas.
+ */
+const DETACHED_COLON = /^[.,]*:[.,]*$/
+
+/**
+ * Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user
+ * space (origin bottom-left, points). A detached colon joins the label before it on its
+ * line, so that `CNPJ:` reads as printed.
+ */
 export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: number): TextRun[] {
-  return words.map((w, i) => ({
-    text: mendWord(words, i),
-    box: { x: w.x0 / scale, y: (imageHeight - w.bottom) / scale, width: (w.x1 - w.x0) / scale, height: (w.bottom - w.top) / scale },
-    confidence: w.confidence
-  }))
+  const runs: TextRun[] = []
+  let previous: { word: OcrWord, run: TextRun } | undefined
+  words.forEach((w, i) => {
+    const text = mendWord(words, i)
+    if (previous !== undefined && previous.word.line === w.line && DETACHED_COLON.test(text) && /\p{L}$/u.test(previous.run.text)) {
+      previous.run.text += ':'
+      previous.run.box.width = (w.x1 - previous.word.x0) / scale
+      previous.run.confidence = Math.min(previous.run.confidence ?? 1, w.confidence)
+      return
+    }
+    const run = {
+      text,
+      box: { x: w.x0 / scale, y: (imageHeight - w.bottom) / scale, width: (w.x1 - w.x0) / scale, height: (w.bottom - w.top) / scale },
+      confidence: w.confidence
+    }
+    runs.push(run)
+    previous = { word: w, run }
+  })
+  return runs
 }
 
 /** A scanned page handed to Tesseract: its text comes later (wrapped, so that awaiting the start does not wait for it). */
