@@ -81,6 +81,8 @@ function mendWord (words: OcrWord[], i: number): string {
   const w = words[i]!
   let text = mendDigits(w.text)
   for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
+  // A form's `CNPJ / CPF / NIF`: Tesseract glues the slash to the word after it.
+  text = text.replace(/^\/(\p{L}+)$/u, '/ $1')
   const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
   if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
   return text
@@ -93,19 +95,31 @@ function mendWord (words: OcrWord[], i: number): string {
 const DETACHED_COLON = /^[.,]*:[.,]*$/
 
 /**
+ * Words closer than this share of their line's height (about half an em) are one phrase:
+ * a word space is a quarter to a third of an em, the gap between two cells of a form is
+ * an em or more.
+ */
+const PHRASE_GAP = 1
+
+/**
  * Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user
- * space (origin bottom-left, points). A detached colon joins the label before it on its
- * line, so that `CNPJ:` reads as printed.
+ * space (origin bottom-left, points). The words of a phrase become one run, as a text
+ * layer draws a label or a value: the grid queries (TextRegion.under, table, column) find
+ * a label as a run of its own. A detached colon joins the label before it, so that
+ * `CNPJ:` reads as printed. A run's confidence is its lowest word's.
  */
 export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: number): TextRun[] {
   const runs: TextRun[] = []
   let previous: { word: OcrWord, run: TextRun } | undefined
   words.forEach((w, i) => {
     const text = mendWord(words, i)
-    if (previous !== undefined && previous.word.line === w.line && DETACHED_COLON.test(text) && /\p{L}$/u.test(previous.run.text)) {
-      previous.run.text += ':'
-      previous.run.box.width = (w.x1 - previous.word.x0) / scale
-      previous.run.confidence = Math.min(previous.run.confidence ?? 1, w.confidence)
+    const last = previous
+    if (last !== undefined && last.word.line === w.line && w.x0 - last.word.x1 <= PHRASE_GAP * (w.bottom - w.top)) {
+      const colon = DETACHED_COLON.test(text) && /\p{L}$/u.test(last.run.text)
+      last.run.text += colon ? ':' : ` ${text}`
+      last.run.box.width = (w.x1 / scale) - last.run.box.x
+      last.run.confidence = Math.min(last.run.confidence ?? 1, w.confidence)
+      last.word = w
       return
     }
     const run = {
