@@ -145,6 +145,14 @@ describe('readPdfText on a scan', () => {
     expect(readdirSync(process.cwd())).toEqual(before)
   })
 
+  it('reads the pages of a multi-page scan in order, a page drawn while the one before is read', async () => {
+    const pages = [['Primeira página', 'Vencimento 20/09/2024'], ['Segunda página', 'Vencimento 21/10/2024'], ['Terceira página', 'Vencimento 22/11/2024']]
+    const pdf = await writeTextPdf(pages.map((lines) => lines.map((text, i) => ({ text, x: 60, y: 760 - i * 30, size: 12 }))), { seed: 1 })
+    const read = await readPdfText(await scanOf(pdf, { dpi: 200, seed: 6 }), LIMITS)
+    expect(read.map((p) => [p.page, p.source])).toEqual([[1, 'OCR'], [2, 'OCR'], [3, 'OCR']])
+    expect(read.map((p) => new TextDocument([p]).lines.map((l) => l.text))).toEqual(pages)
+  })
+
   it('keeps a text layer as it is, and leaves a scan without text when OCR is off', async () => {
     const text = await readPdfText(await textPdf(), LIMITS)
     expect(text[0]!.source).toBeUndefined()
