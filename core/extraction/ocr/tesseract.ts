@@ -71,17 +71,21 @@ export const TESSERACT_MAX_PAGES = 200
 
 let idleTimer: NodeJS.Timeout | undefined
 let pagesRead = 0
+/** Recognitions under way: the idle timer never ends a worker that is reading. */
+let reading = 0
 
-/** After a page: end the worker past TESSERACT_MAX_PAGES, else once it has been idle TESSERACT_IDLE_MS. */
-function afterPage (): void {
+/** Ends the worker once it has been idle TESSERACT_IDLE_MS. */
+function endWhenIdle (): void {
   clearTimeout(idleTimer)
-  if (++pagesRead >= TESSERACT_MAX_PAGES) {
-    void releaseTesseract()
-    return
-  }
-  idleTimer = setTimeout(() => { void releaseTesseract() }, TESSERACT_IDLE_MS)
+  idleTimer = setTimeout(() => { if (reading === 0) void releaseTesseract() }, TESSERACT_IDLE_MS)
   // The timer alone keeps no thread alive.
   idleTimer.unref()
+}
+
+/** After a page: end the worker past TESSERACT_MAX_PAGES, else once it has been idle. */
+function afterPage (): void {
+  if (++pagesRead >= TESSERACT_MAX_PAGES) void releaseTesseract()
+  else endWhenIdle()
 }
 
 async function worker (): Promise<TesseractWorker> {
@@ -112,6 +116,8 @@ async function worker (): Promise<TesseractWorker> {
  */
 export function warmTesseract (): void {
   worker().catch(() => undefined)
+  // A document that fails before its first recognize does not leave the worker for good.
+  endWhenIdle()
 }
 
 /** Ends this thread's worker (after a deadline, or when the thread is done with OCR). */
@@ -131,7 +137,16 @@ export class OcrTimeout extends Error {}
  * straightened image). Throws OcrTimeout past `deadline` (a performance.now() instant).
  */
 export async function recognizeWords (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
-  clearTimeout(idleTimer)
+  reading++
+  try {
+    return await recognizeOnce(image, dpi, deadline)
+  } finally {
+    reading--
+  }
+}
+
+/** One recognize on this thread's worker (recognizeWords counts it as reading). */
+async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
   const w = await worker()
   await w.setParameters({ user_defined_dpi: String(Math.round(dpi)) })
   let timer: NodeJS.Timeout | undefined
