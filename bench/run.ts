@@ -4,7 +4,7 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,gateway,agent]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,ocr,gateway,agent]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  */
@@ -14,6 +14,7 @@ import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyz
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { benchSign, signTable } from './sign.bench.js'
 import { benchExtract, extractTable } from './extract.bench.js'
+import { benchOcr, ocrTable } from './extract-ocr.bench.js'
 import { benchGateway, gatewayTable } from './gateway.bench.js'
 import { agentTable, benchAgent } from './agent.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
@@ -22,7 +23,7 @@ import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from '
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract', 'gateway', 'agent']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract', 'ocr', 'gateway', 'agent']
 
 interface RunPlan {
   sizes: number[]
@@ -32,6 +33,7 @@ interface RunPlan {
   processRounds: number
   sign: boolean
   extract: boolean
+  ocr: boolean
   gateway: boolean
   agent: boolean
   seed: number
@@ -68,7 +70,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract' | 'gateway' | 'agent', isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract' | 'ocr' | 'gateway' | 'agent', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -82,6 +84,7 @@ function planFromArgs (argv: string[]): RunPlan {
     processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
     sign: wanted('sign', false),
     extract: wanted('extract', false),
+    ocr: wanted('ocr', false),
     gateway: wanted('gateway', false),
     agent: wanted('agent', false),
     seed: positiveInt('seed', values.seed, 1),
@@ -149,6 +152,10 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
   if (plan.extract) {
     process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')
     print(extractTable(await benchExtract({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
+  }
+  if (plan.ocr) {
+    process.stderr.write('OCR: one-page and ten-page scans beside Tesseract alone\n')
+    print(ocrTable(await benchOcr({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
   }
   if (plan.gateway) {
     process.stderr.write('tax-document gateway: overhead per call against the loopback NF-e fake\n')

@@ -75,7 +75,8 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
       throw new EngineError('PDF_CORRUPT', 'The PDF cannot be read: its structure is damaged or incomplete.')
     }
     if (doc.numPages > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: doc.numPages, maxPages: limits.maxPages })
-    const pages: PageText[] = []
+    // A scanned page's text arrives while the next pages are read (DocumentOcr.start).
+    const pages: Array<PageText | Promise<PageText>> = []
     const ocr = limits.ocr === false ? undefined : new DocumentOcr(bytes, limits.ocr ?? {}, started + limits.deadlineMs, limits.deadlineMs)
     for (let n = 1; n <= doc.numPages; n++) {
       if (overdue()) throw timeout(limits)
@@ -97,10 +98,10 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
         if (err instanceof EngineError) throw err
         throw new EngineError('PDF_CORRUPT', `The text of page ${n} cannot be read: the file is damaged.`)
       }
-      pages.push(ocr?.wants(runs) === true ? await ocr.read(page, n) : { page: n, width: x1 - x0, height: y1 - y0, runs })
+      pages.push(ocr?.wants(runs) === true ? (await ocr.start(page, n)).text : { page: n, width: x1 - x0, height: y1 - y0, runs })
       page.cleanup()
     }
-    return pages
+    return await Promise.all(pages)
   } finally {
     await (doc === undefined ? task.destroy() : doc.destroy()).catch(() => undefined)
   }

@@ -203,7 +203,11 @@ export function boundedRuns (runs: TextLine['runs'], labels: LabelBounds): { tex
 }
 
 export function runsHit (line: TextLine, runs: TextLine['runs'], value: string, source = line.text): Hit {
-  return { value, groups: [value], parts: [], page: line.page, source, box: roundBox(union(runs.map(({ run }) => run.box))) }
+  const hit: Hit = { value, groups: [value], parts: [], page: line.page, source, box: roundBox(union(runs.map(({ run }) => run.box))) }
+  // Runs read by OCR: the value is as sure as its least sure run.
+  const confidences = runs.flatMap(({ run }) => run.confidence === undefined ? [] : [run.confidence])
+  if (confidences.length > 0) hit.confidence = round(Math.min(...confidences))
+  return hit
 }
 
 export function roundBox (b: Box): Box {

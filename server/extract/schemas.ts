@@ -60,7 +60,7 @@ const extractionProperties = {
   evidence: {
     type: 'object',
     additionalProperties: true,
-    description: 'Beyond the spec, only with ?evidence=true: for each field of `data`, the page, the text it was read from and its box.'
+    description: 'Beyond the spec, only with ?evidence=true: for each field of `data`, the page, the text it was read from and its box; for a value read by OCR, `confidence` (0 to 1), the lowest Tesseract confidence among its words.'
   },
   candidates: {
     type: 'array',

@@ -5,15 +5,18 @@
  * each with the word's confidence. The plugins read them as they read any page.
  */
 import { EngineError } from '../../errors.js'
+import { openWithPdfJs } from '../../pdf/index.js'
 import type { PdfJsPage } from '../../pdf/index.js'
 import type { PageText, TextRun } from '../text-types.js'
 import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
-import { OcrTimeout, recognizeWords } from './tesseract.js'
+import type { PageImage } from './page-image.js'
+import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
 
 export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS } from './image-bounds.js'
-export { releaseTesseract, tesseractOptions, TESSERACT_VERSION } from './tesseract.js'
+export { recognizeWords, releaseTesseract, tesseractOptions, TESSERACT_IDLE_MS, TESSERACT_MAX_PAGES, TESSERACT_VERSION } from './tesseract.js'
+export type { PageImage } from './page-image.js'
 
 export interface OcrLimits {
   /** Resolution pages are drawn at (default 300 dpi). */
@@ -78,18 +81,62 @@ function mendWord (words: OcrWord[], i: number): string {
   const w = words[i]!
   let text = mendDigits(w.text)
   for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
+  // A form's `CNPJ / CPF / NIF`: Tesseract glues the slash to the word after it.
+  text = text.replace(/^\/(\p{L}+)$/u, '/ $1')
   const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
   if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
   return text
 }
 
-/** Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user space (origin bottom-left, points). */
+/**
+ * A label's colon Tesseract read as a word of its own (`CNPJ :.` for `CNPJ:`), often with
+ * a speck of the form's dotted leader beside it: only a colon and dots or commas.
+ */
+const DETACHED_COLON = /^[.,]*:[.,]*$/
+
+/**
+ * Words closer than this share of their line's height (the line's band, about an em and
+ * a fifth) are one phrase: a word space is a quarter to a third of an em, and Tesseract's
+ * boxes of small or bold print leave gaps up to about an em between words of one label;
+ * the cells of a form sit further apart. Measured on the generated and real DANFSe scans.
+ */
+const PHRASE_GAP = 1
+
+/**
+ * Words in image pixels (origin top-left), in Tesseract's reading order, to runs in user
+ * space (origin bottom-left, points). The words of a phrase become one run, as a text
+ * layer draws a label or a value: the grid queries (TextRegion.under, table, column) find
+ * a label as a run of its own. A detached colon joins the label before it, so that
+ * `CNPJ:` reads as printed. A run's confidence is its lowest word's.
+ */
 export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: number): TextRun[] {
-  return words.map((w, i) => ({
-    text: mendWord(words, i),
-    box: { x: w.x0 / scale, y: (imageHeight - w.bottom) / scale, width: (w.x1 - w.x0) / scale, height: (w.bottom - w.top) / scale },
-    confidence: w.confidence
-  }))
+  const runs: TextRun[] = []
+  let previous: { word: OcrWord, run: TextRun } | undefined
+  words.forEach((w, i) => {
+    const text = mendWord(words, i)
+    const last = previous
+    if (last !== undefined && last.word.line === w.line && w.x0 - last.word.x1 <= PHRASE_GAP * (w.bottom - w.top)) {
+      const colon = DETACHED_COLON.test(text) && /\p{L}$/u.test(last.run.text)
+      last.run.text += colon ? ':' : ` ${text}`
+      last.run.box.width = (w.x1 / scale) - last.run.box.x
+      last.run.confidence = Math.min(last.run.confidence ?? 1, w.confidence)
+      last.word = w
+      return
+    }
+    const run = {
+      text,
+      box: { x: w.x0 / scale, y: (imageHeight - w.bottom) / scale, width: (w.x1 - w.x0) / scale, height: (w.bottom - w.top) / scale },
+      confidence: w.confidence
+    }
+    runs.push(run)
+    previous = { word: w, run }
+  })
+  return runs
+}
+
+/** A scanned page handed to Tesseract: its text comes later (wrapped, so that awaiting the start does not wait for it). */
+export interface PendingOcrPage {
+  text: Promise<PageText>
 }
 
 /**
@@ -100,6 +147,7 @@ export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: numbe
 export class DocumentOcr {
   private measured = false
   private images: boolean | undefined
+  private previous: Promise<void> = Promise.resolve()
 
   /** `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's message. */
   constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number) {}
@@ -117,16 +165,35 @@ export class DocumentOcr {
     return this.images || garbage > 0
   }
 
+  /** The page in grey at the OCR resolution. */
+  async pageImage (page: PdfJsPage): Promise<PageImage> {
+    return await renderPageGrey(page, this.limits.dpi ?? OCR_DPI, this.limits.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS)
+  }
+
   /**
-   * The page read by OCR, as displayed (its /Rotate applied: the frame a person reads it
-   * in). Throws PDF_CONTENT_TOO_LARGE for an image bomb, PDF_TIMEOUT past the deadline.
+   * Draws the page for OCR and hands it to Tesseract, as displayed (its /Rotate applied:
+   * the frame a person reads it in). Returns once the page is drawn and the previous
+   * page's words are in, so that the caller reads and draws the next page while
+   * Tesseract, in its own thread, reads this one: at most two page images at a time.
+   * Throws PDF_CONTENT_TOO_LARGE for an image bomb; the text rejects with PDF_TIMEOUT
+   * past the deadline.
    */
-  async read (page: PdfJsPage, pageNumber: number): Promise<PageText> {
+  async start (page: PdfJsPage, pageNumber: number): Promise<PendingOcrPage> {
     if (!this.measured) {
       refuseImageBombs(this.bytes, this.limits.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS)
       this.measured = true
     }
-    const image = await renderPageGrey(page, this.limits.dpi ?? OCR_DPI, this.limits.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS)
+    warmTesseract()
+    const image = await this.pageImage(page)
+    await this.previous
+    const text = this.recognize(image, pageNumber)
+    // Awaited by the caller after the last page; a failure before that is raised by the next start.
+    text.catch(() => undefined)
+    this.previous = text.then(() => undefined)
+    return { text }
+  }
+
+  private async recognize (image: PageImage, pageNumber: number): Promise<PageText> {
     let words: OcrWord[]
     try {
       words = await recognizeWords(image.pgm, image.dpi, this.deadline)
@@ -141,5 +208,18 @@ export class DocumentOcr {
       runs: wordsToRuns(words, image.height, image.scale),
       source: 'OCR'
     }
+  }
+}
+
+/** Every page of `bytes` as OCR takes it, whatever its text layer (bench/extract-ocr.bench.ts times Tesseract alone on them). */
+export async function ocrPageImages (bytes: Uint8Array, limits: OcrLimits = {}): Promise<PageImage[]> {
+  const doc = await (await openWithPdfJs(bytes)).promise
+  try {
+    const ocr = new DocumentOcr(bytes, limits, Number.POSITIVE_INFINITY, 0)
+    const images: PageImage[] = []
+    for (let n = 1; n <= doc.numPages; n++) images.push(await ocr.pageImage(await doc.getPage(n)))
+    return images
+  } finally {
+    await doc.destroy()
   }
 }

@@ -71,9 +71,23 @@ describe('from words to runs', () => {
     expect(mendDigits('1o')).toBe('1o')
   })
   it('mends CNPJ\'s J and a lone O between the digit groups of a collection line', () => {
-    const word = (text: string, line: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.9, x0: 0, x1: 1, top: 0, bottom: 1, line })
+    // Words far apart (cells of a form), so that each stays a run of its own.
+    let x = 0
+    const word = (text: string, line: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.9, x0: (x += 100), x1: x + 10, top: 0, bottom: 1, line })
     const texts = wordsToRuns([word('CNP)', 0), word('CNP]:', 0), word('94079624276', 1), word('O', 1), word('19650080724', 1), word('O', 2), word('19650080724', 2)], 10, 1).map((r) => r.text)
     expect(texts).toEqual(['CNPJ', 'CNPJ:', '94079624276', '0', '19650080724', 'O', '19650080724'])
+  })
+  it('makes the words of a phrase one run, as a text layer draws a label, and keeps the cells of a form apart', () => {
+    // A line 10 pixels high: words up to 10 pixels apart are one phrase.
+    const word = (text: string, line: number, x0: number, confidence = 0.9): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence, x0, x1: x0 + 20, top: 0, bottom: 10, line })
+    const runs = wordsToRuns([
+      word('CNPJ', 0, 0), word('/CPF', 0, 25), word('/NIF', 0, 50), word('Telefone', 0, 100),
+      word('CNPJ', 1, 0), word(':.', 1, 22, 0.4), word('61.246.583/0001-20', 1, 45),
+      word('12', 2, 0), word(':', 3, 25)
+    ], 100, 1)
+    expect(runs.map((r) => r.text)).toEqual(['CNPJ / CPF / NIF', 'Telefone', 'CNPJ: 61.246.583/0001-20', '12', ':'])
+    expect(runs[0]).toMatchObject({ confidence: 0.9, box: { x: 0, width: 70 } })
+    expect(runs[2]).toMatchObject({ confidence: 0.4, box: { x: 0, width: 65 } })
   })
   it('places words in the page\'s user space, each with its line\'s band and its confidence', () => {
     // 200 dpi: 200/72 pixels a point; an A4 page is 1654 × 2339 pixels.
@@ -129,6 +143,14 @@ describe('readPdfText on a scan', () => {
     // The line sits where the PDF drew it: 30 points below the first.
     expect(doc.lines[0]!.box.y - doc.lines[1]!.box.y).toBeCloseTo(30, -1)
     expect(readdirSync(process.cwd())).toEqual(before)
+  })
+
+  it('reads the pages of a multi-page scan in order, a page drawn while the one before is read', async () => {
+    const pages = [['Primeira página', 'Vencimento 20/09/2024'], ['Segunda página', 'Vencimento 21/10/2024'], ['Terceira página', 'Vencimento 22/11/2024']]
+    const pdf = await writeTextPdf(pages.map((lines) => lines.map((text, i) => ({ text, x: 60, y: 760 - i * 30, size: 12 }))), { seed: 1 })
+    const read = await readPdfText(await scanOf(pdf, { dpi: 200, seed: 6 }), LIMITS)
+    expect(read.map((p) => [p.page, p.source])).toEqual([[1, 'OCR'], [2, 'OCR'], [3, 'OCR']])
+    expect(read.map((p) => new TextDocument([p]).lines.map((l) => l.text))).toEqual(pages)
   })
 
   it('keeps a text layer as it is, and leaves a scan without text when OCR is off', async () => {

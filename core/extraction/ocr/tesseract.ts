@@ -59,6 +59,35 @@ export const TESSERACT_VERSION: string = (require('tesseract.js/package.json') a
 
 let current: Promise<TesseractWorker> | undefined
 
+/**
+ * The worker holds 150-200 MB (its WebAssembly memory, which grows to the largest page
+ * read and never shrinks, and the model). A thread that has not read a scan for this
+ * long lets it go; the next scan pays the start again (about a second).
+ */
+export const TESSERACT_IDLE_MS = 30_000
+
+/** Pages one worker reads before it is replaced, so that its memory starts afresh. */
+export const TESSERACT_MAX_PAGES = 200
+
+let idleTimer: NodeJS.Timeout | undefined
+let pagesRead = 0
+/** Recognitions under way: the idle timer never ends a worker that is reading. */
+let reading = 0
+
+/** Ends the worker once it has been idle TESSERACT_IDLE_MS. */
+function endWhenIdle (): void {
+  clearTimeout(idleTimer)
+  idleTimer = setTimeout(() => { if (reading === 0) void releaseTesseract() }, TESSERACT_IDLE_MS)
+  // The timer alone keeps no thread alive.
+  idleTimer.unref()
+}
+
+/** After a page: end the worker past TESSERACT_MAX_PAGES, else once it has been idle. */
+function afterPage (): void {
+  if (++pagesRead >= TESSERACT_MAX_PAGES) void releaseTesseract()
+  else endWhenIdle()
+}
+
 async function worker (): Promise<TesseractWorker> {
   current ??= (async () => {
     const { createWorker, OEM, PSM } = await import('tesseract.js')
@@ -67,6 +96,8 @@ async function worker (): Promise<TesseractWorker> {
     // page), which the automatic page layout splits into columns and misses words of;
     // lines are rebuilt from the words' positions anyway (core/extraction/text.ts).
     // The page image is rendered at a known resolution, so Tesseract need not guess it.
+    // Inverted lines stay read (tessedit_do_invert's default): the Sicalc prints set their
+    // header white on dark bars, and without it none of their key values came out.
     await w.setParameters({ tessedit_pageseg_mode: PSM.SPARSE_TEXT, preserve_interword_spaces: '0' })
     return w
   })()
@@ -78,10 +109,23 @@ async function worker (): Promise<TesseractWorker> {
   }
 }
 
+/**
+ * Starts this thread's worker without waiting for it, so that creating it (about a
+ * second: the WebAssembly core and the model) overlaps with drawing the first page.
+ * A failure surfaces at the first recognize.
+ */
+export function warmTesseract (): void {
+  worker().catch(() => undefined)
+  // A document that fails before its first recognize does not leave the worker for good.
+  endWhenIdle()
+}
+
 /** Ends this thread's worker (after a deadline, or when the thread is done with OCR). */
 export async function releaseTesseract (): Promise<void> {
   const w = current
   current = undefined
+  clearTimeout(idleTimer)
+  pagesRead = 0
   if (w !== undefined) await (await w.catch(() => undefined))?.terminate().catch(() => undefined)
 }
 
@@ -93,6 +137,16 @@ export class OcrTimeout extends Error {}
  * straightened image). Throws OcrTimeout past `deadline` (a performance.now() instant).
  */
 export async function recognizeWords (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
+  reading++
+  try {
+    return await recognizeOnce(image, dpi, deadline)
+  } finally {
+    reading--
+  }
+}
+
+/** One recognize on this thread's worker (recognizeWords counts it as reading). */
+async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
   const w = await worker()
   await w.setParameters({ user_defined_dpi: String(Math.round(dpi)) })
   let timer: NodeJS.Timeout | undefined
@@ -114,6 +168,7 @@ export async function recognizeWords (image: Uint8Array, dpi: number, deadline: 
         }
       }
     }
+    afterPage()
     return words
   } catch (err) {
     if (err instanceof OcrTimeout) await releaseTesseract()

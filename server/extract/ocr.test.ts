@@ -1,0 +1,90 @@
+/**
+ * A scan through the two doors users have: POST /api/v1/pdf/extract on the real app
+ * (listening on 127.0.0.1, the real pool) and `razao extract` as a child process. Both
+ * read the same image-only PDF by OCR and answer the same values. The scan is a generated
+ * DARF printed to a JPEG at 200 dpi, a little askew (fixtures/extraction/scans.ts).
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FastifyInstance } from 'fastify'
+import { scanOf } from '../../fixtures/extraction/scans.js'
+import { generateDarf } from '../../plugins/darf/fixtures/generate.js'
+import type { Darf } from '../../plugins/darf/index.js'
+import { createPool } from '../../workers/pool.js'
+import type { WorkerPool } from '../../workers/pool.js'
+import { loadConfig } from '../config.js'
+import { buildExtractApp } from './app.js'
+import { loadExtractConfig } from './config.js'
+
+const API_KEY = 'extract-ocr-test-key-0123456789'
+/** OCR of a page takes seconds; a machine running several test files at once needs more than the 20 s default. */
+const TIMEOUT_ENV = { EXTRACT_DOCUMENT_TIMEOUT_MS: '120000' }
+/** Values the DARF scan is read with (workers/extract-document.ocr.test.ts reads every key value of it). */
+const KEYS = ['cnpjCpf', 'periodoApuracao', 'dataVencimento', 'numeroDocumento', 'valorTotal'] as const
+
+let dir: string
+let scanPath: string
+let scan: Uint8Array
+let truth: Darf
+let pool: WorkerPool
+let app: FastifyInstance
+let base: string
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'razao-extract-ocr-'))
+  const darf = await generateDarf({ seed: 11, layout: 'SENDA' })
+  truth = darf.truth
+  scan = await scanOf(darf.pdf, { dpi: 200, skew: 1.2, noise: 0.001, quality: 70, seed: 5 })
+  scanPath = join(dir, 'DARF digitalizado.pdf')
+  await writeFile(scanPath, scan)
+  const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads'), LOG_LEVEL: 'silent' })
+  pool = createPool({ maxThreads: 1 })
+  app = await buildExtractApp({ shared: config.shared, config: loadExtractConfig(TIMEOUT_ENV), apiKey: API_KEY, pool, logger: false })
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+}, 120_000)
+
+afterAll(async () => {
+  await app.close()
+  await pool.destroy()
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** What both doors must answer for the scan. */
+function expectScanRead (body: Record<string, any>): void {
+  expect(body).toMatchObject({ success: true, documentType: 'DARF', pages: 1, engine: { textSource: 'OCR', ocrPages: [1] } })
+  for (const key of KEYS) expect({ key, value: body.data[key] }).toEqual({ key, value: truth[key] })
+  for (const key of KEYS) expect(body.evidence[key].confidence).toBeGreaterThan(0)
+}
+
+describe('a scan through POST /api/v1/pdf/extract', () => {
+  it('is read by OCR: the values, engine.textSource OCR and each value\'s OCR confidence', async () => {
+    const form = new FormData()
+    form.append('file', new Blob([scan], { type: 'application/pdf' }), 'DARF digitalizado.pdf')
+    const res = await fetch(`${base}/api/v1/pdf/extract?evidence=true`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+    expect(res.status).toBe(200)
+    expectScanRead(await res.json() as Record<string, any>)
+  }, 180_000)
+})
+
+describe('a scan through razao extract', () => {
+  it('prints the same answer and exits 0', async () => {
+    const run = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'cli.ts'), 'extract', scanPath, '--evidence'], {
+        cwd: join(import.meta.dirname, '..', '..'),
+        env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '1', ...TIMEOUT_ENV },
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
+      child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+      child.on('close', (code) => resolve({ code, stdout, stderr }))
+    })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expectScanRead(JSON.parse(run.stdout) as Record<string, any>)
+  }, 180_000)
+})
