@@ -2,7 +2,6 @@
  * `razao extract` as a user runs it: a child process on the TypeScript sources, PDFs
  * written by the fixture generators, the real pool and pdf.js, real exit codes.
  */
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeTextPdf } from '../fixtures/extraction/pdf-writer.js'
 import { generateExtrato } from '../plugins/pgdas-extrato/fixtures/generate.js'
 import type { PgdasExtrato } from '../plugins/pgdas-extrato/index.js'
-import { razaoArgs } from '../fixtures/razao-cli.js'
+import { runRazao } from '../fixtures/razao-cli.js'
+import type { RazaoRun } from '../fixtures/razao-cli.js'
 
 let dir: string
 let extrato: string
@@ -31,18 +31,10 @@ beforeAll(async () => {
 })
 afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
 
-function razao (args: string[], env: Record<string, string> = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...razaoArgs(), ...args], {
-      cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '2', ...env },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
+async function razao (args: string[], env: Record<string, string> = {}): Promise<RazaoRun> {
+  return await runRazao(args, {
+    cwd: join(import.meta.dirname, '..'),
+    env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '2', ...env }
   })
 }
 

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
 import { writeTinyXlsx } from '../fixtures/tiny-xlsx.js'
-import { razaoArgs } from '../fixtures/razao-cli.js'
+import { razaoArgs, runRazao } from '../fixtures/razao-cli.js'
+import type { RazaoRun } from '../fixtures/razao-cli.js'
 
 let dir: string
 let ledger: string
@@ -26,21 +27,10 @@ beforeAll(async () => {
 })
 afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
 
-interface Run { code: number | null, stdout: string, stderr: string }
+type Run = RazaoRun
 
-function razao (args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...razaoArgs(), ...args], {
-      cwd: join(import.meta.dirname, '..'),
-      env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+async function razao (args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return await runRazao(args, { cwd: join(import.meta.dirname, '..'), env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env } })
 }
 
 describe('razao', () => {

@@ -5,7 +5,6 @@
  * extraction, and every type the registry has gets a sample; the PDF to sign is signed
  * by the signature service with its development certificate.
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -20,6 +19,7 @@ import { loadConfig } from './config.js'
 import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { LEDGER_SAMPLES, SAMPLE_DOCUMENT_TYPES, SIGN_SAMPLE, documentSampleName } from './samples.js'
+import { runRazao } from '../fixtures/razao-cli.js'
 import { buildSignApp } from './sign/app.js'
 import { loadSignConfig } from './sign/config.js'
 
@@ -35,14 +35,7 @@ beforeAll(async () => {
   expect(existsSync(CLI), 'dist/ is built').toBe(true)
   dir = await mkdtemp(join(tmpdir(), 'razao-samples-'))
   out = join(dir, 'amostras')
-  const run = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'samples', out], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+  const run = await runRazao(['samples', out], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, entry: [CLI] })
   expect(run.stderr).toBe('')
   expect(run.code).toBe(0)
   listing = run.stdout

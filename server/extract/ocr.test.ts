@@ -4,13 +4,13 @@
  * read the same image-only PDF by OCR and answer the same values. The scan is a generated
  * DARF printed to a JPEG at 200 dpi, a little askew (fixtures/extraction/scans.ts).
  */
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { scanOf } from '../../fixtures/extraction/scans.js'
+import { runRazao } from '../../fixtures/razao-cli.js'
 import { generateDarf } from '../../plugins/darf/fixtures/generate.js'
 import type { Darf } from '../../plugins/darf/index.js'
 import { createPool } from '../../workers/pool.js'
@@ -71,17 +71,9 @@ describe('a scan through POST /api/v1/pdf/extract', () => {
 
 describe('a scan through razao extract', () => {
   it('prints the same answer and exits 0', async () => {
-    const run = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'cli.ts'), 'extract', scanPath, '--evidence'], {
-        cwd: join(import.meta.dirname, '..', '..'),
-        env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '1', ...TIMEOUT_ENV },
-        stdio: ['ignore', 'pipe', 'pipe']
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-      child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-      child.on('close', (code) => resolve({ code, stdout, stderr }))
+    const run = await runRazao(['extract', scanPath, '--evidence'], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '1', ...TIMEOUT_ENV }
     })
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)

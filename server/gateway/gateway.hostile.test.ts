@@ -4,7 +4,6 @@
  * and the real PostgreSQL, and `razao gateway rekey`, which re-seals every stored secret
  * or, when one does not open with the old key, changes nothing.
  */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -20,7 +19,8 @@ import type { DevChain } from '../../core/sign/index.js'
 import { serveProcess } from '../../fixtures/serve-process.js'
 import type { ServedProcess } from '../../fixtures/serve-process.js'
 import { rekeyKeys } from './rekey-command.js'
-import { razaoArgs } from '../../fixtures/razao-cli.js'
+import { runRazao } from '../../fixtures/razao-cli.js'
+import type { RazaoRun } from '../../fixtures/razao-cli.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`
@@ -43,21 +43,12 @@ const cnpj = (root: string, branch: number): string => {
   return base + cnpjCheckDigits(base)
 }
 
-interface RunResult { code: number | null, stdout: string, stderr: string }
-
 /** The razao command (fixtures/razao-cli.ts), on the test database. */
-async function razao (args: string[], env: Record<string, string>): Promise<RunResult> {
-  const child = spawn(process.execPath, [...razaoArgs(), ...args], {
+async function razao (args: string[], env: Record<string, string>): Promise<RazaoRun> {
+  return await runRazao(args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'warn', ...env }
   })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
-  return { code, stdout, stderr }
 }
 
 describe('concurrent edits of the company hierarchy', () => {
