@@ -2,6 +2,7 @@
  * The extraction service's configuration (spec 3 part B), read once at start-up with the
  * shared EnvReader: a bad value stops the process naming the variable; the key is never echoed.
  */
+import { OCR_DPI } from '../../core/extraction/ocr/page-image.js'
 import { EnvReader } from '../config.js'
 
 export interface ExtractConfig {
@@ -23,6 +24,10 @@ export interface ExtractConfig {
   bodyTimeoutMs: number
   /** Longest a document may wait for a pool thread, ms: past it the answer is 503 SERVICE_BUSY (the document deadline counts only from the thread's start). */
   queueTimeoutMs: number
+  /** Whether pages without a usable text layer are read by OCR (`EXTRACT_OCR=off`: they stay without text). */
+  ocr: boolean
+  /** Resolution scanned pages are drawn at for OCR. */
+  ocrDpi: number
 }
 
 const MIB = 1024 * 1024
@@ -39,7 +44,9 @@ export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
     maxInFlight: read.integer('EXTRACT_MAX_IN_FLIGHT', 0, 0, 10_000),
     requestTimeoutMs: read.integer('EXTRACT_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     bodyTimeoutMs: read.integer('EXTRACT_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    queueTimeoutMs: read.integer('EXTRACT_QUEUE_TIMEOUT_MS', 60_000, 100, 3_600_000)
+    queueTimeoutMs: read.integer('EXTRACT_QUEUE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    ocr: read.oneOf('EXTRACT_OCR', ['on', 'off'], 'on') === 'on',
+    ocrDpi: read.integer('EXTRACT_OCR_DPI', OCR_DPI, 100, 600)
   }
   read.throwIfInvalid()
   return config

@@ -69,6 +69,28 @@ describe('a scan through POST /api/v1/pdf/extract', () => {
   }, 180_000)
 })
 
+describe('the OCR settings', () => {
+  it('EXTRACT_OCR=off leaves a scan without text: PDF_NO_TEXT_LAYER, as before OCR', async () => {
+    const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads-off'), LOG_LEVEL: 'silent' })
+    const off = await buildExtractApp({ shared: config.shared, config: loadExtractConfig({ ...TIMEOUT_ENV, EXTRACT_OCR: 'off' }), apiKey: API_KEY, pool, logger: false })
+    try {
+      const form = new FormData()
+      form.append('file', new Blob([scan], { type: 'application/pdf' }), 'DARF digitalizado.pdf')
+      const res = await fetch(`${await off.listen({ host: '127.0.0.1', port: 0 })}/api/v1/pdf/extract`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+      expect(await res.json()).toMatchObject({ success: false, documentType: 'UNKNOWN', errors: [{ code: 'PDF_NO_TEXT_LAYER' }] })
+    } finally {
+      await off.close()
+    }
+  })
+
+  it('refuses values it does not know, naming the variable', () => {
+    expect(loadExtractConfig({})).toMatchObject({ ocr: true, ocrDpi: 200 })
+    expect(loadExtractConfig({ EXTRACT_OCR: 'off', EXTRACT_OCR_DPI: '300' })).toMatchObject({ ocr: false, ocrDpi: 300 })
+    expect(() => loadExtractConfig({ EXTRACT_OCR: 'no' })).toThrow(/EXTRACT_OCR\b/)
+    expect(() => loadExtractConfig({ EXTRACT_OCR_DPI: '50' })).toThrow(/EXTRACT_OCR_DPI/)
+  })
+})
+
 describe('a scan through razao extract', () => {
   it('prints the same answer and exits 0', async () => {
     const run = await runRazao(['extract', scanPath, '--evidence'], {

@@ -38,13 +38,18 @@ export function poolTurns (pool: WorkerPool): { running: number, waiting: number
   return { running: holders, waiting }
 }
 
+/** The settings one document's extraction needs (the OCR ones default to on, at OCR_DPI). */
+export type ExtractRunConfig = Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'> & Partial<Pick<ExtractConfig, 'ocr' | 'ocrDpi'>>
+
 /**
  * The engine's result for the file at `path`; throws EngineError (PDF_*, SERVICE_BUSY when
  * no thread was free within `queueTimeoutMs`, ABORTED when `cancel` fired, INTERNAL when
  * the thread failed).
  */
-export async function extractStoredFile (pool: WorkerPool, path: string, config: Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'>, cancel?: AbortSignal): Promise<ExtractionResult> {
-  const input: ExtractDocumentInput = { path, limits: { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000 } }
+export async function extractStoredFile (pool: WorkerPool, path: string, config: ExtractRunConfig, cancel?: AbortSignal): Promise<ExtractionResult> {
+  // OCR on at the default resolution unless the configuration says otherwise.
+  const ocr = config.ocr === false ? false : config.ocrDpi === undefined ? {} : { dpi: config.ocrDpi }
+  const input: ExtractDocumentInput = { path, limits: { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000, ocr } }
   const gate = turns(pool)
   const waited = AbortSignal.timeout(config.queueTimeoutMs)
   try {

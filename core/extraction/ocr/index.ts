@@ -19,7 +19,7 @@ export { recognizeWords, releaseTesseract, tesseractOptions, TESSERACT_IDLE_MS, 
 export type { PageImage } from './page-image.js'
 
 export interface OcrLimits {
-  /** Resolution pages are drawn at (default 300 dpi). */
+  /** Resolution pages are drawn at (default OCR_DPI, 200 dpi). */
   dpi?: number
   /** Most pixels one page image may have; a larger page is drawn at less than `dpi` (default 16 million: A3 at 290 dpi). */
   maxPagePixels?: number
