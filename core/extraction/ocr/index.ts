@@ -187,9 +187,13 @@ export class DocumentOcr {
     const image = await this.pageImage(page)
     await this.previous
     const text = this.recognize(image, pageNumber)
-    // Awaited by the caller after the last page; a failure before that is raised by the next start.
+    // Awaited by the caller after the last page; a failure before that is raised by the next
+    // start. Both are marked handled here: when no later start or Promise.all comes (the last
+    // page, or the loop stopped by an error of its own), a rejection left unhandled would end
+    // the pool's thread.
     text.catch(() => undefined)
     this.previous = text.then(() => undefined)
+    this.previous.catch(() => undefined)
     return { text }
   }
 
