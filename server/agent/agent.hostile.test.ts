@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentAppOptions } from './app.js'
-import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob } from '../../fixtures/agent/harness.js'
+import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob, waitForPid } from '../../fixtures/agent/harness.js'
 import type { StartedAgent } from '../../fixtures/agent/harness.js'
 import { ECHO, installPackage, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
 import { serveProcess } from '../../fixtures/serve-process.js'
@@ -76,12 +76,7 @@ async function escapee (s: StartedAgent, name: string, input: Record<string, unk
   const pidFile = join(s.dir, `${name}.pid`)
   const res = await post(s, 'escape', JSON.stringify({ input: { pidFile, output: 'inherit', cleanEnv: false, stay: false, ...input } }))
   expect(res.status).toBe(202)
-  for (let i = 0; i < 200; i++) {
-    const text = await readFile(pidFile, 'utf8').catch(() => '')
-    if (text !== '') return { job: res.body, pid: Number(text) }
-    await new Promise((r) => setTimeout(r, 25))
-  }
-  throw new Error('the package never wrote its pid')
+  return { job: res.body, pid: await waitForPid(pidFile, 5000) }
 }
 
 async function untilDead (pid: number, ms = 3000): Promise<boolean> {

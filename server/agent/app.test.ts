@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentAppOptions } from './app.js'
-import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob } from '../../fixtures/agent/harness.js'
+import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob, waitForPid } from '../../fixtures/agent/harness.js'
 import type { StartedAgent } from '../../fixtures/agent/harness.js'
 import { CHATTY, CRASH, ECHO, FILES, installPackage, NO_RESULT, TREE, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
 
@@ -258,8 +258,7 @@ describe('jobs', () => {
     expect(job.status).toBe('TIMED_OUT')
     expect(job.error).toEqual({ code: 'AGENT_TIMED_OUT', message: 'The job did not finish within 1000 ms; its processes were stopped.' })
     expect(job.result).toMatchObject({ success: false, status: 'TIMED_OUT', signal: 'SIGKILL', result: null })
-    const grandchild = Number(await readFile(pidFile, 'utf8'))
-    expect(grandchild).toBeGreaterThan(0)
+    const grandchild = await waitForPid(pidFile)
     const end = Date.now() + 5000
     while (isAlive(grandchild) && Date.now() < end) await new Promise((r) => setTimeout(r, 50))
     expect(isAlive(grandchild)).toBe(false)
@@ -324,8 +323,7 @@ describe('jobs', () => {
     const running = await run(s, 'tree', { pidFile })
     const queued = await run(s, 'tree', { pidFile: join(dir, 'other.pid') })
     await until(s, running.id, (j) => j.status === 'RUNNING')
-    while (!existsSync(pidFile)) await new Promise((r) => setTimeout(r, 20))
-    const grandchild = Number(await readFile(pidFile, 'utf8'))
+    const grandchild = await waitForPid(pidFile)
     open.splice(open.indexOf(s), 1)
     await s.app.close()
     const a = s.app.agent.job(running.id)!
