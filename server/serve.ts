@@ -51,7 +51,8 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   const poolOf = (name: ServiceName): WorkerPool => {
     let pool = pools.get(name)
     if (pool === undefined) {
-      pool = createPool({ maxThreads: config.shared.poolSize })
+      // EXTRACT_WARM: the extraction threads are warmed once and kept.
+      pool = createPool({ maxThreads: config.shared.poolSize, keepThreads: name === 'extract' && extractConfig?.warm === true })
       pools.set(name, pool)
     }
     return pool

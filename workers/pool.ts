@@ -13,6 +13,12 @@ import { workerExecArgv, workerFile } from './paths.js'
 export interface PoolOptions {
   /** Worker threads; default: the core count. */
   maxThreads?: number | undefined
+  /**
+   * Start every thread at once and never end one for being idle (EXTRACT_WARM: a warmed
+   * thread is worth keeping). Otherwise one thread stays and the others end after a
+   * minute without work.
+   */
+  keepThreads?: boolean
 }
 
 export type WorkerPool = Piscina
@@ -24,7 +30,7 @@ export function createPool (options: PoolOptions = {}): WorkerPool {
     // thread loads only the tasks it is given (a default here made every thread of the
     // extraction service load the spreadsheet reader, about 20 MB, for nothing).
     filename: null,
-    minThreads: Math.min(1, maxThreads),
+    minThreads: options.keepThreads === true ? maxThreads : Math.min(1, maxThreads),
     maxThreads,
     // Queued tasks wait, however many: each is an upload already on disk, and refusing
     // it would waste that. (piscina's 'auto' bound, threads², refused the 5th task

@@ -24,7 +24,8 @@ import type { ExtractConfig } from './config.js'
 import { EXTRACT_STATUSES, FRAMEWORK_ERRORS } from './errors.js'
 import { errorBody, failure, toResponse } from './wire.js'
 import { clientErrorHandler } from '../http-errors.js'
-import { extractStoredFile } from './run.js'
+import { extractStoredFile, warmPool } from './run.js'
+import type { PoolWarmUp } from './run.js'
 import { ExtractMetrics } from './metrics.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
 import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
@@ -46,7 +47,14 @@ export const EXTRACT_API_VERSION = '2.0.0'
 export const MAX_BATCH_FILES = 10
 const METRICS_WARNING = 'The metrics are kept in memory since this process started and restart at zero with the service.'
 
-export async function buildExtractApp (options: ExtractAppOptions): Promise<FastifyInstance> {
+/**
+ * The app; `warmUp` settles when EXTRACT_WARM's start-up is over: what each thread did, or
+ * undefined (EXTRACT_WARM off, or the warm-up failed, which the log says; requests are
+ * served either way).
+ */
+export type ExtractApp = FastifyInstance & { warmUp: Promise<PoolWarmUp | undefined> }
+
+export async function buildExtractApp (options: ExtractAppOptions): Promise<ExtractApp> {
   const { shared, config, apiKey, pool } = options
   const metrics = new ExtractMetrics()
   /** Seconds a client told SERVICE_BUSY should wait: one document's longest time. */
@@ -107,6 +115,11 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     await ensurePrivateDir(shared.tmpDir)
     await sweepStaleUploads(shared.tmpDir)
   })
+
+  // Not awaited: the service answers at once, and a document arriving during the warm-up
+  // waits for a thread as any document waits for a busy one.
+  const warmUp = config.warm ? warmThreads(app, pool, config) : Promise.resolve(undefined)
+  app.decorate('warmUp', warmUp)
 
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send(failure(request.id, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`))
@@ -248,7 +261,19 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Fast
     if (ExtractMetrics.isRejection(mapped)) metrics.recordRejected()
   }
 
-  return app
+  // Decorated above; Fastify's types do not follow decorate().
+  return app as unknown as ExtractApp
+}
+
+async function warmThreads (app: FastifyInstance, pool: WorkerPool, config: ExtractConfig): Promise<PoolWarmUp | undefined> {
+  try {
+    const done = await warmPool(pool, config)
+    app.log.info({ ms: Math.round(done.ms), threads: done.threads.map((t) => ({ threadId: t.threadId, ms: Math.round(t.ms), scanReads: t.scanReads })) }, `EXTRACT_WARM: ${done.threads.length} extraction thread(s) warm`)
+    return done
+  } catch (err) {
+    app.log.warn({ errorName: (err as { name?: unknown }).name }, 'EXTRACT_WARM: the warm-up failed; documents are read on threads that start cold')
+    return undefined
+  }
 }
 
 type ParserDescription = ReturnType<typeof parserDescriptions>[number]

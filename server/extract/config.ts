@@ -28,6 +28,13 @@ export interface ExtractConfig {
   ocr: boolean
   /** Resolution scanned pages are drawn at for OCR. */
   ocrDpi: number
+  /**
+   * `EXTRACT_WARM=on`: every pool thread starts with the service, reads made-up documents
+   * (and a scan of one, when OCR is on) before the first request, never ends idle, and
+   * keeps its Tesseract worker: no request pays a cold thread, at the price of the
+   * threads' memory for good.
+   */
+  warm: boolean
 }
 
 const MIB = 1024 * 1024
@@ -46,7 +53,8 @@ export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
     bodyTimeoutMs: read.integer('EXTRACT_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     queueTimeoutMs: read.integer('EXTRACT_QUEUE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     ocr: read.oneOf('EXTRACT_OCR', ['on', 'off'], 'on') === 'on',
-    ocrDpi: read.integer('EXTRACT_OCR_DPI', OCR_DPI, 100, 600)
+    ocrDpi: read.integer('EXTRACT_OCR_DPI', OCR_DPI, 100, 600),
+    warm: read.oneOf('EXTRACT_WARM', ['on', 'off'], 'off') === 'on'
   }
   read.throwIfInvalid()
   return config

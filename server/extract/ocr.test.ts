@@ -16,7 +16,9 @@ import type { Darf } from '../../plugins/darf/index.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { loadConfig } from '../config.js'
+import { startServices } from '../serve.js'
 import { buildExtractApp } from './app.js'
+import type { ExtractApp } from './app.js'
 import { loadExtractConfig } from './config.js'
 
 const API_KEY = 'extract-ocr-test-key-0123456789'
@@ -88,6 +90,36 @@ describe('the OCR settings', () => {
     expect(loadExtractConfig({ EXTRACT_OCR: 'off', EXTRACT_OCR_DPI: '300' })).toMatchObject({ ocr: false, ocrDpi: 300 })
     expect(() => loadExtractConfig({ EXTRACT_OCR: 'no' })).toThrow(/EXTRACT_OCR\b/)
     expect(() => loadExtractConfig({ EXTRACT_OCR_DPI: '50' })).toThrow(/EXTRACT_OCR_DPI/)
+  })
+})
+
+describe('EXTRACT_WARM=on, through razao serve\'s start-up', () => {
+  it('starts every extraction thread at once, warms each (text, then scans), and reads a scan after it', async () => {
+    const env = { RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads-warm'), LOG_LEVEL: 'silent', RAZAO_POOL_SIZE: '2', EXTRACT_PORT: '0', EXTRACT_API_KEY: API_KEY, EXTRACT_WARM: 'on', ...TIMEOUT_ENV }
+    const running = await startServices(['extract'], loadConfig(env), () => undefined, env)
+    try {
+      // Both threads exist from the start: the pool keeps them (none ends idle).
+      expect(running.pools.get('extract')!.threads).toHaveLength(2)
+      const { app, url } = running.apps[0]!
+      const warm = await (app as ExtractApp).warmUp
+      expect(warm?.threads).toHaveLength(2)
+      expect(new Set(warm!.threads.map((t) => t.threadId)).size).toBe(2)
+      for (const t of warm!.threads) expect(t).toMatchObject({ textReads: 8, scanReads: 2 })
+      const form = new FormData()
+      form.append('file', new Blob([scan], { type: 'application/pdf' }), 'DARF digitalizado.pdf')
+      const res = await fetch(`${url}/api/v1/pdf/extract?evidence=true`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+      expectScanRead(await res.json() as Record<string, any>)
+    } finally {
+      await running.close()
+    }
+  }, 240_000)
+
+  it('is off unless asked, and a value it does not know stops the start naming it', async () => {
+    expect(loadExtractConfig({}).warm).toBe(false)
+    expect(loadExtractConfig({ EXTRACT_WARM: 'on' }).warm).toBe(true)
+    expect(() => loadExtractConfig({ EXTRACT_WARM: 'yes' })).toThrow(/EXTRACT_WARM/)
+    // Off: the app's warmUp settles at once with nothing done.
+    expect(await (app as ExtractApp).warmUp).toBeUndefined()
   })
 })
 

@@ -10,10 +10,11 @@
  * damaged file.
  */
 import { EngineError } from '../../core/errors.js'
-import type { ExtractionResult } from '../../core/extraction/index.js'
+import type { ExtractionResult, PdfTextLimits } from '../../core/extraction/index.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import type { ExtractDocumentInput, ExtractDocumentOutput } from '../../workers/extract-document.js'
+import type { ExtractWarmInput, ExtractWarmOutput } from '../../workers/extract-warm.js'
 import { Gate } from '../gate.js'
 import type { ExtractConfig } from './config.js'
 
@@ -41,15 +42,19 @@ export function poolTurns (pool: WorkerPool): { running: number, waiting: number
 /** The settings one document's extraction needs (the OCR ones default to on, at OCR_DPI). */
 export type ExtractRunConfig = Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'> & Partial<Pick<ExtractConfig, 'ocr' | 'ocrDpi'>>
 
+/** What the pool task reads a document within; OCR on at the default resolution unless the configuration says otherwise. */
+function limitsOf (config: ExtractRunConfig): PdfTextLimits {
+  const ocr = config.ocr === false ? false : config.ocrDpi === undefined ? {} : { dpi: config.ocrDpi }
+  return { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000, ocr }
+}
+
 /**
  * The engine's result for the file at `path`; throws EngineError (PDF_*, SERVICE_BUSY when
  * no thread was free within `queueTimeoutMs`, ABORTED when `cancel` fired, INTERNAL when
  * the thread failed).
  */
 export async function extractStoredFile (pool: WorkerPool, path: string, config: ExtractRunConfig, cancel?: AbortSignal): Promise<ExtractionResult> {
-  // OCR on at the default resolution unless the configuration says otherwise.
-  const ocr = config.ocr === false ? false : config.ocrDpi === undefined ? {} : { dpi: config.ocrDpi }
-  const input: ExtractDocumentInput = { path, limits: { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000, ocr } }
+  const input: ExtractDocumentInput = { path, limits: limitsOf(config) }
   const gate = turns(pool)
   const waited = AbortSignal.timeout(config.queueTimeoutMs)
   try {
@@ -69,4 +74,33 @@ export async function extractStoredFile (pool: WorkerPool, path: string, config:
   } finally {
     gate.leave()
   }
+}
+
+/** What EXTRACT_WARM's start-up did. */
+export interface PoolWarmUp {
+  /** One entry per thread warmed. */
+  threads: ExtractWarmOutput[]
+  /** Wall time until the last thread was warm, ms. */
+  ms: number
+}
+
+/**
+ * Warms every thread of `pool` (EXTRACT_WARM; workers/extract-warm.ts): one warm-up per
+ * thread, all at once, so that each lands on a thread of its own. Each takes a turn as a
+ * document does: a request arriving meanwhile waits for a free thread (within
+ * queueTimeoutMs, as any request) rather than starting its clock behind a warm-up.
+ */
+export async function warmPool (pool: WorkerPool, config: ExtractRunConfig): Promise<PoolWarmUp> {
+  const started = performance.now()
+  const gate = turns(pool)
+  const input: ExtractWarmInput = { limits: limitsOf(config) }
+  const threads = await Promise.all(Array.from({ length: pool.options.maxThreads }, async () => {
+    await gate.enter()
+    try {
+      return await runTask<ExtractWarmInput, ExtractWarmOutput>(pool, 'extract-warm', input)
+    } finally {
+      gate.leave()
+    }
+  }))
+  return { threads, ms: performance.now() - started }
 }

@@ -15,7 +15,9 @@ import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
 
 export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS } from './image-bounds.js'
-export { recognizeWords, releaseTesseract, tesseractOptions, TESSERACT_IDLE_MS, TESSERACT_MAX_PAGES, TESSERACT_VERSION } from './tesseract.js'
+export { keepTesseractWarm, recognizeWords, releaseTesseract, tesseractOptions, TESSERACT_IDLE_MS, TESSERACT_MAX_PAGES, TESSERACT_VERSION } from './tesseract.js'
+export { warmUpPdfs } from './warm.js'
+export { OCR_DPI } from './page-image.js'
 export type { PageImage } from './page-image.js'
 
 export interface OcrLimits {

@@ -62,7 +62,9 @@ let current: Promise<TesseractWorker> | undefined
 /**
  * The worker holds 150-200 MB (its WebAssembly memory, which grows to the largest page
  * read and never shrinks, and the model). A thread that has not read a scan for this
- * long lets it go; the next scan pays the start again (about a second).
+ * long lets it go; the next scan pays the start again (about a second, and about as much
+ * again while V8 optimises the new worker's code), unless the thread keeps it warm
+ * (keepTesseractWarm).
  */
 export const TESSERACT_IDLE_MS = 30_000
 
@@ -74,9 +76,32 @@ let pagesRead = 0
 /** Recognitions under way: the idle timer never ends a worker that is reading. */
 let reading = 0
 
-/** Ends the worker once it has been idle TESSERACT_IDLE_MS. */
+/**
+ * Set by keepTesseractWarm (EXTRACT_WARM): this thread's worker is never let go for being
+ * idle, and one replaced (after TESSERACT_MAX_PAGES, or a deadline) is warmed again at once.
+ */
+let rewarm: (() => Promise<void>) | undefined
+
+/**
+ * Keeps this thread's worker for good, warm: `warm` reads a page on a new worker (see
+ * warm.ts) and is run again whenever the worker is replaced. The price is the worker's
+ * memory (150-200 MB) for as long as the thread lives. `undefined` lets it go idle again.
+ */
+export function keepTesseractWarm (warm: (() => Promise<void>) | undefined): void {
+  rewarm = warm
+  if (warm === undefined) endWhenIdle()
+  else clearTimeout(idleTimer)
+}
+
+/** Whether this thread has a Tesseract worker (started or starting). */
+export function tesseractStarted (): boolean {
+  return current !== undefined
+}
+
+/** Ends the worker once it has been idle TESSERACT_IDLE_MS (never when kept warm). */
 function endWhenIdle (): void {
   clearTimeout(idleTimer)
+  if (rewarm !== undefined) return
   idleTimer = setTimeout(() => { if (reading === 0) void releaseTesseract() }, TESSERACT_IDLE_MS)
   // The timer alone keeps no thread alive.
   idleTimer.unref()
@@ -84,8 +109,14 @@ function endWhenIdle (): void {
 
 /** After a page: end the worker past TESSERACT_MAX_PAGES, else once it has been idle. */
 function afterPage (): void {
-  if (++pagesRead >= TESSERACT_MAX_PAGES) void releaseTesseract()
+  if (++pagesRead >= TESSERACT_MAX_PAGES) void replaceTesseract()
   else endWhenIdle()
+}
+
+/** Ends the worker; a thread kept warm starts and warms the next one at once. */
+async function replaceTesseract (): Promise<void> {
+  await releaseTesseract()
+  if (rewarm !== undefined) await rewarm().catch(() => undefined)
 }
 
 async function worker (): Promise<TesseractWorker> {
@@ -171,7 +202,11 @@ async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number):
     afterPage()
     return words
   } catch (err) {
-    if (err instanceof OcrTimeout) await releaseTesseract()
+    if (err instanceof OcrTimeout) {
+      await releaseTesseract()
+      // Not awaited: the caller's answer (the deadline passed) does not wait for the warm-up.
+      if (rewarm !== undefined) void rewarm().catch(() => undefined)
+    }
     throw err
   } finally {
     clearTimeout(timer)
