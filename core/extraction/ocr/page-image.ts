@@ -25,12 +25,15 @@ export interface PageImage {
   dpi: number
 }
 
+interface NapiCanvas {
+  getContext: (kind: '2d') => { fillStyle: string, fillRect: (x: number, y: number, w: number, h: number) => void, getImageData: (x: number, y: number, w: number, h: number) => { data: Uint8ClampedArray } }
+  encodeSync: (format: 'jpeg', quality: number) => Uint8Array
+  width: number
+  height: number
+}
+
 interface NapiCanvasModule {
-  createCanvas: (width: number, height: number) => {
-    getContext: (kind: '2d') => { fillStyle: string, fillRect: (x: number, y: number, w: number, h: number) => void, getImageData: (x: number, y: number, w: number, h: number) => { data: Uint8ClampedArray } }
-    width: number
-    height: number
-  }
+  createCanvas: (width: number, height: number) => NapiCanvas
 }
 
 const require = createRequire(import.meta.url)
@@ -51,8 +54,8 @@ export function renderScale (width: number, height: number, dpi: number, maxPixe
   return Math.min(wanted, fit)
 }
 
-/** Draws `page` (as displayed: its /Rotate applied) in grey at up to `dpi`, within `maxPixels`. */
-export async function renderPageGrey (page: PdfJsPage, dpi: number, maxPixels: number): Promise<PageImage> {
+/** `page` (as displayed: its /Rotate applied) drawn on white at up to `dpi`, within `maxPixels`. */
+async function drawPage (page: PdfJsPage, dpi: number, maxPixels: number): Promise<{ target: NapiCanvas, width: number, height: number, scale: number }> {
   const base = page.getViewport({ scale: 1 })
   const scale = renderScale(base.width, base.height, dpi, maxPixels)
   const viewport = page.getViewport({ scale })
@@ -64,11 +67,29 @@ export async function renderPageGrey (page: PdfJsPage, dpi: number, maxPixels: n
   context.fillRect(0, 0, width, height)
   // The pdf.js types want a DOM canvas; @napi-rs/canvas is the one it uses in Node.
   await page.render({ canvas: target as unknown as Parameters<PdfJsPage['render']>[0]['canvas'], viewport }).promise
-  const rgba = context.getImageData(0, 0, width, height).data
-  // Release the canvas's pixels now rather than at the next collection.
+  return { target, width, height, scale }
+}
+
+/** Releases a canvas's pixels now rather than at the next collection. */
+function release (target: NapiCanvas): void {
   target.width = 0
   target.height = 0
+}
+
+/** Draws `page` (as displayed: its /Rotate applied) in grey at up to `dpi`, within `maxPixels`. */
+export async function renderPageGrey (page: PdfJsPage, dpi: number, maxPixels: number): Promise<PageImage> {
+  const { target, width, height, scale } = await drawPage(page, dpi, maxPixels)
+  const rgba = target.getContext('2d').getImageData(0, 0, width, height).data
+  release(target)
   return { pgm: toPgm(rgba, width, height), width, height, scale, dpi: scale * 72 }
+}
+
+/** Draws `page` at up to `dpi` as a JPEG of `quality` (0-100), the way a scanner stores a page (warm.ts). */
+export async function renderPageJpeg (page: PdfJsPage, dpi: number, maxPixels: number, quality: number): Promise<Uint8Array> {
+  const { target } = await drawPage(page, dpi, maxPixels)
+  const jpeg = target.encodeSync('jpeg', quality)
+  release(target)
+  return jpeg
 }
 
 /** RGBA to an 8-bit grey PGM (ITU-R BT.601 luma, in integers). */

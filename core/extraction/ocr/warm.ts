@@ -7,15 +7,15 @@
  * about twice the CPU of its second (measured on a generated DARF at 300 dpi: 5.0 s
  * against 2.4 s), and a small image warms only part of that (a strip of a few lines:
  * 3.1 s for the page after it). So the warm-up reads a whole page, drawn here with no
- * tool outside the thread: pdf-lib writes the text page, pdf.js draws it in grey at the
- * service's resolution (page-image.ts), and the pixels become the one image of a second
- * PDF, which then takes the service's own path (no text layer, an image: OCR).
+ * tool outside the thread: pdf-lib writes the text page, pdf.js draws it at the service's
+ * resolution (page-image.ts) into a JPEG, and that becomes the one image of a second PDF,
+ * which then takes the service's own path (no text layer, an image: OCR).
  *
  * The values are made up; nothing is read from them.
  */
-import { concatTransformationMatrix, drawObject, PDFDocument, PDFName, popGraphicsState, pushGraphicsState, rgb, StandardFonts } from 'pdf-lib'
+import { PDFDocument, rgb, StandardFonts } from 'pdf-lib'
 import { openWithPdfJs } from '../../pdf/index.js'
-import { renderPageGrey } from './page-image.js'
+import { renderPageJpeg } from './page-image.js'
 
 /** A4, in points. */
 const PAGE = { width: 595, height: 842 }
@@ -88,21 +88,24 @@ async function textPage (): Promise<Uint8Array> {
   return await doc.save({ useObjectStreams: false })
 }
 
-/** `pdf`'s first page drawn in grey at `dpi`, as the one image of a page of the same size. */
+/** JPEG quality of the warm-up scan: what scanners and phones commonly store. */
+const JPEG_QUALITY = 75
+
+/**
+ * `pdf`'s first page drawn at `dpi` as a JPEG, the one image of a page of the same size:
+ * most scans store JPEG, and pdf.js's JPEG decoder (JavaScript here) is warmed with the rest.
+ */
 async function scanOf (pdf: Uint8Array, dpi: number): Promise<Uint8Array> {
   // The outlines of Helvetica: without them pdf.js draws the letters as boxes.
   const source = await (await openWithPdfJs(pdf, { standardFontData: true })).promise
-  let image
+  let jpeg
   try {
-    image = await renderPageGrey(await source.getPage(1), dpi, PAGE.width * PAGE.height * (dpi / 72) ** 2 + 1)
+    jpeg = await renderPageJpeg(await source.getPage(1), dpi, PAGE.width * PAGE.height * (dpi / 72) ** 2 + 1, JPEG_QUALITY)
   } finally {
     await source.destroy()
   }
-  const pixels = image.pgm.subarray(image.pgm.length - image.width * image.height)
   const doc = await PDFDocument.create()
   const page = doc.addPage([PAGE.width, PAGE.height])
-  const stream = doc.context.flateStream(pixels, { Type: 'XObject', Subtype: 'Image', Width: image.width, Height: image.height, ColorSpace: 'DeviceGray', BitsPerComponent: 8 })
-  page.node.setXObject(PDFName.of('Scan'), doc.context.register(stream))
-  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(PAGE.width, 0, 0, PAGE.height, 0, 0), drawObject('Scan'), popGraphicsState())
+  page.drawImage(await doc.embedJpg(jpeg), { x: 0, y: 0, width: PAGE.width, height: PAGE.height })
   return await doc.save({ useObjectStreams: false })
 }
