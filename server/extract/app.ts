@@ -265,15 +265,32 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Extr
   return app as unknown as ExtractApp
 }
 
-async function warmThreads (app: FastifyInstance, pool: WorkerPool, config: ExtractConfig): Promise<PoolWarmUp | undefined> {
-  try {
-    const done = await warmPool(pool, config)
-    app.log.info({ ms: Math.round(done.ms), threads: done.threads.map((t) => ({ threadId: t.threadId, ms: Math.round(t.ms), scanReads: t.scanReads })) }, `EXTRACT_WARM: ${done.threads.length} extraction thread(s) warm`)
-    return done
-  } catch (err) {
-    app.log.warn({ errorName: (err as { name?: unknown }).name }, 'EXTRACT_WARM: the warm-up failed; documents are read on threads that start cold')
-    return undefined
+/**
+ * EXTRACT_WARM: warms every thread, then each thread the pool starts in place of one that
+ * ended (a document stopped at its hard limit ends its thread), for as long as the app runs.
+ */
+function warmThreads (app: FastifyInstance, pool: WorkerPool, config: ExtractConfig): Promise<PoolWarmUp | undefined> {
+  const warm = async (threadCount?: number): Promise<PoolWarmUp | undefined> => {
+    try {
+      const done = await warmPool(pool, config, threadCount)
+      app.log.info({ ms: Math.round(done.ms), threads: done.threads.map((t) => ({ threadId: t.threadId, ms: Math.round(t.ms), scanReads: t.scanReads })) }, `EXTRACT_WARM: ${done.threads.length} extraction thread(s) warm`)
+      return done
+    } catch (err) {
+      app.log.warn({ errorName: (err as { name?: unknown }).name }, 'EXTRACT_WARM: the warm-up failed; documents are read on threads that start cold')
+      return undefined
+    }
   }
+  const replaced = (): void => { void warm(1) }
+  let closed = false
+  // Added now: Fastify takes no hooks once it listens.
+  app.addHook('onClose', async () => {
+    closed = true
+    pool.off('workerCreate', replaced)
+  })
+  return warm().then((first) => {
+    if (!closed) pool.on('workerCreate', replaced)
+    return first
+  })
 }
 
 type ParserDescription = ReturnType<typeof parserDescriptions>[number]

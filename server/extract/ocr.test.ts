@@ -109,6 +109,13 @@ describe('EXTRACT_WARM=on, through razao serve\'s start-up', () => {
       form.append('file', new Blob([scan], { type: 'application/pdf' }), 'DARF digitalizado.pdf')
       const res = await fetch(`${url}/api/v1/pdf/extract?evidence=true`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
       expectScanRead(await res.json() as Record<string, any>)
+      // A thread that ends (as one stopped at a document's hard limit does) is replaced, and the new one warmed: one more task runs with no request.
+      const pool = running.pools.get('extract')!
+      const completed = pool.completed
+      await pool.threads[0]!.terminate()
+      for (let i = 0; i < 1200 && pool.completed === completed; i++) await new Promise((r) => setTimeout(r, 50))
+      expect(pool.completed).toBe(completed + 1)
+      expect(pool.threads).toHaveLength(2)
     } finally {
       await running.close()
     }

@@ -86,15 +86,16 @@ export interface PoolWarmUp {
 
 /**
  * Warms every thread of `pool` (EXTRACT_WARM; workers/extract-warm.ts): one warm-up per
- * thread, all at once, so that each lands on a thread of its own. Each takes a turn as a
+ * thread, all at once, so that each lands on a thread of its own (`threadCount`: fewer,
+ * for a thread that replaced one). Each takes a turn as a
  * document does: a request arriving meanwhile waits for a free thread (within
  * queueTimeoutMs, as any request) rather than starting its clock behind a warm-up.
  */
-export async function warmPool (pool: WorkerPool, config: ExtractRunConfig): Promise<PoolWarmUp> {
+export async function warmPool (pool: WorkerPool, config: ExtractRunConfig, threadCount = pool.options.maxThreads): Promise<PoolWarmUp> {
   const started = performance.now()
   const gate = turns(pool)
   const input: ExtractWarmInput = { limits: limitsOf(config) }
-  const threads = await Promise.all(Array.from({ length: pool.options.maxThreads }, async () => {
+  const threads = await Promise.all(Array.from({ length: threadCount }, async () => {
     await gate.enter()
     try {
       return await runTask<ExtractWarmInput, ExtractWarmOutput>(pool, 'extract-warm', input)
