@@ -87,6 +87,15 @@ async function call (url: string, init: RequestInit = {}): Promise<{ status: num
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers }
 }
 
+/** Polls `done` every 5 ms; throws after 20 s. */
+async function until (done: () => boolean): Promise<void> {
+  const end = Date.now() + 20_000
+  while (!done()) {
+    if (Date.now() > end) throw new Error('the pool never reached the state the test waits for')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
 function sign (target: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number, body: any, headers: Headers }> {
   return call(`${target}/api/v1/sign`, {
     method: 'POST',
@@ -397,9 +406,14 @@ describe('errors (spec 2 §7)', () => {
   })
 
   it('INTERNAL_ERROR 500 with only the request id when the worker thread dies mid-signature', async () => {
+    // The pool's one thread, started and idle, so that "busy" below means: it has our task.
+    await until(() => doomed.idleThreads === 1)
     const pending = sign(base.broken, { pdfBase64: Buffer.from(thousandPages).toString('base64') })
-    // A 1000-page STAMP_AND_PAGE signature takes about a second; the thread goes at 80 ms.
-    await new Promise((resolve) => setTimeout(resolve, 80))
+    // Not a fixed delay: on a loaded machine the upload alone can outlast one, and the
+    // thread would die before the task reached it (a new thread then signs: 200).
+    await until(() => doomed.idleThreads === 0)
+    // A 1000-page STAMP_AND_PAGE signature takes hundreds of milliseconds; the thread goes 20 ms into it.
+    await new Promise((resolve) => setTimeout(resolve, 20))
     await Promise.all(doomed.threads.map(async (t) => await t.terminate()))
     const res = await pending
     expectError(res, 500, 'INTERNAL_ERROR')
