@@ -21,13 +21,15 @@ export interface ExtractDocumentInput {
 
 export type ExtractDocumentOutput = ExtractionResult
 
-export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentOutput> => {
-  const bytes = await readFile(input.path)
+export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentOutput> => await extractPdfBytes(await readFile(input.path), input.limits))
+
+/** One PDF's bytes through the engine, as the service reads an upload (also the warm-up's path, workers/extract-warm.ts). */
+export async function extractPdfBytes (bytes: Uint8Array, limits: PdfTextLimits): Promise<ExtractionResult> {
   // A bound from the raw bytes first: readPdfText measures pages through pdf-lib, and a
   // file pdf-lib cannot parse would otherwise reach pdf.js unmeasured.
-  if (looksLikePdf(bytes)) refuseRawContentBombs(bytes, input.limits.maxPageContentBytes, input.limits.maxTotalContentBytes)
-  return extractDocument(new TextDocument(await readPdfText(bytes, input.limits)), plugins)
-})
+  if (looksLikePdf(bytes)) refuseRawContentBombs(bytes, limits.maxPageContentBytes, limits.maxTotalContentBytes)
+  return extractDocument(new TextDocument(await readPdfText(bytes, limits)), plugins)
+}
 
 /** What /api/v1/info lists: the registry's plugins, in order, without their code. */
 export function parserDescriptions (): Array<{ id: string, documentType: string, family: string, version: string, schemaVersion: string, status: string, minimumConfidence: number }> {

@@ -7,10 +7,9 @@
  * The service runs it once per thread at start-up, on a pool whose threads never end idle.
  */
 import { threadId } from 'node:worker_threads'
-import { TextDocument, extractDocument, readPdfText } from '../core/extraction/index.js'
 import type { PdfTextLimits } from '../core/extraction/index.js'
 import { keepTesseractWarm, OCR_DPI, warmUpPdfs } from '../core/extraction/ocr/index.js'
-import { plugins } from '../plugins/index.js'
+import { extractPdfBytes } from './extract-document.js'
 import { defineTask } from './task.js'
 
 export interface ExtractWarmInput {
@@ -39,7 +38,7 @@ export default defineTask(async (input: ExtractWarmInput): Promise<ExtractWarmOu
   const limits: PdfTextLimits = { ...input.limits, deadlineMs: WARM_DEADLINE_MS }
   const ocr = input.limits.ocr
   const pdfs = await warmUpPdfs(ocr === false ? OCR_DPI : ocr?.dpi ?? OCR_DPI)
-  const read = async (bytes: Uint8Array): Promise<void> => { extractDocument(new TextDocument(await readPdfText(bytes, limits)), plugins) }
+  const read = async (bytes: Uint8Array): Promise<void> => { await extractPdfBytes(bytes, limits) }
   for (let i = 0; i < TEXT_READS; i++) await read(pdfs.text)
   let scanReads = 0
   if (ocr !== false) {

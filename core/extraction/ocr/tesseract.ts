@@ -113,10 +113,13 @@ function afterPage (): void {
   else endWhenIdle()
 }
 
-/** Ends the worker; a thread kept warm starts and warms the next one at once. */
+/**
+ * Ends the worker (past TESSERACT_MAX_PAGES, or a deadline); a thread kept warm starts and
+ * warms the next one at once, in the background: no caller waits for the warm-up.
+ */
 async function replaceTesseract (): Promise<void> {
   await releaseTesseract()
-  if (rewarm !== undefined) await rewarm().catch(() => undefined)
+  if (rewarm !== undefined) void rewarm().catch(() => undefined)
 }
 
 async function worker (): Promise<TesseractWorker> {
@@ -202,11 +205,7 @@ async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number):
     afterPage()
     return words
   } catch (err) {
-    if (err instanceof OcrTimeout) {
-      await releaseTesseract()
-      // Not awaited: the caller's answer (the deadline passed) does not wait for the warm-up.
-      if (rewarm !== undefined) void rewarm().catch(() => undefined)
-    }
+    if (err instanceof OcrTimeout) await replaceTesseract()
     throw err
   } finally {
     clearTimeout(timer)
