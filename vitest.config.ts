@@ -1,5 +1,14 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 import type { TestProjectInlineConfiguration } from 'vitest/config'
+import { RUNTIME_SUBSET } from './fixtures/runtime-subset.js'
+import { SAME_IN_EVERY_ZONE } from './fixtures/time-zone-projects.js'
+
+/**
+ * RAZAO_TEST_SUBSET=runtime (npm run test:runtime) runs only the runtime subset, under UTC:
+ * what CI runs on the Node lines other than the machine's (fixtures/runtime-subset.ts).
+ */
+const subset = process.env.RAZAO_TEST_SUBSET ?? ''
+if (subset !== '' && subset !== 'runtime') throw new Error(`RAZAO_TEST_SUBSET=${subset}: the only subset is "runtime"`)
 
 /** What every project shares (the projects differ only in their files and time zone). */
 const common = {
@@ -20,7 +29,9 @@ const common = {
  * through `env` (Node re-reads TZ when it is assigned), and freshDatabase() gives its database
  * the same zone, as a server started under that TZ used to.
  */
-const projects: TestProjectInlineConfiguration[] = [
+const projects: TestProjectInlineConfiguration[] = subset === 'runtime'
+  ? [{ test: { ...common, name: 'utc', include: Object.keys(RUNTIME_SUBSET), env: { TZ: 'UTC' } } }]
+  : [
   {
     test: {
       ...common,
@@ -35,10 +46,11 @@ const projects: TestProjectInlineConfiguration[] = [
       // The date-sensitive part again: core, fixtures, the import service over HTTP and the
       // CLI. The PDF-reading suites of fixtures/extraction and the OCR tests stay out: like the
       // plugins' tests they read dates only through core/extraction's value readers, whose own
-      // tests run in both zones.
+      // tests run in both zones. So do the files of SAME_IN_EVERY_ZONE: no local-time call in
+      // the code they test (fixtures/time-zone-projects.test.ts checks it).
       name: 'sao-paulo',
       include: ['core/**/*.test.ts', 'fixtures/**/*.test.ts', 'server/import/app.test.ts', 'server/cli.test.ts'],
-      exclude: [...configDefaults.exclude, 'core/extraction/ocr/**', 'fixtures/extraction/**'],
+      exclude: [...configDefaults.exclude, 'core/extraction/ocr/**', 'fixtures/extraction/**', ...SAME_IN_EVERY_ZONE.map((z) => z.tests)],
       env: { TZ: 'America/Sao_Paulo' }
     }
   }

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { NATIVE_HANDLE_NODE_MAJORS } from '../core/xlsx/inflate.js'
-import { SUPPORTED_NODE_LINES, runtimeReport, unsupportedLineWarning } from './runtime.js'
+import { SUPPORTED_NODE_LINES, TESTED_PAST_END_OF_LIFE, runtimeReport, unsupportedLineWarning } from './runtime.js'
 
 const root = new URL('..', import.meta.url)
 const line = Number(process.versions.node.split('.')[0])
@@ -34,12 +34,13 @@ describe('the supported Node lines', () => {
   })
 
   it('include the line these tests run on when CI runs them', () => {
-    if (process.env.CI === 'true') expect(SUPPORTED_NODE_LINES).toContain(line)
+    if (process.env.CI === 'true') expect([...SUPPORTED_NODE_LINES, ...TESTED_PAST_END_OF_LIFE.keys()]).toContain(line)
     expect(unsupportedLineWarning() === undefined).toBe(SUPPORTED_NODE_LINES.includes(line))
+    if (TESTED_PAST_END_OF_LIFE.has(line)) expect(unsupportedLineWarning()).toMatch(/reached its end of life on \d{4}-\d{2}-\d{2} and is not supported/)
   })
 
   it('each have the zlib native handle checked (inflate.test.ts runs there), and the report says which engine this line uses', async () => {
-    expect([...NATIVE_HANDLE_NODE_MAJORS].every((m) => SUPPORTED_NODE_LINES.includes(m))).toBe(true)
+    expect([...NATIVE_HANDLE_NODE_MAJORS].every((m) => SUPPORTED_NODE_LINES.includes(m) || TESTED_PAST_END_OF_LIFE.has(m))).toBe(true)
     const report = await runtimeReport()
     expect(report).toEqual({
       name: 'Node.js',
