@@ -19,7 +19,7 @@ const common = {
   hookTimeout: 120_000,
   pool: 'forks',
   // Every JSON answer of the apps under test is checked against its route's response schema.
-  setupFiles: ['fixtures/http/response-schemas.ts']
+  setupFiles: ['fixtures/http/response-schemas.ts', 'fixtures/file-cost.ts']
 } satisfies TestProjectInlineConfiguration['test']
 
 /**
