@@ -1,6 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 import type { TestProjectInlineConfiguration } from 'vitest/config'
 import { RUNTIME_SUBSET } from './fixtures/runtime-subset.js'
+import SlowFirst from './fixtures/slow-first.js'
 import { SAME_IN_EVERY_ZONE } from './fixtures/time-zone-projects.js'
 
 /**
@@ -68,6 +69,8 @@ export default defineConfig({
     // One PostgreSQL server per run (embedded unless DATABASE_URL is set), with the migrations
     // applied once to a template that each file's database copies. Declared here, at the root,
     // so it runs once for both projects, which inherit what it provides.
-    globalSetup: ['fixtures/db/global-setup.ts']
+    globalSetup: ['fixtures/db/global-setup.ts'],
+    // The slowest files first, on a fresh clone too (fixtures/slow-first.ts).
+    sequence: { sequencer: SlowFirst }
   }
 })
