@@ -113,3 +113,28 @@ describe('an early refusal reaches the client as its status', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 50)
   })
 })
+
+describe('what is drained', () => {
+  it('nothing of a request that declares no body or whose body was read to its end, injected or not', async () => {
+    const { default: Fastify } = await import('fastify')
+    const { drainUnreadBodies } = await import('./early-answer.js')
+    const app = Fastify()
+    drainUnreadBodies(app, MIB)
+    app.get('/', async () => ({ ok: true }))
+    app.post('/', async (request) => ({ got: request.body }))
+    try {
+      // A drained answer goes out with Connection: close; these go out as they are.
+      const get = await app.inject({ method: 'GET', url: '/' })
+      const post = await app.inject({ method: 'POST', url: '/', payload: { a: 1 } })
+      expect([get.statusCode, post.statusCode]).toEqual([200, 200])
+      expect(post.json()).toEqual({ got: { a: 1 } })
+      expect([get.headers.connection, post.headers.connection]).toEqual(['keep-alive', 'keep-alive'])
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const over = await fetch(`http://127.0.0.1:${(app.server.address() as { port: number }).port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"b":2}' })
+      expect(await over.json()).toEqual({ got: { b: 2 } })
+      expect(over.headers.get('connection')).not.toBe('close')
+    } finally {
+      await app.close()
+    }
+  })
+})

@@ -27,11 +27,25 @@ export function drainUnreadBodies (app: FastifyInstance, largestBody: number): v
   const maxBytes = largestBody + DRAIN_BEYOND_LIMIT_BYTES
   app.addHook('onSend', async (request, reply, payload) => {
     const raw = request.raw
-    if (raw.complete || raw.destroyed) return payload
+    if (!bodyLeftUnread(raw)) return payload
     void reply.header('connection', 'close')
     await drain(raw, maxBytes)
     return payload
   })
+}
+
+/**
+ * Whether some of the request's body may still be on its way. A request that declares no body
+ * (neither Content-Length above 0 nor Transfer-Encoding: HTTP/1.1's rule) has none; a body
+ * read to its end, over a socket (`complete`) or through fastify.inject (whose request stream
+ * only ends: `readableEnded`), has nothing left. Without the last two checks every injected
+ * request waited DRAIN_IDLE_MS for bytes that could not come.
+ */
+export function bodyLeftUnread (raw: IncomingMessage): boolean {
+  if (raw.complete || raw.readableEnded || raw.destroyed) return false
+  const length = raw.headers['content-length']
+  if (raw.headers['transfer-encoding'] === undefined && (length === undefined || Number(length) === 0)) return false
+  return true
 }
 
 async function drain (request: IncomingMessage, maxBytes: number): Promise<void> {
