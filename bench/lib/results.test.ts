@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { problemsOf, readResults, SCHEMA_ID, SuiteBuilder, writeResults, type BenchResults, type Figure } from './results.js'
-import { sampleBenchResults, sampleQuickResults } from './sample-results.js'
+import { samplePair, sampleBenchResults, sampleQuickResults } from './sample-results.js'
 import { spreadOf, sumSpread } from './spread.js'
 
 let dir: string
@@ -90,6 +90,14 @@ describe('the JSON results of a run (razao-bench/1)', () => {
     expect(figure(doc, 'agent/rounds/agent/ms-per-job').samples).toBe(2)
     expect(figure(doc, 'agent/rounds/agent/ms-per-job').value).toBeCloseTo(3.83, 9)
     expect(doc.suites.find((s) => s.suite === 'ocr')!.checks.map((c) => c.pass)).toEqual([false, true, true])
+  })
+
+  it('takes the spread of bench:quick\'s reader ÷ inflate from the ratios of its rounds', () => {
+    const pair = samplePair()
+    const ratio = figure(sampleQuickResults(), 'quick/200k/reader/median').ratios![0]!
+    expect(ratio.to).toBe('quick/200k/inflate/median')
+    expect(ratio.value).toBeCloseTo(pair.reader.medianMs / pair.inflate.medianMs, 9)
+    expect(ratio.rel).toBeCloseTo(spreadOf(pair.reader.samplesMs.map((ms, i) => ms / pair.inflate.samplesMs[i]!))!.rel, 9)
   })
 
   it('gives every figure an id of its own and every ratio a figure of the same suite', () => {

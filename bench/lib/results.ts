@@ -263,15 +263,19 @@ export class SuiteBuilder {
     return this.figures.find((f) => f.id === `${this.suite}/${id}` || f.id === id)
   }
 
-  /** `of` / `to` (ids below the suite, or full), on `of`; nothing when either was not measured. */
-  ratio (of: string, to: string): void {
+  /**
+   * `of` / `to` (ids below the suite, or full), on `of`; nothing when either was not measured.
+   * `rel`, when the two were measured in pairs (bench:quick's rounds), is the spread of the
+   * pairs' own ratios; otherwise the two sides' spreads are added.
+   */
+  ratio (of: string, to: string, rel?: number): void {
     const a = this.get(of)
     const b = this.get(to)
     if (a === undefined || b === undefined || b.value === 0) return
     const value = a.value / b.value
     if (!Number.isFinite(value)) return
     a.ratios ??= []
-    a.ratios.push({ to: b.id, value, rel: ratioRel(a.spread, b.spread) })
+    a.ratios.push({ to: b.id, value, rel: rel ?? ratioRel(a.spread, b.spread) })
   }
 
   check (target: string, measured: string, pass: boolean | undefined): void {
