@@ -55,7 +55,7 @@ function ratiosOf (doc: BenchResults): Map<string, RatioEntry> {
 export function formatNumber (x: number): string {
   if (x === 0) return '0'
   const abs = Math.abs(x)
-  if (abs >= 1e5) return Math.round(x).toLocaleString('en-US')
+  if (abs >= 1e4) return Math.round(x).toLocaleString('en-US')
   return Number(x.toPrecision(4)).toString()
 }
 

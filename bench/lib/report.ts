@@ -63,6 +63,13 @@ function niceStep (raw: number): number {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power
 }
 
+/** A tick's label: thousands as k, millions as M, with as many decimals as the step needs. */
+function tickLabel (t: number, step: number, largest: number): string {
+  const [scale, suffix] = largest >= 1e6 ? [1e6, 'M'] : largest >= 1e4 ? [1e3, 'k'] : [1, '']
+  const decimals = Math.max(0, -Math.floor(Math.log10(step / scale) + 1e-9))
+  return `${(t / scale).toFixed(decimals)}${suffix}`
+}
+
 const W = 440
 const H = 220
 const M = { left: 64, right: 14, top: 12, bottom: 48 }
@@ -84,7 +91,7 @@ function lineChart (series: Series, runs: readonly LoadedRun[]): string {
   if (lo < 0 && Math.min(...series.points.map((p) => p.lo)) >= 0) lo = 0
   const y = (v: number): number => M.top + plotH - ((v - lo) / (hi - lo)) * plotH
   const step = niceStep((hi - lo) / 4)
-  const decimals = Math.max(0, -Math.floor(Math.log10(step)))
+  const largest = Math.max(Math.abs(lo), Math.abs(hi))
   const ticks: number[] = []
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push(t)
   const colour = ROLE_COLOURS[series.role]
@@ -95,7 +102,7 @@ function lineChart (series: Series, runs: readonly LoadedRun[]): string {
   for (const t of ticks) {
     const ty = y(t).toFixed(1)
     parts.push(`<line x1="${M.left}" x2="${M.left + plotW}" y1="${ty}" y2="${ty}" class="grid"/>`,
-      `<text x="${M.left - 6}" y="${ty}" class="tick" text-anchor="end" dominant-baseline="middle">${t.toFixed(decimals)}</text>`)
+      `<text x="${M.left - 6}" y="${ty}" class="tick" text-anchor="end" dominant-baseline="middle">${tickLabel(t, step, largest)}</text>`)
   }
   if (series.unit === '×' && lo < 1 && hi > 1) parts.push(`<line x1="${M.left}" x2="${M.left + plotW}" y1="${y(1).toFixed(1)}" y2="${y(1).toFixed(1)}" class="unity"/>`)
   const every = Math.max(1, Math.ceil(n / 8))
