@@ -37,7 +37,7 @@ const projects: TestProjectInlineConfiguration[] = subset === 'runtime'
     test: {
       ...common,
       name: 'utc',
-      include: ['core/**/*.test.ts', 'plugins/**/*.test.ts', 'server/**/*.test.ts', 'workers/**/*.test.ts', 'fixtures/**/*.test.ts'],
+      include: ['core/**/*.test.ts', 'plugins/**/*.test.ts', 'server/**/*.test.ts', 'workers/**/*.test.ts', 'fixtures/**/*.test.ts', 'bench/**/*.test.ts'],
       env: { TZ: 'UTC' }
     }
   },

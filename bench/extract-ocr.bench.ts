@@ -39,6 +39,8 @@ export interface OcrBenchOptions {
 export interface OcrTiming {
   wallMs: number
   cpuMs: number
+  /** The runs behind a median (wallMs is theirs), for the JSON results; absent for one run. */
+  wallSamplesMs?: number[]
 }
 
 export interface OcrBenchRow {
@@ -143,7 +145,7 @@ export async function benchOcr (options: Partial<OcrBenchOptions> & Pick<OcrBenc
     const medianOf = async (path: string, pages: number): Promise<OcrTiming> => {
       const times: OcrTiming[] = []
       for (let i = 0; i < runs; i++) times.push(await extract(path, pages))
-      return { wallMs: median(times.map((t) => t.wallMs)), cpuMs: median(times.map((t) => t.cpuMs)) }
+      return { wallMs: median(times.map((t) => t.wallMs)), cpuMs: median(times.map((t) => t.cpuMs)), wallSamplesMs: times.map((t) => t.wallMs) }
     }
     log('one page, cold then warm')
     const cold = await extract(paths.one, 1)

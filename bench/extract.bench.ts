@@ -64,6 +64,7 @@ import { generateRelatorio } from '../plugins/relatorio-simples/fixtures/generat
 import { importDist } from './child/dist.js'
 import { CHILD_JS_DIR } from './lib/paths.js'
 import { ensureDist, snapshotDist, transpileChildScripts } from './lib/prepare.js'
+import { spreadOf, type Spread } from './lib/spread.js'
 import { DASH, markdownTable } from './lib/table.js'
 
 /** One line per plugin with a generator: seed → a realistic PDF of that type. */
@@ -117,6 +118,8 @@ export interface ExtractBenchRow {
   pdfjsMs: number
   boundsMs: number
   oursMs: number
+  /** The per-document times behind those three medians (for the JSON results). */
+  splitSamples: { count: number, pdfjs: Spread | undefined, bounds: Spread | undefined, ours: Spread | undefined }
 }
 
 /** Documents per second, and CPU per document: of the feeding thread, and of the whole process. */
@@ -233,7 +236,7 @@ async function throughput (built: Built, paths: string[], threads: number, docsP
 }
 
 /** Median split of one document's time in this thread, after two warm-up rounds. */
-async function split (built: Built, inputs: Uint8Array[]): Promise<{ pdfjsMs: number, boundsMs: number, oursMs: number }> {
+async function split (built: Built, inputs: Uint8Array[]): Promise<Pick<ExtractBenchRow, 'pdfjsMs' | 'boundsMs' | 'oursMs' | 'splitSamples'>> {
   const { TextDocument, extractDocument, readPdfText } = built.extraction
   const { pagesWithinContentLimit, refuseRawContentBombs } = built.pdf
   const reads: number[] = []
@@ -260,7 +263,12 @@ async function split (built: Built, inputs: Uint8Array[]): Promise<{ pdfjsMs: nu
       ours.push(oursMs)
     }
   }
-  return { pdfjsMs: median(reads), boundsMs: median(bounds), oursMs: median(ours) }
+  return {
+    pdfjsMs: median(reads),
+    boundsMs: median(bounds),
+    oursMs: median(ours),
+    splitSamples: { count: reads.length, pdfjs: spreadOf(reads), bounds: spreadOf(bounds), ours: spreadOf(ours) }
+  }
 }
 
 function runChild (args: string[], env?: NodeJS.ProcessEnv): { done: Promise<string>, child: ReturnType<typeof spawn> } {

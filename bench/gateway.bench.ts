@@ -38,6 +38,7 @@ import type { FakeStart } from './gateway/fake-process.js'
 import type { GatewayCpu, GatewayStart, GatewayStarted } from './gateway/gateway-process.js'
 import { startChild } from './gateway/rpc.js'
 import { withBenchDatabase } from './import-process.bench.js'
+import { spreadOf, type Spread } from './lib/spread.js'
 
 /** The operational key of the benchmark's gateway (stored as its hash, like any). */
 const API_KEY = `bench-${randomBytes(16).toString('hex')}`
@@ -64,6 +65,8 @@ export interface GatewayBenchRow {
   calls: number
   medianMs: number
   p95Ms: number
+  /** Of the calls' latencies, for the JSON results (bench/lib/results.ts). */
+  spread: Spread | undefined
   perSecond: number
   /** Full TLS handshakes the fake saw during the measured calls. */
   handshakes: number
@@ -205,7 +208,7 @@ export async function benchGateway (options: Partial<GatewayBenchOptions> = {}, 
         const c = collected[path]
         c.latencies.sort((a, b) => a - b)
         const row: GatewayBenchRow = {
-          path, concurrency, calls: c.latencies.length, medianMs: percentile(c.latencies, 0.5), p95Ms: percentile(c.latencies, 0.95),
+          path, concurrency, calls: c.latencies.length, medianMs: percentile(c.latencies, 0.5), p95Ms: percentile(c.latencies, 0.95), spread: spreadOf(c.latencies),
           perSecond: c.latencies.length / (c.wallMs / 1000), handshakes: c.handshakes,
           cpuMsPerCall: { process: c.cpuMs / c.latencies.length, database: c.databaseCpuMs === undefined ? undefined : c.databaseCpuMs / c.latencies.length }
         }

@@ -7,6 +7,10 @@
  *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,ocr,gateway,agent]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
+ *                    [--json FILE]
+ *
+ * --json FILE also writes every figure of the tables to FILE, schema razao-bench/1
+ * (bench/lib/results.ts, bench/README.md "Results as JSON"), for bench:compare and bench:report.
  */
 import { parseArgs } from 'node:util'
 import type { ContenderId } from './child/protocol.js'
@@ -19,7 +23,9 @@ import { benchGateway, gatewayTable } from './gateway.bench.js'
 import { agentTable, benchAgent } from './agent.bench.js'
 import { INFLATE, READ_CONTENDERS, type Contender } from './lib/contenders.js'
 import type { MeasureSettings } from './lib/measure.js'
-import { ensureDist, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
+import { addChecks, agentFigures, extractFigures, gatewayFigures, httpFigures, ocrFigures, processFigures, readRowsFigures, signFigures } from './lib/figures.js'
+import { ensureDist, gitState, snapshotDist, sourceVersion, transpileChildScripts } from './lib/prepare.js'
+import { ResultsRecorder, userPath, writeResults } from './lib/results.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
@@ -38,6 +44,8 @@ interface RunPlan {
   agent: boolean
   seed: number
   settings: Omit<MeasureSettings, 'distDir'>
+  /** Where to write the JSON results (absolute), if anywhere. */
+  jsonFile: string | undefined
 }
 
 function positiveInt (name: string, value: string | undefined, fallback: number): number {
@@ -61,10 +69,12 @@ function planFromArgs (argv: string[]): RunPlan {
       'budget-s': { type: 'string' },
       'min-runs': { type: 'string' },
       'max-runs': { type: 'string' },
-      'timeout-s': { type: 'string' }
+      'timeout-s': { type: 'string' },
+      json: { type: 'string' }
     },
     strict: true
   })
+  if (values.json !== undefined && values.json.trim() === '') throw new Error('--json needs a file name')
   const sizes = (values.sizes ?? '100000,500000,1000000').split(',').map((s) => positiveInt('sizes', s.trim(), 0))
   const only = values.only?.split(',').map((s) => s.trim())
   for (const id of only ?? []) {
@@ -95,23 +105,41 @@ function planFromArgs (argv: string[]): RunPlan {
         maxIterations: Math.max(minIterations, positiveInt('max-runs', values['max-runs'], 10))
       },
       timeoutMs: positiveInt('timeout-s', values['timeout-s'], 600) * 1000
+    },
+    jsonFile: values.json === undefined ? undefined : userPath(values.json)
+  }
+}
+
+/** What the plan resolved to, for the JSON results: what was asked, in plain values. */
+function resolvedOptions (plan: RunPlan): Record<string, unknown> {
+  const { readContenders, settings, ...rest } = plan
+  return { ...rest, readContenders: readContenders.map((c) => c.id), ...settings.repeat, timeoutMs: settings.timeoutMs }
+}
+
+async function main (): Promise<void> {
+  const argv = process.argv.slice(2)
+  const plan = planFromArgs(argv)
+  const recorder = new ResultsRecorder('bench', { argv, resolved: resolvedOptions(plan) }, gitState())
+  await ensureDist()
+  await transpileChildScripts()
+  const dist = await snapshotDist()
+  let failure: unknown
+  try {
+    await runPlan(plan, { ...plan.settings, distDir: dist.dir }, recorder)
+  } catch (err) {
+    failure = err
+    throw err
+  } finally {
+    await dist.remove()
+    // Written whatever happened: the suites that finished before an error are results too.
+    if (plan.jsonFile !== undefined) {
+      await writeResults(plan.jsonFile, recorder.finish(failure))
+      process.stderr.write(`results written to ${plan.jsonFile}\n`)
     }
   }
 }
 
-async function main (): Promise<void> {
-  const plan = planFromArgs(process.argv.slice(2))
-  await ensureDist()
-  await transpileChildScripts()
-  const dist = await snapshotDist()
-  try {
-    await runPlan(plan, { ...plan.settings, distDir: dist.dir })
-  } finally {
-    await dist.remove()
-  }
-}
-
-async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void> {
+async function runPlan (plan: RunPlan, settings: MeasureSettings, recorder: ResultsRecorder): Promise<void> {
   const started = performance.now()
   const print = (text: string): void => { process.stdout.write(`${text}\n\n`) }
 
@@ -122,12 +150,18 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
       { sizes: plan.sizes, seed: plan.seed, contenders: plan.readContenders, ...settings },
       (run) => print(readRowsTable(run))
     )
+    const suite = recorder.suite('reader')
+    readRowsFigures(suite, readRuns)
+    addChecks(suite, readTargets(readRuns))
   }
   let httpRun: HttpRun | undefined
   if (plan.httpRows !== undefined) {
     process.stderr.write(`HTTP: /v1/analyze versus the reader at ${plan.httpRows} rows\n`)
     httpRun = await benchImportAnalyzeHttp({ rows: plan.httpRows, seed: plan.seed, ...settings })
     print(httpTable(httpRun))
+    const suite = recorder.suite('http')
+    httpFigures(suite, httpRun)
+    addChecks(suite, httpTargets(httpRun))
   }
   let processRuns: ProcessRun[] = []
   if (plan.processSizes !== undefined) {
@@ -144,26 +178,39 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings): Promise<void>
       distDir: settings.distDir,
       measureServiceMemory: true
     }, adminUrl, (run) => print(processTable(run, 1000))))
+    const suite = recorder.suite('process')
+    processFigures(suite, processRuns)
+    addChecks(suite, processTargets(processRuns))
   }
   if (plan.sign) {
     process.stderr.write('PDF signing: ours beside @signpdf\n')
-    print(signTable(await benchSign({}, (line) => process.stderr.write(`${line}\n`))))
+    const result = await benchSign({}, (line) => process.stderr.write(`${line}\n`))
+    print(signTable(result))
+    signFigures(recorder.suite('sign'), result)
   }
   if (plan.extract) {
     process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')
-    print(extractTable(await benchExtract({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
+    const run = await benchExtract({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))
+    print(extractTable(run))
+    extractFigures(recorder.suite('extract'), run)
   }
   if (plan.ocr) {
     process.stderr.write('OCR: one-page and ten-page scans beside Tesseract alone\n')
-    print(ocrTable(await benchOcr({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
+    const run = await benchOcr({ distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))
+    print(ocrTable(run))
+    ocrFigures(recorder.suite('ocr'), run)
   }
   if (plan.gateway) {
     process.stderr.write('tax-document gateway: overhead per call against the loopback NF-e fake\n')
-    print(gatewayTable(await benchGateway({}, (line) => process.stderr.write(`${line}\n`))))
+    const result = await benchGateway({}, (line) => process.stderr.write(`${line}\n`))
+    print(gatewayTable(result))
+    gatewayFigures(recorder.suite('gateway'), result)
   }
   if (plan.agent) {
     process.stderr.write('agent: 1,000 trivial jobs through the queue versus 1,000 direct spawns\n')
-    print(agentTable(await benchAgent({ jobs: 1000, rounds: 2, program: 'sh', distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))))
+    const result = await benchAgent({ jobs: 1000, rounds: 2, program: 'sh', distDir: settings.distDir }, (line) => process.stderr.write(`${line}\n`))
+    print(agentTable(result))
+    agentFigures(recorder.suite('agent'), result)
   }
   const checks = [...readTargets(readRuns), ...(httpRun === undefined ? [] : httpTargets(httpRun)), ...processTargets(processRuns)]
   print(`### Targets (informational here; CI enforces only bench:quick)\n\n${targetsTable(checks)}`)

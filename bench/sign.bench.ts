@@ -35,6 +35,7 @@ import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
 import { transferPdf } from '../workers/sign-pdf.js'
 import type { SignPdfInput } from '../workers/sign-pdf.js'
+import { spreadOf, type Spread } from './lib/spread.js'
 import { baselineKind } from './sign/baseline.js'
 import type { TimedSignResult } from './sign/timed-sign-pdf.js'
 import type { BaselineOutcome, BaselineTask } from './sign/worker.js'
@@ -59,6 +60,8 @@ export interface SignBenchRow {
   tasks: number
   medianMs: number
   p95Ms: number
+  /** Of the tasks' latencies, for the JSON results (bench/lib/results.ts). */
+  spread: Spread | undefined
   /** Median time inside the worker: the signature itself, without queueing. */
   workerMedianMs: number
   perSecond: number
@@ -167,6 +170,7 @@ async function measure (runOne: RunOne, concurrency: number, runs: number, minMs
     tasks,
     medianMs: percentile(latencies, 0.5),
     p95Ms: percentile(latencies, 0.95),
+    spread: spreadOf(latencies),
     workerMedianMs: percentile(inWorker, 0.5),
     perSecond: tasks / (wallMs / 1000),
     cpuMsPerTask: (cpu.user + cpu.system) / 1000 / tasks,

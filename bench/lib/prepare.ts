@@ -104,9 +104,16 @@ export async function transpileChildScripts (): Promise<void> {
   }))
 }
 
+const git = (...args: string[]): string => spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout?.trim() ?? ''
+
+/** The commit measured, in full, and whether the built folders differ from it; null outside a git checkout. */
+export function gitState (): { commit: string, dirty: boolean } | null {
+  const commit = git('rev-parse', 'HEAD')
+  return commit === '' ? null : { commit, dirty: git('status', '--porcelain', '--', ...BUILT_FOLDERS) !== '' }
+}
+
 /** The commit the measured code was built from, flagged when sources have uncommitted changes. */
 export function sourceVersion (): string {
-  const git = (...args: string[]): string => spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout?.trim() ?? ''
   const commit = git('rev-parse', '--short', 'HEAD')
   if (commit === '') return 'unknown commit'
   const version = git('status', '--porcelain', '--', ...BUILT_FOLDERS) === '' ? commit : `${commit} + uncommitted changes`
