@@ -5,6 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from './config.js'
+import { runEnvironment } from '../fixtures/suite/run-env.js'
 
 const MIB = 1024 * 1024
 
@@ -62,7 +63,7 @@ describe('.env', () => {
 
   function razao (args: string[], env: Record<string, string>): Promise<{ code: number | null, stderr: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+      const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...runEnvironment(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
       let stderr = ''
       child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
       child.on('close', (code) => resolve({ code, stderr }))

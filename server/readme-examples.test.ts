@@ -15,6 +15,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../fixtures/db/test-database.js'
 import type { TestDatabase } from '../fixtures/db/test-database.js'
+import { runEnvironment } from '../fixtures/suite/run-env.js'
 
 const run = promisify(execFile)
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -76,6 +77,7 @@ describe('the README walk-through', () => {
     env = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? dir,
+      ...runEnvironment(),
       DATABASE_URL: db.url,
       LOG_LEVEL: 'warn',
       RAZAO_POOL_SIZE: '1',

@@ -20,6 +20,7 @@ import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { LEDGER_SAMPLES, SAMPLE_DOCUMENT_TYPES, SIGN_SAMPLE, documentSampleName } from './samples.js'
 import { runRazao } from '../fixtures/razao-cli.js'
+import { runEnvironment } from '../fixtures/suite/run-env.js'
 import { buildSignApp } from './sign/app.js'
 import { loadSignConfig } from './sign/config.js'
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
   expect(existsSync(CLI), 'dist/ is built').toBe(true)
   dir = await mkdtemp(join(tmpdir(), 'razao-samples-'))
   out = join(dir, 'amostras')
-  const run = await runRazao(['samples', out], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, entry: [CLI] })
+  const run = await runRazao(['samples', out], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...runEnvironment() }, entry: [CLI] })
   expect(run.stderr).toBe('')
   expect(run.code).toBe(0)
   listing = run.stdout

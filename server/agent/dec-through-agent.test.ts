@@ -21,6 +21,7 @@ import { loadConfig } from '../config.js'
 import { buildAgentApp } from './app.js'
 import type { AgentApp } from './app.js'
 import { loadAgentConfig } from './config.js'
+import { runEnvironment } from '../../fixtures/suite/run-env.js'
 
 const KEY = 'agent-dec-test-key-0123456789abcdef'
 const AUTOMATIONS = resolve(import.meta.dirname, '../../plugins/automations')
@@ -44,7 +45,7 @@ beforeAll(async () => {
   app = await buildAgentApp({
     shared, config, apiKey: KEY, logStream,
     // What the package needs from the agent's environment: the portal's address (tests) and PATH.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, DEC_PORTAL_URL: portal.url, DEC_ACTION_TIMEOUT_MS: '20000' }
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ...runEnvironment(), DEC_PORTAL_URL: portal.url, DEC_ACTION_TIMEOUT_MS: '20000' }
   })
   url = await app.listen({ host: '127.0.0.1', port: 0 })
 }, 60_000)

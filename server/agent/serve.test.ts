@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ECHO, installPackage, WAIT_FOR_RELEASE } from '../../fixtures/agent/packages.js'
 import { razaoArgs } from '../../fixtures/razao-cli.js'
+import { runEnvironment } from '../../fixtures/suite/run-env.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -29,7 +30,7 @@ async function serve (env: Record<string, string>, use: (url: string) => Promise
     // The repository's folder, where `--import tsx` resolves when the sources run (the service's worker threads load it too).
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH ?? '', RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AUTOMATIONS_ROOT: join(dir, 'automations'), LOG_LEVEL: 'warn',
+      PATH: process.env.PATH ?? '', ...runEnvironment(), RAZAO_DATA_DIR: join(dir, '.data'), PORT: '0', AUTOMATIONS_ROOT: join(dir, 'automations'), LOG_LEVEL: 'warn',
       RUNTIME_DIR: join(dir, 'runtime'), LOG_DIR: join(dir, 'logs'), FILE_STORAGE_ROOT: join(dir, 'runtime', 'files'), ...env
     },
     stdio: ['ignore', 'pipe', 'pipe']

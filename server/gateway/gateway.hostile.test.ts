@@ -21,6 +21,7 @@ import type { ServedProcess } from '../../fixtures/serve-process.js'
 import { rekeyKeys } from './rekey-command.js'
 import { runRazao } from '../../fixtures/razao-cli.js'
 import type { RazaoRun } from '../../fixtures/razao-cli.js'
+import { runEnvironment } from '../../fixtures/suite/run-env.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`
@@ -47,7 +48,7 @@ const cnpj = (root: string, branch: number): string => {
 async function razao (args: string[], env: Record<string, string>): Promise<RazaoRun> {
   return await runRazao(args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'warn', ...env }
+    env: { PATH: process.env.PATH ?? '', ...runEnvironment(), DATABASE_URL: db.url, RAZAO_DATA_DIR: join(dir, '.data'), LOG_LEVEL: 'warn', ...env }
   })
 }
 
