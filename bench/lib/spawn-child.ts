@@ -62,6 +62,9 @@ export function runChild<R> (script: string, job: object, options: ChildOptions)
   })
 }
 
+/** The first line that names an error (Node prints the stack after it and its version last), else the last lines. */
 function lastLines (text: string, count: number): string {
-  return text.trim().split('\n').slice(-count).join(' | ')
+  const lines = text.trim().split('\n')
+  const error = lines.find((l) => /\b[A-Za-z]*Error\b|\berror:/i.test(l))
+  return [...(error === undefined ? [] : [error.trim()]), ...lines.slice(-count)].join(' | ')
 }
