@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs'
-import { isAbsolute, join } from 'node:path'
+import { basename, isAbsolute, join } from 'node:path'
 import { PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeTextPdf } from '../../../fixtures/extraction/pdf-writer.js'
@@ -10,7 +10,7 @@ import { mendDigits, needsOcr, refuseImageBombs, releaseTesseract, tesseractOpti
 import { openWithPdfJs } from '../../pdf/index.js'
 import { renderPageGrey, renderScale } from './page-image.js'
 import type { PageImage } from './page-image.js'
-import { OcrTimeout, recognizeWords } from './tesseract.js'
+import { CORE_FILE, OcrTimeout, recognizeWords, tesseractCore } from './tesseract.js'
 
 afterAll(async () => { await releaseTesseract() })
 
@@ -45,6 +45,17 @@ describe('tesseract.js set-up', () => {
     expect(o.langPath).not.toMatch(/^[a-z]+:\/\//i)
     expect(existsSync(join(o.langPath, 'por.traineddata.gz'))).toBe(true)
     expect(o).toMatchObject({ gzip: true, cacheMethod: 'none' })
+  })
+
+  it('pins the WebAssembly core to the plain SIMD build, whatever the CPU and V8 offer', () => {
+    const o = tesseractOptions()
+    expect(CORE_FILE).toBe('tesseract-core-simd-lstm.js')
+    expect(isAbsolute(o.corePath)).toBe(true)
+    expect(basename(o.corePath)).toBe(CORE_FILE)
+    expect(existsSync(o.corePath)).toBe(true)
+    // The worker script is ours: tesseract.js's own would choose a core by what V8 supports.
+    expect(basename(o.workerPath)).toBe('tesseract-worker.mjs')
+    expect(existsSync(o.workerPath)).toBe(true)
   })
 })
 
@@ -167,5 +178,7 @@ describe('readPdfText on a scan', () => {
     await expect(recognizeWords(image.pgm, image.dpi, performance.now() + 20)).rejects.toBeInstanceOf(OcrTimeout)
     const words = await recognizeWords(image.pgm, image.dpi, performance.now() + 60_000)
     expect(words.map((w) => w.text)).toContain('12.345.678/0001-95')
+    // The worker that read it runs the pinned core (tesseract-worker.mjs reports the file it loaded).
+    expect(tesseractCore()).toBe(tesseractOptions().corePath)
   })
 })
