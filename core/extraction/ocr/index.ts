@@ -11,6 +11,7 @@ import type { PageText, TextRun } from '../text-types.js'
 import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
 import type { PageImage } from './page-image.js'
+import { mendTaxIds } from './tax-id-reading.js'
 import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
 
@@ -78,10 +79,15 @@ export function mendDigits (word: string): string {
  */
 const LABELS: Array<[RegExp, string]> = [[/^CNP[)\]}I|1l]([:.]?)$/, 'CNPJ$1']]
 
-/** A word mended in its line: a lone O or I between numbers is a digit (a check digit of a collection line). */
+/**
+ * A word mended in its line: a CNPJ or CPF chosen by its check digits (tax-id-reading.ts),
+ * else digits mended (mendDigits); a lone O or I between numbers is a digit (a check digit
+ * of a collection line).
+ */
 function mendWord (words: OcrWord[], i: number): string {
   const w = words[i]!
-  let text = mendDigits(w.text)
+  const taxId = mendTaxIds(w.text)
+  let text = taxId !== w.text ? taxId : mendDigits(w.text)
   for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
   // A form's `CNPJ / CPF / NIF`: Tesseract glues the slash to the word after it.
   text = text.replace(/^\/(\p{L}+)$/u, '/ $1')
@@ -133,6 +139,8 @@ export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: numbe
     runs.push(run)
     previous = { word: w, run }
   })
+  // A CNPJ or CPF Tesseract split into two words is whole in its phrase.
+  for (const run of runs) run.text = mendTaxIds(run.text)
   return runs
 }
 

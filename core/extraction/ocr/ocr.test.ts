@@ -88,6 +88,15 @@ describe('from words to runs', () => {
     const texts = wordsToRuns([word('CNP)', 0), word('CNP]:', 0), word('94079624276', 1), word('O', 1), word('19650080724', 1), word('O', 2), word('19650080724', 2)], 10, 1).map((r) => r.text)
     expect(texts).toEqual(['CNPJ', 'CNPJ:', '94079624276', '0', '19650080724', 'O', '19650080724'])
   })
+  it('chooses a CNPJ or CPF by its check digits, in a word or across the words of a phrase', () => {
+    const word = (text: string, x0: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.8, x0, x1: x0 + 40, top: 0, bottom: 10, line: 0 })
+    // Split after the slash, its zeros read as Os.
+    expect(wordsToRuns([word('11.222.333/', 0), word('OOO1-81', 45)], 100, 1).map((r) => r.text)).toEqual(['11.222.333/0001-81'])
+    // An S read for the 5 of a check digit; a comma for a dot.
+    expect(wordsToRuns([word('12,345.678/0001-9S', 0)], 100, 1).map((r) => r.text)).toEqual(['12.345.678/0001-95'])
+    // Check digits that cannot be made to verify: left as read, for the engine to flag.
+    expect(wordsToRuns([word('11.222.333/0001-82', 0)], 100, 1).map((r) => r.text)).toEqual(['11.222.333/0001-82'])
+  })
   it('makes the words of a phrase one run, as a text layer draws a label, and keeps the cells of a form apart', () => {
     // A line 10 pixels high: words up to 10 pixels apart are one phrase.
     const word = (text: string, line: number, x0: number, confidence = 0.9): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence, x0, x1: x0 + 20, top: 0, bottom: 10, line })
