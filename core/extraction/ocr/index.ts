@@ -74,23 +74,52 @@ export function mendDigits (word: string): string {
 }
 
 /**
- * Labels of Brazilian tax documents Tesseract misreads the same way every time: the J of
- * CNPJ, narrow in most fonts, comes out as a bracket or an I.
+ * The CNPJ label as Tesseract misreads it: a word of four or five capitals (or the
+ * brackets, bars and Is the narrow J comes out as) one edit from `CNPJ` (`CNP)`, `CNPI`,
+ * `CNPUJ`), with the colon and the specks read with it (`CNPJ;`, `CNPUJ:.` are `CNPJ:`). No
+ * word of a tax document is one edit from CNPJ (CNPq has a small q).
  */
-const LABELS: Array<[RegExp, string]> = [[/^CNP[)\]}I|1l]([:.]?)$/, 'CNPJ$1']]
+const CNPJ_LIKE = /^([A-Z)\]}|1l!]{4,5})([:;.,]*)$/
+
+/** Edit distance (insertions, deletions, substitutions) of two short strings. */
+function editDistance (a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)))
+    row = next
+  }
+  return row[b.length]!
+}
+
+/**
+ * Labels mended the way Tesseract misreads them: the CNPJ label (CNPJ_LIKE: `CNPUJ:.` is
+ * `CNPJ:`), and a form's slashes between words (`CNPJ/CPF / NIF`, `CNPJ /CPF`): Tesseract
+ * glues a slash to the word before or after it, where the form prints `CNPJ / CPF / NIF`.
+ * Only between words of two letters or more, so that `s/n` and `c/c` stay as printed.
+ */
+export function mendLabel (word: string): string {
+  const cnpj = CNPJ_LIKE.exec(word)
+  if (cnpj !== null && editDistance(cnpj[1]!, 'CNPJ') <= 1) {
+    const marks = cnpj[2]!
+    return `CNPJ${/[:;]/.test(marks) ? ':' : marks.includes('.') ? '.' : ''}`
+  }
+  if (word.includes('/') && /^[\p{L}/]+$/u.test(word)) {
+    const parts = word.split('/')
+    if (parts.every((p, i) => p.length >= 2 || (p === '' && (i === 0 || i === parts.length - 1)))) return parts.join(' / ').trim()
+  }
+  return word
+}
 
 /**
  * A word mended in its line: a CNPJ or CPF chosen by its check digits (tax-id-reading.ts),
- * else digits mended (mendDigits); a lone O or I between numbers is a digit (a check digit
- * of a collection line).
+ * else digits mended (mendDigits); a label mended (mendLabel); a lone O or I between
+ * numbers is a digit (a check digit of a collection line).
  */
 function mendWord (words: OcrWord[], i: number): string {
   const w = words[i]!
   const taxId = mendTaxIds(w.text)
-  let text = taxId !== w.text ? taxId : mendDigits(w.text)
-  for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
-  // A form's `CNPJ / CPF / NIF`: Tesseract glues the slash to the word after it.
-  text = text.replace(/^\/(\p{L}+)$/u, '/ $1')
+  let text = mendLabel(taxId !== w.text ? taxId : mendDigits(w.text))
   const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
   if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
   return text

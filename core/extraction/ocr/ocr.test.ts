@@ -6,7 +6,7 @@ import { writeTextPdf } from '../../../fixtures/extraction/pdf-writer.js'
 import { scanOf } from '../../../fixtures/extraction/scans.js'
 import { readPdfText } from '../pdf-text.js'
 import { TextDocument } from '../text.js'
-import { mendDigits, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
+import { mendDigits, mendLabel, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
 import { openWithPdfJs } from '../../pdf/index.js'
 import { renderPageGrey, renderScale } from './page-image.js'
 import type { PageImage } from './page-image.js'
@@ -80,6 +80,13 @@ describe('from words to runs', () => {
     expect(mendDigits('IO')).toBe('IO')
     expect(mendDigits('CNPJ')).toBe('CNPJ')
     expect(mendDigits('1o')).toBe('1o')
+  })
+  it('mends the CNPJ label one edit away, and the slashes a form prints between words', () => {
+    expect(['CNPUJ:.', 'CNP)', 'CNPI:', 'CNP]', 'GNPJ', 'CNPJ;', 'CNPJ', 'CNPJ:'].map(mendLabel)).toEqual(['CNPJ:', 'CNPJ', 'CNPJ:', 'CNPJ', 'CNPJ', 'CNPJ:', 'CNPJ', 'CNPJ:'])
+    // Not a word two edits away, nor CNPq, nor one of three letters.
+    expect(['CNAE', 'CNPq', 'CPF', 'CEP', 'CNP'].map(mendLabel)).toEqual(['CNAE', 'CNPq', 'CPF', 'CEP', 'CNP'])
+    expect(['CNPJ/CPF', '/CPF', 'CNPJ/', 'CNPJ/CPF/NIF'].map(mendLabel)).toEqual(['CNPJ / CPF', '/ CPF', 'CNPJ /', 'CNPJ / CPF / NIF'])
+    expect(['s/n', 'c/c', 'S/A', '01/2026', 'NFS-e'].map(mendLabel)).toEqual(['s/n', 'c/c', 'S/A', '01/2026', 'NFS-e'])
   })
   it('mends CNPJ\'s J and a lone O between the digit groups of a collection line', () => {
     // Words far apart (cells of a form), so that each stays a run of its own.
