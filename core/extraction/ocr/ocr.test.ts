@@ -188,6 +188,19 @@ describe('readPdfText on a scan', () => {
     expect(await readPdfText(scan, { ...LIMITS, ocr: false })).toEqual([expect.objectContaining({ runs: [] })])
   })
 
+  it('reads each page at its own resolution when two readings share the thread\'s worker', async () => {
+    // A warm-up started in the background (EXTRACT_WARM, after the worker is replaced) can
+    // read while a document does: each reading must keep its own resolution.
+    const pdf = await writeTextPdf([[{ text: 'CNPJ: 12.345.678/0001-95', x: 60, y: 760, size: 12 }, { text: 'Vencimento 20/09/2024', x: 60, y: 730, size: 12 }]], { seed: 1 })
+    const image = await pageImage(await scanOf(pdf, { dpi: 200, seed: 2 }))
+    const far = performance.now() + 60_000
+    const alone = [await recognizeWords(image.pgm, 200, far), await recognizeWords(image.pgm, 600, far)]
+    // The resolution matters to what Tesseract reads on this page (else this test would prove nothing).
+    expect(alone[1]).not.toEqual(alone[0])
+    expect(await Promise.all([recognizeWords(image.pgm, 200, far), recognizeWords(image.pgm, 600, far)])).toEqual(alone)
+    expect(await Promise.all([recognizeWords(image.pgm, 600, far), recognizeWords(image.pgm, 200, far)])).toEqual([...alone].reverse())
+  })
+
   it('abandons OCR at its deadline, and reads the next page with a fresh worker', async () => {
     const scan = await scanOf(await textPdf(), { dpi: 200, seed: 4 })
     const image = await pageImage(scan)

@@ -213,13 +213,17 @@ export async function recognizeWords (image: Uint8Array, dpi: number, deadline: 
 /** One recognize on this thread's worker (recognizeWords counts it as reading). */
 async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
   const w = await worker()
-  await w.setParameters({ user_defined_dpi: String(Math.round(dpi)) })
+  // The resolution goes with this recognize job, not through setParameters: tesseract.js sets
+  // a job's own parameters for that job alone and restores them after it, whereas a
+  // setParameters of another reading on this worker (a warm-up in the background) could land
+  // between this one's and its recognize, and the page would be read at the other's resolution.
+  const options = { rotateAuto: true, user_defined_dpi: String(Math.round(dpi)) }
   let timer: NodeJS.Timeout | undefined
   const overdue = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new OcrTimeout()), Math.max(0, deadline - performance.now()))
   })
   try {
-    const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), { rotateAuto: true }, { text: false, blocks: true }), overdue])
+    const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), options, { text: false, blocks: true }), overdue])
     const words: OcrWord[] = []
     let index = 0
     for (const block of result.data.blocks ?? []) {
