@@ -8,6 +8,7 @@ import { EngineError } from '../../errors.js'
 import { openWithPdfJs } from '../../pdf/index.js'
 import type { PdfJsPage } from '../../pdf/index.js'
 import type { PageText, TextRun } from '../text-types.js'
+import { isoDate, MONEY_PATTERN } from '../values.js'
 import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
 import type { PageImage } from './page-image.js'
@@ -73,6 +74,26 @@ export function mendDigits (word: string): string {
   return word.replace(/[Oo]/g, '0').replace(/[Il|]/g, '1')
 }
 
+/** The digits letters in a date or an amount are read for (S/5, B/8, Z/2, G/6 besides mendDigits' O/0 and I/1). */
+const FORMAT_LOOKALIKES: Readonly<Record<string, string>> = { O: '0', o: '0', D: '0', I: '1', l: '1', '|': '1', Z: '2', S: '5', s: '5', G: '6', B: '8' }
+const FORMAT_LETTERS = /[OoDIl|ZSsGB]/g
+const AMOUNT = new RegExp(`^${MONEY_PATTERN}$`)
+
+/**
+ * A date or an amount with letters read for digits, mended only when the format the
+ * document prints then holds: `dd/mm/aaaa` a real date (`2S/O9/2024` is 25/09/2024; a
+ * 3S/O9 stays as read), or an amount with its thousands dots and two decimals
+ * (`1.2B4,S6` is 1.284,56). Digits must outnumber such letters two to one, so a word is
+ * never taken for a number.
+ */
+export function mendFormats (word: string): string {
+  const letters = word.match(FORMAT_LETTERS)?.length ?? 0
+  if (letters === 0 || word.replace(/\D/g, '').length < 2 * letters) return word
+  const mapped = word.replace(FORMAT_LETTERS, (c) => FORMAT_LOOKALIKES[c]!)
+  if (isoDate(mapped) !== null || AMOUNT.test(mapped)) return mapped
+  return word
+}
+
 /**
  * The CNPJ label as Tesseract misreads it: a word of four or five capitals (or the
  * brackets, bars and Is the narrow J comes out as) one edit from `CNPJ` (`CNP)`, `CNPI`,
@@ -113,13 +134,14 @@ export function mendLabel (word: string): string {
 
 /**
  * A word mended in its line: a CNPJ or CPF chosen by its check digits (tax-id-reading.ts),
- * else digits mended (mendDigits); a label mended (mendLabel); a lone O or I between
- * numbers is a digit (a check digit of a collection line).
+ * else digits mended (mendDigits), and a date or an amount whose format then holds
+ * (mendFormats); a label mended (mendLabel); a lone O or I between numbers is a digit (a
+ * check digit of a collection line).
  */
 function mendWord (words: OcrWord[], i: number): string {
   const w = words[i]!
   const taxId = mendTaxIds(w.text)
-  let text = mendLabel(taxId !== w.text ? taxId : mendDigits(w.text))
+  let text = mendLabel(taxId !== w.text ? taxId : mendFormats(mendDigits(w.text)))
   const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
   if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
   return text

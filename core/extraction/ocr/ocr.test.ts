@@ -6,7 +6,7 @@ import { writeTextPdf } from '../../../fixtures/extraction/pdf-writer.js'
 import { scanOf } from '../../../fixtures/extraction/scans.js'
 import { readPdfText } from '../pdf-text.js'
 import { TextDocument } from '../text.js'
-import { mendDigits, mendLabel, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
+import { mendDigits, mendFormats, mendLabel, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
 import { openWithPdfJs } from '../../pdf/index.js'
 import { renderPageGrey, renderScale } from './page-image.js'
 import type { PageImage } from './page-image.js'
@@ -80,6 +80,16 @@ describe('from words to runs', () => {
     expect(mendDigits('IO')).toBe('IO')
     expect(mendDigits('CNPJ')).toBe('CNPJ')
     expect(mendDigits('1o')).toBe('1o')
+  })
+  it('mends letters read in a date or an amount only when the format then holds', () => {
+    expect(mendFormats('2S/O9/2024')).toBe('25/09/2024')
+    expect(mendFormats('1.2B4,S6')).toBe('1.284,56')
+    expect(mendFormats('Z1.711,45')).toBe('21.711,45')
+    // Not a date (the 35th), not an amount (three decimals), not a number at all.
+    expect(mendFormats('3S/O9/2024')).toBe('3S/O9/2024')
+    expect(mendFormats('1.2B4,S67')).toBe('1.2B4,S67')
+    expect(mendFormats('SOBS')).toBe('SOBS')
+    expect(mendFormats('GB/SZ')).toBe('GB/SZ')
   })
   it('mends the CNPJ label one edit away, and the slashes a form prints between words', () => {
     expect(['CNPUJ:.', 'CNP)', 'CNPI:', 'CNP]', 'GNPJ', 'CNPJ;', 'CNPJ', 'CNPJ:'].map(mendLabel)).toEqual(['CNPJ:', 'CNPJ', 'CNPJ:', 'CNPJ', 'CNPJ', 'CNPJ:', 'CNPJ', 'CNPJ:'])
