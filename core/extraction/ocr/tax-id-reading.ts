@@ -4,12 +4,12 @@
  * A CNPJ and a CPF carry two modulo-11 check digits: a reading whose digits verify is very
  * probably what is printed, one whose digits fail is certainly not. So where Tesseract's
  * reading of a tax id fails, the readings it may stand for are tried: those its usual
- * confusions give (a letter read for a digit: O/0, I/1, Z/2, S/5, G/6, B/8...) and those
- * Tesseract itself proposed for a character. The one that verifies is taken, provided it
- * alone does at the fewest changes. A value
- * whose check digits fail is never chosen: when no candidate verifies, or two do, the
- * chooser answers null, the text stays as read, and the engine keeps the document below
- * HIGH (core/extraction/engine.ts).
+ * confusions give (a letter read for a digit: O/0, I/1, Z/2, S/5, G/6, B/8...), and any
+ * other characters the caller has for a position (tesseract.js's output carries no
+ * per-character choices, so the service has none to give). The one that verifies is
+ * taken, provided it alone does at the fewest changes. A value whose check digits fail is
+ * never chosen: when no candidate verifies, or two do, the chooser answers null, the text
+ * stays as read, and the engine keeps the document below HIGH (core/extraction/engine.ts).
  */
 import { isValidCnpj } from '../../cnpj.js'
 import { isValidCpf } from '../tax-ids.js'
