@@ -16,11 +16,12 @@
  * The same scan must read the same on every machine. tesseract.js's own Node script picks
  * its core at run time by what V8 supports: the relaxed-SIMD build where V8 has relaxed
  * SIMD (Node 22 and later), whose instructions the WebAssembly spec lets give different
- * results on different CPUs, and V8 does (its 8-bit dot product is AVX-VNNI's exact
- * vpdpbusd on a CPU that has it, the saturating pmaddubsw on one that has not: an Intel
- * Xeon and an AMD EPYC read one scan differently). So the core is pinned to the plain SIMD
- * build (CORE_FILE): deterministic instructions only, the same on every CPU and Node line,
- * and as fast here (docs/extraction.md).
+ * results on different CPUs, and V8 does lower them by CPU (its 8-bit dot product is
+ * AVX-VNNI's vpdpbusd on a CPU that has it, as an Intel Xeon of this generation, the
+ * saturating pmaddubsw on one that has not, as an AMD EPYC Zen 4). The scans tried read
+ * the same on every build; nothing but the kernels' operands keeps it so. So the core is
+ * pinned to the plain SIMD build (CORE_FILE): instructions whose results the spec fixes,
+ * the same on every CPU and Node line, and as fast (docs/extraction.md).
  *
  * One Tesseract worker per calling thread (a pool thread), created on the first scanned
  * page and kept: creating one costs about a second (the model is 1.4 MB gzipped, 3 MB
