@@ -8,9 +8,11 @@ import { EngineError } from '../../errors.js'
 import { openWithPdfJs } from '../../pdf/index.js'
 import type { PdfJsPage } from '../../pdf/index.js'
 import type { PageText, TextRun } from '../text-types.js'
+import { isoDate, MONEY_PATTERN } from '../values.js'
 import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
 import type { PageImage } from './page-image.js'
+import { mendTaxIds } from './tax-id-reading.js'
 import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
 
@@ -72,19 +74,74 @@ export function mendDigits (word: string): string {
   return word.replace(/[Oo]/g, '0').replace(/[Il|]/g, '1')
 }
 
-/**
- * Labels of Brazilian tax documents Tesseract misreads the same way every time: the J of
- * CNPJ, narrow in most fonts, comes out as a bracket or an I.
- */
-const LABELS: Array<[RegExp, string]> = [[/^CNP[)\]}I|1l]([:.]?)$/, 'CNPJ$1']]
+/** The digits letters in a date or an amount are read for (S/5, B/8, Z/2, G/6 besides mendDigits' O/0 and I/1). */
+const FORMAT_LOOKALIKES: Readonly<Record<string, string>> = { O: '0', o: '0', D: '0', I: '1', l: '1', '|': '1', Z: '2', S: '5', s: '5', G: '6', B: '8' }
+const FORMAT_LETTERS = /[OoDIl|ZSsGB]/g
+const AMOUNT = new RegExp(`^${MONEY_PATTERN}$`)
 
-/** A word mended in its line: a lone O or I between numbers is a digit (a check digit of a collection line). */
+/**
+ * A date or an amount with letters read for digits, mended only when the format the
+ * document prints then holds: `dd/mm/aaaa` a real date (`2S/O9/2024` is 25/09/2024; a
+ * 3S/O9 stays as read), or an amount with its thousands dots and two decimals
+ * (`1.2B4,S6` is 1.284,56). Digits must outnumber such letters two to one, so a word is
+ * never taken for a number.
+ */
+export function mendFormats (word: string): string {
+  const letters = word.match(FORMAT_LETTERS)?.length ?? 0
+  if (letters === 0 || word.replace(/\D/g, '').length < 2 * letters) return word
+  const mapped = word.replace(FORMAT_LETTERS, (c) => FORMAT_LOOKALIKES[c]!)
+  if (isoDate(mapped) !== null || AMOUNT.test(mapped)) return mapped
+  return word
+}
+
+/**
+ * The CNPJ label as Tesseract misreads it: a word of four or five capitals (or the
+ * brackets, bars and Is the narrow J comes out as) one edit from `CNPJ` (`CNP)`, `CNPI`,
+ * `CNPUJ`), with the colon and the specks read with it (`CNPJ;`, `CNPUJ:.` are `CNPJ:`). No
+ * word of a tax document is one edit from CNPJ (CNPq has a small q).
+ */
+const CNPJ_LIKE = /^([A-Z)\]}|1l!]{4,5})([:;.,]*)$/
+
+/** Edit distance (insertions, deletions, substitutions) of two short strings. */
+function editDistance (a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)))
+    row = next
+  }
+  return row[b.length]!
+}
+
+/**
+ * Labels mended the way Tesseract misreads them: the CNPJ label (CNPJ_LIKE: `CNPUJ:.` is
+ * `CNPJ:`), and a form's slashes between words (`CNPJ/CPF / NIF`, `CNPJ /CPF`): Tesseract
+ * glues a slash to the word before or after it, where the form prints `CNPJ / CPF / NIF`.
+ * Only between words of two letters or more, so that `s/n` and `c/c` stay as printed.
+ */
+export function mendLabel (word: string): string {
+  const cnpj = CNPJ_LIKE.exec(word)
+  if (cnpj !== null && editDistance(cnpj[1]!, 'CNPJ') <= 1) {
+    const marks = cnpj[2]!
+    return `CNPJ${/[:;]/.test(marks) ? ':' : marks.includes('.') ? '.' : ''}`
+  }
+  if (word.includes('/') && /^[\p{L}/]+$/u.test(word)) {
+    const parts = word.split('/')
+    if (parts.every((p, i) => p.length >= 2 || (p === '' && (i === 0 || i === parts.length - 1)))) return parts.join(' / ').trim()
+  }
+  return word
+}
+
+/**
+ * A word mended in its line: a CNPJ or CPF chosen by its check digits (tax-id-reading.ts),
+ * else digits mended (mendDigits), and a date or an amount whose format then holds
+ * (mendFormats); a label mended (mendLabel); a lone O or I between numbers is a digit (a
+ * check digit of a collection line).
+ */
 function mendWord (words: OcrWord[], i: number): string {
   const w = words[i]!
-  let text = mendDigits(w.text)
-  for (const [pattern, label] of LABELS) text = text.replace(pattern, label)
-  // A form's `CNPJ / CPF / NIF`: Tesseract glues the slash to the word after it.
-  text = text.replace(/^\/(\p{L}+)$/u, '/ $1')
+  const taxId = mendTaxIds(w.text)
+  let text = mendLabel(taxId !== w.text ? taxId : mendFormats(mendDigits(w.text)))
   const numeric = (n: OcrWord | undefined): boolean => n !== undefined && n.line === w.line && /^\d+$/.test(n.text)
   if (/^[OoIl|]$/.test(text) && numeric(words[i - 1]) && numeric(words[i + 1])) text = /[Oo]/.test(text) ? '0' : '1'
   return text
@@ -133,6 +190,8 @@ export function wordsToRuns (words: OcrWord[], imageHeight: number, scale: numbe
     runs.push(run)
     previous = { word: w, run }
   })
+  // A CNPJ or CPF Tesseract split into two words is whole in its phrase.
+  for (const run of runs) run.text = mendTaxIds(run.text)
   return runs
 }
 

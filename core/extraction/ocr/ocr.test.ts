@@ -1,16 +1,16 @@
 import { existsSync, readdirSync } from 'node:fs'
-import { isAbsolute, join } from 'node:path'
+import { basename, isAbsolute, join } from 'node:path'
 import { PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeTextPdf } from '../../../fixtures/extraction/pdf-writer.js'
 import { scanOf } from '../../../fixtures/extraction/scans.js'
 import { readPdfText } from '../pdf-text.js'
 import { TextDocument } from '../text.js'
-import { mendDigits, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
+import { mendDigits, mendFormats, mendLabel, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
 import { openWithPdfJs } from '../../pdf/index.js'
 import { renderPageGrey, renderScale } from './page-image.js'
 import type { PageImage } from './page-image.js'
-import { OcrTimeout, recognizeWords } from './tesseract.js'
+import { CORE_FILE, OcrTimeout, recognizeWords, tesseractCore } from './tesseract.js'
 
 afterAll(async () => { await releaseTesseract() })
 
@@ -46,6 +46,17 @@ describe('tesseract.js set-up', () => {
     expect(existsSync(join(o.langPath, 'por.traineddata.gz'))).toBe(true)
     expect(o).toMatchObject({ gzip: true, cacheMethod: 'none' })
   })
+
+  it('pins the WebAssembly core to the plain SIMD build, whatever the CPU and V8 offer', () => {
+    const o = tesseractOptions()
+    expect(CORE_FILE).toBe('tesseract-core-simd-lstm.js')
+    expect(isAbsolute(o.corePath)).toBe(true)
+    expect(basename(o.corePath)).toBe(CORE_FILE)
+    expect(existsSync(o.corePath)).toBe(true)
+    // The worker script is ours: tesseract.js's own would choose a core by what V8 supports.
+    expect(basename(o.workerPath)).toBe('tesseract-worker.mjs')
+    expect(existsSync(o.workerPath)).toBe(true)
+  })
 })
 
 describe('which pages need OCR', () => {
@@ -70,12 +81,38 @@ describe('from words to runs', () => {
     expect(mendDigits('CNPJ')).toBe('CNPJ')
     expect(mendDigits('1o')).toBe('1o')
   })
+  it('mends letters read in a date or an amount only when the format then holds', () => {
+    expect(mendFormats('2S/O9/2024')).toBe('25/09/2024')
+    expect(mendFormats('1.2B4,S6')).toBe('1.284,56')
+    expect(mendFormats('Z1.711,45')).toBe('21.711,45')
+    // Not a date (the 35th), not an amount (three decimals), not a number at all.
+    expect(mendFormats('3S/O9/2024')).toBe('3S/O9/2024')
+    expect(mendFormats('1.2B4,S67')).toBe('1.2B4,S67')
+    expect(mendFormats('SOBS')).toBe('SOBS')
+    expect(mendFormats('GB/SZ')).toBe('GB/SZ')
+  })
+  it('mends the CNPJ label one edit away, and the slashes a form prints between words', () => {
+    expect(['CNPUJ:.', 'CNP)', 'CNPI:', 'CNP]', 'GNPJ', 'CNPJ;', 'CNPJ', 'CNPJ:'].map(mendLabel)).toEqual(['CNPJ:', 'CNPJ', 'CNPJ:', 'CNPJ', 'CNPJ', 'CNPJ:', 'CNPJ', 'CNPJ:'])
+    // Not a word two edits away, nor CNPq, nor one of three letters.
+    expect(['CNAE', 'CNPq', 'CPF', 'CEP', 'CNP'].map(mendLabel)).toEqual(['CNAE', 'CNPq', 'CPF', 'CEP', 'CNP'])
+    expect(['CNPJ/CPF', '/CPF', 'CNPJ/', 'CNPJ/CPF/NIF'].map(mendLabel)).toEqual(['CNPJ / CPF', '/ CPF', 'CNPJ /', 'CNPJ / CPF / NIF'])
+    expect(['s/n', 'c/c', 'S/A', '01/2026', 'NFS-e'].map(mendLabel)).toEqual(['s/n', 'c/c', 'S/A', '01/2026', 'NFS-e'])
+  })
   it('mends CNPJ\'s J and a lone O between the digit groups of a collection line', () => {
     // Words far apart (cells of a form), so that each stays a run of its own.
     let x = 0
     const word = (text: string, line: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.9, x0: (x += 100), x1: x + 10, top: 0, bottom: 1, line })
     const texts = wordsToRuns([word('CNP)', 0), word('CNP]:', 0), word('94079624276', 1), word('O', 1), word('19650080724', 1), word('O', 2), word('19650080724', 2)], 10, 1).map((r) => r.text)
     expect(texts).toEqual(['CNPJ', 'CNPJ:', '94079624276', '0', '19650080724', 'O', '19650080724'])
+  })
+  it('chooses a CNPJ or CPF by its check digits, in a word or across the words of a phrase', () => {
+    const word = (text: string, x0: number): { text: string, confidence: number, x0: number, x1: number, top: number, bottom: number, line: number } => ({ text, confidence: 0.8, x0, x1: x0 + 40, top: 0, bottom: 10, line: 0 })
+    // Split after the slash, its zeros read as Os.
+    expect(wordsToRuns([word('11.222.333/', 0), word('OOO1-81', 45)], 100, 1).map((r) => r.text)).toEqual(['11.222.333/0001-81'])
+    // An S read for the 5 of a check digit; a comma for a dot.
+    expect(wordsToRuns([word('12,345.678/0001-9S', 0)], 100, 1).map((r) => r.text)).toEqual(['12.345.678/0001-95'])
+    // Check digits that cannot be made to verify: left as read, for the engine to flag.
+    expect(wordsToRuns([word('11.222.333/0001-82', 0)], 100, 1).map((r) => r.text)).toEqual(['11.222.333/0001-82'])
   })
   it('makes the words of a phrase one run, as a text layer draws a label, and keeps the cells of a form apart', () => {
     // A line 10 pixels high: words up to 10 pixels apart are one phrase.
@@ -161,11 +198,26 @@ describe('readPdfText on a scan', () => {
     expect(await readPdfText(scan, { ...LIMITS, ocr: false })).toEqual([expect.objectContaining({ runs: [] })])
   })
 
+  it('reads each page at its own resolution when two readings share the thread\'s worker', async () => {
+    // A warm-up started in the background (EXTRACT_WARM, after the worker is replaced) can
+    // read while a document does: each reading must keep its own resolution.
+    const pdf = await writeTextPdf([[{ text: 'CNPJ: 12.345.678/0001-95', x: 60, y: 760, size: 12 }, { text: 'Vencimento 20/09/2024', x: 60, y: 730, size: 12 }]], { seed: 1 })
+    const image = await pageImage(await scanOf(pdf, { dpi: 200, seed: 2 }))
+    const far = performance.now() + 60_000
+    const alone = [await recognizeWords(image.pgm, 200, far), await recognizeWords(image.pgm, 600, far)]
+    // The resolution matters to what Tesseract reads on this page (else this test would prove nothing).
+    expect(alone[1]).not.toEqual(alone[0])
+    expect(await Promise.all([recognizeWords(image.pgm, 200, far), recognizeWords(image.pgm, 600, far)])).toEqual(alone)
+    expect(await Promise.all([recognizeWords(image.pgm, 600, far), recognizeWords(image.pgm, 200, far)])).toEqual([...alone].reverse())
+  })
+
   it('abandons OCR at its deadline, and reads the next page with a fresh worker', async () => {
     const scan = await scanOf(await textPdf(), { dpi: 200, seed: 4 })
     const image = await pageImage(scan)
     await expect(recognizeWords(image.pgm, image.dpi, performance.now() + 20)).rejects.toBeInstanceOf(OcrTimeout)
     const words = await recognizeWords(image.pgm, image.dpi, performance.now() + 60_000)
     expect(words.map((w) => w.text)).toContain('12.345.678/0001-95')
+    // The worker that read it runs the pinned core (tesseract-worker.mjs reports the file it loaded).
+    expect(tesseractCore()).toBe(tesseractOptions().corePath)
   })
 })

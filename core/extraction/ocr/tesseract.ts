@@ -3,15 +3,25 @@
  * `@tesseract.js-data/por`, both from node_modules: nothing is fetched, nothing is written.
  *
  * How tesseract.js finds its parts in Node, and why nothing leaves the machine:
- * - the WebAssembly core is `require`d from the `tesseract.js-core` package (`corePath` is
- *   a browser option and is not read in Node);
- * - the worker script is the package's own file (`workerPath`'s Node default);
+ * - the worker script is ours, tesseract-worker.mjs (`workerPath`): tesseract.js's own
+ *   script with the WebAssembly core pinned (below);
+ * - the WebAssembly core is the file `corePath` names, in the `tesseract.js-core` package;
  * - the language data is read from `langPath` when that is a local folder (a URL, or no
  *   `langPath` at all, would make it download from a CDN), as `por.traineddata.gz`
  *   (`gzip`); `cacheMethod: 'none'` keeps it from looking for, or writing, a copy in the
  *   current folder;
  * - images are handed over as bytes (a string would be read as a path or fetched as a URL).
  * `ocr.test.ts` pins these options.
+ *
+ * The same scan must read the same on every machine. tesseract.js's own Node script picks
+ * its core at run time by what V8 supports: the relaxed-SIMD build where V8 has relaxed
+ * SIMD (Node 22 and later), whose instructions the WebAssembly spec lets give different
+ * results on different CPUs, and V8 does lower them by CPU (its 8-bit dot product is
+ * AVX-VNNI's vpdpbusd on a CPU that has it, as an Intel Xeon of this generation, the
+ * saturating pmaddubsw on one that has not, as an AMD EPYC Zen 4). The scans tried read
+ * the same on every build; nothing but the kernels' operands keeps it so. So the core is
+ * pinned to the plain SIMD build (CORE_FILE): instructions whose results the spec fixes,
+ * the same on every CPU and Node line, and as fast (docs/extraction.md).
  *
  * One Tesseract worker per calling thread (a pool thread), created on the first scanned
  * page and kept: creating one costs about a second (the model is 1.4 MB gzipped, 3 MB
@@ -22,6 +32,7 @@
  */
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Worker as TesseractWorker } from 'tesseract.js'
 
 /** A word as Tesseract read it, in image pixels (origin top-left), with its line's band. */
@@ -43,13 +54,34 @@ const require = createRequire(import.meta.url)
 /** The integer-quantised "best" LSTM model: about as accurate as the float one and faster. */
 const MODEL_FOLDER = '4.0.0_best_int'
 
-/** What createWorker gets: every path local, no cache (see the header). */
-export function tesseractOptions (): { langPath: string, gzip: true, cacheMethod: 'none', logger: () => void, errorHandler: (err: unknown) => void } {
+/**
+ * The WebAssembly core every worker runs: the plain SIMD build with the LSTM engine only
+ * (the legacy engine is not used). Not the relaxed-SIMD build (results by CPU), nor the
+ * build without SIMD (the same results, slower).
+ */
+export const CORE_FILE = 'tesseract-core-simd-lstm.js'
+
+/** The worker script (tesseract-worker.mjs) beside this module, in the sources as in dist/. */
+const WORKER_SCRIPT = fileURLToPath(new URL('./tesseract-worker.mjs', import.meta.url))
+
+/** The core file the worker of this thread loaded (reported by tesseract-worker.mjs), once it has. */
+let loadedCore: string | undefined
+
+/** The path of the WebAssembly core this thread's worker runs, once started (ocr.test.ts). */
+export function tesseractCore (): string | undefined {
+  return loadedCore
+}
+
+/** What createWorker gets: every path local, the core pinned, no cache (see the header). */
+export function tesseractOptions (): { langPath: string, corePath: string, workerPath: string, gzip: true, cacheMethod: 'none', logger: (m: object) => void, errorHandler: (err: unknown) => void } {
+  const tesseractRequire = createRequire(require.resolve('tesseract.js/package.json'))
   return {
     langPath: join(dirname(require.resolve('@tesseract.js-data/por/package.json')), MODEL_FOLDER),
+    corePath: join(dirname(tesseractRequire.resolve('tesseract.js-core/package.json')), CORE_FILE),
+    workerPath: WORKER_SCRIPT,
     gzip: true,
     cacheMethod: 'none',
-    logger: () => undefined,
+    logger: (m) => { if ('corePath' in m && typeof m.corePath === 'string') loadedCore = m.corePath },
     // Errors arrive as rejected jobs; the default handler would also print them.
     errorHandler: () => undefined
   }
@@ -182,13 +214,17 @@ export async function recognizeWords (image: Uint8Array, dpi: number, deadline: 
 /** One recognize on this thread's worker (recognizeWords counts it as reading). */
 async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
   const w = await worker()
-  await w.setParameters({ user_defined_dpi: String(Math.round(dpi)) })
+  // The resolution goes with this recognize job, not through setParameters: tesseract.js sets
+  // a job's own parameters for that job alone and restores them after it, whereas a
+  // setParameters of another reading on this worker (a warm-up in the background) could land
+  // between this one's and its recognize, and the page would be read at the other's resolution.
+  const options = { rotateAuto: true, user_defined_dpi: String(Math.round(dpi)) }
   let timer: NodeJS.Timeout | undefined
   const overdue = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new OcrTimeout()), Math.max(0, deadline - performance.now()))
   })
   try {
-    const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), { rotateAuto: true }, { text: false, blocks: true }), overdue])
+    const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), options, { text: false, blocks: true }), overdue])
     const words: OcrWord[] = []
     let index = 0
     for (const block of result.data.blocks ?? []) {
