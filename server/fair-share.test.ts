@@ -107,11 +107,18 @@ describe('uploads that stop sending', () => {
     // Warm both pools first, so that what is measured below is the wait, not a thread's start.
     expect((await sign()).status).toBe(200)
     expect((await extract(extrato)).status).toBe(200)
+    // The requests each service has read, counted: a request enters its gate as it is read.
+    const servers = running.apps.map((a) => a.app.server)
+    const seen = servers.map(() => 0)
+    const counters = servers.map((_server, i) => () => { seen[i]!++ })
+    servers.forEach((server, i) => server.on('request', counters[i]!))
     const stalled = [...await Promise.all([1, 2, 3, 4].map(stalledExtract)), ...await Promise.all([1, 2, 3, 4].map(stalledSign))]
     let closedEarly = false
     for (const s of stalled) s.socket.once('close', () => { closedEarly = true })
-    // Four stalled uploads fill each gate (SIGN_/EXTRACT_MAX_IN_FLIGHT=4); the real requests come next.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Four stalled uploads fill each gate (SIGN_/EXTRACT_MAX_IN_FLIGHT=4); the real requests
+    // come once both services have read all four, not after a fixed pause.
+    await expect.poll(() => seen).toEqual([4, 4])
+    servers.forEach((server, i) => server.off('request', counters[i]!))
     const [signed, extracted] = await Promise.all([sign(), extract(extrato)])
     expect(signed.status).toBe(200)
     expect(signed.body.success).toBe(true)

@@ -83,7 +83,10 @@ describe('hostile files pdf-lib cannot walk', () => {
         code: 'PDF_CONTENT_TOO_LARGE',
         message: expect.stringMatching(/^Object \d+ \(a page's content\) of the PDF would inflate past 8\.0 MiB/)
       }))
-      expect(performance.now() - started).toBeLessThan(5_000)
+      // That message is the raw bound's, which the task applies before pdf.js opens the
+      // file. The time is a hang catcher only: 0.45 s at a load of 3 and 1.7 s at 13 with
+      // the thread's start, 13-30 ms without.
+      expect(performance.now() - started).toBeLessThan(20_000)
     }, 60_000)
 
     it(`still reads the text of ${label} when its content is ordinary`, async () => {

@@ -164,7 +164,7 @@ describe('scan bombs', () => {
     for (let i = 0; i < 3000; i++) doc.addPage([595, 842]).drawImage(image, { x: 0, y: 0, width: 595, height: 842 })
     const started = performance.now()
     await expect(extract(await doc.save())).rejects.toMatchObject({ code: 'PDF_TOO_MANY_PAGES' })
-    expect(performance.now() - started).toBeLessThan(30_000)
+    expect(performance.now() - started).toBeLessThan(60_000) // a hang catcher: 1.2 s at a load of 3, 2.8 s at 11
     // The thread still serves.
     expect(await extract((await generateDas({ seed: 4 })).pdf)).toMatchObject({ documentType: 'DAS', engine: { textSource: 'TEXT_LAYER' } })
   }, 180_000)

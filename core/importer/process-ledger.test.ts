@@ -82,13 +82,26 @@ describe.each(['stream', 'per-batch'] as CopyMode[])('processLedger, copy mode %
   it('reports the server\'s refusal, not a client-side error, when it arrives before the COPY is ended', async () => {
     await db.pool.query("CREATE OR REPLACE FUNCTION fail_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'early boom'; END $$")
     // The last row fails, and the batch size divides the row count: every batch is written
-    // while the file is read, and the pause below lets the refusal land before the COPY is ended.
+    // while the file is read, and the source ends only once the refusal has landed, before
+    // the COPY is ended.
     expect(facts.totalRows % 100).toBe(0)
     await db.pool.query(`CREATE TRIGGER fail_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = ${facts.totalRows + 1}) EXECUTE FUNCTION fail_row()`)
     const slowEnd: ProcessSource = async (onRow, afterChunk) => {
-      const summary = await source(onRow, afterChunk)
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      return summary
+      // The server's ErrorResponse reaching the connection, not a fixed pause; a hang catcher
+      // far beyond the few ms it takes.
+      let backstop: NodeJS.Timeout | undefined
+      const refused = Promise.race([
+        new Promise((resolve) => client.connection.once('errorMessage', resolve)),
+        new Promise((_resolve, reject) => { backstop = setTimeout(() => { reject(new Error('no refusal from the server while the COPY was open')) }, 30_000) })
+      ])
+      refused.catch(() => undefined)
+      try {
+        const summary = await source(onRow, afterChunk)
+        await refused
+        return summary
+      } finally {
+        clearTimeout(backstop)
+      }
     }
     try {
       await expect(processLedger(client, slowEnd, { fileName: 'ledger.xlsx', sha256: 'd'.repeat(64), codigoDominio: copyMode, mode: 'NORMAL', batchSize: 100, copyMode }))

@@ -1,7 +1,14 @@
-import { deflateSync } from 'node:zlib'
+import { deflateSync, inflateSync } from 'node:zlib'
 import { PDFDocument, PDFName } from 'pdf-lib'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { pagesWithinContentLimit } from './content-size.js'
+import type * as ZlibModule from 'node:zlib'
+
+// What each inflate was allowed to produce, recorded (each still inflates as it would).
+vi.mock('node:zlib', async (importOriginal) => {
+  const zlib = await importOriginal<typeof ZlibModule>()
+  return { ...zlib, inflateSync: vi.fn(zlib.inflateSync) }
+})
 
 /** Three pages: plain text, a deflate bomb (64 MB of operators in about 64 KB), text inside a form drawn twice. */
 async function sample (): Promise<PDFDocument> {
@@ -21,8 +28,14 @@ async function sample (): Promise<PDFDocument> {
 describe('pagesWithinContentLimit', () => {
   it('leaves out a page whose content inflates past the limit, without inflating all of it', async () => {
     const doc = await sample()
+    vi.mocked(inflateSync).mockClear()
     const started = performance.now()
     expect(pagesWithinContentLimit(doc, 4 << 20, 32 << 20).map((p) => p.page)).toEqual([1, 3])
+    // Every stream was inflated with the page's limit as a ceiling, the bomb's 64 MB never whole.
+    const ceilings = vi.mocked(inflateSync).mock.calls.map(([, options]) => options?.maxOutputLength ?? Number.POSITIVE_INFINITY)
+    expect(ceilings.length).toBeGreaterThan(0)
+    expect(Math.max(...ceilings)).toBeLessThanOrEqual((4 << 20) + 1)
+    // A hang catcher only (12 ms at a load of 3, 16 ms at 12).
     expect(performance.now() - started).toBeLessThan(2000)
   })
 

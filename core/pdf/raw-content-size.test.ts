@@ -1,7 +1,14 @@
-import { deflateSync } from 'node:zlib'
+import { deflateSync, inflateSync } from 'node:zlib'
 import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { decodedLength, rawContentExcess, refuseRawContentBombs } from './raw-content-size.js'
+import type * as ZlibModule from 'node:zlib'
+
+// What each inflate was allowed to produce, recorded (each still inflates as it would).
+vi.mock('node:zlib', async (importOriginal) => {
+  const zlib = await importOriginal<typeof ZlibModule>()
+  return { ...zlib, inflateSync: vi.fn(zlib.inflateSync) }
+})
 
 const MIB = 1 << 20
 const operators = (bytes: number): Buffer => Buffer.alloc(bytes, '0 0 m 1 1 l S\n')
@@ -37,8 +44,12 @@ async function pageWith (content: Uint8Array | string, filter: string | string[]
 describe('decodedLength', () => {
   it('inflates deflate up to its ceiling and stops there', () => {
     const bomb = deflateSync(operators(64 * MIB), { level: 9 })
+    vi.mocked(inflateSync).mockClear()
     const started = performance.now()
     expect(decodedLength(bomb, ['FlateDecode'], 8 * MIB, true)).toBe(8 * MIB + 1)
+    // Inflated once, with the ceiling as its limit: the 64 MB were never produced.
+    expect(vi.mocked(inflateSync).mock.calls.map(([, options]) => options?.maxOutputLength)).toEqual([8 * MIB + 1])
+    // A hang catcher only (11 ms at a load of 3, 27 ms at 14).
     expect(performance.now() - started).toBeLessThan(2000)
     expect(decodedLength(deflateSync(operators(1000)), ['FlateDecode'], 8 * MIB, true)).toBe(1000)
   })

@@ -230,7 +230,8 @@ describe('hostile and foreign files', () => {
     const started = Date.now()
     await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 28 })
     expect(rows).toEqual([['s999999']])
-    // Generous bound: the point is "not quadratic", not a speed figure (bench/ measures speed).
-    expect(Date.now() - started).toBeLessThan(20_000)
-  })
+    // A hang catcher: the point is "not quadratic" (a million squared would not end), not a
+    // speed figure (bench/ measures speed). 1.1 s at a load of 3, 2.7 s at 13.
+    expect(Date.now() - started).toBeLessThan(40_000)
+  }, 90_000)
 })

@@ -119,12 +119,14 @@ describe.runIf(linux)('processes that leave the job\'s process group', () => {
     await installPackage(root(s), { id: 'escape', script: ESCAPE, timeoutMs: 2000 })
     await installPackage(root(s), { id: 'echo', script: ECHO })
     await reload(s)
-    const started = Date.now()
     const { job, pid } = await escapee(s, 'deadline', { stay: true })
     const next = (await post(s, 'echo', '{"input":{"after":true}}')).body
-    const done = await untilJob(s, job.id, isTerminal, 15_000)
+    // A hang catcher: about 2.1 s from the run to its end, at a load of 3 as of 10; waiting
+    // for the grandchild's output to close would take its 300 s.
+    const done = await untilJob(s, job.id, isTerminal, 30_000)
     expect(done).toMatchObject({ status: 'TIMED_OUT', error: { code: 'AGENT_TIMED_OUT' } })
-    expect(Date.now() - started).toBeLessThan(2000 + 300 + 2 * 1000 + 2000)
+    // It ran until its deadline, by the agent's own clock (less a timer's granularity).
+    expect(Date.parse(done.finishedAt) - Date.parse(done.startedAt)).toBeGreaterThanOrEqual(2000 - 100)
     expect(await untilDead(pid)).toBe(true)
     const log = await stderrLog(s, job.id)
     expect(log).toMatch(new RegExp(`time limit of 2000 ms passed: SIGTERM sent to \\d+ process\\(es\\): .*${pid} sleep 300 \\(outside the job's process group\\)`))
@@ -148,8 +150,10 @@ describe.runIf(linux)('processes that leave the job\'s process group', () => {
     await reload(s)
     const started = Date.now()
     const { job, pid } = await escapee(s, 'exit', {})
-    expect(await untilJob(s, job.id, isTerminal, 10_000)).toMatchObject({ status: 'SUCCEEDED', result: { result: { left: 'a process behind' } } })
-    expect(Date.now() - started).toBeLessThan(6000)
+    expect(await untilJob(s, job.id, isTerminal, 20_000)).toMatchObject({ status: 'SUCCEEDED', result: { result: { left: 'a process behind' } } })
+    // A hang catcher only: about 1.3 s (the main process's 0.2 s and the agent's 1 s of
+    // grace for the output), at a load of 3 as of 10; the escapee holds it for 300 s.
+    expect(Date.now() - started).toBeLessThan(20_000)
     expect(await untilDead(pid)).toBe(true)
     expect(await stderrLog(s, job.id)).toContain(`held its output: SIGKILL sent to ${pid} sleep 300`)
   })
@@ -161,8 +165,8 @@ describe.runIf(linux)('processes that leave the job\'s process group', () => {
     const { job, pid } = await escapee(s, 'detached', { output: 'ignore' })
     expect(await untilJob(s, job.id, isTerminal)).toMatchObject({ status: 'SUCCEEDED' })
     expect(await untilDead(pid)).toBe(true)
-    await new Promise((r) => setTimeout(r, 100))
-    expect(await stderrLog(s, job.id)).toContain(`after the job ended, SIGKILL sent to 1 process(es) it left running outside its process group: ${pid} sleep 300`)
+    // The note is written once the kill is done: wait for it, not for a fixed time.
+    await expect.poll(async () => await stderrLog(s, job.id)).toContain(`after the job ended, SIGKILL sent to 1 process(es) it left running outside its process group: ${pid} sleep 300`)
   })
 
   it('kills a running job\'s escapees when the agent shuts down', async () => {
@@ -174,6 +178,7 @@ describe.runIf(linux)('processes that leave the job\'s process group', () => {
     const started = Date.now()
     await s.app.close()
     open.splice(open.indexOf(s), 1)
+    // A hang catcher only (10-20 ms at a load of 3 to 10).
     expect(Date.now() - started).toBeLessThan(5000)
     expect(await untilDead(pid)).toBe(true)
     expect(await stderrLog(s, job.id)).toMatch(new RegExp(`the agent is shutting down: SIGTERM sent to .*${pid} sleep 300`))
@@ -314,6 +319,8 @@ describe.runIf(linux)('what is not a descriptor', () => {
     await writeFile(join(root(s), 'huge', 'automation.json'), `{"pad":"${'x'.repeat(70_000)}"}`)
     const started = Date.now()
     const res = await s.call('/api/v1/automations/reload', { method: 'POST' })
+    // Hang catchers, here and at the close below (a few ms at a load of 3 to 10): a FIFO
+    // read as a file would wait for a writer for ever.
     expect(Date.now() - started).toBeLessThan(3000)
     expect(res.body).toMatchObject({ count: 1, items: [{ id: 'echo' }] })
     const skipped = s.logs.filter((l) => l.includes('automation package skipped'))
@@ -335,6 +342,7 @@ describe.runIf(linux)('what is not a descriptor', () => {
     expect(await reloaded.json()).toEqual({ count: 0, items: [] })
     const stopping = Date.now()
     expect(await agent.stop()).toBe(0)
+    // A hang catcher only (about 10 ms at a load of 3 to 10).
     expect(Date.now() - stopping).toBeLessThan(5000)
   })
 })

@@ -56,7 +56,9 @@ describe('extraction, hostile', () => {
     expect(status).toBe(422)
     expect(body).toMatchObject({ success: false, errors: [{ code: expect.stringMatching(/^PDF_/) }] })
     expect(body.errors[0].message).not.toMatch(/at .*\.(js|ts):\d+/)
-    expect(ms).toBeLessThan(10_000)
+    // A hang catcher only: 0.28 s at a load of 3 and 1 s at 15 for the first (the pool's
+    // thread starting and loading the reader), under 0.1 s for the others.
+    expect(ms).toBeLessThan(20_000)
   })
 
   it('refuses a 200 MB decompression bomb with 422 before any parser inflates it', async () => {

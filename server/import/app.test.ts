@@ -394,8 +394,7 @@ describe('temporary files and logs', () => {
     req.on('error', () => {})
     req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.xlsx"\r\nContent-Type: application/octet-stream\r\n\r\n`)
     req.write(Buffer.alloc(512 * 1024, 7))
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    expect((await uploadsLeft()).length).toBe(1)
+    await expect.poll(async () => (await uploadsLeft()).length).toBe(1)
     req.destroy()
     await expect.poll(uploadsLeft, { timeout: 5000 }).toEqual([])
   })
@@ -413,7 +412,8 @@ describe('temporary files and logs', () => {
       const [entry] = await uploadsLeft()
       return entry === undefined ? -1 : (await stat(join(uploadTmp, entry, 'upload')).catch(() => ({ size: -1 }))).size
     }, { timeout: 5000, interval: 2 }).toBe(size)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // A thread has the task: the client hangs up while the worker reads.
+    await expect.poll(() => pool.threads.length - pool.idleThreads, { interval: 2 }).toBeGreaterThan(0)
     controller.abort()
     await expect(pending).rejects.toThrow()
     await expect.poll(uploadsLeft, { timeout: 5000 }).toEqual([])

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { connect } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDevChain } from '../../core/sign/index.js'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
@@ -190,12 +191,21 @@ describe('requests in flight', () => {
     // A thousand pages with stamps: still signing when the connection drops.
     const body = JSON.stringify({ pdfBase64: Buffer.from(thousandPages).toString('base64') })
     const head = (length: number): string => `POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nX-API-Key: ${API_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
-    for (let round = 0; round < 3; round++) {
-      const socket = connect(Number(new URL(base.b).port), '127.0.0.1')
-      await new Promise((resolve) => socket.once('connect', resolve))
-      socket.write(head(body.length) + body + head(2) + '{}')
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      socket.destroy()
+    // The requests base.b's server has read, counted: a connection drops once it has both.
+    const server = apps.find((a) => base.b.endsWith(`:${(a.server.address() as AddressInfo).port}`))!.server
+    let seen = 0
+    const count = (): void => { seen++ }
+    server.on('request', count)
+    try {
+      for (let round = 0; round < 3; round++) {
+        const socket = connect(Number(new URL(base.b).port), '127.0.0.1')
+        await new Promise((resolve) => socket.once('connect', resolve))
+        socket.write(head(body.length) + body + head(2) + '{}')
+        await expect.poll(() => seen).toBe(2 * (round + 1))
+        socket.destroy()
+      }
+    } finally {
+      server.off('request', count)
     }
     const after = await sign(base.b, { pdfBase64: Buffer.from(onePage).toString('base64') })
     expect(after.status).toBe(200)
@@ -413,8 +423,9 @@ describe('errors (spec 2 §7)', () => {
     // Not a fixed delay: on a loaded machine the upload alone can outlast one, and the
     // thread would die before the task reached it (a new thread then signs: 200).
     await until(() => doomed.idleThreads === 0)
-    // A 1000-page STAMP_AND_PAGE signature takes hundreds of milliseconds; the thread goes 20 ms into it.
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The thread has the task (a 1000-page STAMP_AND_PAGE signature, hundreds of ms at
+    // least): it dies with it now, not after a fixed delay that a loaded machine's late
+    // timer could stretch past the signature's end.
     await Promise.all(doomed.threads.map(async (t) => await t.terminate()))
     const res = await pending
     expectError(res, 500, 'INTERNAL_ERROR')
@@ -445,8 +456,10 @@ describe('logs', () => {
   it('never contain document Base64, the API key or the certificate password', async () => {
     const b64 = Buffer.from(await makePdf([{}, {}, {}])).toString('base64')
     const res = await sign(base.b, { pdfBase64: b64 })
-    await sign(base.b, `{"pdfBase64": "${b64}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const cut = await sign(base.b, `{"pdfBase64": "${b64}`)
+    // Both requests' last lines written (the log follows the answer), not a fixed pause.
+    const completed = (id: string | null): boolean => logText.split('\n').some((l) => l.includes(`"reqId":"${id ?? ''}"`) && l.includes('"request completed"'))
+    await expect.poll(() => [res, cut].every((r) => completed(r.headers.get('x-request-id')))).toBe(true)
     expect(logText).toContain('"reqId"')
     const middle = (s: string): string => s.slice(Math.floor(s.length / 2), Math.floor(s.length / 2) + 64)
     expect(logText).not.toContain(middle(b64))
