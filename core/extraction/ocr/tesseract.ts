@@ -107,6 +107,25 @@ let idleTimer: NodeJS.Timeout | undefined
 let pagesRead = 0
 /** Recognitions under way: the idle timer never ends a worker that is reading. */
 let reading = 0
+/** Set when the page cap was reached while another reading was under way: the worker is replaced once none is. */
+let replaceAfterReads = false
+/** Ended under a reading: the reading is tried once more on the next worker. */
+class WorkerEnded extends Error {}
+
+/** Rejects when the worker of its time is let go; a new one is made for the next worker. */
+function endSignal (): { ended: Promise<never>, fire: () => void } {
+  let fire: () => void = () => undefined
+  const ended = new Promise<never>((_resolve, reject) => { fire = () => reject(new WorkerEnded()) })
+  ended.catch(() => undefined)
+  return { ended, fire }
+}
+
+/**
+ * Fired when the worker is let go. tesseract.js's terminate() leaves the jobs already sent to
+ * the worker unsettled, and fails a job being sent on its null worker: a reading racing this
+ * learns at once that its worker is gone, instead of waiting for its deadline.
+ */
+let workerEnd = endSignal()
 
 /**
  * Set by keepTesseractWarm (EXTRACT_WARM): this thread's worker is never let go for being
@@ -141,8 +160,10 @@ function endWhenIdle (): void {
 
 /** After a page: end the worker past TESSERACT_MAX_PAGES, else once it has been idle. */
 function afterPage (): void {
-  if (++pagesRead >= TESSERACT_MAX_PAGES) void replaceTesseract()
-  else endWhenIdle()
+  if (++pagesRead < TESSERACT_MAX_PAGES) endWhenIdle()
+  // Another reading (a warm-up in the background) is on this worker: replace it after that one.
+  else if (reading > 1) replaceAfterReads = true
+  else void replaceTesseract()
 }
 
 /**
@@ -190,9 +211,20 @@ export function warmTesseract (): void {
 export async function releaseTesseract (): Promise<void> {
   const w = current
   current = undefined
+  const end = workerEnd
+  workerEnd = endSignal()
+  end.fire()
+  replaceAfterReads = false
   clearTimeout(idleTimer)
   pagesRead = 0
-  if (w !== undefined) await (await w.catch(() => undefined))?.terminate().catch(() => undefined)
+  if (w === undefined) return
+  const ending = await w.catch(() => undefined)
+  // A job handed to this worker just before (its image is loaded in a few microtasks, then
+  // sent) is sent before the worker is ended: sent after, tesseract.js would fail it on its
+  // null worker with an error no one can catch in time. Its reading has learnt from workerEnd
+  // that the worker is gone and reads again on the next one.
+  await new Promise((resolve) => setImmediate(resolve))
+  await ending?.terminate().catch(() => undefined)
 }
 
 export class OcrTimeout extends Error {}
@@ -205,14 +237,16 @@ export class OcrTimeout extends Error {}
 export async function recognizeWords (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
   reading++
   try {
-    return await recognizeOnce(image, dpi, deadline)
+    return await recognizeOnce(image, dpi, deadline, false)
   } finally {
     reading--
+    if (reading === 0 && replaceAfterReads) void replaceTesseract()
   }
 }
 
 /** One recognize on this thread's worker (recognizeWords counts it as reading). */
-async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
+async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number, again: boolean): Promise<OcrWord[]> {
+  const mine = workerEnd
   const w = await worker()
   // The resolution goes with this recognize job, not through setParameters: tesseract.js sets
   // a job's own parameters for that job alone and restores them after it, whereas a
@@ -224,7 +258,10 @@ async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number):
     timer = setTimeout(() => reject(new OcrTimeout()), Math.max(0, deadline - performance.now()))
   })
   try {
-    const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), options, { text: false, blocks: true }), overdue])
+    const job = w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), options, { text: false, blocks: true })
+    // Handled now whatever happens next: a job on a worker ended meanwhile fails after the race is over.
+    job.catch(() => undefined)
+    const result = await Promise.race([job, overdue, mine.ended])
     const words: OcrWord[] = []
     let index = 0
     for (const block of result.data.blocks ?? []) {
@@ -241,7 +278,16 @@ async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number):
     afterPage()
     return words
   } catch (err) {
-    if (err instanceof OcrTimeout) await replaceTesseract()
+    if (err instanceof OcrTimeout) {
+      await replaceTesseract()
+      throw err
+    }
+    // The worker was ended under this reading (another reading's deadline or page cap, or the
+    // thread letting OCR go): read the page once more, on the next worker, within the same deadline.
+    if (!again && (err instanceof WorkerEnded || mine !== workerEnd) && performance.now() < deadline) {
+      clearTimeout(timer)
+      return await recognizeOnce(image, dpi, deadline, true)
+    }
     throw err
   } finally {
     clearTimeout(timer)

@@ -62,9 +62,11 @@ describe('a Tesseract worker kept warm', () => {
   it('is warmed again at once when a deadline ends it', async () => {
     const image = (await warmUpPdfs(OCR_DPI)).scan
     let warmUps = 0
+    let warming: Promise<string[]> | undefined
     keepTesseractWarm(async () => {
       warmUps++
-      await scanWords(60_000)
+      warming = scanWords(60_000)
+      await warming
     })
     await scanWords(60_000)
     // The page image itself, read with a deadline already close.
@@ -75,6 +77,23 @@ describe('a Tesseract worker kept warm', () => {
     expect(warmUps).toBe(1)
     // The warm-up runs on a new worker, in the background.
     for (let i = 0; i < 600 && !tesseractStarted(); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(tesseractStarted()).toBe(true)
+    // The warm-up reads its page to the end before the test lets its worker go.
+    expect((await warming!).length).toBeGreaterThan(10)
+  })
+
+  it('reads a page again on the next worker when its worker is ended under it', async () => {
+    await scanWords(60_000)
+    expect(tesseractStarted()).toBe(true)
+    const doc = await (await openWithPdfJs((await warmUpPdfs(OCR_DPI)).scan)).promise
+    const grey = await renderPageGrey(await doc.getPage(1), OCR_DPI, 16e6)
+    await doc.destroy()
+    // The reading starts on the warm worker, which is let go before the page reaches it: once
+    // a job on an ended worker failed at once or waited for its whole deadline.
+    const reading = recognizeWords(grey.pgm, grey.dpi, performance.now() + 50_000)
+    await releaseTesseract()
+    const words = (await reading).map((w) => w.text).join(' ')
+    expect(words).toContain('11.222.333/0001-81')
     expect(tesseractStarted()).toBe(true)
   })
 })
