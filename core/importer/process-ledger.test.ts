@@ -137,14 +137,22 @@ describe('an import marked failed while it is written', () => {
 
 describe('recovery of interrupted imports, from any instance', () => {
   it('leaves a load that is still being written alone, and fails the one whose session ended, at once', async () => {
-    await db.pool.query("CREATE OR REPLACE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$")
+    // Both loads stop at row 2500 until the test lets them go (a lock the test holds), so that
+    // the second is still being written when its session ends, however slow the machine.
+    const gate = new pg.Client({ connectionString: db.url })
+    await gate.connect()
+    await gate.query('SELECT pg_advisory_lock(7310, 2500)')
+    await db.pool.query("CREATE OR REPLACE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock_shared(7310, 2500); RETURN NEW; END $$")
     await db.pool.query('CREATE TRIGGER slow_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 2500) EXECUTE FUNCTION slow_row()')
     const doomed = new pg.Client({ connectionString: db.url })
     await doomed.connect()
     doomed.on('error', () => undefined)
+    // Asked before the load: once it runs, a query on this connection waits behind it.
+    const { rows } = await doomed.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
     try {
       const live = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'e'.repeat(64), codigoDominio: 'stream', mode: 'NORMAL', batchSize: 100 })
       const dead = processLedger(doomed, source, { fileName: 'ledger.xlsx', sha256: 'f'.repeat(64), codigoDominio: 'per-batch', mode: 'NORMAL', batchSize: 100 })
+      live.catch(() => undefined)
       dead.catch(() => undefined)
       const statusOf = async (sha: string): Promise<string[]> =>
         (await db.pool.query<{ status: string }>('SELECT status FROM importacoes WHERE sha256 = $1', [sha.repeat(64)])).rows.map((r) => r.status)
@@ -153,7 +161,6 @@ describe('recovery of interrupted imports, from any instance', () => {
       expect(await recoverInterruptedImports(db.pool)).toBe(0)
       expect([await statusOf('e'), await statusOf('f')]).toEqual([['PROCESSANDO'], ['PROCESSANDO']])
       // The second writer's session ends (a killed instance): its lock goes with it.
-      const { rows } = await doomed.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
       await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
       await expect(dead).rejects.toBeDefined()
       let recovered = 0
@@ -163,12 +170,15 @@ describe('recovery of interrupted imports, from any instance', () => {
       }
       expect(recovered).toBe(1)
       expect(await statusOf('f')).toEqual(['FALHOU'])
+      expect(await statusOf('e')).toEqual(['PROCESSANDO'])
+      await gate.query('SELECT pg_advisory_unlock(7310, 2500)')
       expect(await live).toMatchObject({ status: 'VALIDADO' })
       expect(await statusOf('e')).toEqual(['VALIDADO'])
       // A settled load gives its lock back: the connection goes on without holding it.
       const { rows: held } = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
       expect(held).toEqual([{ n: 0 }])
     } finally {
+      await gate.end().catch(() => undefined)
       await db.pool.query('DROP TRIGGER slow_row ON movimentos')
       await doomed.end().catch(() => undefined)
     }
