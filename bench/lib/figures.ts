@@ -23,6 +23,7 @@ import type { SignBenchResult } from '../sign.bench.js'
 import type { SizeRun } from '../xlsx-read-rows.bench.js'
 import type { BenchLedger } from './ledger-cache.js'
 import type { Role, SuiteBuilder } from './results.js'
+import type { ChildOutcome } from './spawn-child.js'
 import { spreadOf, sumSpread } from './spread.js'
 import { sizeLabel } from './table.js'
 import type { TargetCheck } from './targets.js'
@@ -39,6 +40,19 @@ export function addChecks (s: SuiteBuilder, checks: readonly TargetCheck[]): voi
 
 const OURS_READERS = new Set(['reader', 'reader-stream'])
 
+/** A contender's report, or undefined (said in the notes) when it failed or saw other rows than the ledger's. */
+function reportOf<R> (s: SuiteBuilder, label: string, result: { outcome: ChildOutcome<R>, mismatch?: string | undefined }): R | undefined {
+  if (!result.outcome.ok) {
+    s.notes.push(`${label}: ${result.outcome.failure} (${result.outcome.detail})`)
+    return undefined
+  }
+  if (result.mismatch !== undefined) {
+    s.notes.push(`${label}: ${result.mismatch}; its figures are left out`)
+    return undefined
+  }
+  return result.outcome.report
+}
+
 /** Median (s), rows/s and MB/s of sheet XML of one Timing, as the read tables compute them. */
 function timingFigures (s: SuiteBuilder, scope: string, label: string, role: Role, timing: Timing, ledger: BenchLedger): void {
   const samples = timing.samplesMs.length
@@ -54,19 +68,13 @@ export function readRowsFigures (s: SuiteBuilder, runs: readonly SizeRun[]): voi
     const size = sizeLabel(run.ledger.rows)
     const measured: string[] = []
     for (const result of run.results) {
-      const { contender, outcome } = result
+      const { contender } = result
       const label = `${size} rows: ${contender.label.replaceAll('*', '')}`
-      if (!outcome.ok) {
-        s.notes.push(`${label}: ${outcome.failure} (${outcome.detail})`)
-        continue
-      }
-      if (result.mismatch !== undefined) {
-        s.notes.push(`${label}: ${result.mismatch}; its figures are left out`)
-        continue
-      }
+      const report = reportOf(s, label, result)
+      if (report === undefined) continue
       const role: Role = contender.isPeer ? 'peer' : OURS_READERS.has(contender.id) ? 'ours' : 'baseline'
-      timingFigures(s, `${size}/${contender.id}`, label, role, outcome.report.timing, run.ledger)
-      s.add({ id: `${size}/${contender.id}/peak-rss`, label: `${label}, peak RSS`, value: outcome.report.maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role })
+      timingFigures(s, `${size}/${contender.id}`, label, role, report.timing, run.ledger)
+      s.add({ id: `${size}/${contender.id}/peak-rss`, label: `${label}, peak RSS`, value: report.maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role })
       measured.push(contender.id)
     }
     const bare = run.results.find((r) => r.contender.id === 'reader')?.outcome
@@ -89,23 +97,17 @@ export function httpFigures (s: SuiteBuilder, run: HttpRun, cores = availablePar
   const size = sizeLabel(run.ledger.rows)
   const roles: Record<string, Role> = { reader: 'baseline', analyze: 'ours', http: 'ours' }
   for (const result of run.results) {
-    const { contender, outcome } = result
+    const { contender } = result
     const label = `${size} rows: ${contender.label}`
-    if (!outcome.ok) {
-      s.notes.push(`${label}: ${outcome.failure} (${outcome.detail})`)
-      continue
-    }
-    if (result.mismatch !== undefined) {
-      s.notes.push(`${label}: ${result.mismatch}; its figures are left out`)
-      continue
-    }
+    const report = reportOf(s, label, result)
+    if (report === undefined) continue
     const role = roles[contender.id] ?? 'ours'
-    const { timing } = outcome.report
+    const { timing } = report
     timingFigures(s, `${size}/${contender.id}`, label, role, timing, run.ledger)
     if (timing.cpuMedianMs !== undefined) {
       s.add({ id: `${size}/${contender.id}/cpu`, label: `${label}, CPU time of a run (median)`, value: timing.cpuMedianMs / 1000, unit: 's', better: 'lower', role, samples: timing.samplesMs.length })
     }
-    s.add({ id: `${size}/${contender.id}/peak-rss`, label: `${label}, peak RSS`, value: outcome.report.maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role })
+    s.add({ id: `${size}/${contender.id}/peak-rss`, label: `${label}, peak RSS`, value: report.maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role })
   }
   s.ratio(`${size}/analyze/median`, `${size}/reader/median`)
   s.ratio(`${size}/http/median`, `${size}/reader/median`)

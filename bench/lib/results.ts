@@ -216,14 +216,9 @@ export function problemsOf (doc: unknown): string[] {
 }
 
 /** What a suite's figures are made from (bench/lib/figures.ts). */
-export interface FigureInput {
+export type FigureInput = Pick<Figure, 'label' | 'value' | 'unit' | 'better' | 'role'> & {
   /** Below the suite: `100k/reader/median` becomes `reader/100k/reader/median`. */
   id: string
-  label: string
-  value: number
-  unit: string
-  better: Better
-  role: Role
   /** Default 1. */
   samples?: number
   spread?: Spread | undefined
