@@ -26,14 +26,20 @@ export const Code = {
   LEDGER_UNBALANCED: 'LEDGER_UNBALANCED',
   /** Cells that cannot be stored as typed (bad amount, date or integer); nothing is written. */
   LEDGER_INVALID_CELLS: 'LEDGER_INVALID_CELLS',
+  /** The same `id` on more than one row of the file: a movement's identity must be unique; nothing is written. */
+  LEDGER_DUPLICATE_IDS: 'LEDGER_DUPLICATE_IDS',
   /** No company is registered under the given `codigo_dominio`. */
   COMPANY_NOT_FOUND: 'COMPANY_NOT_FOUND',
   /** The company exists but is inactive. */
   COMPANY_INACTIVE: 'COMPANY_INACTIVE',
   /** A company with that `codigo_dominio` already exists (registry maintenance). */
   COMPANY_EXISTS: 'COMPANY_EXISTS',
+  /** Another active company already has that CNPJ (one active company per CNPJ). */
+  COMPANY_CNPJ_EXISTS: 'COMPANY_CNPJ_EXISTS',
   /** The company has an active (VALIDADO) import of the same file; NORMAL mode refuses it. */
   IMPORT_DUPLICATE: 'IMPORT_DUPLICATE',
+  /** Movements of the file (by their `id`) are already active in other imports of the company; NORMAL mode refuses it. */
+  IMPORT_OVERLAP: 'IMPORT_OVERLAP',
   /** The rows stored differ from the file's count or totals; the load was rolled back. */
   IMPORT_VALIDATION_FAILED: 'IMPORT_VALIDATION_FAILED',
   /** The database cannot be reached or refused the work; nothing was committed. */

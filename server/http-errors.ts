@@ -27,7 +27,13 @@ const FRAMEWORK_ERRORS: Record<string, { status: number, detail: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'The request body is larger than this service accepts.' }
 }
 
-export function registerErrorHandler (app: FastifyInstance, statuses: StatusTable): void {
+/**
+ * Fields a service adds to the error body of some codes, beside the spec's (the import's
+ * overlap report, for one); built from the error's details, which cross threads as plain data.
+ */
+export type ErrorFields = (code: Code, details: Record<string, unknown> | undefined) => Record<string, unknown> | undefined
+
+export function registerErrorHandler (app: FastifyInstance, statuses: StatusTable, errorFields?: ErrorFields): void {
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.` })
   })
@@ -48,7 +54,8 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
         return reply.code(status).send({ detail: `${what}; quote request id ${request.id} when reporting it.` })
       }
       request.log.info({ code, status }, 'request refused')
-      return reply.code(status).send({ detail: error.message })
+      const details = typeof error.details === 'object' && error.details !== null ? error.details as Record<string, unknown> : undefined
+      return reply.code(status).send({ detail: error.message, ...errorFields?.(code as Code, details) })
     }
     const framework = typeof code === 'string' ? FRAMEWORK_ERRORS[code] : undefined
     if (framework !== undefined) {

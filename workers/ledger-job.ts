@@ -2,7 +2,7 @@
  * What an analysis request asks of a worker thread, shared by the pool task (XLSX,
  * in the pool's thread) and the one-shot XLS isolate.
  */
-import { analyzeLedger, diagnoseLedger } from '../core/ledger/index.js'
+import { analyzeLedger, analyzeLedgerWithIds, diagnoseLedger } from '../core/ledger/index.js'
 import type { LedgerAnalysis, LedgerDiagnosis } from '../core/ledger/index.js'
 import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import type { RowVisitor, SpreadsheetFormat } from '../core/xlsx/index.js'
@@ -13,10 +13,12 @@ export interface LedgerJobInput {
   operation: 'analyze' | 'diagnose'
   batchSize: number
   maxInflatedBytes: number
+  /** Analyze only: also return every row's id, to check them against a company's imports. */
+  withIds?: boolean
 }
 
 export type LedgerJobOutput =
-  | { operation: 'analyze', analysis: LedgerAnalysis }
+  | { operation: 'analyze', analysis: LedgerAnalysis, ids?: Float64Array }
   | { operation: 'diagnose', diagnosis: LedgerDiagnosis }
 
 /** `onProgress` is for in-process callers (the CLI); it cannot cross a thread. */
@@ -27,7 +29,7 @@ export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFo
     : { maxInflatedBytes: input.maxInflatedBytes, onProgress }
   const source = (onRow: RowVisitor) => read(input.path, onRow, readOptions)
   const options = { batchSize: input.batchSize }
-  return input.operation === 'analyze'
-    ? { operation: 'analyze', analysis: await analyzeLedger(source, options) }
-    : { operation: 'diagnose', diagnosis: await diagnoseLedger(source, options) }
+  if (input.operation === 'diagnose') return { operation: 'diagnose', diagnosis: await diagnoseLedger(source, options) }
+  if (input.withIds === true) return { operation: 'analyze', ...await analyzeLedgerWithIds(source, options) }
+  return { operation: 'analyze', analysis: await analyzeLedger(source, options) }
 }

@@ -19,6 +19,7 @@ import type { ClientBase, Pool } from 'pg'
 import { cnpjRoot, normalizeCnpj } from '../cnpj.js'
 import { EngineError } from '../errors.js'
 import { isUniqueViolation, sqlState } from '../db/pg-errors.js'
+import { ONE_ACTIVE_COMPANY_PER_CNPJ, cnpjTakenMeanwhile, refuseTakenCnpj } from '../db/companies.js'
 
 export interface CertificateSummary {
   subject: string
@@ -169,7 +170,8 @@ async function checkStructure (db: Db, state: { id: string | null, cnpj: string 
   return matrizId
 }
 
-function duplicate (err: unknown, codigoDominio: string | null): unknown {
+function duplicate (err: unknown, codigoDominio: string | null, cnpj: string | null): unknown {
+  if (isUniqueViolation(err, ONE_ACTIVE_COMPANY_PER_CNPJ)) return cnpjTakenMeanwhile(cnpj)
   if (isUniqueViolation(err)) return new EngineError('COMPANY_EXISTS', `A company with codigo_dominio "${codigoDominio ?? ''}" is already registered.`)
   return err
 }
@@ -183,6 +185,7 @@ export async function createGatewayCompany (pool: Pool, input: NewGatewayCompany
   return await inTransaction(pool, async (client) => {
     if (matrizCodigo !== null) await lockCompanies(client, [], [matrizCodigo])
     const matrizId = await checkStructure(client, { id: null, cnpj, matrizEmpresaCodigo: matrizCodigo, herda, certificateCnpj: null })
+    await refuseTakenCnpj(client, cnpj, null)
     try {
       const { rows } = await client.query<{ empresa_codigo: string }>(
         `INSERT INTO empresas (nome, cnpj, codigo_dominio, matriz_id, herda_certificado_matriz)
@@ -190,7 +193,7 @@ export async function createGatewayCompany (pool: Pool, input: NewGatewayCompany
         [razaoSocial, cnpj, codigoDominio, matrizId, herda])
       return await getGatewayCompany(client, rows[0]!.empresa_codigo)
     } catch (err) {
-      throw duplicate(err, codigoDominio)
+      throw duplicate(err, codigoDominio, cnpj)
     }
   })
 }
@@ -210,13 +213,15 @@ export async function updateGatewayCompany (pool: Pool, empresaCodigo: string, c
     // Leaving the head office ends the inheritance unless the request sets it again.
     const herda = changes.herdaCertificadoMatriz ?? (matrizCodigo === null ? false : current.herdaCertificadoMatriz)
     const matrizId = await checkStructure(client, { id: current.id, cnpj, matrizEmpresaCodigo: matrizCodigo, herda, certificateCnpj: current.certificate?.cnpj ?? null })
+    const ativo = changes.ativo ?? current.ativo
+    if (ativo && cnpj !== null) await refuseTakenCnpj(client, cnpj, current.id)
     try {
       await client.query(
         `UPDATE empresas SET nome = $2, cnpj = $3, codigo_dominio = $4, matriz_id = $5, herda_certificado_matriz = $6,
            ativo = $7, atualizado_em = now() WHERE id = $1`,
-        [current.id, razaoSocial, cnpj, codigoDominio, matrizId, herda, changes.ativo ?? current.ativo])
+        [current.id, razaoSocial, cnpj, codigoDominio, matrizId, herda, ativo])
     } catch (err) {
-      throw duplicate(err, codigoDominio)
+      throw duplicate(err, codigoDominio, cnpj)
     }
     return await getGatewayCompany(client, empresaCodigo)
   })

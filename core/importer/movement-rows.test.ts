@@ -32,7 +32,7 @@ afterAll(async () => {
 })
 
 function row (over: Partial<LedgerRow> = {}): LedgerRow {
-  return { rowNumber: 9, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0, unknownAmount: false, ...over }
+  return { rowNumber: 9, rowId: 41, groupId: 7, date: '2024-01-01', debitCents: 1250, creditCents: 0, unknownAmount: false, ...over }
 }
 
 /** COPYs the batches, returns every stored row as text (NULL as null) by source row number, and rolls back. */

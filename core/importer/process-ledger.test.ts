@@ -36,6 +36,8 @@ beforeAll(async () => {
   source = (onRow, afterChunk) => readXlsxFirstSheet(file, onRow, { maxInflatedBytes: 1 << 30, afterChunk })
   await addCompany(db.pool, { codigoDominio: 'stream', nome: 'Stream' })
   await addCompany(db.pool, { codigoDominio: 'per-batch', nome: 'Per batch' })
+  // One company per test below: the same ledger's movements are active once per company.
+  for (const code of ['marked', 'recovery-live', 'recovery-dead']) await addCompany(db.pool, { codigoDominio: code, nome: code })
 }, 120_000)
 afterAll(async () => {
   await client?.end()
@@ -119,7 +121,7 @@ describe('an import marked failed while it is written', () => {
     await db.pool.query("CREATE OR REPLACE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$")
     await db.pool.query('CREATE TRIGGER slow_row BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 2500) EXECUTE FUNCTION slow_row()')
     try {
-      const load = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'c'.repeat(64), codigoDominio: 'stream', mode: 'NORMAL', batchSize: 100 })
+      const load = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'c'.repeat(64), codigoDominio: 'marked', mode: 'NORMAL', batchSize: 100 })
       load.catch(() => undefined)
       // What recovery does to an import whose session it believes gone.
       for (let marked = 0; marked === 0;) {
@@ -150,8 +152,8 @@ describe('recovery of interrupted imports, from any instance', () => {
     // Asked before the load: once it runs, a query on this connection waits behind it.
     const { rows } = await doomed.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
     try {
-      const live = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'e'.repeat(64), codigoDominio: 'stream', mode: 'NORMAL', batchSize: 100 })
-      const dead = processLedger(doomed, source, { fileName: 'ledger.xlsx', sha256: 'f'.repeat(64), codigoDominio: 'per-batch', mode: 'NORMAL', batchSize: 100 })
+      const live = processLedger(client, source, { fileName: 'ledger.xlsx', sha256: 'e'.repeat(64), codigoDominio: 'recovery-live', mode: 'NORMAL', batchSize: 100 })
+      const dead = processLedger(doomed, source, { fileName: 'ledger.xlsx', sha256: 'f'.repeat(64), codigoDominio: 'recovery-dead', mode: 'NORMAL', batchSize: 100 })
       live.catch(() => undefined)
       dead.catch(() => undefined)
       const statusOf = async (sha: string): Promise<string[]> =>

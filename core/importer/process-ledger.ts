@@ -29,6 +29,8 @@ import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { openBatchSink } from './copy-sink.js'
 import type { CopyMode } from './copy-sink.js'
 import { MovementEncoder } from './movement-rows.js'
+import { claimKeys, lockCompanyKeys, overlapOfLoad, releaseKeys } from './movement-keys.js'
+import type { OverlapReport, OverlappedImport } from './movement-keys.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
 
@@ -46,7 +48,10 @@ export interface ProcessResult {
   analysis: LedgerAnalysis
   importacaoId: string
   empresaId: string
+  /** The import of the same file replaced, else the replaced import with the most movements in common. */
   replacedImportacaoId: string | null
+  /** Every import this REIMPORTAR replaced (same file or overlapping movements), oldest first. */
+  replaced: OverlappedImport[]
   insertedRows: number
   status: 'VALIDADO'
 }
@@ -149,10 +154,11 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
   checkImportable(analysis)
   await validateStored(db, importation.seq, analysis)
 
-  if (previous !== undefined) {
+  const replaced = await settleMovementKeys(db, request, empresaId, importation, previous)
+  if (replaced.length > 0) {
     await db.query(
-      `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = $1`,
-      [previous, importacaoId])
+      `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = ANY($1::uuid[])`,
+      [replaced.map((r) => r.importacaoId), importacaoId])
   }
   const finalized = await db.query(
     `UPDATE importacoes SET status = 'VALIDADO', total_linhas = $2, linhas_inseridas = $2, total_debito = $3,
@@ -165,7 +171,58 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
     throw new EngineError('IMPORT_VALIDATION_FAILED', 'The import was marked as failed while it was being written (its database session looked gone); it was rolled back. Try again.')
   }
   await db.query('COMMIT')
-  return { analysis, importacaoId, empresaId, replacedImportacaoId: previous ?? null, insertedRows: analysis.totalRows, status: 'VALIDADO' }
+  return { analysis, importacaoId, empresaId, replacedImportacaoId: mainReplaced(replaced, previous), replaced, insertedRows: analysis.totalRows, status: 'VALIDADO' }
+}
+
+/**
+ * The load's movements become the company's active ones (core/importer/movement-keys.ts).
+ * NORMAL refuses a file whose movements another active import holds; REIMPORTAR replaces
+ * every such import whole, with the import of the same file if there is one, and all of
+ * them or none, since it all commits or rolls back with the load. Returns what it replaces.
+ */
+async function settleMovementKeys (db: ClientBase, request: ProcessRequest, empresaId: string, importation: Importation, previous: string | undefined): Promise<OverlappedImport[]> {
+  await lockCompanyKeys(db, empresaId)
+  const overlap = await overlapOfLoad(db, empresaId, importation.seq)
+  if (request.mode === 'NORMAL' && overlap.overlappingRows > 0) throw overlapRefusal(request, overlap)
+  const replaced = [...overlap.imports]
+  if (previous !== undefined && !replaced.some((r) => r.importacaoId === previous)) {
+    replaced.push(await importationFacts(db, previous))
+  }
+  await releaseKeys(db, empresaId, replaced.map((r) => r.seq))
+  await claimKeys(db, empresaId, importation.seq)
+  return replaced
+}
+
+/** The spec's single `replaced_importacao_id`: the same file's import, else the one sharing most movements. */
+function mainReplaced (replaced: OverlappedImport[], previous: string | undefined): string | null {
+  if (previous !== undefined) return previous
+  let best: OverlappedImport | undefined
+  for (const r of replaced) if (best === undefined || r.overlappingRows > best.overlappingRows) best = r
+  return best?.importacaoId ?? null
+}
+
+/** An import of the same file that holds no movement key (an empty one, or one from before migration 0004). */
+async function importationFacts (db: ClientBase, importacaoId: string): Promise<OverlappedImport> {
+  const { rows } = await db.query<{ seq: string, nome_arquivo: string, sha256: string, total_linhas: number | null, criado_em: string }>(
+    `SELECT seq::text, nome_arquivo, sha256, total_linhas, to_char(criado_em AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS criado_em
+       FROM importacoes WHERE id = $1`, [importacaoId])
+  const r = rows[0]!
+  return { importacaoId, seq: r.seq, fileName: r.nome_arquivo, sha256: r.sha256, createdAt: r.criado_em, totalRows: r.total_linhas ?? 0, overlappingRows: 0 }
+}
+
+const OVERLAPS_NAMED = 5
+
+/** NORMAL with movements already active elsewhere: 409, naming the imports that hold them. */
+export function overlapRefusal (request: Pick<ProcessRequest, 'codigoDominio'>, overlap: OverlapReport): EngineError {
+  const named = overlap.imports.slice(0, OVERLAPS_NAMED)
+    .map((i) => `${i.importacaoId} ("${i.fileName}", ${i.createdAt.slice(0, 10)}: ${i.overlappingRows} of its ${i.totalRows})`)
+    .join('; ')
+  const more = overlap.imports.length > OVERLAPS_NAMED ? ` and ${overlap.imports.length - OVERLAPS_NAMED} more` : ''
+  const n = overlap.overlappingRows
+  return new EngineError('IMPORT_OVERLAP',
+    `${n} movement${n === 1 ? ' of this file is' : 's of this file are'} already imported for company "${request.codigoDominio}" (same id), in ${overlap.imports.length === 1 ? 'import' : 'imports'} ${named}${more}. ` +
+    'Nothing was written. To replace those imports whole with this file, send it again with modo_importacao=REIMPORTAR (razao import --reimportar); /v1/analyze with codigo_dominio shows the overlap first.',
+    { overlap, codigoDominio: request.codigoDominio })
 }
 
 /**
@@ -234,7 +291,7 @@ async function rollbackQuietly (db: ClientBase): Promise<void> {
   try { await db.query('ROLLBACK') } catch { /* no transaction open, or the connection is gone */ }
 }
 
-const REFUSALS = new Set(['LEDGER_INVALID_CELLS', 'LEDGER_UNBALANCED', 'IMPORT_DUPLICATE', 'COMPANY_NOT_FOUND', 'COMPANY_INACTIVE'])
+const REFUSALS = new Set(['LEDGER_INVALID_CELLS', 'LEDGER_UNBALANCED', 'LEDGER_DUPLICATE_IDS', 'IMPORT_DUPLICATE', 'IMPORT_OVERLAP', 'COMPANY_NOT_FOUND', 'COMPANY_INACTIVE'])
 
 /**
  * After a rollback: a refused request leaves no trace; any other failure leaves the

@@ -17,6 +17,8 @@ import { displayCell, readAmount, readDate, readInteger, readText } from './valu
 /** The parsed, typed fields of one data row that both passes need. */
 export interface LedgerRow {
   rowNumber: number
+  /** The source row's `id`: the movement's identity across imports (docs/import.md); null when unreadable. */
+  rowId: number | null
   groupId: number | null
   date: string | null
   debitCents: number
@@ -33,7 +35,7 @@ export interface LedgerRow {
 export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) => void
 
 /** Problems that make a file unfit to store as typed rows (see ProblemKind). */
-const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID_MOVIM_FINAN', 'UNCOMPUTED_FORMULA', 'TEXT_TOO_LONG', 'TEXT_AT_CELL_LIMIT']
+const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID', 'MISSING_ID_MOVIM_FINAN', 'UNCOMPUTED_FORMULA', 'TEXT_TOO_LONG', 'TEXT_AT_CELL_LIMIT']
 
 /** Whether a problem of this kind makes the file unfit to import. */
 export function isBlocking (kind: ProblemKind): boolean {
@@ -61,7 +63,7 @@ export class LedgerAnalyzer {
   private lastTypeBox = { rows: 0 }
   private readonly samples: CellProblem[] = []
   private readonly problemCounts: Record<ProblemKind, number> = {
-    INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID_MOVIM_FINAN: 0,
+    INVALID_AMOUNT: 0, NEGATIVE_AMOUNT: 0, ROUNDED_AMOUNT: 0, INVALID_DATE: 0, INVALID_INTEGER: 0, MISSING_ID: 0, MISSING_ID_MOVIM_FINAN: 0,
     UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0, TEXT_AT_CELL_LIMIT: 0
   }
   private totalRows = 0
@@ -111,7 +113,7 @@ export class LedgerAnalyzer {
       else if (group.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id_movim_finan', groupCell)
       else if (!(groupCell instanceof UncomputedFormula)) this.problem('MISSING_ID_MOVIM_FINAN', rowNumber, 'id_movim_finan', null)
     }
-    this.integer(rowNumber, 'id', cells[at.id])
+    const rowId = this.rowId(rowNumber, cells[at.id])
     this.integer(rowNumber, 'id_conta', cells[at.account])
     this.integer(rowNumber, 'id_planejamento', cells[at.plan])
     const dateCell = cells[at.date]
@@ -119,6 +121,7 @@ export class LedgerAnalyzer {
     if (date.kind === 'invalid') this.problem('INVALID_DATE', rowNumber, 'data', dateCell)
     return {
       rowNumber,
+      rowId,
       groupId,
       date: date.kind === 'ok' ? date.iso : null,
       debitCents: debit,
@@ -149,6 +152,19 @@ export class LedgerAnalyzer {
       }
     }
     return unknownAmount
+  }
+
+  /**
+   * The row's `id`, required: it is what tells a movement already imported from a new one, so
+   * a row without it could be counted twice (docs/import.md, "A movement is imported once").
+   */
+  private rowId (rowNumber: number, cell: Cell | undefined): number | null {
+    if (isIntegerNumber(cell)) return cell
+    const id = readInteger(cell)
+    if (id.kind === 'ok') return id.value
+    if (id.kind === 'invalid') this.problem('INVALID_INTEGER', rowNumber, 'id', cell)
+    else if (!(cell instanceof UncomputedFormula)) this.problem('MISSING_ID', rowNumber, 'id', null)
+    return null
   }
 
   /** An optional integer column: only an unreadable value is a problem. */

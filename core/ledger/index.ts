@@ -1,5 +1,5 @@
 /** Ledger analysis and diagnosis over rows from any sheet source. */
-export { analyzeLedger, diagnoseLedger } from './ledger.js'
+export { analyzeLedger, analyzeLedgerWithIds, diagnoseLedger } from './ledger.js'
 export type { SheetSource, LedgerOptions } from './ledger.js'
 export { LedgerAnalyzer, countBlocking, isBlocking } from './analyzer.js'
 export type { DataRowSink, LedgerRow } from './analyzer.js'

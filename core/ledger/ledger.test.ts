@@ -79,7 +79,7 @@ describe('analyzeLedger', () => {
       row(4, 'x', null, '2024-02-01', 1.005, null)
     ])
     const a = await analyzeLedger(read, { batchSize: 1000 })
-    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID_MOVIM_FINAN: 1, UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0, TEXT_AT_CELL_LIMIT: 0 })
+    expect(a.problemCounts).toEqual({ INVALID_AMOUNT: 1, NEGATIVE_AMOUNT: 1, ROUNDED_AMOUNT: 1, INVALID_DATE: 1, INVALID_INTEGER: 1, MISSING_ID: 0, MISSING_ID_MOVIM_FINAN: 1, UNCOMPUTED_FORMULA: 0, TEXT_TOO_LONG: 0, TEXT_AT_CELL_LIMIT: 0 })
     expect(a.problemSamples).toContainEqual({ kind: 'INVALID_AMOUNT', rowNumber: 2, column: 'credito', value: 'abc' })
     expect(a.problemSamples).toContainEqual({ kind: 'INVALID_DATE', rowNumber: 3, column: 'data', value: '31/02/2024' })
     expect(a.totalCreditCents).toBe(-1000 + 101)

@@ -20,6 +20,26 @@ export async function analyzeLedger (source: SheetSource, options: LedgerOptions
 }
 
 /**
+ * The analysis and every row's `id` (the movement's identity), in file order, for a caller
+ * that checks them against what a company already has; 8 bytes a row.
+ */
+export async function analyzeLedgerWithIds (source: SheetSource, options: LedgerOptions): Promise<{ analysis: LedgerAnalysis, ids: Float64Array }> {
+  let ids = new Float64Array(1024)
+  let count = 0
+  const analyzer = new LedgerAnalyzer((row) => {
+    if (row.rowId === null) return
+    if (count === ids.length) {
+      const grown = new Float64Array(ids.length * 2)
+      grown.set(ids)
+      ids = grown
+    }
+    ids[count++] = row.rowId
+  })
+  await source(analyzer.visit)
+  return { analysis: analyzer.finish(options.batchSize), ids: ids.slice(0, count) }
+}
+
+/**
  * The most rows a diagnosis lists, and the most groups. A file whose every group is
  * unbalanced would otherwise list all of its rows: 1.8M of them (a 4.7 MB upload) took
  * over a gigabyte of heap and ended in a 500. Past the cap the diagnosis still counts

@@ -9,7 +9,7 @@ export const MAX_PROBLEM_SAMPLES = 100
  */
 export type ProblemKind =
   | 'INVALID_AMOUNT' | 'NEGATIVE_AMOUNT' | 'ROUNDED_AMOUNT'
-  | 'INVALID_DATE' | 'INVALID_INTEGER' | 'MISSING_ID_MOVIM_FINAN'
+  | 'INVALID_DATE' | 'INVALID_INTEGER' | 'MISSING_ID' | 'MISSING_ID_MOVIM_FINAN'
   /** A formula saved without its computed value: the value is unknown (it counts as zero in the totals). */
   | 'UNCOMPUTED_FORMULA'
   /** Text longer than a cell can hold in Excel (32,767 characters): crafted or damaged. */
@@ -28,6 +28,7 @@ export const PROBLEM_MESSAGES: Record<ProblemKind, string> = {
   ROUNDED_AMOUNT: 'The amount has more than two decimals; it was rounded half away from zero to the cent.',
   INVALID_DATE: 'The date cannot be read or does not exist: use a date cell, dd/mm/yyyy or yyyy-mm-dd.',
   INVALID_INTEGER: 'The cell must hold a whole number.',
+  MISSING_ID: 'The row has no id: without the source row\'s id an import cannot tell this movement from one already imported.',
   MISSING_ID_MOVIM_FINAN: 'The row has no id_movim_finan, so its group cannot be balanced.',
   UNCOMPUTED_FORMULA: 'The cell holds a formula that was saved without its value (the program that wrote the file does not compute formulas). Open the file in Excel or LibreOffice and save it, so that the values are computed, then send it again.',
   TEXT_TOO_LONG: 'The text is longer than the 32,767 characters an Excel cell can hold; the file is damaged or was not written by a spreadsheet program.',

@@ -20,8 +20,10 @@ import type { ProcessSpreadsheetInput, ProcessSpreadsheetOutput } from '../../wo
 import { recoverInterruptedImports } from '../../core/importer/process-ledger.js'
 import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
-import { parseBatchSize, parseImportMode } from './params.js'
-import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
+import { parseBatchSize, parseCodigoDominio, parseImportMode } from './params.js'
+import { importErrorFields, toAnalyzeOverlap, toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
+import { companyNotFound, findCompany } from '../../core/db/companies.js'
+import { overlapOfIds } from '../../core/importer/movement-keys.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { analyzeSchema, diagnoseSchema, healthSchema, processSchema } from './schemas.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -67,7 +69,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       void (reply as FastifyReply).code(400).send({ detail: 'The request URL is malformed.' })
     }
   })
-  registerErrorHandler(app, IMPORT_STATUSES)
+  registerErrorHandler(app, IMPORT_STATUSES, importErrorFields)
   if (options.database !== undefined) watchInterruptedImports(app, options.database, options.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS)
   drainUnreadBodies(app, config.maxUploadBytes)
   await app.register(multipart, {
@@ -118,13 +120,21 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     try {
       const batchSize = parseBatchSize(upload.fields.batch_size)
       if (upload.fields.modo_importacao !== undefined) parseImportMode(upload.fields.modo_importacao)
+      // Analyze with a company: the file's movements are checked against that company's active ones.
+      const codigoDominio = operation === 'analyze' ? parseCodigoDominio(upload.fields.codigo_dominio, false) : undefined
       if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
-      const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes }
+      const database = options.database
+      if (codigoDominio !== undefined && database === undefined) throw new EngineError('DATABASE_UNAVAILABLE', 'This service runs without a database, so it cannot compare the file with a company\'s imports.')
+      const company = codigoDominio === undefined || database === undefined ? undefined : await findCompany(database.pool, codigoDominio)
+      if (codigoDominio !== undefined && company === undefined) throw companyNotFound(codigoDominio)
+      const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes, withIds: company !== undefined }
       const result = await runTask<AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
       const file = { fileName: upload.fileName, sha256: upload.sha256 }
-      return result.operation === 'analyze'
-        ? toAnalyzeResponse(file, result.analysis)
-        : toDiagnoseResponse(file, result.diagnosis)
+      if (result.operation === 'diagnose') return toDiagnoseResponse(file, result.diagnosis)
+      const response = toAnalyzeResponse(file, result.analysis)
+      if (company === undefined || database === undefined || codigoDominio === undefined) return response
+      const overlap = await overlapOfIds(database.pool, company.id, Array.from(result.ids ?? []))
+      return { ...response, sobreposicao: toAnalyzeOverlap(codigoDominio, overlap) }
     } finally {
       cancel.dispose()
       await upload.remove()
@@ -139,11 +149,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     try {
       const batchSize = parseBatchSize(upload.fields.batch_size)
       const mode = parseImportMode(upload.fields.modo_importacao)
-      const codigoDominio = (upload.fields.codigo_dominio ?? '').trim()
-      if (codigoDominio === '') throw new EngineError('REQUEST_INCOMPLETE', 'The request has no codigo_dominio: send the company code in that multipart field.')
-      if (codigoDominio.length > 64) throw new EngineError('REQUEST_INVALID', 'codigo_dominio must be at most 64 characters.')
-      // PostgreSQL text cannot hold U+0000: refused here rather than failing in the database (a 500).
-      if (codigoDominio.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'codigo_dominio holds a NUL character.')
+      const codigoDominio = parseCodigoDominio(upload.fields.codigo_dominio, true)!
       if (upload.fileName.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'The file name holds a NUL character; rename the file and send it again.')
       if (upload.path === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no file: send the spreadsheet in the multipart field "file".')
       const database = options.database

@@ -27,3 +27,16 @@ export function parseImportMode (raw: string | undefined): ImportMode {
   }
   return text as ImportMode
 }
+
+/** `codigo_dominio`: required on /v1/process, optional on /v1/analyze (undefined when absent). */
+export function parseCodigoDominio (raw: string | undefined, required: boolean): string | undefined {
+  const code = (raw ?? '').trim()
+  if (code === '') {
+    if (required) throw new EngineError('REQUEST_INCOMPLETE', 'The request has no codigo_dominio: send the company code in that multipart field.')
+    return undefined
+  }
+  if (code.length > 64) throw new EngineError('REQUEST_INVALID', 'codigo_dominio must be at most 64 characters.')
+  // PostgreSQL text cannot hold U+0000: refused here rather than failing in the database (a 500).
+  if (code.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'codigo_dominio holds a NUL character.')
+  return code
+}

@@ -6,6 +6,7 @@
  */
 import { BATCH_SIZE_DEFAULT, BATCH_SIZE_MAX, BATCH_SIZE_MIN } from './params.js'
 import { answers, bool, int, list, num, orNull, record, str } from '../openapi.js'
+import type { JsonSchema } from '../openapi.js'
 
 const detail = record({ detail: str('What went wrong, for a person.') })
 const security = [{ apiKey: [] }]
@@ -80,9 +81,29 @@ const diagnosis = record({
   linhas_omitidas: int('Beyond the spec: rows of unbalanced groups not listed.')
 })
 
+const overlappedImport = record({
+  importacao_id: str(),
+  nome_arquivo: str(),
+  sha256: str(),
+  criado_em: str('When that import was created, ISO 8601 UTC.'),
+  total_linhas: int('Its movements.'),
+  movimentos_sobrepostos: int('Its movements that this file carries too (same `id`).'),
+  movimentos_fora_do_arquivo: int('Its movements that this file does not carry: they stop counting if it is replaced.')
+})
+
+const overlap = record({
+  codigo_dominio: str(),
+  movimentos_sobrepostos: int('Movements of the file already active in the company\'s imports (same `id`).'),
+  importacoes: list(overlappedImport, 'The active imports holding them, oldest first.')
+})
+
+/** A schema whose listed properties may be left out. */
+const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>): JsonSchema =>
+  ({ ...schema, properties: { ...(schema.properties as Record<string, JsonSchema>), ...optional } })
+
 const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
 const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
-const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces the earlier import of the same file and company.' }
+const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
 
 const analyzeFailures = {
   400: 'Not a readable spreadsheet (format, encryption, zip bomb, DTD), missing columns, empty ledger, or a malformed form.',
@@ -115,8 +136,22 @@ export const analyzeSchema = {
   summary: 'Analyse a ledger: totals, dates, types and problems, without writing anything',
   tags: ['import'],
   security,
-  multipart: { type: 'object', required: ['file'], properties: { file, batch_size: batchSize, modo_importacao: mode } },
-  response: { 200: record(analysis, 'The analysis.'), ...answers(detail, analyzeFailures) }
+  multipart: {
+    type: 'object',
+    required: ['file'],
+    properties: {
+      file,
+      batch_size: batchSize,
+      modo_importacao: mode,
+      codigo_dominio: str('Optional: a company\'s code. The answer then says which of the file\'s movements that company already has active (`sobreposicao`); nothing is stored.')
+    }
+  },
+  response: {
+    200: withOptional(record(analysis, 'The analysis.'), {
+      sobreposicao: withOptional(overlap, { aviso: orNull(str('What /v1/process would do with the overlap; null when there is none.')) })
+    }),
+    ...answers(detail, { ...analyzeFailures, 404: 'codigo_dominio was given and no company has it.' })
+  }
 }
 
 export const diagnoseSchema = {
@@ -144,13 +179,14 @@ export const processSchema = {
       codigo_dominio: str(),
       modo_importacao: mode,
       replaced_importacao_id: orNull(str()),
+      importacoes_substituidas: list(overlappedImport, 'Beyond the spec: every import this REIMPORTAR replaced, whole (the same file\'s, and every one sharing movements with it).'),
       inserted_rows: int(),
       status: { type: 'string', enum: ['VALIDADO'] }
     }, 'The ledger was loaded and validated.'),
-    ...answers(detail, {
+    ...answers(withOptional(detail, { code: str('Beyond the spec, on some refusals: the stable error code, e.g. IMPORT_OVERLAP.'), sobreposicao: overlap }), {
       ...analyzeFailures,
       404: 'No company has this codigo_dominio.',
-      409: 'The company is inactive, or this file was already imported for it (send modo_importacao=REIMPORTAR).',
+      409: 'The company is inactive, this file was already imported for it, or some of its movements are already active in other imports (code IMPORT_OVERLAP, with `sobreposicao`); send modo_importacao=REIMPORTAR to replace them.',
       422: 'A form field is missing or out of range, or the ledger is unbalanced or has invalid cells.',
       500: 'The database is unavailable or the load did not validate; the message names the request id.'
     })

@@ -4,6 +4,8 @@
  */
 import { centsToNumber } from '../../core/money/index.js'
 import type { ProcessResult } from '../../core/importer/process-ledger.js'
+import type { OverlapReport, OverlappedImport } from '../../core/importer/movement-keys.js'
+import type { Code } from '../../core/errors.js'
 import { PROBLEM_MESSAGES, countBlocking } from '../../core/ledger/index.js'
 import type { CellProblem, DiagnosticGroup, LedgerAnalysis, LedgerDiagnosis, ProblemKind } from '../../core/ledger/index.js'
 
@@ -66,6 +68,8 @@ export interface ProcessResponse extends AnalyzeResponse {
   codigo_dominio: string
   modo_importacao: 'NORMAL' | 'REIMPORTAR'
   replaced_importacao_id: string | null
+  /** Not in the spec: every import this REIMPORTAR replaced (the same file's, and those sharing movements). */
+  importacoes_substituidas: WireOverlappedImport[]
   inserted_rows: number
   status: 'VALIDADO'
 }
@@ -78,6 +82,7 @@ export function toProcessResponse (file: FileFacts, codigoDominio: string, mode:
     codigo_dominio: codigoDominio,
     modo_importacao: mode,
     replaced_importacao_id: r.replacedImportacaoId,
+    importacoes_substituidas: r.replaced.map(toWireOverlapped),
     inserted_rows: r.insertedRows,
     status: r.status
   }
@@ -133,4 +138,59 @@ function toWireGroup (g: DiagnosticGroup) {
       historico_origem: l.history
     }))
   }
+}
+
+export interface WireOverlappedImport {
+  importacao_id: string
+  nome_arquivo: string
+  sha256: string
+  criado_em: string
+  total_linhas: number
+  /** Its movements that the file carries too (same `id`). */
+  movimentos_sobrepostos: number
+  /** Its movements that the file does not carry: no longer active once it is replaced. */
+  movimentos_fora_do_arquivo: number
+}
+
+function toWireOverlapped (i: OverlappedImport): WireOverlappedImport {
+  return {
+    importacao_id: i.importacaoId,
+    nome_arquivo: i.fileName,
+    sha256: i.sha256,
+    criado_em: i.createdAt,
+    total_linhas: i.totalRows,
+    movimentos_sobrepostos: i.overlappingRows,
+    movimentos_fora_do_arquivo: Math.max(0, i.totalRows - i.overlappingRows)
+  }
+}
+
+export interface WireOverlap {
+  codigo_dominio: string
+  /** Movements of the file already active in the company's imports. */
+  movimentos_sobrepostos: number
+  importacoes: WireOverlappedImport[]
+}
+
+export function toWireOverlap (codigoDominio: string, overlap: OverlapReport): WireOverlap {
+  return { codigo_dominio: codigoDominio, movimentos_sobrepostos: overlap.overlappingRows, importacoes: overlap.imports.map(toWireOverlapped) }
+}
+
+/** The import service's additions to an error body (server/http-errors.ts, ErrorFields). */
+export function importErrorFields (code: Code, details: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (code === 'IMPORT_OVERLAP' && details?.overlap !== undefined && typeof details.codigoDominio === 'string') {
+    return { code, sobreposicao: toWireOverlap(details.codigoDominio, details.overlap as OverlapReport) }
+  }
+  return undefined
+}
+
+/** `/v1/analyze` with `codigo_dominio`: the overlap, and a sentence saying what NORMAL and REIMPORTAR would do with it. */
+export function toAnalyzeOverlap (codigoDominio: string, overlap: OverlapReport): WireOverlap & { aviso: string | null } {
+  const n = overlap.overlappingRows
+  const dropped = overlap.imports.reduce((sum, i) => sum + Math.max(0, i.totalRows - i.overlappingRows), 0)
+  const aviso = n === 0
+    ? null
+    : `${n} movement${n === 1 ? ' of this file is' : 's of this file are'} already active for company "${codigoDominio}" in ${overlap.imports.length} import${overlap.imports.length === 1 ? '' : 's'}. ` +
+      `/v1/process NORMAL would refuse it (409 IMPORT_OVERLAP); REIMPORTAR would replace ${overlap.imports.length === 1 ? 'that import' : 'those imports'} whole` +
+      (dropped > 0 ? `, and ${dropped} of ${overlap.imports.length === 1 ? 'its' : 'their'} movements that this file does not carry would no longer count.` : '.')
+  return { ...toWireOverlap(codigoDominio, overlap), aviso }
 }
