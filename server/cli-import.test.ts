@@ -92,6 +92,11 @@ describe('razao companies', () => {
     const missing = await razao(['companies', 'add', '--nome', 'X'])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/--codigo-dominio/)
+    // One active company per CNPJ: the error names the company that has it.
+    const sameCnpj = await razao(['companies', 'add', '--codigo-dominio', '9002', '--nome', 'Mercado de Novo', '--cnpj', '11444777000161'])
+    expect(sameCnpj.code).toBe(1)
+    expect(sameCnpj.stderr).toMatch(/CNPJ 11\.444\.777\/0001-61 already belongs to the active company "Mercado Bom Preço" \(codigo_dominio "9001"/)
+    expect(sameCnpj.stderr).not.toMatch(/ at |\.ts:/)
     const unknown = await razao(['companies', 'deactivate', '--codigo-dominio', 'nope'])
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toMatch(/No company is registered/)

@@ -163,6 +163,27 @@ describe('companies', () => {
     expect(duplicate.json().detail).toMatch(/codigo_dominio "501" is already registered/)
   })
 
+  it('refuses a second active company with the same CNPJ (409 naming the first), however it is written, and on reactivation', async () => {
+    const again = await call('POST', '/admin/empresas', { razao_social: 'Matriz de Novo', cnpj: '11222333000181' })
+    expect(again.statusCode).toBe(409)
+    expect(again.json().detail).toMatch(new RegExp(`CNPJ 11\\.222\\.333/0001-81 already belongs to the active company "Matriz Comércio Ltda" \\(codigo_dominio "501", empresa_codigo "${matriz}"\\)`))
+    const lower = await call('POST', '/admin/empresas', { razao_social: 'Alfa de Novo', cnpj: '12.abc.345/01de-35' })
+    expect(lower.statusCode).toBe(409)
+    // A branch has a CNPJ of its own: same root, other order number, accepted.
+    const other = await call('POST', '/admin/empresas', { razao_social: 'Outra Ltda', cnpj: '11.444.777/0001-61' })
+    expect(other.statusCode).toBe(201)
+    const moved = await call('PATCH', `/admin/empresas/${other.json().empresa_codigo as string}`, { cnpj: '11222333000181' })
+    expect(moved.statusCode).toBe(409)
+    // Deactivated, its CNPJ is free; the old company cannot come back while the new one is active.
+    expect((await call('DELETE', `/admin/empresas/${other.json().empresa_codigo as string}`)).statusCode).toBe(200)
+    const reuse = await call('POST', '/admin/empresas', { razao_social: 'Sucessora Ltda', cnpj: '11444777000161' })
+    expect(reuse.statusCode).toBe(201)
+    const back = await call('PATCH', `/admin/empresas/${other.json().empresa_codigo as string}`, { ativo: true })
+    expect(back.statusCode).toBe(409)
+    expect(back.json().detail).toMatch(/"Sucessora Ltda"/)
+    expect((await call('DELETE', `/admin/empresas/${reuse.json().empresa_codigo as string}`)).statusCode).toBe(200)
+  })
+
   it('lists, reads, updates and deactivates; unknown codes are 404', async () => {
     const list = await call('GET', '/admin/empresas')
     expect(list.statusCode).toBe(200)

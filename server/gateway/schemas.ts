@@ -12,6 +12,7 @@ const when = {
   400: 'A field is missing or invalid (the detail names it), or the body is not a JSON object.',
   401: 'The credential is missing or invalid.',
   404: 'No such company (or it is inactive).',
+  409: 'Another active company already has this CNPJ; the detail names it (one active company per CNPJ).',
   413: 'The body is larger than this route accepts.',
   422: 'Refused: a codigo_dominio already taken, an unusable certificate or none to remove, or a query the tax service refused.',
   500: 'Internal error: quote the request id the detail names.',
@@ -79,7 +80,7 @@ export const listCompaniesSchema = {
 export const createCompanySchema = {
   summary: 'Register a company', tags: ['admin'], security: admin,
   jsonBody: { type: 'object', required: ['razao_social', 'cnpj'], additionalProperties: false, properties: companyFields },
-  response: { 201: { ...company, description: 'The company, registered.' }, ...failures(400, 401, 404, 413, 422, 500, 503) }
+  response: { 201: { ...company, description: 'The company, registered.' }, ...failures(400, 401, 404, 409, 413, 422, 500, 503) }
 }
 
 export const getCompanySchema = {
@@ -90,7 +91,7 @@ export const getCompanySchema = {
 export const updateCompanySchema = {
   summary: 'Change fields of a company', tags: ['admin'], security: admin, params: codeParam,
   jsonBody: { type: 'object', minProperties: 1, additionalProperties: false, properties: { ...companyFields, ativo: bool() } },
-  response: { 200: { ...company, description: 'The company, changed.' }, ...failures(400, 401, 404, 413, 422, 500, 503) }
+  response: { 200: { ...company, description: 'The company, changed.' }, ...failures(400, 401, 404, 409, 413, 422, 500, 503) }
 }
 
 export const deactivateCompanySchema = {
