@@ -1,6 +1,7 @@
 /**
  * Pool task: sign one PDF. The certificate is read from its file once per worker
- * thread and kept (re-read when the file changes); the key never leaves this thread.
+ * thread and kept (re-read when the file or the chain file changes, see
+ * certificateVersion); the key never leaves this thread.
  * Expected refusals come back as `{ outcome: 'refused', code, message, field }`
  * because the signing codes are not part of the shared catalog that the task wrapper
  * carries across threads; anything unexpected still travels as INTERNAL.
@@ -14,14 +15,22 @@ import { createHash } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
-import { SignError, isSignError, isoWithOffset, loadPkcs12, newDocumentIdentifier, signPdf } from '../core/sign/index.js'
+import { SignError, assertSigningKeyUsage, isSignError, isoWithOffset, loadPkcs12, newDocumentIdentifier, readPemCertificates, signPdf } from '../core/sign/index.js'
 import type { SignCode, SignerIdentity, SigningMaterial, VisualMode } from '../core/sign/index.js'
 import { defineTask } from './task.js'
 import type { TaskResult } from './task.js'
 
+/** Where the signing certificate comes from (SIGN_CERT_PATH, SIGN_CERT_PASSWORD, SIGN_CERT_CHAIN_PATH). */
+export interface CertificateSource {
+  path: string
+  password: string
+  /** A PEM file of issuer certificates completing the PKCS#12's chain. */
+  chainPath?: string | undefined
+}
+
 export interface SignPdfInput {
   pdf: Uint8Array
-  certificate: { path: string, password: string }
+  certificate: CertificateSource
   visualMode: VisualMode
   /** Set: PAdES-T. */
   tsa?: { url: string, timeoutMs: number } | undefined
@@ -79,32 +88,55 @@ export function certificateFacts (identity: SignerIdentity, timeZone: string): C
   return facts
 }
 
-const cache = new Map<string, SigningMaterial | SignError>()
-
 /**
- * The certificate of `path`, opened once per thread and kept while the file's mtime, size
- * and the password stay the same. A file that cannot be read or opened is SIGN_CERT_INVALID.
+ * One version of a file: a file renamed over the old one has another inode, one written
+ * over in place another ctime (which, unlike the mtime, no tool can set back), so a copy
+ * that keeps the old file's size and mtime (`cp -p`) is still seen as new.
  */
-export async function loadMaterial (path: string, password: string): Promise<SigningMaterial> {
-  let key: string
+function fileVersion (path: string, what: string): string {
   try {
     // Synchronous: this runs before every signature, and fs/promises' stat is a round trip
     // through libuv's thread pool (about 30 µs of CPU and as long with this thread idle);
     // statSync of a local file takes about 3 µs.
     const s = statSync(path)
-    key = `${path}\0${s.mtimeMs}\0${s.size}\0${createHash('sha256').update(password).digest('hex')}`
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`
   } catch (err) {
-    throw new SignError('SIGN_CERT_INVALID', 'The signing certificate file cannot be read (SIGN_CERT_PATH).', null, { cause: err })
+    throw new SignError('SIGN_CERT_INVALID', `${what} cannot be read.`, null, { cause: err })
   }
-  let found = cache.get(key)
+}
+
+/**
+ * What identifies the certificate `source` names as its files are now: equal versions hold
+ * the same certificate. Throws SIGN_CERT_INVALID when a file cannot be read. The health
+ * routes compare it with the version they last opened, as loadMaterial does in each thread.
+ */
+export function certificateVersion (source: CertificateSource): string {
+  const files = [fileVersion(source.path, 'The signing certificate file (SIGN_CERT_PATH)')]
+  if (source.chainPath !== undefined) files.push(fileVersion(source.chainPath, 'The certificate chain file (SIGN_CERT_CHAIN_PATH)'))
+  return `${source.path}\0${source.chainPath ?? ''}\0${files.join('\0')}\0${createHash('sha256').update(source.password).digest('hex')}`
+}
+
+const cache = new Map<string, SigningMaterial | SignError>()
+
+/**
+ * The certificate of `source`, opened once per thread and kept while its files' versions
+ * and the password stay the same. A file that cannot be read or opened, or a certificate
+ * whose key usage forbids signing, is SIGN_CERT_INVALID (kept too, until the files change).
+ */
+export async function loadMaterial (source: CertificateSource): Promise<SigningMaterial> {
+  // Taken before the files are read: a file replaced while it is read is read again on the next use.
+  const version = certificateVersion(source)
+  let found = cache.get(version)
   if (found === undefined) {
     try {
-      found = loadPkcs12(await readFile(path), password)
+      const issuers = source.chainPath === undefined ? [] : readPemCertificates(await readFile(source.chainPath, 'latin1'), 'The certificate chain file (SIGN_CERT_CHAIN_PATH)')
+      found = loadPkcs12(await readFile(source.path), source.password, issuers)
+      assertSigningKeyUsage(found)
     } catch (err) {
       found = err instanceof SignError ? err : new SignError('SIGN_CERT_INVALID', 'The signing certificate file cannot be read (SIGN_CERT_PATH).', null, { cause: err })
     }
     cache.clear()
-    cache.set(key, found)
+    cache.set(version, found)
   }
   if (found instanceof SignError) throw found
   return found
@@ -138,7 +170,7 @@ export function transferPdf (input: SignPdfInput): SignPdfInput {
 
 const signOne = defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> => {
   try {
-    const m = await loadMaterial(input.certificate.path, input.certificate.password)
+    const m = await loadMaterial(input.certificate)
     const signedAt = new Date()
     const documentIdentifier = newDocumentIdentifier()
     const signed = await signPdf(input.pdf, {
@@ -162,7 +194,8 @@ const signOne = defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> =
       signatureStandard: signed.standard,
       timestampApplied: signed.timestampApplied,
       certificate: certificateFacts(m.identity, input.timeZone),
-      warnings: signed.warnings
+      // The certificate's own remarks (its issuer missing) first: they hold for every signature.
+      warnings: [...m.warnings, ...signed.warnings]
     }
   } catch (err) {
     if (err instanceof SignError || isSignError(err)) {

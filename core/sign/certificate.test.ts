@@ -6,9 +6,9 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { toolsAvailable } from '../../fixtures/pdf/verify.js'
-import { assertValidAt, loadPkcs12 } from './certificate.js'
+import { assertSigningKeyUsage, assertValidAt, loadPkcs12, readPemCertificates } from './certificate.js'
 import { createDevChain, issueCertificate, toPkcs12 } from './dev-chain.js'
-import type { DevChain } from './dev-chain.js'
+import type { DevChain, KeyUsageName } from './dev-chain.js'
 import { readOtherNames, readSignerIdentity } from './icp-brasil.js'
 
 const run = promisify(execFile)
@@ -81,9 +81,64 @@ describe('loadPkcs12', () => {
     expect(() => assertValidAt(m, new Date())).toThrow(expect.objectContaining({ code: 'SIGN_CERT_INVALID', message: expect.stringMatching(/expired/) }))
   })
 
-  it('warns when the file holds only the signer certificate', () => {
+  it('warns, naming the issuer, when the file holds only the signer certificate', () => {
     const alone = toPkcs12(chain.signer, [], 'x')
-    expect(loadPkcs12(alone, 'x').warnings[0]).toMatch(/no issuer certificates/)
+    expect(loadPkcs12(alone, 'x').warnings).toEqual([expect.stringMatching(/signer's issuer \(AC RAZAO DESENVOLVIMENTO v1 - TESTE\) is not in the certificate file/)])
+  })
+
+  it('warns when the file holds the root but not the intermediate that issued the signer, and keeps only the signer', () => {
+    const m = loadPkcs12(toPkcs12(chain.signer, [chain.root], 'x'), 'x')
+    expect(m.chain).toHaveLength(1)
+    expect(m.warnings).toEqual([expect.stringMatching(/signer's issuer .* SIGN_CERT_CHAIN_PATH/)])
+  })
+
+  it('does not warn when only the root is left out: validators hold it', () => {
+    expect(loadPkcs12(toPkcs12(chain.signer, [chain.intermediate], 'x'), 'x').warnings).toEqual([])
+  })
+
+  it('builds the path through issuers given beside the file, once each', () => {
+    const issuers = readPemCertificates(chain.intermediate.certPem + chain.root.certPem + chain.intermediate.certPem, 'the chain file')
+    const m = loadPkcs12(toPkcs12(chain.signer, [chain.root], 'x'), 'x', issuers)
+    expect(m.chain.map((c) => c.toString('base64'))).toEqual([chain.signer, chain.intermediate, chain.root].map((c) => new X509Certificate(c.certPem).raw.toString('base64')))
+    expect(m.warnings).toEqual([])
+  })
+})
+
+describe('readPemCertificates', () => {
+  it('refuses a file without a certificate, naming it', () => {
+    expect(() => readPemCertificates(chain.signer.keyPem, 'The chain file')).toThrow(expect.objectContaining({ code: 'SIGN_CERT_INVALID', message: expect.stringMatching(/^The chain file holds no PEM certificate/) }))
+  })
+
+  it('refuses a certificate block that does not parse', () => {
+    expect(() => readPemCertificates('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', 'The chain file')).toThrow(expect.objectContaining({ code: 'SIGN_CERT_INVALID', message: expect.stringMatching(/cannot be read/) }))
+  })
+})
+
+describe('assertSigningKeyUsage', () => {
+  const withUsage = (keyUsage: KeyUsageName[] | undefined): ReturnType<typeof loadPkcs12> => {
+    const signer = issueCertificate({
+      kind: 'server', commonName: 'servidor.teste', issuer: chain.intermediate, notBefore: new Date(Date.now() - 3_600_000), notAfter: new Date(Date.now() + 86_400_000),
+      ...(keyUsage === undefined ? {} : { keyUsage })
+    })
+    return loadPkcs12(toPkcs12(signer, [chain.intermediate], 'x'), 'x')
+  }
+
+  it('reads the keyUsage bits of the certificate', () => {
+    expect(loadPkcs12(chain.pkcs12, 'segredo').keyUsage).toEqual(['digitalSignature', 'nonRepudiation', 'keyEncipherment'])
+    expect(withUsage(['keyAgreement', 'cRLSign']).keyUsage).toEqual(['keyAgreement', 'cRLSign'])
+  })
+
+  it('refuses keyEncipherment alone, naming the bits found and the bits needed', () => {
+    expect(() => assertSigningKeyUsage(withUsage(['keyEncipherment']))).toThrow(expect.objectContaining({
+      code: 'SIGN_CERT_INVALID', message: expect.stringMatching(/key usage \(keyEncipherment\) allows neither digitalSignature nor nonRepudiation/)
+    }))
+    expect(() => assertSigningKeyUsage(withUsage(['keyEncipherment', 'dataEncipherment', 'keyAgreement']))).toThrow(/key usage/)
+  })
+
+  it('accepts digitalSignature or nonRepudiation alone, and the ICP-Brasil set', () => {
+    expect(() => assertSigningKeyUsage(withUsage(['digitalSignature']))).not.toThrow()
+    expect(() => assertSigningKeyUsage(withUsage(['nonRepudiation']))).not.toThrow()
+    expect(() => assertSigningKeyUsage(loadPkcs12(chain.pkcs12, 'segredo'))).not.toThrow()
   })
 })
 

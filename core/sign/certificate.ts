@@ -8,7 +8,9 @@ import { X509Certificate, createPrivateKey } from 'node:crypto'
 import type { KeyObject } from 'node:crypto'
 import forge from 'node-forge'
 import { SignError } from './errors.js'
-import { readSignerIdentity } from './icp-brasil.js'
+import { readKeyUsage } from './extensions.js'
+import type { KeyUsage } from './extensions.js'
+import { dnAttribute, readSignerIdentity } from './icp-brasil.js'
 import { assertPkcs12Iterations } from './pkcs12-limits.js'
 import type { SignerIdentity } from './icp-brasil.js'
 
@@ -19,7 +21,9 @@ export interface SigningMaterial {
   chain: Buffer[]
   leaf: X509Certificate
   identity: SignerIdentity
-  /** Non-fatal remarks for the health `warnings` (a chain without intermediates, expiry soon). */
+  /** The signer certificate's keyUsage bits; undefined when it has no keyUsage extension. */
+  keyUsage: KeyUsage[] | undefined
+  /** Non-fatal remarks for the health and signature `warnings` (the signer's issuer missing). */
   warnings: string[]
 }
 
@@ -42,7 +46,7 @@ function certificateDer (bag: forge.pkcs12.Bag): Buffer | undefined {
  * SIGN_CERT_INVALID. Synchronous and up to seconds of CPU for a file at the caps: the
  * services call it in a worker thread, never on the main one.
  */
-export function loadPkcs12 (file: Uint8Array, password: string): SigningMaterial {
+export function loadPkcs12 (file: Uint8Array, password: string, issuers: X509Certificate[] = []): SigningMaterial {
   let p12: forge.pkcs12.Pkcs12Pfx
   try {
     const asn1 = forge.asn1.fromDer(Buffer.from(file).toString('binary'))
@@ -67,26 +71,50 @@ export function loadPkcs12 (file: Uint8Array, password: string): SigningMaterial
     const der = certificateDer(bag)
     if (der !== undefined) certs.push(new X509Certificate(der))
   }
-  return materialFrom(key, certs)
+  return materialFrom(key, certs, issuers)
 }
 
-/** Orders the certificates into the signer's path and reads its identity. */
-export function materialFrom (key: KeyObject, certs: X509Certificate[]): SigningMaterial {
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----/g
+
+/**
+ * The certificates of a PEM file (a chain file: intermediates, perhaps the root). A file
+ * with no certificate, or one that does not parse, is SIGN_CERT_INVALID: it was named in
+ * the configuration to be used.
+ */
+export function readPemCertificates (text: string, what: string): X509Certificate[] {
+  const blocks = text.match(PEM_CERTIFICATE) ?? []
+  if (blocks.length === 0) throw new SignError('SIGN_CERT_INVALID', `${what} holds no PEM certificate (-----BEGIN CERTIFICATE-----).`)
+  try {
+    return blocks.map((pem) => new X509Certificate(pem))
+  } catch (err) {
+    throw new SignError('SIGN_CERT_INVALID', `${what} holds a certificate that cannot be read.`, null, { cause: err })
+  }
+}
+
+/**
+ * Orders the certificates into the signer's path and reads its identity. `issuers` are
+ * more certificates to build the path from (a chain file beside the PKCS#12); only those
+ * on the path are kept.
+ */
+export function materialFrom (key: KeyObject, certs: X509Certificate[], issuers: X509Certificate[] = []): SigningMaterial {
   const leaf = certs.find((c) => c.checkPrivateKey(key))
   if (leaf === undefined) throw new SignError('SIGN_CERT_INVALID', 'The signing certificate file has no certificate matching its private key.')
   const path = [leaf]
-  const rest = certs.filter((c) => c !== leaf)
+  const rest = [...certs, ...issuers].filter((c) => c !== leaf)
   for (let current = leaf; current.issuer !== current.subject || !current.verify(current.publicKey);) {
-    const issuer = rest.find((c) => !path.includes(c) && current.checkIssued(c) && current.verify(c.publicKey))
+    const issuer = rest.find((c) => !path.some((p) => p.raw.equals(c.raw)) && current.checkIssued(c) && current.verify(c.publicKey))
     if (issuer === undefined) break
     path.push(issuer)
     current = issuer
   }
   const warnings: string[] = []
   if (path.length === 1 && leaf.issuer !== leaf.subject) {
-    warnings.push('The certificate file holds no issuer certificates: the signature carries only the signer certificate, and validators must find the chain elsewhere.')
+    // Only the first link is certain to be missing: a path that stops at an intermediate may
+    // simply leave out the root, which validators hold (pades.md: "optionally the root").
+    const issuerName = dnAttribute(leaf.issuer, 'CN') ?? leaf.issuer.replace(/\n/g, ', ')
+    warnings.push(`The certificate of the signer's issuer (${issuerName}) is not in the certificate file${issuers.length > 0 ? ' nor in the chain file' : ''}: signatures carry the signer certificate without it, and a validator that does not already hold it cannot trace them to a root. Add the issuer certificates to the PKCS#12 file or name a PEM file of them in SIGN_CERT_CHAIN_PATH.`)
   }
-  return { key, leaf, chain: path.map((c) => c.raw), identity: readSignerIdentity(leaf), warnings }
+  return { key, leaf, chain: path.map((c) => c.raw), identity: readSignerIdentity(leaf), keyUsage: readKeyUsage(leaf.raw), warnings }
 }
 
 /** Refuses a certificate outside its validity period at `at`. */
@@ -98,4 +126,16 @@ export function assertValidAt (material: SigningMaterial, at: Date): void {
   if (at.getTime() > validUntil.getTime()) {
     throw new SignError('SIGN_CERT_INVALID', `The signing certificate expired on ${validUntil.toISOString()}.`)
   }
+}
+
+/**
+ * Refuses a signer certificate whose keyUsage extension allows neither digitalSignature
+ * nor nonRepudiation (RFC 5280 §4.2.1.3): validators reject a document signature made
+ * with it (reference/pades-verify-lt.md, check 12). ICP-Brasil A1 certificates carry both;
+ * a certificate without the extension is not limited.
+ */
+export function assertSigningKeyUsage (material: SigningMaterial): void {
+  const usage = material.keyUsage
+  if (usage === undefined || usage.includes('digitalSignature') || usage.includes('nonRepudiation')) return
+  throw new SignError('SIGN_CERT_INVALID', `The signing certificate's key usage (${usage.length === 0 ? 'no bit set' : usage.join(', ')}) allows neither digitalSignature nor nonRepudiation, so it may not sign documents: it is meant for something else (a TLS server's certificate, for one). Configure the A1 signing certificate (e-CNPJ or e-CPF).`)
 }

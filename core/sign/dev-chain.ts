@@ -31,7 +31,15 @@ export interface IssueOptions {
   /** A `server` certificate's subjectAltName: host names and IP addresses (a loopback fake's `localhost`, `127.0.0.1`). */
   dnsNames?: string[]
   ipAddresses?: string[]
+  /**
+   * The keyUsage bits (always critical) in place of the kind's usual ones: a certificate
+   * meant for something else, such as a TLS server's keyEncipherment alone.
+   */
+  keyUsage?: KeyUsageName[]
 }
+
+/** RFC 5280 §4.2.1.3 key usage bits, in node-forge's spelling (nonRepudiation is contentCommitment). */
+export type KeyUsageName = 'digitalSignature' | 'nonRepudiation' | 'keyEncipherment' | 'dataEncipherment' | 'keyAgreement' | 'keyCertSign' | 'cRLSign'
 
 type Attr = { shortName?: string, name?: string, value: string }
 
@@ -66,7 +74,9 @@ export function issueCertificate (o: IssueOptions): IssuedCertificate {
   const isCa = o.kind === 'root' || o.kind === 'ca'
   const extensions: object[] = [
     { name: 'basicConstraints', cA: isCa, critical: true },
-    isCa
+    o.keyUsage !== undefined
+      ? { name: 'keyUsage', critical: true, ...Object.fromEntries(o.keyUsage.map((bit) => [bit, true])) }
+      : isCa
       ? { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true }
       : o.kind === 'tsa'
         ? { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, critical: true }

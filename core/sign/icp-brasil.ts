@@ -7,8 +7,8 @@
  * taken as the holder's. CNPJ may become alphanumeric, so it stays a string.
  */
 import type { X509Certificate } from 'node:crypto'
-import { child, children, decodeOid, readNode } from './der.js'
-import type { DerNode } from './der.js'
+import { children, decodeOid, readNode } from './der.js'
+import { OID_SUBJECT_ALT_NAME, extensionValue } from './extensions.js'
 
 export const OID_ICP_CPF_HOLDER = '2.16.76.1.3.1'
 export const OID_ICP_RESPONSIBLE_NAME = '2.16.76.1.3.2'
@@ -46,22 +46,16 @@ export function dnAttribute (dn: string, name: string): string | undefined {
 /** The otherName entries of the subjectAltName extension, value decoded as text. */
 export function readOtherNames (certDer: Buffer): Map<string, string> {
   const out = new Map<string, string>()
-  const tbs = child(readNode(certDer), 0)
-  const extensions = children(tbs).find((n) => n.tag === 0xa3)
-  if (extensions === undefined) return out
-  for (const ext of children(child(extensions, 0))) {
-    const parts = children(ext)
-    if (parts[0] === undefined || decodeOid(parts[0].content) !== '2.5.29.17') continue
-    const value = parts[parts.length - 1] as DerNode
-    for (const name of children(readNode(value.content))) {
-      if (name.tag !== 0xa0) continue
-      const [typeId, wrapped] = children(name)
-      if (typeId === undefined || wrapped === undefined) continue
-      // [0] EXPLICIT around an OCTET STRING, PrintableString, UTF8String or IA5String.
-      const inner = children(wrapped)[0]
-      const text = (inner ?? wrapped).content.toString('latin1')
-      out.set(decodeOid(typeId.content), text)
-    }
+  const value = extensionValue(certDer, OID_SUBJECT_ALT_NAME)
+  if (value === undefined) return out
+  for (const name of children(readNode(value))) {
+    if (name.tag !== 0xa0) continue
+    const [typeId, wrapped] = children(name)
+    if (typeId === undefined || wrapped === undefined) continue
+    // [0] EXPLICIT around an OCTET STRING, PrintableString, UTF8String or IA5String.
+    const inner = children(wrapped)[0]
+    const text = (inner ?? wrapped).content.toString('latin1')
+    out.set(decodeOid(typeId.content), text)
   }
   return out
 }

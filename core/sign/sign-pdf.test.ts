@@ -319,6 +319,11 @@ describe.skipIf(!tools)('a PDF signed twice', () => {
 })
 
 describe.skipIf(!tools)('refusals', () => {
+  it('refuses, before reading the PDF, material whose certificate may not sign (keyUsage without digitalSignature or nonRepudiation)', async () => {
+    const misused = { ...material, keyUsage: ['keyEncipherment' as const] }
+    await expect(signPdf(Buffer.from('not even a PDF'), options({ material: misused }))).rejects.toMatchObject({ code: 'SIGN_CERT_INVALID', message: expect.stringMatching(/key usage/) })
+  })
+
   it('refuses a non-PDF, a truncated PDF and a PDF without pages as SIGN_PDF_INVALID on pdfBase64', async () => {
     const good = await makePdf([{}])
     for (const bad of [Buffer.from('hello world'), good.subarray(0, good.length - 200), Buffer.from('%PDF-1.7\n%%EOF\n')]) {

@@ -10,7 +10,7 @@ import { StandardFonts } from 'pdf-lib'
 import { addSignatureField, appendFinalPage, missingPermissions, openPdf, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
 import type { TextReadingBudget } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
-import { assertValidAt } from './certificate.js'
+import { assertSigningKeyUsage, assertValidAt } from './certificate.js'
 import { CadesSigner, cmsSizeBudget } from './cms.js'
 import type { SignaturePolicy } from './cms.js'
 import { SignError } from './errors.js'
@@ -67,6 +67,7 @@ class PlaceholderTooSmall extends Error {
  */
 export async function signPdf (input: Uint8Array, options: SignPdfOptions): Promise<SignedPdf> {
   assertValidAt(options.material, options.signedAt)
+  assertSigningKeyUsage(options.material)
   try {
     return await signOnce(input, options, options.reserveBytes ?? cmsSizeBudget(options.material, options.tsa !== undefined, options.policy))
   } catch (err) {

@@ -23,8 +23,7 @@ import { ensureDevCertificate } from './dev-certificate.js'
 import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors.js'
 import { clientErrorHandler } from '../http-errors.js'
 import type { PublicCode } from './errors.js'
-import { probeCertificate } from './health.js'
-import type { CertificateState } from './health.js'
+import { CertificateWatch } from './health.js'
 import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
 import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -72,7 +71,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     const dev = await ensureDevCertificate(shared.dataDir)
     certificate = { path: dev.path, password: dev.password, developmentDir: dev.dir }
   }
-  const certState: CertificateState = await probeCertificate(pool, certificate, config.timeZone)
+  const source = { path: certificate.path, password: certificate.password, chainPath: config.certChainPath }
   const version = packageVersion()
   const standard = config.tsaUrl === undefined ? 'PAdES-B' : 'PAdES-T'
   // Base64 is 4/3 of the bytes; a data URI prefix and JSON punctuation fit in the margin.
@@ -96,6 +95,18 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       void send(request, reply, 400, 'INVALID_REQUEST', 'The request URL is malformed.')
     }
   })
+
+  // Health follows the files the signatures read (each pool thread opens them again when they
+  // change), so a certificate replaced under the running service is reported as it is.
+  const certificates = new CertificateWatch({
+    pool,
+    source,
+    timeZone: config.timeZone,
+    onChange: (state) => app.log.warn({ status: state.report(Date.now()).status, ...state.summary() }, 'signing certificate files changed and were read again'),
+    onError: (err) => app.log.error({ code: 'INTERNAL', errorName: err instanceof Error ? err.name : typeof err }, 'signing certificate could not be opened')
+  })
+  const atStart = (await certificates.current()).report(Date.now())
+  if (atStart.status === 'DOWN') app.log.error({ code: 'SIGN_CERT_INVALID' }, `cannot sign: ${atStart.warnings.join(' ')}`)
 
   const send = (request: FastifyRequest, reply: FastifyReply, status: number, code: PublicCode, message: string, field: string | null = null): FastifyReply =>
     reply.code(status).send(errorEnvelope(request.id, request.url.split('?')[0]!, code, message, field, nowIso(config.timeZone)))
@@ -194,7 +205,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     const parsed = parseSignRequest(request.body, config.maxPdfBytes)
     const input: SignPdfInput = {
       pdf: parsed.pdf,
-      certificate: { path: certificate.path, password: certificate.password },
+      certificate: source,
       visualMode: config.visualMode,
       tsa: config.tsaUrl === undefined ? undefined : { url: config.tsaUrl, timeoutMs: config.tsaTimeoutMs },
       policy: config.policy === undefined ? undefined : { oid: config.policy.oid, hashHex: config.policy.hashHex, uri: config.policy.uri },
@@ -249,7 +260,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => {
     const started = performance.now()
-    const { status, warnings } = certState.report(Date.now())
+    const { status, warnings } = (await certificates.current()).report(Date.now())
     return {
       success: true,
       message: status === 'UP' ? 'Service is up.' : 'Service is running but cannot sign: see warnings.',
@@ -269,6 +280,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   })
 
   app.get('/actuator/health', { schema: actuatorHealthSchema }, async (_request, reply) => {
+    const certState = await certificates.current()
     const { status } = certState.report(Date.now())
     return reply.code(status === 'UP' ? 200 : 503).send({
       status,

@@ -1,10 +1,14 @@
 /**
- * What the health endpoints say about the signing certificate. It is opened once at
- * start-up in the pool (the key stays there); expiry is judged at each health call.
+ * What the health endpoints say about the signing certificate: the one its files hold now,
+ * as the signatures see it. It is opened in the pool (the key stays there) at start-up and
+ * again whenever the files' version changes (certificateVersion: inode, size, mtime, ctime),
+ * which each health call checks with a stat; expiry is judged at each call.
  */
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import type { SignCertificateInput, SignCertificateOutput } from '../../workers/sign-certificate.js'
+import { certificateVersion } from '../../workers/sign-pdf.js'
+import type { CertificateSource } from '../../workers/sign-pdf.js'
 
 const DAY_MS = 86_400_000
 const EXPIRY_NOTICE_DAYS = 30
@@ -23,15 +27,75 @@ export class CertificateState {
     return { status: 'UP', warnings }
   }
 
-  /** Public facts only: who signs and until when (all of it is in every signed PDF anyway). */
+  /** Public facts only: who signs and until when (all of it is in every signed PDF anyway), or why none can. */
   details (): Record<string, unknown> {
-    if (this.outcome.outcome === 'refused') return { error: this.outcome.code }
+    if (this.outcome.outcome === 'refused') return { error: this.outcome.code, message: this.outcome.message }
     const c = this.outcome.certificate
     return { signerName: c.signerName, certificateAuthority: c.certificateAuthority, validUntil: c.validUntil }
   }
+
+  /** For the log line of a change: the serial in use, or the refusal's message. */
+  summary (): Record<string, unknown> {
+    return this.outcome.outcome === 'refused'
+      ? { code: this.outcome.code, reason: this.outcome.message }
+      : { serialNumber: this.outcome.certificate.certificateSerialNumber, validUntil: this.outcome.certificate.validUntil }
+  }
 }
 
-export async function probeCertificate (pool: WorkerPool, certificate: { path: string, password: string }, timeZone: string): Promise<CertificateState> {
-  const input: SignCertificateInput = { path: certificate.path, password: certificate.password, timeZone }
-  return new CertificateState(await runTask<SignCertificateInput, SignCertificateOutput>(pool, 'sign-certificate', input))
+export interface CertificateWatchOptions {
+  pool: WorkerPool
+  source: CertificateSource
+  timeZone: string
+  /** Called when a change of the files has been read (not for the first reading). */
+  onChange?: (state: CertificateState) => void
+  /** Called when the pool could not open the certificate at all (a thread failed). */
+  onError?: (err: unknown) => void
+}
+
+/**
+ * The state of the certificate the configured files hold. Reading it again costs a pool
+ * task (opening a PKCS#12: tens of ms), so it is done only when the files' version
+ * changed, once however many health calls arrive meanwhile.
+ */
+export class CertificateWatch {
+  private known: { version: string, state: CertificateState } | undefined
+  private reading: { version: string, done: Promise<CertificateState> } | undefined
+
+  constructor (private readonly options: CertificateWatchOptions) {}
+
+  async current (): Promise<CertificateState> {
+    const version = versionOf(this.options.source)
+    if (this.known?.version === version) return this.known.state
+    if (this.reading?.version !== version) this.reading = { version, done: this.read(version) }
+    return await this.reading.done
+  }
+
+  private async read (version: string): Promise<CertificateState> {
+    const input: SignCertificateInput = { certificate: this.options.source, timeZone: this.options.timeZone }
+    try {
+      const state = new CertificateState(await runTask<SignCertificateInput, SignCertificateOutput>(this.options.pool, 'sign-certificate', input))
+      // A later change may have started another reading meanwhile: the latest one is kept.
+      if (this.reading?.version === version) {
+        const first = this.known === undefined
+        this.known = { version, state }
+        if (!first) this.options.onChange?.(state)
+      }
+      return state
+    } catch (err) {
+      // Not kept: the next health call tries again.
+      this.options.onError?.(err)
+      return new CertificateState({ outcome: 'refused', code: 'SIGN_CERT_INVALID', message: 'The certificate could not be opened: a worker thread failed (see the log).' })
+    } finally {
+      if (this.reading?.version === version) this.reading = undefined
+    }
+  }
+}
+
+/** The files' version, or, when one cannot be read, the reason (equal while the reason stays). */
+function versionOf (source: CertificateSource): string {
+  try {
+    return certificateVersion(source)
+  } catch (err) {
+    return `unreadable\0${err instanceof Error ? err.message : String(err)}`
+  }
 }

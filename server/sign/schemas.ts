@@ -92,7 +92,7 @@ export const healthSchema = {
     200: okEnvelope({
       data: record({
         service: str(),
-        status: { type: 'string', enum: ['UP', 'DOWN'], description: 'DOWN when the certificate is unusable or expired.' },
+        status: { type: 'string', enum: ['UP', 'DOWN'], description: 'DOWN when the certificate the files hold now is unusable (expired, wrong password, a key usage not for signing): the reason is in warnings.' },
         environment: str(),
         javaVersion: str('The contract\'s name; reports the Node.js version that runs the service.')
       }),
@@ -107,7 +107,7 @@ export const healthSchema = {
 const actuatorHealth = record({
   status: { type: 'string', enum: ['UP', 'DOWN'] },
   components: record({
-    certificate: record({ status: str(), details: openObject('signerName, certificateAuthority and validUntil; or error, the reason it is unusable.') }),
+    certificate: record({ status: str(), details: openObject('signerName, certificateAuthority and validUntil of the certificate the files hold now; or error (the code) and message (the reason) when it is unusable.') }),
     workerPool: record({ status: str(), details: record({ threads: int(), queued: int() }) }),
     timestampAuthority: record({ status: { type: 'string', enum: ['DISABLED', 'CONFIGURED'] } })
   })
