@@ -106,14 +106,17 @@ export class Agent {
 
   static async start (options: AgentOptions): Promise<Agent> {
     const jobsRoot = join(options.runtimeDir, 'jobs')
+    const inputsDir = join(options.runtimeDir, 'inputs')
+    const logRoot = join(options.logDir, 'jobs')
     await mkdir(jobsRoot, { recursive: true, mode: 0o700 })
-    await mkdir(join(options.runtimeDir, 'inputs'), { recursive: true, mode: 0o700 })
-    await mkdir(join(options.logDir, 'jobs'), { recursive: true })
+    await mkdir(inputsDir, { recursive: true, mode: 0o700 })
+    await mkdir(logRoot, { recursive: true })
     const files = await FileIndex.open({
       storageRoot: options.fileStorageRoot,
       allowedRoots: options.allowedRoots,
       retentionDays: options.retentionDays,
       ownedRoot: jobsRoot,
+      privateRoots: [inputsDir, logRoot],
       log: options.log,
       ...(options.now === undefined ? {} : { now: options.now })
     })
@@ -205,7 +208,8 @@ export class Agent {
 
   /**
    * Stops the agent: queued jobs are marked FAILED (AGENT_SHUTDOWN) and listed in the log,
-   * running ones are killed (their whole tree) and marked the same, the index is flushed.
+   * running ones are killed (their whole tree) and marked the same, the index is written
+   * whole.
    */
   async close (): Promise<void> {
     clearInterval(this.sweepTimer)
@@ -221,7 +225,7 @@ export class Agent {
     this.shutdown.abort()
     await Promise.all([...this.running.values()].map(async (r) => await r.done))
     this.killStrays()
-    await this.files.flush()
+    await this.files.close()
   }
 
   private view (entry: Entry): Job {
