@@ -6,6 +6,7 @@
  * where a package's automation.json should be.
  */
 import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -344,6 +345,99 @@ describe.runIf(linux)('what is not a descriptor', () => {
     expect(await agent.stop()).toBe(0)
     // A hang catcher only (about 10 ms at a load of 3 to 10).
     expect(Date.now() - stopping).toBeLessThan(5000)
+  })
+})
+
+/** The environment a process was started with, as /proc shows it (NUL-separated). */
+const environOf = (pid: number): string => readFileSync(`/proc/${pid}/environ`, 'latin1')
+
+/**
+ * Registers a file in its job folder, starts `sleep 300` in its own process group (as a
+ * browser would be), writes the child's pid then its own (input.pidFile + '.child', input.pidFile)
+ * and waits for ever.
+ */
+const HOLD = `
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { pidFile } = JSON.parse(stdin)
+const out = join(process.env.AGENT_JOB_DIR, 'partial.pdf')
+writeFileSync(out, '%PDF-1.4 partial')
+console.log('AGENT_FILE_JSON=' + JSON.stringify({ path: out }))
+const child = spawn('sleep', ['300'], { stdio: 'ignore' })
+writeFileSync(pidFile + '.child', String(child.pid))
+writeFileSync(pidFile, String(process.pid))
+setInterval(() => {}, 1000)
+`
+
+describe.runIf(linux)('an agent killed with SIGKILL in the middle of a job (issue 32, item 9)', () => {
+  /** Agents and job processes this test started, ended if it fails half-way. */
+  const started: ServedProcess[] = []
+  const pids: number[] = []
+  afterEach(async () => {
+    for (const served of started.splice(0)) served.kill()
+    for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL')
+  })
+  const serve = async (dir: string): Promise<ServedProcess> => {
+    const served = await serveAgent(dir)
+    started.push(served)
+    return served
+  }
+  const call = async (url: string, path: string, init: RequestInit = {}): Promise<any> =>
+    await (await fetch(`${url}${path}`, { ...init, headers: { 'x-agent-api-key': AGENT_TEST_KEY, 'content-type': 'application/json' } })).json()
+
+  it('at its restart removes the job\'s input file (a password in clear) and ends the job\'s processes; another agent\'s job runs on', async () => {
+    const dir = join(base, 'serve-killed')
+    await installPackage(join(dir, 'automations'), { id: 'hold', script: HOLD })
+    const agent = await serve(dir)
+    const pidFile = join(dir, 'hold.pid')
+    const job = await call(agent.url, '/api/v1/automations/hold/run', { method: 'POST', body: JSON.stringify({ input: { pidFile, senha: 'segredo-do-portal' } }) })
+    const child = await waitForPid(`${pidFile}.child`)
+    const main = await waitForPid(pidFile)
+    pids.push(child, main)
+    const inputFile = join(dir, 'runtime', 'inputs', `${job.id}.json`)
+    expect(await readFile(inputFile, 'utf8')).toContain('segredo-do-portal')
+    await expect.poll(async () => (await call(agent.url, `/api/v1/jobs/${job.id}`)).files.length).toBe(1)
+
+    // A second agent on the same folder would take the live job's processes for leftovers: refused.
+    await expect(serve(dir)).rejects.toThrow(new RegExp(`RUNTIME_DIR .* is in use by another agent \\(process ${agent.pid}\\)`))
+    expect([isAlive(main), isAlive(child)]).toEqual([true, true])
+
+    // Another agent (another runtime folder) with a job of the same package, running meanwhile.
+    const bystander = await start()
+    await installPackage(root(bystander), { id: 'hold', script: HOLD })
+    await reload(bystander)
+    const otherPidFile = join(bystander.dir, 'hold.pid')
+    expect((await post(bystander, 'hold', JSON.stringify({ input: { pidFile: otherPidFile } }))).status).toBe(202)
+    const otherChild = await waitForPid(`${otherPidFile}.child`)
+    const otherMain = await waitForPid(otherPidFile)
+
+    agent.kill('SIGKILL')
+    expect(await agent.exited).toBeNull()
+    // What the killed agent left: the input file, and both processes, marked with the job's id.
+    expect(existsSync(inputFile)).toBe(true)
+    for (const pid of [main, child]) {
+      expect(isAlive(pid)).toBe(true)
+      expect(environOf(pid).split('\0')).toContain(`AGENT_JOB_ID=${job.id}`)
+    }
+
+    const restarted = await serve(dir)
+    // Cleared before the agent listens.
+    expect(existsSync(inputFile)).toBe(false)
+    // Hang catchers (dead 0-1 ms after the restart answered, at a load of 15 as of 32): SIGKILL is sent before the agent listens.
+    expect(await untilDead(main, 10_000)).toBe(true)
+    expect(await untilDead(child, 10_000)).toBe(true)
+    expect([isAlive(otherMain), isAlive(otherChild)]).toEqual([true, true])
+    const log = await readFile(join(dir, 'logs', 'jobs', `${job.id}.stderr.log`), 'utf8')
+    expect(log).toMatch(new RegExp(`ended without finishing it .*its input file was removed; SIGKILL sent to 2 process\\(es\\) it left running: .*${main} .*main\\.mjs`))
+    expect(log).toContain(`${child} sleep 300`)
+    // The file registered before the kill was in the index's journal only: it is kept.
+    expect(await call(restarted.url, `/api/v1/jobs/${job.id}/files`)).toMatchObject({ count: 1, items: [{ fileName: 'partial.pdf' }] })
+    expect((await fetch(`${restarted.url}/health`)).status).toBe(200)
+    started.splice(started.indexOf(restarted), 1)
+    expect(await restarted.stop()).toBe(0)
   })
 })
 
