@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { checkDescriptor } from './descriptor.js'
 import { packageEnvironment } from './environment.js'
-import { isInside } from './files.js'
+import { placementProblem } from './file-check.js'
+import { cleanFileName, MAX_NAME_BYTES } from './file-name.js'
+import { isInside } from './paths.js'
 import { depthWithin, MASK, maskSecrets } from './job.js'
 import { LineSplitter, MAX_LINE_CHARS } from './output.js'
 
@@ -116,5 +118,42 @@ describe('isInside', () => {
     expect(isInside('/a/b', '/a/bc/d')).toBe(false)
     expect(isInside('/a/b', '/a/x')).toBe(false)
     expect(isInside('/a/b', '/a/b/..x/y')).toBe(true)
+  })
+})
+
+describe('cleanFileName', () => {
+  it('cuts between code points, within 200 characters and 255 bytes, keeping a short extension', () => {
+    expect(cleanFileName('a'.repeat(199) + '📄')).toBe('a'.repeat(199) + '📄')
+    expect(cleanFileName('a'.repeat(200) + '📄')).toBe('a'.repeat(200))
+    expect(cleanFileName('a'.repeat(199) + '📄📄.pdf')).toBe('a'.repeat(196) + '.pdf')
+    const wide = cleanFileName('ção'.repeat(100) + '.xlsx')!
+    expect(Buffer.byteLength(wide)).toBeLessThanOrEqual(MAX_NAME_BYTES)
+    expect(wide.endsWith('.xlsx')).toBe(true)
+    expect(() => encodeURIComponent(wide)).not.toThrow()
+    expect(cleanFileName('x'.repeat(300) + '.a-very-long-extension-indeed')).toBe('x'.repeat(200))
+  })
+
+  it('keeps the last segment, replaces half surrogates and drops control characters', () => {
+    expect(cleanFileName('C:\\dir\\report.pdf')).toBe('report.pdf')
+    expect(cleanFileName('../../etc/passwd')).toBe('passwd')
+    expect(cleanFileName('half \ud83d.txt')).toBe('half \ufffd.txt')
+    expect(cleanFileName('\udc04x')).toBe('\ufffdx')
+    expect(cleanFileName('a\u0000b\nc.txt')).toBe('abc.txt')
+    for (const empty of ['', ' ', '.', '..', '/', '\u0007']) expect(cleanFileName(empty), JSON.stringify(empty)).toBeUndefined()
+    expect(cleanFileName(undefined)).toBeUndefined()
+  })
+})
+
+describe('placementProblem', () => {
+  const placement = { allowedRoots: ['/pkgs', '/rt'], jobsRoot: '/rt/jobs', privateRoots: ['/rt/inputs', '/rt/files'] }
+
+  it('allows the job\'s own folder and the allowed roots, never another job\'s folder nor the agent\'s own', () => {
+    expect(placementProblem('/rt/jobs/j1/a.pdf', 'j1', placement)).toBeUndefined()
+    expect(placementProblem('/pkgs/dec/out/a.pdf', 'j1', placement)).toBeUndefined()
+    expect(placementProblem('/rt/jobs/j2/a.pdf', 'j1', placement)).toBe('the file is in another job\'s folder')
+    // /rt is an allowed root, yet the inputs (passwords) and the index under it are not.
+    expect(placementProblem('/rt/inputs/j2.json', 'j1', placement)).toMatch(/agent's own folders/)
+    expect(placementProblem('/rt/files/index.json', 'j1', placement)).toMatch(/agent's own folders/)
+    expect(placementProblem('/etc/shadow', 'j1', placement)).toMatch(/outside FILE_ALLOWED_ROOTS/)
   })
 })

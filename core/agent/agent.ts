@@ -14,11 +14,13 @@ import { FileIndex } from './files.js'
 import type { FileRecord } from './files.js'
 import { maskSecrets, TERMINAL_STATUSES } from './job.js'
 import type { Job } from './job.js'
+import { clearLeftovers } from './leftovers.js'
 import type { AgentLogger } from './log.js'
 import { pruneJobLogs } from './output.js'
 import { describeProcesses, findJobProcesses, signalProcesses } from './process-tree.js'
 import { Registry } from './registry.js'
 import { runPackage } from './runner.js'
+import { lockRuntimeDir } from './runtime-lock.js'
 
 export interface AgentOptions {
   automationsRoot: string
@@ -96,7 +98,7 @@ export class Agent {
   private readonly logRoot: string
   private readonly now: () => number
 
-  private constructor (private readonly options: AgentOptions, readonly files: FileIndex) {
+  private constructor (private readonly options: AgentOptions, readonly files: FileIndex, private readonly unlock: () => Promise<void>) {
     this.registry = new Registry(options.automationsRoot, options.log)
     this.maxJobs = options.maxJobsInMemory ?? DEFAULT_MAX_JOBS_IN_MEMORY
     this.jobsRoot = join(options.runtimeDir, 'jobs')
@@ -104,25 +106,39 @@ export class Agent {
     this.now = options.now ?? Date.now
   }
 
+  /**
+   * Takes the runtime folder (RuntimeDirInUseError when a live agent holds it), clears what
+   * an agent killed mid-job left there (leftovers.ts), opens the file index, loads the packages.
+   */
   static async start (options: AgentOptions): Promise<Agent> {
     const jobsRoot = join(options.runtimeDir, 'jobs')
+    const inputsDir = join(options.runtimeDir, 'inputs')
+    const logRoot = join(options.logDir, 'jobs')
     await mkdir(jobsRoot, { recursive: true, mode: 0o700 })
-    await mkdir(join(options.runtimeDir, 'inputs'), { recursive: true, mode: 0o700 })
-    await mkdir(join(options.logDir, 'jobs'), { recursive: true })
-    const files = await FileIndex.open({
-      storageRoot: options.fileStorageRoot,
-      allowedRoots: options.allowedRoots,
-      retentionDays: options.retentionDays,
-      ownedRoot: jobsRoot,
-      log: options.log,
-      ...(options.now === undefined ? {} : { now: options.now })
-    })
-    const agent = new Agent(options, files)
-    await agent.registry.reload()
-    await agent.sweep()
-    agent.sweepTimer = setInterval(() => { void agent.sweep() }, options.sweepIntervalMs ?? HOUR_MS)
-    agent.sweepTimer.unref()
-    return agent
+    await mkdir(inputsDir, { recursive: true, mode: 0o700 })
+    await mkdir(logRoot, { recursive: true })
+    const unlock = await lockRuntimeDir(options.runtimeDir)
+    try {
+      await clearLeftovers({ jobsRoot, inputsDir, logRoot }, options.log)
+      const files = await FileIndex.open({
+        storageRoot: options.fileStorageRoot,
+        allowedRoots: options.allowedRoots,
+        retentionDays: options.retentionDays,
+        ownedRoot: jobsRoot,
+        privateRoots: [inputsDir, logRoot],
+        log: options.log,
+        ...(options.now === undefined ? {} : { now: options.now })
+      })
+      const agent = new Agent(options, files, unlock)
+      await agent.registry.reload()
+      await agent.sweep()
+      agent.sweepTimer = setInterval(() => { void agent.sweep() }, options.sweepIntervalMs ?? HOUR_MS)
+      agent.sweepTimer.unref()
+      return agent
+    } catch (err) {
+      await unlock()
+      throw err
+    }
   }
 
   /**
@@ -205,7 +221,8 @@ export class Agent {
 
   /**
    * Stops the agent: queued jobs are marked FAILED (AGENT_SHUTDOWN) and listed in the log,
-   * running ones are killed (their whole tree) and marked the same, the index is flushed.
+   * running ones are killed (their whole tree) and marked the same, the index is written
+   * whole, the runtime folder is let go.
    */
   async close (): Promise<void> {
     clearInterval(this.sweepTimer)
@@ -221,7 +238,8 @@ export class Agent {
     this.shutdown.abort()
     await Promise.all([...this.running.values()].map(async (r) => await r.done))
     this.killStrays()
-    await this.files.flush()
+    await this.files.close()
+    await this.unlock()
   }
 
   private view (entry: Entry): Job {

@@ -1,15 +1,25 @@
 /**
  * Output files of jobs: registration (only from the allowed roots, after `..` and
- * symbolic links are resolved), the index that survives a restart, expiry.
+ * symbolic links are resolved, and only a file that passes the checks of file-check.ts),
+ * the index that survives a restart, expiry.
  *
- * The index is one JSON file under FILE_STORAGE_ROOT, rewritten whole through a
- * temporary file and a rename, so a crash leaves the old or the new index, never half
- * of one. Writes are serialized. It holds the file's real path, which the API never shows.
+ * The index is held in memory and kept on disk under FILE_STORAGE_ROOT as a snapshot and a
+ * journal of changes (file-store.ts): a registration appends one line. It holds the file's
+ * real path and identity, which the API never shows.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
-import { mkdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises'
-import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import type { FileHandle } from 'node:fs/promises'
+import { mkdir, realpath, rm, rmdir } from 'node:fs/promises'
+import { basename, dirname, extname, resolve } from 'node:path'
+import { openChecked, placementProblem } from './file-check.js'
+import type { Placement } from './file-check.js'
+import { cleanFileName } from './file-name.js'
+import { IndexStore } from './file-store.js'
+import type { StoredFile, StoreStats } from './file-store.js'
 import type { AgentLogger } from './log.js'
+import { isInside } from './paths.js'
+
+export { isInside }
 
 /** A file record as the API shows it (spec 3 §2 C). */
 export interface FileRecord {
@@ -24,11 +34,6 @@ export interface FileRecord {
   downloadUrl: string
 }
 
-interface StoredFile extends FileRecord {
-  /** The real path (symbolic links resolved) checked at registration. */
-  path: string
-}
-
 /** What a package prints after `AGENT_FILE_JSON=`. */
 export interface FileClaim {
   path: string
@@ -38,22 +43,24 @@ export interface FileClaim {
 
 export type Registration = { ok: true, record: FileRecord } | { ok: false, reason: string }
 
+/** A download: `ok` holds the file open (checked); the caller streams it, which closes it, or closes it. */
 export type FileLookup =
-  | { kind: 'ok', record: FileRecord, path: string, sizeBytes: number }
+  | { kind: 'ok', record: FileRecord, handle: FileHandle, sizeBytes: number }
   | { kind: 'missing' }
-  | { kind: 'gone', record: FileRecord }
+  | { kind: 'gone', record: FileRecord, reason: string }
 
 export interface FileIndexOptions {
   storageRoot: string
   allowedRoots: string[]
   retentionDays: number
-  /** Files under this folder are the agent's own (job folders): deleted with their expired record. */
+  /** The agent's job folders (RUNTIME_DIR/jobs): a job's files there must be in its own folder; they are deleted with their expired record. */
   ownedRoot: string
+  /** Folders of the agent's own whose files are never registered (RUNTIME_DIR/inputs, LOG_DIR/jobs); FILE_STORAGE_ROOT is one too. */
+  privateRoots: string[]
   log: AgentLogger
   now?: () => number
 }
 
-const INDEX_FILE = 'index.json'
 const DAY_MS = 86_400_000
 /** A package registering more than this many files in one job is refused the rest. */
 export const MAX_FILES_PER_JOB = 1000
@@ -81,55 +88,48 @@ export function mimeTypeOf (fileName: string): string {
   return MIME_BY_EXTENSION[extname(fileName).toLowerCase()] ?? 'application/octet-stream'
 }
 
-/** True when `path` lies strictly inside `root` (both already real, absolute paths). */
-export function isInside (root: string, path: string): boolean {
-  const rel = process.platform === 'win32' ? relative(root.toLowerCase(), path.toLowerCase()) : relative(root, path)
-  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)
-}
-
 export class FileIndex {
   private readonly records = new Map<string, StoredFile>()
   /** fileIds per jobId, so a job's files are found without a scan of the whole index. */
   private readonly byJob = new Map<string, Set<string>>()
-  private writing: Promise<void> = Promise.resolve()
   private readonly now: () => number
+  /** The roots' real paths, resolved again while one of them is missing. */
+  private placement: { value: Placement, complete: boolean } | undefined
 
-  private constructor (private readonly options: FileIndexOptions) {
+  private constructor (private readonly options: FileIndexOptions, private readonly store: IndexStore) {
     this.now = options.now ?? Date.now
   }
 
   /** Loads the index (a missing one is empty; an unreadable one is logged and started afresh) and purges expired records. */
   static async open (options: FileIndexOptions): Promise<FileIndex> {
-    const index = new FileIndex(options)
     await mkdir(options.storageRoot, { recursive: true })
-    try {
-      const saved = JSON.parse(await readFile(join(options.storageRoot, INDEX_FILE), 'utf8')) as { files?: unknown }
-      for (const f of Array.isArray(saved.files) ? saved.files as StoredFile[] : []) {
-        if (typeof f?.fileId === 'string' && typeof f.path === 'string' && typeof f.jobId === 'string') index.add(f)
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        options.log.error({ code: 'AGENT_FILE_INDEX_UNREADABLE', storageRoot: options.storageRoot }, 'the file index cannot be read; starting with an empty one')
-      }
+    const { store, files } = await IndexStore.open(options.storageRoot, options.log)
+    const index = new FileIndex(options, store)
+    for (const f of files.values()) {
+      // A name kept by an agent that cut names inside a surrogate pair.
+      f.fileName = cleanFileName(f.fileName) ?? basename(f.path)
+      index.add(f)
     }
     await index.purgeExpired()
+    if (store.stats.journalLines > 0) await store.compact(() => index.records.values())
     return index
   }
 
   /** Registers a file a job's package announced; relative paths are taken from the package's working directory. */
   async register (jobId: string, claim: FileClaim, cwd: string): Promise<Registration> {
-    if (this.forJob(jobId).length >= MAX_FILES_PER_JOB) return { ok: false, reason: `a job registers at most ${MAX_FILES_PER_JOB} files` }
+    if ((this.byJob.get(jobId)?.size ?? 0) >= MAX_FILES_PER_JOB) return { ok: false, reason: `a job registers at most ${MAX_FILES_PER_JOB} files` }
     let real: string
     try {
       real = await realpath(resolve(cwd, claim.path))
     } catch {
       return { ok: false, reason: 'the file does not exist' }
     }
-    const roots = await this.realRoots()
-    if (!roots.some((root) => isInside(root, real))) return { ok: false, reason: 'the file is outside FILE_ALLOWED_ROOTS (after resolving .. and symbolic links)' }
-    const info = await stat(real)
-    if (!info.isFile()) return { ok: false, reason: 'the path is not a regular file' }
-    const fileName = cleanFileName(claim.fileName) ?? basename(real)
+    const problem = placementProblem(real, jobId, await this.placementNow())
+    if (problem !== undefined) return { ok: false, reason: problem }
+    const opened = await openChecked(real)
+    if (!opened.ok) return opened
+    await opened.handle.close()
+    const fileName = cleanFileName(claim.fileName) ?? cleanFileName(basename(real)) ?? 'file'
     const created = this.now()
     const fileId = randomUUID()
     const record: StoredFile = {
@@ -137,15 +137,17 @@ export class FileIndex {
       jobId,
       fileName,
       mimeType: claim.mimeType !== undefined && MIME.test(claim.mimeType) ? claim.mimeType : mimeTypeOf(fileName),
-      sizeBytes: info.size,
+      sizeBytes: opened.sizeBytes,
       createdAt: new Date(created).toISOString(),
       expiresAt: new Date(created + this.options.retentionDays * DAY_MS).toISOString(),
       downloadedAt: null,
       downloadUrl: `/api/v1/jobs/${jobId}/files/${fileId}`,
-      path: real
+      path: real,
+      ...opened.identity
     }
     this.add(record)
-    await this.save()
+    await this.store.append([{ op: 'add', file: record }])
+    this.store.compactIfLong(this.records.size, () => this.records.values())
     return { ok: true, record: publicRecord(record) }
   }
 
@@ -157,26 +159,26 @@ export class FileIndex {
     return [...ids].map((id) => this.records.get(id)!).filter((r) => Date.parse(r.expiresAt) > nowMs).map(publicRecord)
   }
 
-  /** A download: the record must be live and of this job; the file must still be the one registered. */
+  /**
+   * A download: the record must be live and of this job; the file, opened, must still be
+   * the one registered, in its place, with a single name (file-check.ts).
+   */
   async lookup (jobId: string, fileId: string): Promise<FileLookup> {
     const record = this.records.get(fileId)
     if (record === undefined || record.jobId !== jobId || Date.parse(record.expiresAt) <= this.now()) return { kind: 'missing' }
-    try {
-      // A file replaced by a link since it was registered is not served.
-      const real = await realpath(record.path)
-      const info = await stat(real)
-      if (real !== record.path || !info.isFile()) return { kind: 'gone', record: publicRecord(record) }
-      return { kind: 'ok', record: publicRecord(record), path: real, sizeBytes: info.size }
-    } catch {
-      return { kind: 'gone', record: publicRecord(record) }
-    }
+    const problem = placementProblem(record.path, record.jobId, await this.placementNow())
+    if (problem !== undefined) return { kind: 'gone', record: publicRecord(record), reason: problem }
+    const opened = await openChecked(record.path, record.dev === undefined || record.ino === undefined ? undefined : { dev: record.dev, ino: record.ino })
+    if (!opened.ok) return { kind: 'gone', record: publicRecord(record), reason: opened.reason }
+    return { kind: 'ok', record: publicRecord(record), handle: opened.handle, sizeBytes: opened.sizeBytes }
   }
 
+  /** Sets `downloadedAt` (at once in memory; resolves once it is on disk). */
   async markDownloaded (fileId: string): Promise<void> {
     const record = this.records.get(fileId)
     if (record === undefined) return
     record.downloadedAt = new Date(this.now()).toISOString()
-    await this.save()
+    await this.store.append([{ op: 'downloaded', fileId, at: record.downloadedAt }])
   }
 
   /** Drops expired records; the files of the agent's own job folders go with them. */
@@ -194,14 +196,25 @@ export class FileIndex {
         await rmdir(dirname(r.path)).catch(() => undefined)
       }
     }
-    await this.save()
+    await this.store.append(expired.map((r) => ({ op: 'remove', fileId: r.fileId })))
+    this.store.compactIfLong(this.records.size, () => this.records.values())
     this.options.log.info({ count: expired.length }, 'expired file records purged')
     return expired.length
   }
 
   /** Resolves when every write started so far is on disk. */
   async flush (): Promise<void> {
-    await this.writing
+    await this.store.flush()
+  }
+
+  /** Writes the whole index as the snapshot and closes the journal. */
+  async close (): Promise<void> {
+    await this.store.close(() => this.records.values())
+  }
+
+  /** What the index has written since it was opened (the journal's growth, compactions). */
+  get storeStats (): Readonly<StoreStats> {
+    return this.store.stats
   }
 
   private add (record: StoredFile): void {
@@ -211,26 +224,23 @@ export class FileIndex {
     else ids.add(record.fileId)
   }
 
-  private async realRoots (): Promise<string[]> {
-    const roots = await Promise.all([...this.options.allowedRoots, this.options.ownedRoot].map(async (root) => await realpath(root).catch(() => undefined)))
-    return roots.filter((r): r is string => r !== undefined)
-  }
-
-  private async save (): Promise<void> {
-    const body = JSON.stringify({ version: 1, files: [...this.records.values()] })
-    const run = async (): Promise<void> => {
-      const target = join(this.options.storageRoot, INDEX_FILE)
-      const temporary = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
-      try {
-        await writeFile(temporary, body, { mode: 0o600 })
-        await rename(temporary, target)
-      } catch (err) {
-        await rm(temporary, { force: true })
-        this.options.log.error({ code: 'AGENT_FILE_INDEX_WRITE', errno: (err as NodeJS.ErrnoException).code }, 'the file index could not be written')
-      }
+  /**
+   * The real paths of the roots, resolved once (a registration paid five realpath calls
+   * otherwise); again while one of them does not exist yet.
+   */
+  private async placementNow (): Promise<Placement> {
+    if (this.placement?.complete === true) return this.placement.value
+    const real = async (path: string): Promise<string | undefined> => await realpath(path).catch(() => undefined)
+    const allowed = await Promise.all(this.options.allowedRoots.map(real))
+    const jobsRoot = await real(this.options.ownedRoot)
+    const privateRoots = await Promise.all([this.options.storageRoot, ...this.options.privateRoots].map(real))
+    const present = <T>(values: Array<T | undefined>): T[] => values.filter((v): v is T => v !== undefined)
+    this.placement = {
+      // An unresolved job root still names the folder, so another job's files cannot pass for an allowed root's.
+      value: { allowedRoots: present(allowed), jobsRoot: jobsRoot ?? this.options.ownedRoot, privateRoots: [...present(privateRoots), ...this.options.privateRoots] },
+      complete: [...allowed, jobsRoot, ...privateRoots].every((p) => p !== undefined)
     }
-    this.writing = this.writing.then(run)
-    await this.writing
+    return this.placement.value
   }
 }
 
@@ -246,11 +256,4 @@ function publicRecord (r: StoredFile): FileRecord {
     downloadedAt: r.downloadedAt,
     downloadUrl: r.downloadUrl
   }
-}
-
-/** A name for the download: the last path segment, no control characters, at most 200 characters. */
-function cleanFileName (name: string | undefined): string | undefined {
-  if (typeof name !== 'string') return undefined
-  const cleaned = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200)
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? undefined : cleaned
 }

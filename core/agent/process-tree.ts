@@ -42,18 +42,27 @@ function readStat (pid: number): Stat | undefined {
   }
 }
 
-function markerOf (pid: number): string | undefined {
-  let environ: Buffer
+function readEnviron (pid: number): Buffer | undefined {
   try {
-    environ = readFileSync(`/proc/${pid}/environ`)
+    return readFileSync(`/proc/${pid}/environ`)
   } catch {
     return undefined
   }
-  const key = Buffer.from(`${JOB_MARKER}=`)
-  const at = environ.indexOf(key)
-  if (at === -1 || (at > 0 && environ[at - 1] !== 0)) return undefined
+}
+
+/** The value of `name` in an environ block (NUL-separated `NAME=value`), read as bytes. */
+function variableOf (environ: Buffer, name: string): string | undefined {
+  const key = Buffer.from(`${name}=`)
+  let at = environ.indexOf(key)
+  while (at > 0 && environ[at - 1] !== 0) at = environ.indexOf(key, at + 1)
+  if (at === -1) return undefined
   const end = environ.indexOf(0, at)
   return environ.subarray(at + key.length, end === -1 ? undefined : end).toString('latin1')
+}
+
+function markerOf (pid: number): string | undefined {
+  const environ = readEnviron(pid)
+  return environ === undefined ? undefined : variableOf(environ, JOB_MARKER)
 }
 
 function commandOf (pid: number): string {
@@ -114,6 +123,45 @@ export function findJobProcesses (jobIds: ReadonlySet<string>, main?: MainProces
     out.push({ pid, jobId, startTime: stat.startTime, command: commandOf(pid), outsideGroup: stat.pgid !== main?.pid })
   }
   return out
+}
+
+/**
+ * Processes left by the jobs of an agent process that ended without stopping them (killed
+ * with SIGKILL, a power cut of its own): every process whose job folder (`AGENT_JOB_DIR`) is
+ * `<jobsRoot>/<its AGENT_JOB_ID>` for one of `jobsRoots`, the same folder seen through
+ * different paths. Only jobs of this runtime folder match: another agent's jobs, on another
+ * folder, carry another AGENT_JOB_DIR.
+ */
+export function findLeftoverProcesses (jobsRoots: readonly string[]): JobProcess[] {
+  if (process.platform !== 'linux') return []
+  let names: string[]
+  try {
+    names = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  const prefixes = jobsRoots.map((root) => `${root.replace(/\/+$/, '')}/`)
+  const out: JobProcess[] = []
+  for (const name of names) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    const environ = readEnviron(pid)
+    if (environ === undefined) continue
+    const jobId = variableOf(environ, JOB_MARKER)
+    const jobDir = variableOf(environ, 'AGENT_JOB_DIR')
+    if (jobId === undefined || jobId === '' || jobDir === undefined || !prefixes.some((p) => jobDir === `${p}${jobId}`)) continue
+    const stat = readStat(pid)
+    if (stat === undefined || stat.state === 'Z') continue
+    out.push({ pid, jobId, startTime: stat.startTime, command: commandOf(pid), outsideGroup: false })
+  }
+  return out
+}
+
+/** When a process started (clock ticks after boot), to tell it from a later one given the same pid; undefined when it is gone or off Linux. */
+export function startTimeOf (pid: number): string | undefined {
+  if (process.platform !== 'linux') return undefined
+  const stat = readStat(pid)
+  return stat === undefined || stat.state === 'Z' ? undefined : stat.startTime
 }
 
 /** Those still alive as the same process: its pid not reused since (the start time unchanged), not a zombie. */

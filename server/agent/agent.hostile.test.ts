@@ -6,10 +6,11 @@
  * where a package's automation.json should be.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { existsSync, readFileSync } from 'node:fs'
+import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentAppOptions } from './app.js'
 import { AGENT_TEST_KEY, isAlive, isTerminal, startAgent, untilJob, waitForPid } from '../../fixtures/agent/harness.js'
@@ -344,5 +345,290 @@ describe.runIf(linux)('what is not a descriptor', () => {
     expect(await agent.stop()).toBe(0)
     // A hang catcher only (about 10 ms at a load of 3 to 10).
     expect(Date.now() - stopping).toBeLessThan(5000)
+  })
+})
+
+/** The environment a process was started with, as /proc shows it (NUL-separated). */
+const environOf = (pid: number): string => readFileSync(`/proc/${pid}/environ`, 'latin1')
+
+/**
+ * Registers a file in its job folder, starts `sleep 300` in its own process group (as a
+ * browser would be), writes the child's pid then its own (input.pidFile + '.child', input.pidFile)
+ * and waits for ever.
+ */
+const HOLD = `
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { pidFile } = JSON.parse(stdin)
+const out = join(process.env.AGENT_JOB_DIR, 'partial.pdf')
+writeFileSync(out, '%PDF-1.4 partial')
+console.log('AGENT_FILE_JSON=' + JSON.stringify({ path: out }))
+const child = spawn('sleep', ['300'], { stdio: 'ignore' })
+writeFileSync(pidFile + '.child', String(child.pid))
+writeFileSync(pidFile, String(process.pid))
+setInterval(() => {}, 1000)
+`
+
+describe.runIf(linux)('an agent killed with SIGKILL in the middle of a job (issue 32, item 9)', () => {
+  /** Agents and job processes this test started, ended if it fails half-way. */
+  const started: ServedProcess[] = []
+  const pids: number[] = []
+  afterEach(async () => {
+    for (const served of started.splice(0)) served.kill()
+    for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL')
+  })
+  const serve = async (dir: string): Promise<ServedProcess> => {
+    const served = await serveAgent(dir)
+    started.push(served)
+    return served
+  }
+  const call = async (url: string, path: string, init: RequestInit = {}): Promise<any> =>
+    await (await fetch(`${url}${path}`, { ...init, headers: { 'x-agent-api-key': AGENT_TEST_KEY, 'content-type': 'application/json' } })).json()
+
+  it('at its restart removes the job\'s input file (a password in clear) and ends the job\'s processes; another agent\'s job runs on', async () => {
+    const dir = join(base, 'serve-killed')
+    await installPackage(join(dir, 'automations'), { id: 'hold', script: HOLD })
+    const agent = await serve(dir)
+    const pidFile = join(dir, 'hold.pid')
+    const job = await call(agent.url, '/api/v1/automations/hold/run', { method: 'POST', body: JSON.stringify({ input: { pidFile, senha: 'segredo-do-portal' } }) })
+    const child = await waitForPid(`${pidFile}.child`)
+    const main = await waitForPid(pidFile)
+    pids.push(child, main)
+    const inputFile = join(dir, 'runtime', 'inputs', `${job.id}.json`)
+    expect(await readFile(inputFile, 'utf8')).toContain('segredo-do-portal')
+    await expect.poll(async () => (await call(agent.url, `/api/v1/jobs/${job.id}`)).files.length).toBe(1)
+
+    // A second agent on the same folder would take the live job's processes for leftovers: refused.
+    await expect(serve(dir)).rejects.toThrow(new RegExp(`RUNTIME_DIR .* is in use by another agent \\(process ${agent.pid}\\)`))
+    expect([isAlive(main), isAlive(child)]).toEqual([true, true])
+
+    // Another agent (another runtime folder) with a job of the same package, running meanwhile.
+    const bystander = await start()
+    await installPackage(root(bystander), { id: 'hold', script: HOLD })
+    await reload(bystander)
+    const otherPidFile = join(bystander.dir, 'hold.pid')
+    expect((await post(bystander, 'hold', JSON.stringify({ input: { pidFile: otherPidFile } }))).status).toBe(202)
+    const otherChild = await waitForPid(`${otherPidFile}.child`)
+    const otherMain = await waitForPid(otherPidFile)
+
+    agent.kill('SIGKILL')
+    expect(await agent.exited).toBeNull()
+    // What the killed agent left: the input file, and both processes, marked with the job's id.
+    expect(existsSync(inputFile)).toBe(true)
+    for (const pid of [main, child]) {
+      expect(isAlive(pid)).toBe(true)
+      expect(environOf(pid).split('\0')).toContain(`AGENT_JOB_ID=${job.id}`)
+    }
+
+    const restarted = await serve(dir)
+    // Cleared before the agent listens.
+    expect(existsSync(inputFile)).toBe(false)
+    // Hang catchers (dead 0-1 ms after the restart answered, at a load of 15 as of 32): SIGKILL is sent before the agent listens.
+    expect(await untilDead(main, 10_000)).toBe(true)
+    expect(await untilDead(child, 10_000)).toBe(true)
+    expect([isAlive(otherMain), isAlive(otherChild)]).toEqual([true, true])
+    const log = await readFile(join(dir, 'logs', 'jobs', `${job.id}.stderr.log`), 'utf8')
+    expect(log).toMatch(new RegExp(`ended without finishing it .*its input file was removed; SIGKILL sent to 2 process\\(es\\) it left running: .*${main} .*main\\.mjs`))
+    expect(log).toContain(`${child} sleep 300`)
+    // The file registered before the kill was in the index's journal only: it is kept.
+    expect(await call(restarted.url, `/api/v1/jobs/${job.id}/files`)).toMatchObject({ count: 1, items: [{ fileName: 'partial.pdf' }] })
+    expect((await fetch(`${restarted.url}/health`)).status).toBe(200)
+    started.splice(started.indexOf(restarted), 1)
+    expect(await restarted.stop()).toBe(0)
+  })
+})
+
+/** Writes input.count small files in its job folder and registers each. */
+const MANY = `
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { count } = JSON.parse(stdin)
+for (let i = 0; i < count; i++) {
+  const path = join(process.env.AGENT_JOB_DIR, 'f' + String(i).padStart(4, '0') + '.txt')
+  writeFileSync(path, 'file ' + i)
+  console.log('AGENT_FILE_JSON=' + JSON.stringify({ path }))
+}
+console.log('AGENT_RESULT_JSON={"ok":true}')
+`
+
+describe('a file index of many records (issue 32, item 10)', () => {
+  it('registers a file at the same cost however many the index holds: 4 runs of 300 files write the same bytes each, the index survives a restart', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'many', script: MANY })
+    await reload(s)
+    const perRun: number[] = []
+    const jobs: string[] = []
+    for (let run = 0; run < 4; run++) {
+      const before = s.app.agent.files.storeStats.writtenBytes
+      const job = await untilJob(s, (await post(s, 'many', '{"input":{"count":300}}')).body.id, isTerminal, 60_000)
+      expect(job).toMatchObject({ status: 'SUCCEEDED' })
+      expect(job.files).toHaveLength(300)
+      jobs.push(job.id)
+      perRun.push(s.app.agent.files.storeStats.writtenBytes - before)
+    }
+    // One journal line a file: 534 bytes here as of 32, 160,200 bytes every run. Rewriting the
+    // index at every registration (about 470 bytes a record) wrote 21 MB in the 1st run and
+    // 148 MB in the 4th, about 340 MB over the four.
+    for (const bytes of perRun) expect(bytes / perRun[0]!).toBeCloseTo(1, 1)
+    expect(perRun[0]! / 300).toBeLessThan(1024)
+    expect((await s.call(`/api/v1/jobs/${jobs[0]!}`)).status).toBe(200)
+
+    await s.app.close()
+    open.splice(open.indexOf(s), 1)
+    const snapshot = JSON.parse(await readFile(join(s.dir, 'runtime', 'files', 'index.json'), 'utf8'))
+    expect(snapshot.files).toHaveLength(1200)
+    const again = await startAgent(s.dir, {})
+    open.push(again)
+    for (const id of jobs) expect((await again.call(`/api/v1/jobs/${id}/files`)).body.count).toBe(300)
+  })
+})
+
+/**
+ * input.mode 'hardlink': a hard link in the job folder to input.target, registered.
+ * 'other-job': a symbolic link to input.target (another job's file), registered, and the
+ * target registered by its own path. 'own': a file of its own, registered.
+ */
+const LINKS = `
+import { linkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { mode, target } = JSON.parse(stdin)
+const dir = process.env.AGENT_JOB_DIR
+const register = (path) => console.log('AGENT_FILE_JSON=' + JSON.stringify({ path }))
+if (mode === 'hardlink') {
+  linkSync(target, join(dir, 'shadow'))
+  register(join(dir, 'shadow'))
+} else if (mode === 'other-job') {
+  symlinkSync(target, join(dir, 'theirs.pdf'))
+  register(join(dir, 'theirs.pdf'))
+  register(target)
+} else {
+  writeFileSync(join(dir, 'mine.pdf'), '%PDF-1.4 mine')
+  register(join(dir, 'mine.pdf'))
+}
+console.log('AGENT_RESULT_JSON={"ok":true}')
+`
+
+describe('FILE_ALLOWED_ROOTS and links (issue 32, item 11)', () => {
+  const refusals = (s: StartedAgent, jobId: string): string[] => s.logs.filter((l) => l.includes(jobId) && l.includes('file not registered')).map((l) => JSON.parse(l).msg)
+
+  it('refuses a hard link to a file outside every allowed folder, and stops serving a registered file swapped for one', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'links', script: LINKS })
+    await reload(s)
+    const secret = join(s.dir, 'outside', 'shadow')
+    await mkdir(dirname(secret))
+    await writeFile(secret, 'root:$6$not-for-download')
+    const linked = await untilJob(s, (await post(s, 'links', JSON.stringify({ input: { mode: 'hardlink', target: secret } }))).body.id, isTerminal)
+    expect(linked).toMatchObject({ status: 'SUCCEEDED', files: [] })
+    expect(refusals(s, linked.id)).toEqual([expect.stringMatching(/^file not registered: the file has 2 hard links/)])
+
+    const own = await untilJob(s, (await post(s, 'links', JSON.stringify({ input: { mode: 'own' } }))).body.id, isTerminal)
+    const file = own.files[0]
+    expect((await s.call(file.downloadUrl)).bytes.toString()).toBe('%PDF-1.4 mine')
+    // The registered name now leads to the secret: another inode, answered 410.
+    const path = join(s.dir, 'runtime', 'jobs', own.id, 'mine.pdf')
+    await rm(path)
+    await link(secret, path)
+    const swapped = await s.call(file.downloadUrl)
+    expect(swapped).toMatchObject({ status: 410, body: { error: 'File is no longer available.' } })
+    expect(swapped.bytes.toString()).not.toContain('not-for-download')
+    expect(s.logs.some((l) => l.includes(file.fileId) && l.includes('the file was replaced since it was registered'))).toBe(true)
+    expect((await s.call('/health')).status).toBe(200)
+  })
+
+  it('refuses another job\'s file, through a symbolic link or by its path, and serves it only under its own job', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'links', script: LINKS })
+    await reload(s)
+    const owner = await untilJob(s, (await post(s, 'links', JSON.stringify({ input: { mode: 'own' } }))).body.id, isTerminal)
+    const target = join(s.dir, 'runtime', 'jobs', owner.id, 'mine.pdf')
+    const thief = await untilJob(s, (await post(s, 'links', JSON.stringify({ input: { mode: 'other-job', target } }))).body.id, isTerminal)
+    expect(thief).toMatchObject({ status: 'SUCCEEDED', files: [] })
+    expect(refusals(s, thief.id)).toEqual([
+      'file not registered: the file is in another job\'s folder',
+      'file not registered: the file is in another job\'s folder'
+    ])
+    expect((await s.call(`/api/v1/jobs/${thief.id}/files/${owner.files[0].fileId}`)).status).toBe(404)
+    expect((await s.call(owner.files[0].downloadUrl)).status).toBe(200)
+  })
+})
+
+/**
+ * Registers files under the names of input.names (one file each), and a sparse file of
+ * input.sparseBytes bytes when given.
+ */
+const NAMES = `
+import { closeSync, ftruncateSync, openSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { names, sparseBytes } = JSON.parse(stdin)
+const dir = process.env.AGENT_JOB_DIR
+names.forEach((fileName, i) => {
+  writeFileSync(join(dir, 'file' + i), 'content ' + i)
+  console.log('AGENT_FILE_JSON=' + JSON.stringify({ path: join(dir, 'file' + i), fileName }))
+})
+if (sparseBytes !== undefined) {
+  const fd = openSync(join(dir, 'big.bin'), 'w')
+  ftruncateSync(fd, sparseBytes)
+  closeSync(fd)
+  console.log('AGENT_FILE_JSON=' + JSON.stringify({ path: join(dir, 'big.bin') }))
+}
+console.log('AGENT_RESULT_JSON={"ok":true}')
+`
+
+describe('file names and downloads (issue 32, item 12)', () => {
+  it('cuts names between code points, within 200 characters and 255 bytes, keeping the extension; every download answers 200', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'names', script: NAMES })
+    await reload(s)
+    const names = ['a'.repeat(199) + '📄', 'a'.repeat(200) + '📄', '📄'.repeat(100) + '.pdf', 'half \ud83d.txt']
+    const job = await untilJob(s, (await post(s, 'names', JSON.stringify({ input: { names } }))).body.id, isTerminal)
+    expect(job.files.map((f: any) => f.fileName)).toEqual(['a'.repeat(199) + '📄', 'a'.repeat(200), '📄'.repeat(62) + '.pdf', 'half \ufffd.txt'])
+    expect(Buffer.byteLength(job.files[2].fileName)).toBe(252)
+    for (const file of job.files) {
+      const res = await s.call(file.downloadUrl)
+      expect(res.status, file.fileName).toBe(200)
+      const name: string = file.fileName
+      expect(res.headers.get('content-disposition')).toContain(/^[\x20-\x7e]*$/.test(name) ? `attachment; filename="${name}"` : `filename*=UTF-8''${encodeURIComponent(name)}`)
+    }
+    expect((await s.call(`/api/v1/jobs/${job.id}`)).body.files.every((f: any) => f.downloadedAt !== null)).toBe(true)
+  })
+
+  it('sets downloadedAt only when the whole file was sent: not for a download the client cut, nor for a HEAD', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'names', script: NAMES })
+    await reload(s)
+    // 256 MiB (sparse): more than the sockets' buffers can take from a client that reads nothing.
+    const job = await untilJob(s, (await post(s, 'names', JSON.stringify({ input: { names: [], sparseBytes: 256 * 2 ** 20 } }))).body.id, isTerminal)
+    const file = job.files[0]
+    const downloadedAt = async (): Promise<string | null> => (await s.call(`/api/v1/jobs/${job.id}`)).body.files[0].downloadedAt
+    const get = async (method: string, cut: boolean): Promise<number> => await new Promise((resolve, reject) => {
+      const req = request(`${s.url}${file.downloadUrl as string}`, { method, headers: { 'x-agent-api-key': AGENT_TEST_KEY } }, (res) => {
+        if (cut) {
+          res.destroy()
+          resolve(res.statusCode ?? 0)
+          return
+        }
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    expect(await get('GET', true)).toBe(200)
+    await expect.poll(() => s.logs.some((l) => l.includes(file.fileId) && l.includes('file download interrupted'))).toBe(true)
+    expect(await downloadedAt()).toBeNull()
+    expect(await get('HEAD', false)).toBe(200)
+    expect(await downloadedAt()).toBeNull()
+    expect(await get('GET', false)).toBe(200)
+    expect(Date.parse(await downloadedAt() ?? '')).toBeGreaterThan(0)
   })
 })

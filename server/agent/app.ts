@@ -4,7 +4,6 @@
  * 404 first, without a key, as the spec's rule 3 reads; a known /api/v1 route without
  * the right X-AGENT-API-KEY gets 401 before its body is read.
  */
-import { createReadStream } from 'node:fs'
 import type { Socket } from 'node:net'
 import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
@@ -227,14 +226,38 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   app.get<{ Params: { jobId: string, fileId: string } }>('/api/v1/jobs/:jobId/files/:fileId', { schema: fileSchema }, async (request, reply) => {
     const found = await agent.files.lookup(request.params.jobId, request.params.fileId)
     if (found.kind === 'missing') throw new HttpRefusal(404, MESSAGES.fileNotFound)
-    if (found.kind === 'gone') throw new HttpRefusal(410, MESSAGES.fileGone)
-    await agent.files.markDownloaded(found.record.fileId)
-    request.log.info({ jobId: found.record.jobId, fileId: found.record.fileId, sizeBytes: found.sizeBytes }, 'file downloaded')
-    return reply
-      .type(found.record.mimeType)
-      .header('content-length', found.sizeBytes)
-      .header('content-disposition', contentDisposition(found.record.fileName))
-      .send(createReadStream(found.path))
+    if (found.kind === 'gone') {
+      request.log.info({ jobId: found.record.jobId, fileId: found.record.fileId, reason: found.reason }, 'file no longer available')
+      throw new HttpRefusal(410, MESSAGES.fileGone)
+    }
+    const { record, handle, sizeBytes } = found
+    let body
+    try {
+      // The checked file itself, through its descriptor (a name could be swapped meanwhile),
+      // up to the size checked: Content-Length holds even if the file grows.
+      body = sizeBytes === 0 ? Buffer.alloc(0) : handle.createReadStream({ start: 0, end: sizeBytes - 1 })
+      if (sizeBytes === 0) await handle.close()
+      void reply
+        .type(record.mimeType)
+        .header('content-length', sizeBytes)
+        .header('content-disposition', contentDisposition(record.fileName))
+    } catch (err) {
+      await handle.close().catch(() => undefined)
+      throw err
+    }
+    // downloadedAt only once the whole file was handed to the connection: not for a HEAD,
+    // nor for a download cut short (the client gone, a read error).
+    const where = { jobId: record.jobId, fileId: record.fileId, sizeBytes }
+    reply.raw.once('close', () => {
+      if (request.method !== 'GET') return
+      if (!reply.raw.writableFinished) {
+        request.log.info(where, 'file download interrupted')
+        return
+      }
+      void agent.files.markDownloaded(record.fileId)
+      request.log.info(where, 'file downloaded')
+    })
+    return reply.send(body)
   })
 
   // Decorated above; Fastify's types do not follow decorate().
