@@ -1,7 +1,8 @@
 /**
- * Starts services in this process: one Fastify app per service on its own port, a worker
- * pool per service that needs threads, and a clean shutdown on SIGINT/SIGTERM (stop
- * accepting, finish or abort in-flight requests, then destroy the pools).
+ * Starts services in this process: one Fastify app per service on its own port, each with
+ * its share of the process's file descriptors (a connection cap and a head timeout,
+ * server/connections.ts), a worker pool per service that needs threads, and a clean shutdown
+ * on SIGINT/SIGTERM (stop accepting, finish or abort in-flight requests, then destroy the pools).
  */
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
