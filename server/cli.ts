@@ -52,7 +52,8 @@ Usage:
   razao gateway rekey [--old-key-file F] [--new-key-file F]
                                                         re-encrypt the stored certificates under a new master key
                                                         (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
-  razao samples DIR                                     write files to try every service on (invented data)
+  razao samples DIR [--force]                           write files to try every service on (invented data);
+                                                        an existing file is kept unless --force, a link always refused
   razao --help                                          this text
 
 Configuration comes from environment variables and an optional .env file in the
@@ -76,7 +77,8 @@ async function main (argv: string[]): Promise<void> {
       reimportar: { type: 'boolean' },
       evidence: { type: 'boolean' },
       'old-key-file': { type: 'string' },
-      'new-key-file': { type: 'string' }
+      'new-key-file': { type: 'string' },
+      force: { type: 'boolean' }
     }
   })
   const [command, ...rest] = positionals
@@ -94,7 +96,7 @@ async function main (argv: string[]): Promise<void> {
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
     case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
-    case 'samples': return await writeSampleFiles(rest[0])
+    case 'samples': return await writeSampleFiles(rest[0], values.force === true)
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
   }
 }
@@ -212,13 +214,23 @@ async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<P
   }
 }
 
-/** `razao samples DIR`: the files, then what each is for (server/samples.ts). */
-async function writeSampleFiles (dir: string | undefined): Promise<void> {
+/**
+ * `razao samples DIR`: the files written, each with what it is for (server/samples.ts), on
+ * stdout; each file not written named on stderr, and then exit 1.
+ */
+async function writeSampleFiles (dir: string | undefined, force: boolean): Promise<void> {
   if (dir === undefined) throw new UsageError('missing DIR; see razao --help')
   // Loaded here only: the generators are of no use to any other command.
   const { writeSamples } = await import('./samples.js')
-  const samples = await writeSamples(dir)
-  for (const { file, use } of samples) process.stdout.write(`${join(dir, file)}\t${use}\n`)
+  const { written, notWritten } = await writeSamples(dir, { force })
+  for (const { file, use } of written) process.stdout.write(`${join(dir, file)}\t${use}\n`)
+  const why = {
+    exists: 'it already exists; kept as it is (--force replaces it)',
+    link: 'it is a symbolic link; not followed or replaced, even with --force (remove it first)',
+    'not-a-file': 'something other than a file has that name; left as it is'
+  }
+  for (const { file, reason } of notWritten) process.stderr.write(`razao: not written: ${join(dir, file)}: ${why[reason]}\n`)
+  if (notWritten.length > 0) process.exitCode = 1
 }
 
 /**

@@ -14,6 +14,10 @@ export interface SharedConfig {
   logLevel: string
   poolSize: number
   tmpDir: string
+  /** RAZAO_MAX_CONNECTIONS: open connections each service takes; undefined: derived from the open-file limit (server/connections.ts). */
+  maxConnections: number | undefined
+  /** RAZAO_HEADERS_TIMEOUT_MS: how long a connection may take to send a request's head before it is closed. */
+  headersTimeoutMs: number
 }
 
 export interface ImportConfig {
@@ -50,7 +54,9 @@ export function loadConfig (env: NodeJS.ProcessEnv, cwd = process.cwd()): Config
       databaseUrl: read.optionalUrl('DATABASE_URL', ['postgres:', 'postgresql:']),
       logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
       poolSize: read.integer('RAZAO_POOL_SIZE', availableParallelism(), 1, 256),
-      tmpDir: resolve(cwd, read.string('RAZAO_TMP_DIR', join(tmpdir(), 'razao')))
+      tmpDir: resolve(cwd, read.string('RAZAO_TMP_DIR', join(tmpdir(), 'razao'))),
+      maxConnections: read.optionalInteger('RAZAO_MAX_CONNECTIONS', 1, 1_000_000),
+      headersTimeoutMs: read.integer('RAZAO_HEADERS_TIMEOUT_MS', 10_000, 100, 300_000)
     },
     import: {
       host: read.string('IMPORT_HOST', '127.0.0.1'),
@@ -87,6 +93,10 @@ export class EnvReader {
       return fallback
     }
     return n
+  }
+
+  optionalInteger (name: string, min: number, max: number): number | undefined {
+    return this.raw(name) === undefined ? undefined : this.integer(name, NaN, min, max)
   }
 
   oneOf (name: string, allowed: string[], fallback: string): string {

@@ -1,12 +1,14 @@
 /**
  * The database a process uses: `DATABASE_URL` when set, otherwise the embedded
- * PostgreSQL in `<RAZAO_DATA_DIR>/postgres`. Opening it applies pending migrations
+ * PostgreSQL in `<RAZAO_DATA_DIR>/postgres`. Opening it checks that a `DATABASE_URL`
+ * gives sessions of their own (no pooler in transaction mode), applies pending migrations
  * and marks imports interrupted by a dead process as FALHOU.
  */
 import { join } from 'node:path'
 import pg from 'pg'
 import { EmbeddedPostgres } from '../core/db/embedded.js'
 import { migrate } from '../core/db/migrate.js'
+import { sessionStateSurvives } from '../core/db/pooler.js'
 import { recoverInterruptedImports } from '../core/importer/process-ledger.js'
 import type { SharedConfig } from './config.js'
 
@@ -49,6 +51,19 @@ export async function openDatabase (shared: SharedConfig, options: OpenOptions):
     await pool.end().catch(() => undefined)
     await embedded?.stop({ onlyIfIdle: options.role === 'cli' })
   }
+  if (shared.databaseUrl !== undefined) {
+    let pinned: boolean
+    try {
+      pinned = await sessionStateSurvives(pool)
+    } catch (err) {
+      await close()
+      throw prepareFailure(shared.databaseUrl, err)
+    }
+    if (!pinned) {
+      await close()
+      throw new DatabaseError(POOLED_SESSIONS)
+    }
+  }
   try {
     const client = await pool.connect()
     try {
@@ -60,8 +75,19 @@ export async function openDatabase (shared: SharedConfig, options: OpenOptions):
     }
   } catch (err) {
     await close()
-    const code = (err as { code?: string }).code
-    throw new DatabaseError(`Could not prepare the database${shared.databaseUrl === undefined ? ' (embedded)' : ' given by DATABASE_URL'}: ${code === undefined ? '' : `${code} `}${(err as Error).message}`, { cause: err })
+    throw prepareFailure(shared.databaseUrl, err)
   }
   return { url, pool, embedded: embedded !== undefined, close }
 }
+
+function prepareFailure (databaseUrl: string | undefined, err: unknown): DatabaseError {
+  const code = (err as { code?: string }).code
+  return new DatabaseError(`Could not prepare the database${databaseUrl === undefined ? ' (embedded)' : ' given by DATABASE_URL'}: ${code === undefined ? '' : `${code} `}${(err as Error).message}`, { cause: err })
+}
+
+/** The refusal when DATABASE_URL leads to a pooler that shares server connections between statements (core/db/pooler.ts). */
+export const POOLED_SESSIONS = 'DATABASE_URL leads to a connection pooler that does not keep each client on one server connection ' +
+  '(PgBouncer with pool_mode = transaction or statement): a session setting made by one statement was gone at the next. ' +
+  'razao keeps advisory locks and its loads on one session from statement to statement, so it needs session pooling: ' +
+  'set pool_mode = session in pgbouncer.ini (or pool_mode=session on this database\'s line under [databases]), ' +
+  'or point DATABASE_URL at PostgreSQL itself. See docs/scaling.md, "Connection poolers".'

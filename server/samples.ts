@@ -8,9 +8,13 @@
  * lint rule allows it here alone): they are compiled into dist/ with it, and loaded only
  * when this command runs.
  */
-import { mkdir, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { lstat, mkdir, mkdtemp, open, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generateLedger } from '../fixtures/ledger/generate.js'
+import type { LedgerOptions } from '../fixtures/ledger/generate.js'
 import { makeTextPdf } from '../fixtures/pdf/samples.js'
 import { generateDarf } from '../plugins/darf/fixtures/generate.js'
 import { generateDas } from '../plugins/das/fixtures/generate.js'
@@ -57,23 +61,99 @@ export const LEDGER_SAMPLES = {
 
 export const SIGN_SAMPLE = 'contrato.pdf'
 
-export async function writeSamples (dir: string): Promise<Sample[]> {
+/** A sample that was not written, and why. */
+export interface NotWritten {
+  file: string
+  /** `exists`: a file of that name is there (replaced only with `force`); `link`: a symbolic link, never followed or replaced; `not-a-file`: a folder, FIFO or device. */
+  reason: 'exists' | 'link' | 'not-a-file'
+}
+
+export interface SamplesResult {
+  written: Sample[]
+  notWritten: NotWritten[]
+}
+
+/**
+ * Writes every sample into `dir` (made if missing). Each file is created exclusively, so a
+ * name already taken is never written through: a symbolic link planted there is refused,
+ * wherever it points, and an existing file is left as it is unless `force` is given, when it
+ * is replaced by renaming a complete new file over it (a link still is not). The other
+ * samples are written all the same; the result says which were not.
+ */
+export async function writeSamples (dir: string, options: { force?: boolean } = {}): Promise<SamplesResult> {
   await mkdir(dir, { recursive: true })
   const { balanced, unbalanced, legacy } = LEDGER_SAMPLES
-  await generateLedger({ path: join(dir, balanced.file), format: 'xlsx', rows: balanced.rows, seed: SEED })
-  await generateLedger({ path: join(dir, unbalanced.file), format: 'xlsx', rows: unbalanced.rows, seed: SEED + 1, unbalancedGroups: unbalanced.unbalancedGroups })
-  await generateLedger({ path: join(dir, legacy.file), format: 'xls', rows: legacy.rows, seed: SEED + 2 })
-  const samples: Sample[] = [
-    { file: balanced.file, use: `a balanced ledger of ${balanced.rows} rows: POST /v1/analyze, /v1/process; razao analyze, razao import` },
-    { file: unbalanced.file, use: `a ledger with ${unbalanced.unbalancedGroups} unbalanced groups: POST /v1/diagnose-unbalanced; razao diagnose` },
-    { file: legacy.file, use: 'the same kind of ledger as a legacy Excel 97-2003 file: POST /v1/analyze' }
-  ]
-  for (const [documentType, make] of DOCUMENTS) {
-    const file = documentSampleName(documentType)
-    await writeFile(join(dir, file), (await make()).pdf)
-    samples.push({ file, use: `a ${documentType}: POST /api/v1/pdf/extract; razao extract` })
+  // The ledger generator writes to a path: a private folder of ours, never `dir` itself.
+  const staging = await mkdtemp(join(tmpdir(), 'razao-samples-'))
+  const ledger = (file: string, opts: Omit<LedgerOptions, 'path'>) => async (): Promise<Uint8Array> => {
+    const path = join(staging, file)
+    await generateLedger({ ...opts, path })
+    return await readFile(path)
   }
-  await writeFile(join(dir, SIGN_SAMPLE), await makeTextPdf(2))
-  samples.push({ file: SIGN_SAMPLE, use: 'a two-page PDF to sign: POST /api/v1/sign (Base64 in pdfBase64)' })
-  return samples
+  const plan: Array<Sample & { make: () => Promise<Uint8Array> }> = [
+    { file: balanced.file, use: `a balanced ledger of ${balanced.rows} rows: POST /v1/analyze, /v1/process; razao analyze, razao import`, make: ledger(balanced.file, { format: 'xlsx', rows: balanced.rows, seed: SEED }) },
+    { file: unbalanced.file, use: `a ledger with ${unbalanced.unbalancedGroups} unbalanced groups: POST /v1/diagnose-unbalanced; razao diagnose`, make: ledger(unbalanced.file, { format: 'xlsx', rows: unbalanced.rows, seed: SEED + 1, unbalancedGroups: unbalanced.unbalancedGroups }) },
+    { file: legacy.file, use: 'the same kind of ledger as a legacy Excel 97-2003 file: POST /v1/analyze', make: ledger(legacy.file, { format: 'xls', rows: legacy.rows, seed: SEED + 2 }) },
+    ...DOCUMENTS.map(([documentType, make]) => ({ file: documentSampleName(documentType), use: `a ${documentType}: POST /api/v1/pdf/extract; razao extract`, make: async () => (await make()).pdf })),
+    { file: SIGN_SAMPLE, use: 'a two-page PDF to sign: POST /api/v1/sign (Base64 in pdfBase64)', make: async () => await makeTextPdf(2) }
+  ]
+  const result: SamplesResult = { written: [], notWritten: [] }
+  try {
+    for (const { file, use, make } of plan) {
+      const refused = await placeFile(dir, file, await make(), options.force === true)
+      if (refused === undefined) result.written.push({ file, use })
+      else result.notWritten.push({ file, reason: refused })
+    }
+  } finally {
+    await rm(staging, { recursive: true, force: true })
+  }
+  return result
+}
+
+/** Writes `bytes` as `dir/file` without following or replacing a link; undefined when written, else why not. */
+async function placeFile (dir: string, file: string, bytes: Uint8Array, force: boolean): Promise<NotWritten['reason'] | undefined> {
+  const target = join(dir, file)
+  if (!force) {
+    let handle: FileHandle
+    try {
+      // O_CREAT | O_EXCL: fails on any existing name, a symbolic link included (never followed).
+      handle = await open(target, 'wx', 0o644)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      return await whyTaken(target) ?? 'exists'
+    }
+    try {
+      await handle.writeFile(bytes)
+      await handle.close()
+    } catch (err) {
+      await handle.close().catch(() => undefined)
+      await unlink(target).catch(() => undefined)
+      throw err
+    }
+    return undefined
+  }
+  const taken = await whyTaken(target)
+  if (taken !== undefined && taken !== 'exists') return taken
+  // A complete file of our own, renamed over the old one: rename replaces the name itself,
+  // so even a link planted after the check above is replaced, not followed.
+  const temporary = join(dir, `.${file}.${randomBytes(6).toString('hex')}.tmp`)
+  try {
+    await writeFile(temporary, bytes, { flag: 'wx', mode: 0o644 })
+    await rename(temporary, target)
+  } catch (err) {
+    await unlink(temporary).catch(() => undefined)
+    throw err
+  }
+  return undefined
+}
+
+/** What stands at `path`: undefined for nothing, `exists` for a regular file. */
+async function whyTaken (path: string): Promise<NotWritten['reason'] | undefined> {
+  const facts = await lstat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined
+    throw err
+  })
+  if (facts === undefined) return undefined
+  if (facts.isSymbolicLink()) return 'link'
+  return facts.isFile() ? 'exists' : 'not-a-file'
 }

@@ -1,7 +1,8 @@
 /**
- * Starts services in this process: one Fastify app per service on its own port, a worker
- * pool per service that needs threads, and a clean shutdown on SIGINT/SIGTERM (stop
- * accepting, finish or abort in-flight requests, then destroy the pools).
+ * Starts services in this process: one Fastify app per service on its own port, each with
+ * its share of the process's file descriptors (a connection cap and a head timeout,
+ * server/connections.ts), a worker pool per service that needs threads, and a clean shutdown
+ * on SIGINT/SIGTERM (stop accepting, finish or abort in-flight requests, then destroy the pools).
  */
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
@@ -10,6 +11,7 @@ import { loadAgentConfig } from './agent/config.js'
 import { loadExtractConfig } from './extract/config.js'
 import { loadGatewayConfig } from './gateway/config.js'
 import { loadSignConfig } from './sign/config.js'
+import { connectionLimits, describeLimits, limitConnections, readOpenFileLimit } from './connections.js'
 import { unsupportedLineWarning } from './runtime.js'
 import { resolveApiKey } from './secrets.js'
 import { createPool } from '../workers/pool.js'
@@ -18,6 +20,9 @@ import type { WorkerPool } from '../workers/pool.js'
 /** Services that exist; `all` starts each of them. */
 export const SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
 export type ServiceName = typeof SERVICES[number]
+
+/** The services that run work in a pool of threads of their own. */
+const POOLED: readonly ServiceName[] = ['import', 'sign', 'extract']
 
 export interface RunningServices {
   apps: Array<{ name: ServiceName, app: FastifyInstance, url: string }>
@@ -42,8 +47,11 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   const extractConfig = names.includes('extract') ? loadExtractConfig(env) : undefined
   const gatewayConfig = names.includes('gateway') ? loadGatewayConfig(env, config.shared) : undefined
   const agentConfig = names.includes('agent') ? loadAgentConfig(env) : undefined
+  const threads = config.shared.poolSize * names.filter((name) => POOLED.includes(name)).length
+  const limits = connectionLimits({ services: names.length, threads }, config.shared, readOpenFileLimit())
   const untested = unsupportedLineWarning()
   if (untested !== undefined) log(`Warning: ${untested}`)
+  log(describeLimits(limits))
   // The agent and the gateway get no pool: each agent job forks the process, and fork copies
   // the page tables of everything mapped, worker threads' heaps included (bench/agent.bench.ts).
   // Idle threads end after a minute, so the pools of quiet services cost one thread each.
@@ -58,6 +66,10 @@ export async function startServices (names: readonly ServiceName[], config: Conf
     return pool
   }
   const apps: RunningServices['apps'] = []
+  const listen = async (name: ServiceName, app: FastifyInstance, host: string, port: number): Promise<void> => {
+    limitConnections(app, limits)
+    apps.push({ name, app, url: await app.listen({ host, port }) })
+  }
   let database: Database | undefined
   // The import service and the gateway share one database (one registry of companies).
   const openDatabase = async (): Promise<Database> => {
@@ -85,30 +97,30 @@ export async function startServices (names: readonly ServiceName[], config: Conf
         const { buildImportApp } = await import('./import/app.js')
         database ??= await openDatabase()
         const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: await apiKey(name, config.import.apiKey, 'IMPORT_API_KEY'), pool: poolOf(name), database })
-        apps.push({ name, app, url: await app.listen({ host: config.import.host, port: config.import.port }) })
+        await listen(name, app, config.import.host, config.import.port)
       } else if (name === 'gateway') {
         const gateway = gatewayConfig!
         const { startGatewayApp } = await import('./gateway/start.js')
         database ??= await openDatabase()
         const app = await startGatewayApp(config.shared, gateway, database, log)
-        apps.push({ name, app, url: await app.listen({ host: gateway.host, port: gateway.port }) })
+        await listen(name, app, gateway.host, gateway.port)
       } else if (name === 'extract') {
         const extract = extractConfig!
         const { buildExtractApp } = await import('./extract/app.js')
         const app = await buildExtractApp({ shared: config.shared, config: extract, apiKey: await apiKey(name, extract.apiKey, 'EXTRACT_API_KEY'), pool: poolOf(name) })
-        apps.push({ name, app, url: await app.listen({ host: extract.host, port: extract.port }) })
+        await listen(name, app, extract.host, extract.port)
       } else if (name === 'agent') {
         const agent = agentConfig!
         if (agent.refuseAll) log('Warning: AGENT_API_KEY is set but empty: every /api/v1 route of the agent refuses every caller. Set a key (16 characters or more) or unset the variable for a generated development key.')
         const key = agent.refuseAll ? undefined : await apiKey(name, agent.apiKey, 'AGENT_API_KEY', 'X-AGENT-API-KEY')
         const { buildAgentApp } = await import('./agent/app.js')
         const app = await buildAgentApp({ shared: config.shared, config: agent, apiKey: key })
-        apps.push({ name, app, url: await app.listen({ host: agent.host, port: agent.port }) })
+        await listen(name, app, agent.host, agent.port)
       } else {
         const sign = signConfig!
         const { buildSignApp } = await import('./sign/app.js')
         const app = await buildSignApp({ shared: config.shared, config: sign, apiKey: await apiKey(name, sign.apiKey, 'SIGN_API_KEY'), pool: poolOf(name) })
-        apps.push({ name, app, url: await app.listen({ host: sign.host, port: sign.port }) })
+        await listen(name, app, sign.host, sign.port)
       }
     }
   } catch (err) {

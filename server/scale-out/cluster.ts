@@ -1,6 +1,7 @@
 /**
  * The parts of the scale-out test (scale-out.test.ts), each a real program on loopback:
- * Debian's PostgreSQL 15, PgBouncer in session pooling in front of it, HAProxy
+ * Debian's PostgreSQL 15, PgBouncer in session pooling in front of it (and one in
+ * transaction pooling, which razao must refuse), HAProxy
  * (least connections) in front of the razao instances, and the instances themselves
  * (`razao serve import|gateway`, one process each). Every process is started here and
  * stopped by its own pid; nothing listens beyond 127.0.0.1.
@@ -140,12 +141,16 @@ export async function startPostgres (dir: string): Promise<Postgres> {
 
 export interface Pooler { proc: Proc, port: number, settings: string }
 
-/** PgBouncer in session pooling in front of `pg`: a session keeps its server connection until it closes. */
-export async function startPgBouncer (dir: string, pg: Postgres): Promise<Pooler> {
+/**
+ * PgBouncer in front of `pg`. In session pooling (what razao needs) a session keeps its server
+ * connection until it closes; transaction pooling, which razao refuses at start, is started
+ * too, to show that refusal.
+ */
+export async function startPgBouncer (dir: string, pg: Postgres, mode: 'session' | 'transaction' = 'session'): Promise<Pooler> {
   const owner = await serviceUser()
   const port = await freePort()
   const settings = [
-    'pool_mode = session',
+    `pool_mode = ${mode}`,
     'max_client_conn = 200',
     'default_pool_size = 40',
     'server_reset_query = DISCARD ALL',
@@ -163,10 +168,11 @@ export async function startPgBouncer (dir: string, pg: Postgres): Promise<Pooler
     ...settings,
     ''
   ].join('\n')
+  const iniFile = join(dir, `pgbouncer-${mode}.ini`)
   await writeFile(join(dir, 'userlist.txt'), `"${pg.user}" "${pg.password}"\n`, { mode: 0o600 })
-  await writeFile(join(dir, 'pgbouncer.ini'), ini, { mode: 0o600 })
-  if (owner !== undefined) for (const f of ['userlist.txt', 'pgbouncer.ini']) await chown(join(dir, f), owner.uid, owner.gid)
-  const proc = new Proc('pgbouncer', spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], {
+  await writeFile(iniFile, ini, { mode: 0o600 })
+  if (owner !== undefined) for (const f of [join(dir, 'userlist.txt'), iniFile]) await chown(f, owner.uid, owner.gid)
+  const proc = new Proc(`pgbouncer ${mode}`, spawn(PGBOUNCER, [iniFile], {
     ...(owner === undefined ? {} : { uid: owner.uid, gid: owner.gid }), stdio: ['ignore', 'pipe', 'pipe']
   }))
   await proc.waitFor(/process up|listening on 127\.0\.0\.1/)
@@ -249,4 +255,20 @@ export async function startInstance (razao: string[], service: 'import' | 'gatew
   }))
   const match = await proc.waitFor(new RegExp(`${service} service listening on http://127\\.0\\.0\\.1:(\\d+)`), 90_000)
   return { proc, port: Number(match[1]), service }
+}
+
+/**
+ * `razao serve <service>` expected to stop at start: its exit code and output once it has
+ * exited, or `listening` (the instance stopped here) when it started instead.
+ */
+export async function runRefusedInstance (razao: string[], service: 'import' | 'gateway', env: Record<string, string>): Promise<{ code: number | null | 'listening', output: string }> {
+  const proc = new Proc(`razao ${service} (refused)`, spawn(process.execPath, [...razao, 'serve', service], {
+    cwd: join(import.meta.dirname, '..', '..'),
+    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: '', IMPORT_PORT: '0', GATEWAY_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  }))
+  const listening = proc.waitFor(/service listening on/, 90_000).then(() => 'listening' as const, () => undefined)
+  const code = await Promise.race([proc.exited, listening])
+  if (code === 'listening') await proc.stop()
+  return { code: code ?? await proc.exited, output: proc.output }
 }

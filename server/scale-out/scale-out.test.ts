@@ -1,6 +1,7 @@
 /**
  * Many instances on one PostgreSQL behind a real load balancer (issue 23), with real
- * programs on loopback: Debian's PostgreSQL 15, PgBouncer in session pooling, HAProxy
+ * programs on loopback: Debian's PostgreSQL 15, PgBouncer in session pooling (and one in
+ * transaction pooling, which an instance must refuse at start, issue 32), HAProxy
  * (least connections) in front of two import instances and two gateway instances, each
  * instance its own `razao serve` process, and the gateway's NF-e authority the loopback
  * mutual-TLS fake of fixtures/gateway. The figures docs/scaling.md quotes are printed.
@@ -26,7 +27,8 @@ import { BRANCH_CNPJ, HEAD_OFFICE_CNPJ, createGatewayPki } from '../../fixtures/
 import type { GatewayPki } from '../../fixtures/gateway/pki.js'
 import { DEFAULT_CACHE_MS } from '../../core/gateway/index.js'
 import { DEFAULT_RECOVERY_INTERVAL_MS } from '../import/app.js'
-import { missingTools, pgBouncerUrl, startHaproxy, startInstance, startPgBouncer, startPostgres, stopAll } from './cluster.js'
+import { sessionStateSurvives } from '../../core/db/pooler.js'
+import { missingTools, pgBouncerUrl, runRefusedInstance, startHaproxy, startInstance, startPgBouncer, startPostgres, stopAll } from './cluster.js'
 import type { Balancer, Instance, Pooler, Postgres } from './cluster.js'
 import { razaoArgs } from '../../fixtures/razao-cli.js'
 
@@ -209,6 +211,44 @@ describe.skipIf(missing.length > 0 && !CI)('scale-out: two import and two gatewa
     expect(after[1]!.movimentos).toBe(ROWS)
     expect(imports[1]!.proc.running).toBe(true)
   }, 120_000)
+
+  describe('a pooler in transaction mode', () => {
+    it('is told apart from session pooling by the start-up probe, through the real PgBouncer in each mode', async () => {
+      const transaction = await startPgBouncer(dir, postgres, 'transaction')
+      const probe = async (pooler: Pooler): Promise<boolean> => {
+        const pool = new pg.Pool({ connectionString: pgBouncerUrl(postgres, pooler), max: 4 })
+        try { return await sessionStateSurvives(pool) } finally { await pool.end() }
+      }
+      try {
+        expect(await probe(pooler)).toBe(true)
+        expect(await probe(transaction)).toBe(false)
+        // Not a first-use accident: with the transaction pool's server connections warm, still told apart.
+        expect(await probe(transaction)).toBe(false)
+        expect(await probe(pooler)).toBe(true)
+      } finally {
+        await transaction.proc.stop()
+      }
+    })
+
+    it('stops an import and a gateway instance at start, exit 1, with a message naming pool_mode and what to set', async () => {
+      const transaction = await startPgBouncer(dir, postgres, 'transaction')
+      try {
+        const data = join(dir, 'refused')
+        await mkdir(data)
+        const run = await runRefusedInstance(razaoArgs(), 'import', { DATABASE_URL: pgBouncerUrl(postgres, transaction), IMPORT_API_KEY: IMPORT_KEY, RAZAO_DATA_DIR: data, RAZAO_TMP_DIR: join(data, 'tmp') })
+        expect(run.code, run.output).toBe(1)
+        expect(run.output).toMatch(/pool_mode = transaction or statement/)
+        expect(run.output).toMatch(/set pool_mode = session in pgbouncer\.ini/)
+        expect(run.output).not.toMatch(/listening on/)
+        expect(run.output).not.toContain(postgres.password)
+        const gateway = await runRefusedInstance(razaoArgs(), 'gateway', { ...gatewayEnv(0), DATABASE_URL: pgBouncerUrl(postgres, transaction) })
+        expect(gateway.code, gateway.output).toBe(1)
+        expect(gateway.output).toMatch(/set pool_mode = session/)
+      } finally {
+        await transaction.proc.stop()
+      }
+    }, 120_000)
+  })
 
   describe('the gateway', () => {
     const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
