@@ -9,13 +9,14 @@
  * 1. `lockCompanyKeys` serializes the key step of one company's loads (a transaction lock,
  *    held to commit; the step takes a fraction of the load), so a load that lost a race sees
  *    the winner's keys and can name it, instead of only failing on the index;
- * 2. `overlapOfLoad` finds the active imports that already hold any of the load's ids;
- * 3. NORMAL refuses any overlap; REIMPORTAR releases every overlapped import's keys;
- * 4. `claimKeys` inserts the load's keys (a repeated id inside the file fails here).
+ * 2. NORMAL: `claimKeys` inserts the load's keys, skipping taken ones; if any was skipped,
+ *    `overlapOfLoad` names the active imports that hold them (refused), else the file repeats
+ *    an id (`repeatedIds`, refused). The common case, no overlap, is one statement;
+ * 3. REIMPORTAR: `overlapOfLoad` finds the imports to replace, `releaseKeys` frees their keys,
+ *    then `claimKeys` (which can then fail only on an id the file repeats).
  */
 import type { ClientBase, Pool } from 'pg'
 import { EngineError } from '../errors.js'
-import { isUniqueViolation } from '../db/pg-errors.js'
 
 type Db = ClientBase | Pool
 
@@ -98,27 +99,28 @@ export async function releaseKeys (db: ClientBase, empresaId: string, importacao
 }
 
 /**
- * Makes the load's movements the company's active ones. Run after the overlaps were refused
- * or released, a unique violation here can only be an id the file repeats: refused, naming
- * the first ones (a savepoint keeps the transaction usable to ask which).
+ * Makes the load's `rows` movements the company's active ones, if none of their ids is taken:
+ * true when every key went in. False leaves nothing of this step behind (a savepoint): some id
+ * is active in another import, or repeated in the file; the caller asks which.
  */
-export async function claimKeys (db: ClientBase, empresaId: string, importacaoSeq: string): Promise<void> {
+export async function claimKeys (db: ClientBase, empresaId: string, importacaoSeq: string, rows: number): Promise<boolean> {
   await db.query('SAVEPOINT razao_claim_keys')
-  try {
-    await db.query(
-      'INSERT INTO movimentos_ativos (empresa_id, id, importacao_seq) SELECT $1, id, $2 FROM movimentos WHERE importacao_seq = $2',
-      [empresaId, importacaoSeq])
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err
-    await db.query('ROLLBACK TO SAVEPOINT razao_claim_keys')
-    throw await repeatedIds(db, importacaoSeq)
+  const { rowCount } = await db.query(
+    `INSERT INTO movimentos_ativos (empresa_id, id, importacao_seq) SELECT $1, id, $2 FROM movimentos WHERE importacao_seq = $2
+     ON CONFLICT DO NOTHING`,
+    [empresaId, importacaoSeq])
+  if (rowCount === rows) {
+    await db.query('RELEASE SAVEPOINT razao_claim_keys')
+    return true
   }
-  await db.query('RELEASE SAVEPOINT razao_claim_keys')
+  await db.query('ROLLBACK TO SAVEPOINT razao_claim_keys')
+  return false
 }
 
 const REPEATS_SHOWN = 5
 
-async function repeatedIds (db: ClientBase, importacaoSeq: string): Promise<EngineError> {
+/** The refusal of a file that repeats ids, naming the first ones and their rows. */
+export async function repeatedIds (db: ClientBase, importacaoSeq: string): Promise<EngineError> {
   const { rows } = await db.query<{ id: string, linhas: number[], total: string }>(
     `SELECT id::text, (array_agg(linha_origem ORDER BY linha_origem))[1:4] AS linhas, count(*) OVER () AS total
        FROM movimentos WHERE importacao_seq = $1

@@ -29,7 +29,7 @@ import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { openBatchSink } from './copy-sink.js'
 import type { CopyMode } from './copy-sink.js'
 import { MovementEncoder } from './movement-rows.js'
-import { claimKeys, lockCompanyKeys, overlapOfLoad, releaseKeys } from './movement-keys.js'
+import { claimKeys, lockCompanyKeys, overlapOfLoad, releaseKeys, repeatedIds } from './movement-keys.js'
 import type { OverlapReport, OverlappedImport } from './movement-keys.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
@@ -154,7 +154,7 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
   checkImportable(analysis)
   await validateStored(db, importation.seq, analysis)
 
-  const replaced = await settleMovementKeys(db, request, empresaId, importation, previous)
+  const replaced = await settleMovementKeys(db, request, empresaId, importation, previous, analysis.totalRows)
   if (replaced.length > 0) {
     await db.query(
       `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = ANY($1::uuid[])`,
@@ -180,16 +180,20 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
  * every such import whole, with the import of the same file if there is one, and all of
  * them or none, since it all commits or rolls back with the load. Returns what it replaces.
  */
-async function settleMovementKeys (db: ClientBase, request: ProcessRequest, empresaId: string, importation: Importation, previous: string | undefined): Promise<OverlappedImport[]> {
+async function settleMovementKeys (db: ClientBase, request: ProcessRequest, empresaId: string, importation: Importation, previous: string | undefined, rows: number): Promise<OverlappedImport[]> {
   await lockCompanyKeys(db, empresaId)
+  if (request.mode === 'NORMAL') {
+    if (await claimKeys(db, empresaId, importation.seq, rows)) return []
+    const overlap = await overlapOfLoad(db, empresaId, importation.seq)
+    throw overlap.overlappingRows > 0 ? overlapRefusal(request, overlap) : await repeatedIds(db, importation.seq)
+  }
   const overlap = await overlapOfLoad(db, empresaId, importation.seq)
-  if (request.mode === 'NORMAL' && overlap.overlappingRows > 0) throw overlapRefusal(request, overlap)
   const replaced = [...overlap.imports]
   if (previous !== undefined && !replaced.some((r) => r.importacaoId === previous)) {
     replaced.push(await importationFacts(db, previous))
   }
   await releaseKeys(db, empresaId, replaced.map((r) => r.seq))
-  await claimKeys(db, empresaId, importation.seq)
+  if (!await claimKeys(db, empresaId, importation.seq, rows)) throw await repeatedIds(db, importation.seq)
   return replaced
 }
 
