@@ -55,6 +55,8 @@ describe('parseDistAnswer', () => {
   })
 
   it('refuses what the schema does not place where it stands', () => {
+    expect(refusal('<html><body>Erro</body></html>')).toBe('it holds html (no namespace), which the schema does not allow there')
+    expect(refusal('<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body/></soap:Envelope>')).toBe('its Body is empty')
     expect(refusal(RET('<retConsStatServ xmlns="http://www.portalfiscal.inf.br/nfe"><cStat>107</cStat></retConsStatServ>').replace('<retDistDFeInt versao="1.01" xmlns="http://www.portalfiscal.inf.br/nfe">', '').replace('</retDistDFeInt>', '')))
       .toContain('nfeDistDFeInteresseResult holds retConsStatServ')
     expect(refusal(RET(FIELDS.replace('<verAplic>1.4.0</verAplic>', '')))).toBe('its retDistDFeInt holds cStat (namespace http://www.portalfiscal.inf.br/nfe) where the schema expects verAplic')

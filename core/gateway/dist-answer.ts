@@ -114,7 +114,7 @@ export class DistAnswerReader {
   /** `contentType`: the answer's Content-Type header (its charset counts). */
   constructor (contentType: string | undefined) {
     this.charset = charsetOf(contentType)
-    this.stack = [{ name: 'the answer', content: { kind: 'choice', rules: [this.envelope(SOAP12_NS), this.envelope(SOAP11_NS)] }, index: 0, count: 0, children: 0, text: '' }]
+    this.stack = [{ name: '', content: { kind: 'choice', rules: [this.envelope(SOAP12_NS), this.envelope(SOAP11_NS)] }, index: 0, count: 0, children: 0, text: '' }]
     const p = this.parser
     p.on('error', (e) => { throw new AnswerRefused(`it is not well-formed XML (${e.message.replace(/\.$/, '')})`) })
     p.on('doctype', () => { throw new AnswerRefused('it has a DOCTYPE, which a SOAP message may not have') })
@@ -235,7 +235,7 @@ export class DistAnswerReader {
     parent.children++
     let content: Content = SKIP
     if (parent.content.kind === 'text') {
-      throw new AnswerRefused(`its ${parent.name} holds an element (${tag.local}) where the schema allows only text`)
+      throw new AnswerRefused(`${whose(parent)} holds an element (${tag.local}) where the schema allows only text`)
     } else if (parent.content.kind !== 'skip') {
       const r = parent.content.kind === 'sequence' ? this.next(parent, parent.content.rules, tag) : this.choose(parent, parent.content.rules, tag)
       r.opened?.(tag)
@@ -250,23 +250,23 @@ export class DistAnswerReader {
       if (r.uri === tag.uri && r.local === tag.local) {
         if (parent.count >= r.max) {
           throw new AnswerRefused(r.max === 1
-            ? `its ${parent.name} holds more than one ${r.local}`
-            : `its ${parent.name} holds more than ${r.max} ${r.local} elements, the most the schema allows`)
+            ? `${whose(parent)} holds more than one ${r.local}`
+            : `${whose(parent)} holds more than ${r.max} ${r.local} elements, the most the schema allows`)
         }
         parent.count++
         return r
       }
-      if (parent.count < r.min) throw new AnswerRefused(`its ${parent.name} holds ${described(tag)} where the schema expects ${r.local}`)
+      if (parent.count < r.min) throw new AnswerRefused(`${whose(parent)} holds ${described(tag)} where the schema expects ${r.local}`)
       parent.index++
       parent.count = 0
     }
-    throw new AnswerRefused(`its ${parent.name} holds ${described(tag)}, which the schema does not allow there`)
+    throw new AnswerRefused(`${whose(parent)} holds ${described(tag)}, which the schema does not allow there`)
   }
 
   private choose (parent: Frame, rules: Rule[], tag: SaxesTagNS): Rule {
     const r = rules.find((x) => x.uri === tag.uri && x.local === tag.local)
-    if (r === undefined) throw new AnswerRefused(`its ${parent.name} holds ${described(tag)}, which the schema does not allow there`)
-    if (parent.children > 1) throw new AnswerRefused(`its ${parent.name} holds more than one element`)
+    if (r === undefined) throw new AnswerRefused(`${whose(parent)} holds ${described(tag)}, which the schema does not allow there`)
+    if (parent.children > 1) throw new AnswerRefused(`${whose(parent)} holds more than one element`)
     return r
   }
 
@@ -275,9 +275,9 @@ export class DistAnswerReader {
     const content = top.content
     if (content.kind === 'text') {
       top.text += t
-      if (top.text.length > content.maxChars) throw new AnswerRefused(`its ${top.name} is longer than the ${content.maxChars} characters the schema allows`)
+      if (top.text.length > content.maxChars) throw new AnswerRefused(`${whose(top)} is longer than the ${content.maxChars} characters the schema allows`)
     } else if (content.kind !== 'skip' && !ELEMENT_SPACE.test(t)) {
-      throw new AnswerRefused(`its ${top.name} holds text where the schema allows only elements`)
+      throw new AnswerRefused(`${whose(top)} holds text where the schema allows only elements`)
     }
   }
 
@@ -286,20 +286,25 @@ export class DistAnswerReader {
     const frame = this.stack.pop()!
     const content = frame.content
     if (content.kind === 'text') {
-      if (frame.text.length < content.minChars) throw new AnswerRefused(`its ${frame.name} is empty`)
+      if (frame.text.length < content.minChars) throw new AnswerRefused(`${whose(frame)} is empty`)
       if (content.pattern !== undefined && !content.pattern.test(frame.text)) {
-        throw new AnswerRefused(`its ${frame.name} is "${frame.text.slice(0, 40)}${frame.text.length > 40 ? '…' : ''}", which its schema type does not allow`)
+        throw new AnswerRefused(`${whose(frame)} is "${frame.text.slice(0, 40)}${frame.text.length > 40 ? '…' : ''}", which its schema type does not allow`)
       }
       content.closed(frame.text)
     } else if (content.kind === 'sequence') {
       for (let i = frame.index; i < content.rules.length; i++) {
         const r = content.rules[i]!
-        if ((i === frame.index ? frame.count : 0) < r.min) throw new AnswerRefused(`its ${frame.name} has no ${r.local}`)
+        if ((i === frame.index ? frame.count : 0) < r.min) throw new AnswerRefused(`${whose(frame)} has no ${r.local}`)
       }
     } else if (content.kind === 'choice' && frame.children === 0) {
-      throw new AnswerRefused(`its ${frame.name} is empty`)
+      throw new AnswerRefused(`${whose(frame)} is empty`)
     }
   }
+}
+
+/** How a message names an element: "its retDistDFeInt", or "it" for the document itself. */
+function whose (frame: Frame): string {
+  return frame.name === '' ? 'it' : `its ${frame.name}`
 }
 
 function described (tag: SaxesTagNS): string {
