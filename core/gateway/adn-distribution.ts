@@ -2,13 +2,15 @@
  * NFS-e distribution of the national environment (ADN Contribuintes v1):
  * `GET {base}/DFe/{NSU}?cnpjConsulta=...&lote=true` over mutual TLS, JSON answer
  * `LoteDistribuicaoNSUResponse` (the ADN's OpenAPI description). The items of `LoteDFe` are handed
- * back exactly as the ADN sent them (PascalCase keys, `ArquivoXml` still gzip+Base64).
+ * back exactly as the ADN sent them (PascalCase keys, `ArquivoXml` still gzip+Base64), once
+ * they have the schema's shape (issue 32): at most 50, each an object of plain values.
  */
 import type { Agent } from 'node:https'
+import { AnswerRefused } from './answer-encoding.js'
 import { GatewayError } from './errors.js'
 import { callHttps } from './https-call.js'
-import { httpError, logAnswer } from './nfe-distribution.js'
-import type { GatewayLog } from './nfe-distribution.js'
+import type { AnswerReader, GatewayLog } from './https-call.js'
+import { httpError, refusedAs } from './nfe-distribution.js'
 
 export const ADN_BASE_URLS = {
   1: 'https://adn.nfse.gov.br/contribuintes',
@@ -39,6 +41,15 @@ export interface AdnAnswer {
 
 const SERVICE = 'NFS-e national distribution (ADN)'
 
+/** The most items one answer holds: "up to 50" documents after the NSU (the ADN's contributor manual, distribution by NSU). */
+export const MAX_ADN_DOCUMENTS = 50
+/**
+ * The deepest an answer nests: the envelope's deepest field is 4 levels down (Erros > item >
+ * Parametros); a deeper answer is refused before JSON.parse, so nothing downstream (the
+ * reply's serializer, the log) ever recurses through it.
+ */
+export const MAX_JSON_DEPTH = 16
+
 interface AdnMessage { Codigo?: unknown, Descricao?: unknown, Complemento?: unknown }
 interface AdnEnvelope {
   StatusProcessamento?: unknown
@@ -55,24 +66,31 @@ export function adnDistributionUrl (baseUrl: string, cnpj: string, nsu: number):
  * One query. 200 with documents and 404 `NENHUM_DOCUMENTO_LOCALIZADO` (E2220) are
  * answers (the latter with no documents); 400 `REJEICAO` is a refused query (422, its
  * `Erros` in the message); a 429 (an HTML page, not JSON) is passed on as 429; other
- * failures are 503.
+ * failures are 503, and so is a 200 outside the schema (nested deeper than
+ * MAX_JSON_DEPTH, more than 50 items, an item that is not an object of plain values).
  */
 export async function queryAdnDistribution (call: AdnDistributionCall): Promise<AdnAnswer> {
-  const answer = await callHttps({
+  const answer = await callHttps<AdnEnvelope | null>({
     url: adnDistributionUrl(call.baseUrl, call.cnpj, call.nsu),
     method: 'GET',
     headers: { accept: 'application/json' },
     agent: call.agent,
     timeoutMs: call.timeoutMs,
-    service: SERVICE
+    service: SERVICE,
+    ...(call.log === undefined ? {} : { log: { to: call.log, upstream: 'adn-dfe' } }),
+    // The 429 is an HTML page: not read. A 200 nested too deep is refused as the ADN's fault; another status is its HTTP error.
+    read: (status) => status === 429
+      ? { write: () => undefined, end: () => null }
+      : refusedAs(new JsonEnvelopeReader(), (why) => status === 200
+        ? new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE', `${SERVICE} answered HTTP 200 with something its schema does not allow: ${why}.`)
+        : httpError(SERVICE, status))
   })
-  logAnswer(call.log, 'adn-dfe', answer)
   if (answer.status === 429) {
     const given = Number(answer.headers['retry-after'])
     throw new GatewayError(429, 'GATEWAY_QUERY_REFUSED', `${SERVICE} is limiting the rate of queries (HTTP 429); wait before asking again.`,
       Number.isSafeInteger(given) && given > 0 ? { retryAfterS: given } : {})
   }
-  const envelope = readEnvelope(answer.body)
+  const envelope = answer.body
   if (answer.status === 404 && envelope?.StatusProcessamento === 'NENHUM_DOCUMENTO_LOCALIZADO') {
     checkAmbiente(envelope, call.tpAmb)
     return { statusProcessamento: 'NENHUM_DOCUMENTO_LOCALIZADO', documentos: [] }
@@ -88,20 +106,79 @@ export async function queryAdnDistribution (call: AdnDistributionCall): Promise<
   if (envelope.StatusProcessamento === 'REJEICAO') {
     throw new GatewayError(422, 'GATEWAY_QUERY_REFUSED', `${SERVICE} refused the query: ${describeErrors(envelope.Erros)}.`)
   }
-  const lote = envelope.LoteDFe
-  if (lote !== null && lote !== undefined && !Array.isArray(lote)) {
-    throw new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE', `${SERVICE} answered a LoteDFe that is not a list.`)
-  }
-  const documentos = (lote ?? []).filter((item): item is AdnDocument => typeof item === 'object' && item !== null && !Array.isArray(item))
-  return { statusProcessamento: envelope.StatusProcessamento, documentos }
+  return { statusProcessamento: envelope.StatusProcessamento, documentos: readLote(envelope.LoteDFe) }
 }
 
-function readEnvelope (body: string): AdnEnvelope | null {
-  try {
-    const value: unknown = JSON.parse(body)
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as AdnEnvelope : null
-  } catch {
-    return null
+/** The items of `LoteDFe` as sent, once each has the shape of the OpenAPI's DistribuicaoNSU; a 503 otherwise. */
+function readLote (lote: unknown): AdnDocument[] {
+  const refuse = (why: string): GatewayError => new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE', `${SERVICE} answered HTTP 200 with something its schema does not allow: ${why}.`)
+  if (lote === null || lote === undefined) return []
+  if (!Array.isArray(lote)) throw refuse('LoteDFe is not a list')
+  if (lote.length > MAX_ADN_DOCUMENTS) throw refuse(`LoteDFe holds ${lote.length} items, more than the ${MAX_ADN_DOCUMENTS} the ADN answers at most`)
+  lote.forEach((item: unknown, i) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw refuse(`LoteDFe item ${i + 1} is not an object`)
+    for (const [key, value] of Object.entries(item)) {
+      const why = fieldProblem(key, value)
+      if (why !== undefined) throw refuse(`LoteDFe item ${i + 1} has ${JSON.stringify(key.slice(0, 40))} ${why}`)
+    }
+  })
+  return lote as AdnDocument[]
+}
+
+/**
+ * DistribuicaoNSU's fields are plain values: NSU an integer, the others strings, each may be
+ * null. A field the OpenAPI does not name passes through if it is a plain value too, so the
+ * ADN may add one without breaking the route; a nested value never passes.
+ */
+function fieldProblem (key: string, value: unknown): string | undefined {
+  if (value === null) return undefined
+  if (key === 'NSU') return Number.isSafeInteger(value) && (value as number) >= 0 ? undefined : 'that is not a non-negative integer'
+  if (['ChaveAcesso', 'TipoDocumento', 'TipoEvento', 'ArquivoXml', 'DataHoraGeracao'].includes(key)) return typeof value === 'string' ? undefined : 'that is not a string'
+  return typeof value === 'object' ? 'holding a nested value, where the schema has only plain values' : undefined
+}
+
+/**
+ * Keeps a JSON answer's bytes and scans its nesting as they arrive; refuses (AnswerRefused)
+ * once it nests deeper than MAX_JSON_DEPTH. JSON's structural characters are ASCII, and no
+ * byte of a multi-byte UTF-8 sequence is, so the bytes can be scanned before decoding.
+ * At the end: the envelope object, or null when the bytes are not UTF-8 JSON holding an object.
+ */
+class JsonEnvelopeReader implements AnswerReader<AdnEnvelope | null> {
+  private readonly chunks: Buffer[] = []
+  private depth = 0
+  private inString = false
+  private escaped = false
+
+  write (bytes: Buffer): void {
+    this.chunks.push(bytes)
+    let { depth, inString, escaped } = this
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!
+      if (inString) {
+        if (escaped) escaped = false
+        else if (b === 0x5c) escaped = true
+        else if (b === 0x22) inString = false
+      } else if (b === 0x22) {
+        inString = true
+      } else if (b === 0x7b || b === 0x5b) {
+        if (++depth > MAX_JSON_DEPTH) throw new AnswerRefused(`its JSON nests deeper than ${MAX_JSON_DEPTH} levels`)
+      } else if (b === 0x7d || b === 0x5d) {
+        depth--
+      }
+    }
+    this.depth = depth
+    this.inString = inString
+    this.escaped = escaped
+  }
+
+  end (): AdnEnvelope | null {
+    try {
+      // RFC 8259 §8.1: JSON between systems is UTF-8; bytes that are not make it unreadable, never replaced.
+      const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(this.chunks)))
+      return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as AdnEnvelope : null
+    } catch {
+      return null
+    }
   }
 }
 

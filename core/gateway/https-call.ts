@@ -4,38 +4,107 @@
  * Every transport failure becomes a 503 GatewayError whose message says what happened;
  * the request is never sent twice (a repeated NF-e query can count against the company:
  * NT 2014.002, see docs/gateway-queries.md).
+ *
+ * The answer is read as it arrives (issue 32): its bytes go to the caller's reader in slices
+ * of at most READ_SLICE_BYTES, with a turn of the event loop after each, so a large answer
+ * never holds the process (its /health, the other queries) for longer than one slice takes,
+ * however fast the bytes come. A reader that refuses the answer (a GatewayError) ends the
+ * exchange at once: the rest is never downloaded.
  */
 import { request as httpsRequest } from 'node:https'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Agent } from 'node:https'
 import type { TLSSocket } from 'node:tls'
-import { GatewayError } from './errors.js'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { GatewayError, isGatewayError } from './errors.js'
 
-export interface HttpsCall {
+/** Takes an answer's body as it arrives. */
+export interface AnswerReader<T> {
+  /** The next bytes (at most READ_SLICE_BYTES); throws a GatewayError to abandon the answer. */
+  write: (bytes: Buffer) => void
+  /** The body has ended: what was read, or a GatewayError thrown. */
+  end: () => T
+}
+
+/** Where the raw upstream answer goes (pino-compatible): debug level only. */
+export interface GatewayLog {
+  debug: (obj: Record<string, unknown>, msg: string) => void
+}
+
+export interface HttpsCall<T = string> {
   url: string
   method: 'GET' | 'POST'
   headers: Record<string, string>
   body?: string
   agent: Agent
   timeoutMs: number
-  /** Answers larger than this are abandoned (a 50-document NF-e batch is a few MB at most). */
+  /** Answers larger than this are abandoned. */
   maxBytes?: number
   /** Short name of the service in messages: "NF-e distribution", "ADN". */
   service: string
+  /** Chooses the reader once the status and headers are in; default: the whole body as UTF-8 text. */
+  read?: (status: number, headers: IncomingHttpHeaders) => AnswerReader<T>
+  /**
+   * The raw answer's first 64 KiB, at debug level, under this upstream's name. Answers hold no
+   * secret of ours: the certificate travels in the TLS layer, not in the body.
+   */
+  log?: { to: GatewayLog, upstream: string }
 }
 
-export interface HttpsAnswer {
+export interface HttpsAnswer<T = string> {
   status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
+  headers: IncomingHttpHeaders
+  /** What the reader made of the body. */
+  body: T
   /** True when the answer came over a connection an earlier call opened (no new handshake). */
   reusedConnection: boolean
 }
 
-const DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+/**
+ * The bound of every answer. An NF-e answer holds at most 50 documents (retDistDFeInt_v1.01.xsd),
+ * an ADN one at most 50 items, each a compressed document; real batches are a few MB.
+ */
+export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+/** The most of an answer read in one turn of the event loop: a few milliseconds of parsing at most. */
+export const READ_SLICE_BYTES = 64 * 1024
+/** How much of a raw answer goes to the debug log. */
+const LOGGED_BYTES = 65_536
 
-export function callHttps (call: HttpsCall): Promise<HttpsAnswer> {
+/** What has been read of an answer: its size so far and its first bytes (for the debug log). */
+export interface ReadProgress { bytes: number, head: Buffer[] }
+
+/**
+ * Hands `source` to `reader` in slices of at most READ_SLICE_BYTES, letting the event loop
+ * turn after each; stops when `stopped()` says so. Throws a 503 GatewayError when the bytes
+ * exceed `maxBytes`, and what the reader throws.
+ */
+export async function readInSlices (source: AsyncIterable<Buffer> | Iterable<Buffer>, reader: Pick<AnswerReader<unknown>, 'write'>,
+  o: { maxBytes: number, service: string, stopped?: () => boolean, progress?: ReadProgress }): Promise<void> {
+  const progress = o.progress ?? { bytes: 0, head: [] }
+  for await (const chunk of source) {
+    if (o.stopped?.() === true) return
+    const before = progress.bytes
+    progress.bytes += chunk.length
+    if (progress.bytes > o.maxBytes) throw unavailable(`${o.service} sent an answer larger than ${Math.round(o.maxBytes / 1048576)} MB; it was abandoned.`)
+    if (before < LOGGED_BYTES) progress.head.push(chunk.subarray(0, LOGGED_BYTES - before))
+    for (let at = 0; at < chunk.length; at += READ_SLICE_BYTES) {
+      reader.write(chunk.subarray(at, at + READ_SLICE_BYTES))
+      await nextTurn()
+      if (o.stopped?.() === true) return
+    }
+  }
+}
+
+/** The whole body as UTF-8 text (what callers that only want the text use). */
+function textReader (): AnswerReader<string> {
+  const chunks: Buffer[] = []
+  return { write: (bytes) => { chunks.push(bytes) }, end: () => Buffer.concat(chunks).toString('utf8') }
+}
+
+export function callHttps<T = string> (call: HttpsCall<T>): Promise<HttpsAnswer<T>> {
   const maxBytes = call.maxBytes ?? DEFAULT_MAX_BYTES
-  return new Promise<HttpsAnswer>((resolve, reject) => {
+  const dropped = (): GatewayError => unavailable(`${call.service} dropped the connection in the middle of its answer.`)
+  return new Promise<HttpsAnswer<T>>((resolve, reject) => {
     let settled = false
     const fail = (e: GatewayError): void => {
       if (settled) return
@@ -50,27 +119,53 @@ export function callHttps (call: HttpsCall): Promise<HttpsAnswer> {
       agent: call.agent,
       headers: { ...call.headers, ...(body === undefined ? {} : { 'content-length': String(body.length) }) }
     }, (res) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (size > maxBytes) {
-          fail(unavailable(`${call.service} sent an answer larger than ${Math.round(maxBytes / 1048576)} MB; it was abandoned.`))
-          return
+      const status = res.statusCode ?? 0
+      const progress: ReadProgress = { bytes: 0, head: [] }
+      const log = (outcome: string | undefined): void => {
+        if (call.log === undefined) return
+        const start = Buffer.concat(progress.head).toString('utf8')
+        call.log.to.debug({
+          upstream: call.log.upstream,
+          status,
+          contentType: res.headers['content-type'],
+          reusedConnection: req.reusedSocket,
+          bytes: progress.bytes,
+          body: progress.bytes > LOGGED_BYTES ? `${start}…[cut]` : start,
+          ...(outcome === undefined ? {} : { refused: outcome })
+        }, 'raw upstream answer')
+      }
+      const read = async (): Promise<void> => {
+        // A refusal is the reader's GatewayError; anything else it throws is a fault of the answer too.
+        const asRefusal = (e: unknown): GatewayError => isGatewayError(e) ? e : unavailable(`${call.service} sent an answer that could not be read.`, e)
+        let reader: AnswerReader<T>
+        try {
+          reader = call.read?.(status, res.headers) ?? textReader() as AnswerReader<T>
+        } catch (e) {
+          throw asRefusal(e)
         }
-        chunks.push(chunk)
-      })
-      res.on('aborted', () => fail(unavailable(`${call.service} dropped the connection in the middle of its answer.`)))
-      res.on('error', () => fail(unavailable(`${call.service} dropped the connection in the middle of its answer.`)))
-      res.on('end', () => {
+        const guarded = { write: (bytes: Buffer) => { try { reader.write(bytes) } catch (e) { throw asRefusal(e) } } }
+        try {
+          await readInSlices(res, guarded, { maxBytes, service: call.service, stopped: () => settled, progress })
+        } catch (e) {
+          throw isGatewayError(e) ? e : dropped()
+        }
         if (settled) return
-        if (!res.complete) {
-          fail(unavailable(`${call.service} dropped the connection in the middle of its answer.`))
-          return
+        if (!res.complete) throw dropped()
+        let value: T
+        try {
+          value = reader.end()
+        } catch (e) {
+          throw asRefusal(e)
         }
+        log(undefined)
         settled = true
         clearTimeout(timer)
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), reusedConnection: req.reusedSocket })
+        resolve({ status, headers: res.headers, body: value, reusedConnection: req.reusedSocket })
+      }
+      read().catch((e: GatewayError) => {
+        if (settled) return
+        log(e.detail)
+        fail(e)
       })
     })
     const timer = setTimeout(() => {
@@ -93,7 +188,7 @@ function unavailable (detail: string, cause?: unknown): GatewayError {
 }
 
 /** Names the failure for a person: no host internals beyond what the configuration already says. */
-function transportError (call: HttpsCall, e: NodeJS.ErrnoException, handshakeDone: boolean): GatewayError {
+function transportError (call: Pick<HttpsCall<unknown>, 'url' | 'service'>, e: NodeJS.ErrnoException, handshakeDone: boolean): GatewayError {
   const code = e.code ?? ''
   const host = new URL(call.url).host
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'ETIMEDOUT') {

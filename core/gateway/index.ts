@@ -20,10 +20,14 @@ export type { GatewayErrorOptions } from './errors.js'
 export { TlsAgentCache, splitPem } from './tls-agents.js'
 export type { ClientCertificate, TlsAgentCacheOptions } from './tls-agents.js'
 export {
-  NFE_DIST_URLS, NFE_DIST_ACTION, NFE_DIST_CONTENT_TYPE, NFE_NS, NFE_WSDL_NS, SOAP12_NS,
-  buildDistNsuEnvelope, parseDistAnswer, queryNfeDistribution, assertAnswered
+  NFE_DIST_URLS, NFE_DIST_ACTION, NFE_DIST_CONTENT_TYPE, buildDistNsuEnvelope, queryNfeDistribution, assertAnswered
 } from './nfe-distribution.js'
-export type { DistNsuRequest, NfeDocument, RetDistDFeInt, SoapFault, GatewayLog, NfeDistributionCall } from './nfe-distribution.js'
+export type { DistNsuRequest, NfeDistributionCall } from './nfe-distribution.js'
+export { NFE_NS, NFE_WSDL_NS, SOAP12_NS, MAX_DOCUMENTS, DistAnswerReader, parseDistAnswer } from './dist-answer.js'
+export type { DistAnswer, NfeDocument, RetDistDFeInt, SoapFault } from './dist-answer.js'
+export { AnswerRefused } from './answer-encoding.js'
+export { DEFAULT_MAX_BYTES, READ_SLICE_BYTES, readInSlices } from './https-call.js'
+export type { AnswerReader, GatewayLog } from './https-call.js'
 export { ADN_BASE_URLS, adnDistributionUrl, queryAdnDistribution } from './adn-distribution.js'
 export type { AdnAnswer, AdnDocument, AdnDistributionCall } from './adn-distribution.js'
 export { QueryGuard, DEFAULT_COOLDOWN_MS, nfeCooldownReason } from './query-guard.js'

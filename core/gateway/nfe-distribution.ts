@@ -1,25 +1,23 @@
 /**
  * NF-e distribution (`NFeDistribuicaoDFe`, operation `nfeDistDFeInteresse`, layout 1.01)
  * in `distNSU` mode: the SOAP 1.2 envelope, one POST over the certificate's agent, and
- * the `retDistDFeInt` answer read with a real XML parser. `docZip` is handed back as the
- * text node the authority sent, never decoded (spec 3 §1 A.2). Protocol facts:
- * NT 2014.002, see docs/gateway-queries.md.
+ * the `retDistDFeInt` answer read as it arrives by dist-answer.ts, which accepts only what
+ * the schema allows. `docZip` is handed back as the text the authority sent, never decoded
+ * (spec 3 §1 A.2). Protocol facts: NT 2014.002, see docs/gateway-queries.md.
  */
-import sax from 'sax'
 import type { Agent } from 'node:https'
+import { AnswerRefused } from './answer-encoding.js'
+import { DistAnswerReader, NFE_NS, NFE_WSDL_NS, SOAP12_NS } from './dist-answer.js'
+import type { DistAnswer, RetDistDFeInt } from './dist-answer.js'
 import { GatewayError } from './errors.js'
 import { callHttps } from './https-call.js'
-import type { HttpsAnswer } from './https-call.js'
+import type { AnswerReader, GatewayLog } from './https-call.js'
 
 export const NFE_DIST_URLS = {
   1: 'https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx',
   2: 'https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx'
 } as const
 
-export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope'
-export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/'
-export const NFE_WSDL_NS = 'http://www.portalfiscal.inf.br/nfe/wsdl/NFeDistribuicaoDFe'
-export const NFE_NS = 'http://www.portalfiscal.inf.br/nfe'
 export const NFE_DIST_ACTION = `${NFE_WSDL_NS}/nfeDistDFeInteresse`
 /** SOAP 1.2 carries the action as a Content-Type parameter; there is no SOAPAction header (NT 2014.002, see docs/gateway-queries.md). */
 export const NFE_DIST_CONTENT_TYPE = `application/soap+xml; charset=utf-8; action="${NFE_DIST_ACTION}"`
@@ -32,36 +30,6 @@ export interface DistNsuRequest {
   cnpj: string
   /** Exactly 15 digits. */
   ultNSU: string
-}
-
-export interface NfeDocument {
-  /** The `NSU` attribute as sent; absent only in consChNFe answers, never in distNSU ones. */
-  nsu: string | null
-  schema: string
-  /** Base64 of the gzip stream, exactly the text the authority sent. */
-  docZip: string
-}
-
-export interface RetDistDFeInt {
-  tpAmb: string
-  verAplic: string
-  cStat: string
-  xMotivo: string
-  dhResp: string
-  ultNSU: string
-  maxNSU: string
-  documentos: NfeDocument[]
-}
-
-export interface SoapFault {
-  /** `Sender`/`Receiver` (SOAP 1.2 Code/Value without prefix) or the SOAP 1.1 faultcode. */
-  code: string
-  reason: string
-}
-
-/** Where the raw upstream answer goes (pino-compatible): debug level only. */
-export interface GatewayLog {
-  debug: (obj: Record<string, unknown>, msg: string) => void
 }
 
 /** The envelope of NT 2014.002, see docs/gateway-queries.md; the data area without whitespace between tags (sped-nfe does the same). */
@@ -82,74 +50,6 @@ function escapeXml (s: string): string {
   return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-const RET_FIELDS = ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'dhResp', 'ultNSU', 'maxNSU'] as const
-
-/**
- * Reads a SOAP answer: the `retDistDFeInt` inside it, or its SOAP Fault, or neither
- * (null: not an answer of this service). Throws on XML that does not parse.
- */
-export function parseDistAnswer (xml: string): { ret: RetDistDFeInt } | { fault: SoapFault } | null {
-  const parser = sax.parser(true, { xmlns: true, trim: false, normalize: false })
-  const stack: Array<{ uri: string, local: string }> = []
-  let ret: RetDistDFeInt | undefined
-  let inRet = -1
-  let field: typeof RET_FIELDS[number] | undefined
-  let doc: NfeDocument | undefined
-  let fault: SoapFault | undefined
-  let faultPart: 'code' | 'reason' | undefined
-  let text = ''
-  parser.onerror = (e) => { throw e }
-  parser.ondoctype = () => { throw new Error('a DOCTYPE is not allowed in a SOAP answer') }
-  parser.onopentag = (tag) => {
-    const t = tag as sax.QualifiedTag
-    const parent = stack[stack.length - 1]
-    stack.push({ uri: t.uri, local: t.local })
-    text = ''
-    if (t.uri === NFE_NS && t.local === 'retDistDFeInt' && ret === undefined) {
-      ret = { tpAmb: '', verAplic: '', cStat: '', xMotivo: '', dhResp: '', ultNSU: '', maxNSU: '', documentos: [] }
-      inRet = stack.length
-      return
-    }
-    if (ret !== undefined && stack.length === inRet + 1 && t.uri === NFE_NS) {
-      field = (RET_FIELDS as readonly string[]).includes(t.local) ? t.local as typeof RET_FIELDS[number] : undefined
-      return
-    }
-    if (ret !== undefined && stack.length === inRet + 2 && parent?.local === 'loteDistDFeInt' && t.uri === NFE_NS && t.local === 'docZip') {
-      const nsu = t.attributes.NSU
-      const schema = t.attributes.schema
-      doc = { nsu: nsu === undefined ? null : nsu.value, schema: schema?.value ?? '', docZip: '' }
-      return
-    }
-    if ((t.uri === SOAP12_NS || t.uri === SOAP11_NS) && t.local === 'Fault') fault = { code: '', reason: '' }
-    if (fault !== undefined) {
-      if ((t.local === 'Value' && parent?.local === 'Code') || t.local === 'faultcode') faultPart = 'code'
-      else if ((t.local === 'Text' && parent?.local === 'Reason') || t.local === 'faultstring') faultPart = 'reason'
-    }
-  }
-  parser.ontext = (s) => { text += s }
-  parser.oncdata = (s) => { text += s }
-  parser.onclosetag = () => {
-    const closing = stack.pop()
-    if (ret !== undefined && doc !== undefined && closing?.local === 'docZip') {
-      doc.docZip = text
-      ret.documentos.push(doc)
-      doc = undefined
-    } else if (ret !== undefined && field !== undefined && stack.length === inRet) {
-      ret[field] = text
-      field = undefined
-    } else if (fault !== undefined && faultPart !== undefined) {
-      fault[faultPart] = faultPart === 'code' ? text.replace(/^[^:]*:/, '').trim() : text.trim()
-      faultPart = undefined
-    }
-    if (stack.length < inRet) inRet = Number.MAX_SAFE_INTEGER
-    text = ''
-  }
-  parser.write(xml).close()
-  if (ret !== undefined) return { ret }
-  if (fault !== undefined) return { fault }
-  return null
-}
-
 export interface NfeDistributionCall extends DistNsuRequest {
   url: string
   agent: Agent
@@ -158,59 +58,62 @@ export interface NfeDistributionCall extends DistNsuRequest {
 }
 
 const SERVICE = 'NF-e distribution (NFeDistribuicaoDFe)'
+const AMBIENTE: Record<string, string> = { 1: 'production', 2: 'homologation' }
 
 /**
  * One distNSU query. Returns the authority's `retDistDFeInt` whatever its cStat (the
  * caller decides what a cStat means for the caller and for the waiting period); throws
  * a GatewayError for a SOAP Fault or an HTTP error (422 when the authority refused the
- * request, 503 when it failed or could not be reached) and for transport failures.
+ * request, 503 when it failed or could not be reached), for an answer outside its schema
+ * or from the other environment (503) and for transport failures.
  */
 export async function queryNfeDistribution (call: NfeDistributionCall): Promise<RetDistDFeInt> {
-  const answer = await callHttps({
+  const answer = await callHttps<DistAnswer>({
     url: call.url,
     method: 'POST',
     headers: { 'content-type': NFE_DIST_CONTENT_TYPE, accept: 'application/soap+xml, text/xml' },
     body: buildDistNsuEnvelope(call),
     agent: call.agent,
     timeoutMs: call.timeoutMs,
-    service: SERVICE
+    service: SERVICE,
+    ...(call.log === undefined ? {} : { log: { to: call.log, upstream: 'nfe-distribuicao-dfe' } }),
+    // A 200 must be a retDistDFeInt (or a Fault); another status may carry a Fault, and is its HTTP error otherwise.
+    read: (status, headers) => refusedAs(new DistAnswerReader(headers['content-type']), (why) => status === 200
+      ? new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE', `${SERVICE} answered HTTP 200 with something its schema (retDistDFeInt_v1.01.xsd, SOAP) does not allow: ${why}.`)
+      : httpError(SERVICE, status))
   })
-  logAnswer(call.log, 'nfe-distribuicao-dfe', answer)
-  let parsed: ReturnType<typeof parseDistAnswer>
-  try {
-    parsed = parseDistAnswer(answer.body)
-  } catch {
-    parsed = null
-  }
-  if (parsed !== null && 'fault' in parsed) {
+  const parsed = answer.body
+  if ('fault' in parsed) {
     const { code, reason } = parsed.fault
     const status = /receiver|server/i.test(code) ? 503 : 422
     throw new GatewayError(status, status === 422 ? 'GATEWAY_QUERY_REFUSED' : 'GATEWAY_UPSTREAM_UNAVAILABLE',
       `${SERVICE} answered with a SOAP Fault (HTTP ${answer.status}, ${code || 'no code'}): ${reason || 'no reason given'}.`)
   }
   if (answer.status !== 200) throw httpError(SERVICE, answer.status)
-  if (parsed === null) throw new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE', `${SERVICE} answered HTTP 200 without a readable retDistDFeInt.`)
+  // As the ADN route does: an answer from the other environment is never handed on.
+  if (parsed.ret.tpAmb !== String(call.tpAmb)) {
+    throw new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE',
+      `${SERVICE} answered from environment tpAmb ${parsed.ret.tpAmb} (${AMBIENTE[parsed.ret.tpAmb] ?? '?'}), but this gateway is configured for tpAmb ${call.tpAmb} (${AMBIENTE[call.tpAmb]}); check GATEWAY_NFE_URL and GATEWAY_TP_AMB.`)
+  }
   return parsed.ret
+}
+
+/** The reader's AnswerRefused becomes the caller's GatewayError. */
+export function refusedAs<T> (reader: { write: (bytes: Buffer) => void, end: () => T }, toError: (why: string) => GatewayError): AnswerReader<T> {
+  const guard = <R>(step: () => R): R => {
+    try {
+      return step()
+    } catch (e) {
+      throw e instanceof AnswerRefused ? toError(e.message) : e
+    }
+  }
+  return { write: (bytes) => { guard(() => reader.write(bytes)) }, end: () => guard(() => reader.end()) }
 }
 
 export function httpError (service: string, status: number): GatewayError {
   return status >= 400 && status < 500 && status !== 408 && status !== 429
     ? new GatewayError(422, 'GATEWAY_QUERY_REFUSED', `${service} refused the request with HTTP ${status}.`)
     : new GatewayError(503, 'GATEWAY_UPSTREAM_UNAVAILABLE', `${service} failed with HTTP ${status}; try again later.`)
-}
-
-/** Raw answers at debug level, cut to 64 KiB. They hold no secret of ours: the certificate travels in the TLS layer, not in the body. */
-export function logAnswer (log: GatewayLog | undefined, upstream: string, answer: HttpsAnswer): void {
-  if (log === undefined) return
-  const max = 65_536
-  log.debug({
-    upstream,
-    status: answer.status,
-    contentType: answer.headers['content-type'],
-    reusedConnection: answer.reusedConnection,
-    bytes: Buffer.byteLength(answer.body),
-    body: answer.body.length > max ? `${answer.body.slice(0, max)}…[cut]` : answer.body
-  }, 'raw upstream answer')
 }
 
 /** cStat values of a completed query (NT 2014.002, see docs/gateway-queries.md): 137 nothing new, 138 documents found. */

@@ -1,21 +1,32 @@
 /**
  * The gateway's hostile group: concurrent edits of the company hierarchy through real
  * HTTP requests on `razao serve gateway` (its own process, measured apart from the test)
- * and the real PostgreSQL, and `razao gateway rekey`, which re-seals every stored secret
- * or, when one does not open with the old key, changes nothing.
+ * and the real PostgreSQL; `razao gateway rekey`, which re-seals every stored secret
+ * or, when one does not open with the old key, changes nothing; and answers of a hostile
+ * tax authority (issue 32), sent by the loopback fakes over real mutual TLS to the whole
+ * gateway app: what the schema does not allow is refused with 503, a 28 MB answer neither
+ * holds the event loop nor gets downloaded past its 51st document.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { cnpjCheckDigits } from '../../core/cnpj.js'
-import { CertificateStore, createGatewayCompany, parseMasterKey, rekeyCertificates } from '../../core/gateway/index.js'
+import {
+  CertificateStore, DEFAULT_MAX_BYTES, DistAnswerReader, MAX_DOCUMENTS, READ_SLICE_BYTES, createGatewayCompany, parseMasterKey, readInSlices, rekeyCertificates
+} from '../../core/gateway/index.js'
 import type { MasterKey } from '../../core/gateway/index.js'
 import { createDevChain } from '../../core/sign/index.js'
 import type { DevChain } from '../../core/sign/index.js'
+import { makeNfeDocuments } from '../../fixtures/gateway/documents.js'
+import { startAdnFake } from '../../fixtures/gateway/adn-fake.js'
+import type { AdnFake } from '../../fixtures/gateway/adn-fake.js'
+import { startNfeFake } from '../../fixtures/gateway/nfe-fake.js'
+import type { NfeFake } from '../../fixtures/gateway/nfe-fake.js'
+import { HEAD_OFFICE_CNPJ, createGatewayPki } from '../../fixtures/gateway/pki.js'
 import { serveProcess } from '../../fixtures/serve-process.js'
 import type { ServedProcess } from '../../fixtures/serve-process.js'
 import { rekeyKeys } from './rekey-command.js'
@@ -211,5 +222,240 @@ describe('razao gateway rekey', () => {
     expect(await refusal({ GATEWAY_NEW_MASTER_KEY: newKeyText() })).toMatch(/^GATEWAY_OLD_MASTER_KEY or --old-key-file must give the old master key: GATEWAY_MASTER_KEY is not set and there is no development key file .*gateway-master-key$/)
     const same = newKeyText()
     await expect(rekeyCertificates(db.pool, parseMasterKey(same)!, parseMasterKey(same)!)).rejects.toMatchObject({ code: 'REQUEST_INVALID' })
+  })
+})
+
+describe('answers of a hostile tax authority (issue 32)', () => {
+  const SOAP = 'http://www.w3.org/2003/05/soap-envelope'
+  const NFE = 'http://www.portalfiscal.inf.br/nfe'
+  const ZERO = '0'.repeat(15)
+  const API_KEY = `operational-${randomBytes(16).toString('hex')}`
+  const docs = makeNfeDocuments(HEAD_OFFICE_CNPJ, 1, 2)
+  let own: TestDatabase
+  let nfe: NfeFake
+  let adn: AdnFake
+  let gateway: ServedProcess
+  let empresa: string
+
+  beforeAll(async () => {
+    const pki = createGatewayPki()
+    const caFile = join(dir, 'gateway-ca.pem')
+    await writeFile(caFile, pki.rootPem)
+    nfe = await startNfeFake({ pki, tpAmb: 2 })
+    adn = await startAdnFake({ pki, tpAmb: 2 })
+    // A database of its own: the operational key and the company are this group's.
+    own = await freshDatabase()
+    gateway = await serveProcess('gateway', {
+      DATABASE_URL: own.url, RAZAO_DATA_DIR: join(dir, '.data-hostile-answers'), GATEWAY_PORT: '0', GATEWAY_ADMIN_TOKEN: ADMIN,
+      GATEWAY_MASTER_KEY: newKeyText(), GATEWAY_API_KEY: API_KEY, GATEWAY_TP_AMB: '2', GATEWAY_TIMEOUT_MS: '30000',
+      GATEWAY_NFE_URL: nfe.url, GATEWAY_ADN_URL: adn.baseUrl, GATEWAY_CA_FILE: caFile
+    })
+    const admin = async (path: string, body: unknown): Promise<any> => {
+      const res = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      expect(res.status).toBe(201)
+      return await res.json()
+    }
+    empresa = (await admin('/admin/empresas', { razao_social: 'Empresa Hostil Ltda', cnpj: HEAD_OFFICE_CNPJ })).empresa_codigo
+    await admin('/admin/certificados', { empresa_codigo: empresa, pfx_base64: pki.client.pfx.toString('base64'), senha: pki.client.password })
+  }, 120_000)
+  afterEach(async () => {
+    nfe.rawAnswer = undefined
+    adn.rawAnswer = undefined
+    nfe.rawDelivered.length = 0
+    await own.pool.query('DELETE FROM esperas_consulta')
+  })
+  afterAll(async () => {
+    if (gateway !== undefined) {
+      process.stderr.write(`gateway hostile group, upstream answers: peak RSS of razao serve gateway ${Math.round(gateway.rss().peak / 2 ** 20)} MB\n`)
+      expect(await gateway.stop()).toBe(0)
+    }
+    await nfe?.close()
+    await adn?.close()
+    await own?.drop()
+  })
+
+  const call = async (path: string, payload: Record<string, unknown>): Promise<{ status: number, json: any }> => {
+    const res = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ empresa_codigo: empresa, cnpj_consulta: HEAD_OFFICE_CNPJ, ...payload }) })
+    return { status: res.status, json: await res.json() }
+  }
+  const nfeQuery = async (): Promise<{ status: number, json: any }> => await call('/nfe/distribuicao-dfe', { ult_nsu: ZERO })
+  const adnQuery = async (): Promise<{ status: number, json: any }> => await call('/adn/consultar-dfe', { nsu: 0 })
+  /** /health's status and how long it took, asked of the gateway's own process. */
+  const health = async (): Promise<{ status: number, ms: number }> => {
+    const started = performance.now()
+    const res = await fetch(`${gateway.url}/health`)
+    await res.arrayBuffer()
+    return { status: res.status, ms: performance.now() - started }
+  }
+  /** Asks /health back to back until `work` settles: how many answers came, the slowest, and any status but 200. */
+  const healthDuring = async <T>(work: Promise<T>): Promise<{ value: T, answered: number, slowestMs: number, statuses: number[] }> => {
+    let settled = false
+    const done = work.finally(() => { settled = true })
+    let answered = 0
+    let slowestMs = 0
+    const statuses = new Set<number>()
+    while (!settled) {
+      const h = await health()
+      statuses.add(h.status)
+      answered++
+      slowestMs = Math.max(slowestMs, h.ms)
+    }
+    return { value: await done, answered, slowestMs, statuses: [...statuses] }
+  }
+  const envelope = (body: string, header = '', declaration = '<?xml version="1.0" encoding="utf-8"?>'): string =>
+    `${declaration}<soap:Envelope xmlns:soap="${SOAP}">${header}<soap:Body><nfeDistDFeInteresseResponse xmlns="http://www.portalfiscal.inf.br/nfe/wsdl/NFeDistribuicaoDFe">` +
+    `<nfeDistDFeInteresseResult>${body}</nfeDistDFeInteresseResult></nfeDistDFeInteresseResponse></soap:Body></soap:Envelope>`
+  /** A 138 with more documents behind (ultNSU < maxNSU): no waiting period after it. */
+  const ret = (o: { tpAmb?: string, cStat?: string, xMotivo?: string, lote?: string[], fields?: string } = {}): string =>
+    `<retDistDFeInt versao="1.01" xmlns="${NFE}">` + (o.fields ?? `<tpAmb>${o.tpAmb ?? '2'}</tpAmb><verAplic>SEFAZ-1.0</verAplic><cStat>${o.cStat ?? '138'}</cStat>` +
+      `<xMotivo>${o.xMotivo ?? 'Documento(s) localizado(s)'}</xMotivo><dhResp>2026-03-02T10:15:00-03:00</dhResp><ultNSU>000000000000002</ultNSU><maxNSU>000000000000900</maxNSU>`) +
+    (o.lote === undefined ? '' : `<loteDistDFeInt>${o.lote.join('')}</loteDistDFeInt>`) + '</retDistDFeInt>'
+  const docZip = (nsu: number, text: string, schema = 'resNFe_v1.01.xsd'): string => `<docZip NSU="${String(nsu).padStart(15, '0')}" schema="${schema}">${text}</docZip>`
+  const real = docs.map((d, i) => docZip(i + 1, d.docZip, d.schema))
+  const expectRefused = (res: { status: number, json: any }, detail: RegExp): void => {
+    expect(res.status).toBe(503)
+    expect(res.json.detail).toMatch(detail)
+    expect(Object.keys(res.json)).toEqual(['detail'])
+  }
+
+  describe('misread answers (item 7)', () => {
+    it('never reads a retDistDFeInt from soap:Header: a header block is refused, an empty Header is not', async () => {
+      const decoy = ret({ lote: [docZip(1, 'TmFvRW52aWFkb1BlbGFTZWZheg==')] })
+      nfe.rawAnswer = { body: envelope(ret({ lote: real }), `<soap:Header>${decoy}</soap:Header>`) }
+      const res = await nfeQuery()
+      expectRefused(res, /its Header holds retDistDFeInt \(namespace http:\/\/www\.portalfiscal\.inf\.br\/nfe\), which the schema does not allow there/)
+      expect(JSON.stringify(res.json)).not.toContain('TmFvRW52aWFkb1BlbGFTZWZheg==')
+      nfe.rawAnswer = { body: envelope(ret({ lote: real }), '<soap:Header/>') }
+      const fine = await nfeQuery()
+      expect(fine.status).toBe(200)
+      expect(fine.json.documentos).toEqual(docs.map((d) => ({ docZip: d.docZip, nsu: d.nsu, schema: d.schema })))
+    })
+
+    it('refuses two retDistDFeInt and a repeated cStat instead of picking one', async () => {
+      nfe.rawAnswer = { body: envelope(ret({ lote: real }) + ret({ cStat: '656', xMotivo: 'Consumo indevido' })) }
+      expectRefused(await nfeQuery(), /its nfeDistDFeInteresseResult holds more than one retDistDFeInt/)
+      nfe.rawAnswer = { body: envelope(ret({ lote: real }).replace('<cStat>138</cStat>', '<cStat>656</cStat><cStat>138</cStat>')) }
+      expectRefused(await nfeQuery(), /its retDistDFeInt holds more than one cStat/)
+      expect(nfe.requests.slice(-2).map((r) => r.cStat)).toEqual(['raw', 'raw'])
+    })
+
+    it('refuses a docZip holding markup instead of answering 200 with part of its text', async () => {
+      nfe.rawAnswer = { body: envelope(ret({ lote: [docZip(1, 'AAAA<b>x</b>BBBB')] })) }
+      expectRefused(await nfeQuery(), /its docZip holds an element \(b\) where the schema allows only text/)
+    })
+
+    it('decodes an ISO-8859-1 answer as ISO-8859-1, and refuses an encoding it does not read', async () => {
+      const motivo = 'Documento(s) localizado(s) - ação, serviço e situação'
+      const latin1 = (declared: string): Buffer => Buffer.from(envelope(ret({ xMotivo: motivo, lote: real }), '', `<?xml version="1.0" encoding="${declared}"?>`), 'latin1')
+      nfe.rawAnswer = { contentType: 'application/soap+xml; charset=ISO-8859-1', body: latin1('ISO-8859-1') }
+      const res = await nfeQuery()
+      expect(res.status).toBe(200)
+      expect(res.json.xMotivo).toBe(motivo)
+      expect(res.json.documentos.map((d: { docZip: string }) => d.docZip)).toEqual(docs.map((d) => d.docZip))
+      // Declared only in the XML declaration: the same.
+      nfe.rawAnswer = { contentType: 'application/soap+xml', body: latin1('ISO-8859-1') }
+      expect((await nfeQuery()).json.xMotivo).toBe(motivo)
+      // The same bytes with no declaration are not UTF-8: refused, never read with U+FFFD in them.
+      nfe.rawAnswer = { contentType: 'application/soap+xml', body: Buffer.from(envelope(ret({ xMotivo: motivo }), '', ''), 'latin1') }
+      expectRefused(await nfeQuery(), /bytes that are not UTF-8/)
+      nfe.rawAnswer = { contentType: 'application/soap+xml; charset=shift_jis', body: latin1('shift_jis') }
+      expectRefused(await nfeQuery(), /names the encoding "shift_jis", which the gateway does not read/)
+    })
+
+    it('refuses an NF-e answer from the other environment, as the ADN route does', async () => {
+      nfe.rawAnswer = { body: envelope(ret({ tpAmb: '1', lote: real })) }
+      expectRefused(await nfeQuery(), /answered from environment tpAmb 1 \(production\), but this gateway is configured for tpAmb 2 \(homologation\); check GATEWAY_NFE_URL and GATEWAY_TP_AMB/)
+      adn.rawAnswer = { body: JSON.stringify({ StatusProcessamento: 'DOCUMENTOS_LOCALIZADOS', LoteDFe: [{ NSU: 1, ArquivoXml: 'H4sI' }], TipoAmbiente: 'PRODUCAO' }) }
+      expectRefused(await adnQuery(), /answered from environment PRODUCAO, but this gateway is configured for HOMOLOGACAO/)
+    })
+
+    it('answers 503, not 500, for an ADN item nested 50,000 deep, and refuses nested or misshapen items', async () => {
+      const deep = '['.repeat(50_000) + ']'.repeat(50_000)
+      const lote = (items: string): string => `{"StatusProcessamento":"DOCUMENTOS_LOCALIZADOS","LoteDFe":[${items}],"Alertas":[],"Erros":[],"TipoAmbiente":"HOMOLOGACAO"}`
+      adn.rawAnswer = { body: lote(`{"NSU":1,"ArquivoXml":"H4sI","Extra":${deep}}`) }
+      expectRefused(await adnQuery(), /its JSON nests deeper than 16 levels/)
+      adn.rawAnswer = { body: lote('{"NSU":1,"ArquivoXml":"H4sI","Extra":{"a":1}}') }
+      expectRefused(await adnQuery(), /LoteDFe item 1 has "Extra" holding a nested value/)
+      adn.rawAnswer = { body: lote('{"NSU":1},"H4sI"') }
+      expectRefused(await adnQuery(), /LoteDFe item 2 is not an object/)
+      adn.rawAnswer = { body: lote(Array.from({ length: 51 }, (_, i) => `{"NSU":${i + 1},"ArquivoXml":"H4sI"}`).join(',')) }
+      expectRefused(await adnQuery(), /LoteDFe holds 51 items, more than the 50/)
+      // An item of plain values, a field the OpenAPI does not name included, passes as sent.
+      adn.rawAnswer = { body: lote('{"NSU":7,"ChaveAcesso":null,"TipoDocumento":"NFSE","ArquivoXml":"H4sI","Novo":true}') }
+      expect((await adnQuery()).json.data.documentos).toEqual([{ NSU: 7, ChaveAcesso: null, TipoDocumento: 'NFSE', ArquivoXml: 'H4sI', Novo: true }])
+      expect((await health()).status).toBe(200)
+    })
+  })
+
+  describe('a 28 MB answer (item 8)', () => {
+    /** A hang catcher: at least 10x the slowest /health measured here while a 28 MB answer was read (200 to 490 ms, load 12 to 15 on 2 cores). */
+    const HANG_MS = 5000
+    const nsu = (n: number): string => String(n).padStart(15, '0')
+    /** 400,000 docZip elements in one loteDistDFeInt: 28 MB, as in the issue. */
+    const flood = (): Buffer => {
+      const parts: string[] = []
+      for (let i = 1; i <= 400_000; i++) parts.push(`<docZip NSU="${nsu(i)}" schema="resNFe_v1.01.xsd">H4sIAA</docZip>`)
+      return Buffer.from(envelope(ret({ lote: parts })))
+    }
+    /** 50 docZip of 560 KiB: 28 MB that the schema allows. */
+    const large = (): { body: Buffer, text: string } => {
+      const text = randomBytes(420 * 1024).toString('base64')
+      return { body: Buffer.from(envelope(ret({ lote: Array.from({ length: MAX_DOCUMENTS }, (_, i) => docZip(i + 1, text, 'procNFe_v4.00.xsd')) }))), text }
+    }
+
+    it('refuses 400,000 docZip at the 51st, and /health answers meanwhile', async () => {
+      const body = flood()
+      expect(body.length).toBeGreaterThan(27 * 2 ** 20)
+      nfe.rawAnswer = { body }
+      const { value, answered, slowestMs, statuses } = await healthDuring(nfeQuery())
+      expectRefused(value, /its loteDistDFeInt holds more than 50 docZip elements, the most the schema allows/)
+      expect(statuses).toEqual([200])
+      expect(answered).toBeGreaterThan(0)
+      process.stderr.write(`gateway hostile group: 400,000 docZip refused; /health answered ${answered} times meanwhile, slowest ${slowestMs.toFixed(0)} ms; peak RSS ${Math.round(gateway.rss().peak / 2 ** 20)} MB\n`)
+    })
+
+    it('refuses the answer while it is still arriving: the rest is never waited for', async () => {
+      // The first MiB holds far more than 50 docZip; the other 27 MB never come. A reader that
+      // parsed only a complete answer would wait for them until GATEWAY_TIMEOUT_MS and answer a timeout.
+      nfe.rawAnswer = { body: flood(), holdAfterBytes: 2 ** 20 }
+      expectRefused(await nfeQuery(), /its loteDistDFeInt holds more than 50 docZip elements/)
+      // The gateway closed the connection the fake was holding open.
+      await expect.poll(() => nfe.rawDelivered).toEqual([false])
+    })
+
+    it('reads a 28 MB answer the schema allows while /health keeps answering', async () => {
+      const { body, text } = large()
+      nfe.rawAnswer = { body }
+      const { value, answered, slowestMs, statuses } = await healthDuring(nfeQuery())
+      expect(value.status).toBe(200)
+      // Sent a document at a time (over 1 MiB of docZip): the same JSON the route's serializer writes.
+      expect(value.json).toEqual({
+        success: true, cStat: '138', xMotivo: 'Documento(s) localizado(s)', ultNSU: '000000000000002', maxNSU: '000000000000900',
+        documentos: Array.from({ length: MAX_DOCUMENTS }, (_, i) => ({ docZip: text, nsu: nsu(i + 1), schema: 'procNFe_v4.00.xsd' }))
+      })
+      expect(statuses).toEqual([200])
+      expect(answered).toBeGreaterThan(0)
+      process.stderr.write(`gateway hostile group: 28 MB answer of 50 docZip read; /health answered ${answered} times meanwhile, slowest ${slowestMs.toFixed(0)} ms; peak RSS ${Math.round(gateway.rss().peak / 2 ** 20)} MB\n`)
+      expect(slowestMs).toBeLessThan(HANG_MS)
+    })
+
+    it('lets the event loop turn at least once per 64 KiB slice, even when all 28 MB arrive at once', async () => {
+      const { body } = large()
+      let turns = 0
+      let reading = true
+      const spin = (): void => {
+        if (!reading) return
+        turns++
+        setImmediate(spin)
+      }
+      setImmediate(spin)
+      const reader = new DistAnswerReader('application/soap+xml; charset=utf-8')
+      await readInSlices([body], reader, { maxBytes: DEFAULT_MAX_BYTES, service: 'test' })
+      const answer = reader.end()
+      reading = false
+      expect(answer).toMatchObject({ ret: { documentos: { length: MAX_DOCUMENTS } } })
+      // A reader that took the answer in one go would let the loop turn 0 times.
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(body.length / READ_SLICE_BYTES / 2))
+    })
   })
 })

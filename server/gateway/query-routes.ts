@@ -9,6 +9,8 @@
  */
 import { readFile } from 'node:fs/promises'
 import type { Agent } from 'node:https'
+import { Readable } from 'node:stream'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard, TlsAgentCache,
@@ -21,6 +23,12 @@ import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 /** A query body is a few fields; anything bigger is not a query. */
 const BODY_LIMIT_BYTES = 16 * 1024
+/**
+ * Above this much docZip text an NF-e reply is sent a document at a time, with a turn of the
+ * event loop between documents: serializing and writing 28 MB of JSON in one piece held the
+ * process for a few hundred milliseconds (issue 32). Smaller replies go through the schema's serializer.
+ */
+const STREAMED_REPLY_CHARS = 1024 * 1024
 
 export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRouteDeps): Promise<void> {
   const { config } = deps
@@ -69,7 +77,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     })
     scope.setErrorHandler(answerError)
 
-    scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: nfeSchema }, async (request) => {
+    scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: nfeSchema }, async (request, reply) => {
       const q = readNfeQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
       const agent = await agentFor(cert)
@@ -89,7 +97,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
       })
       request.log.info({ empresa_codigo: q.empresaCodigo, cStat: ret.cStat, documents: ret.documentos.length }, 'nfe distribution answered')
       assertAnswered(ret)
-      return {
+      const answer: NfeReply = {
         success: true,
         cStat: ret.cStat,
         xMotivo: ret.xMotivo,
@@ -97,6 +105,8 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
         maxNSU: ret.maxNSU,
         documentos: ret.documentos.map((d) => ({ docZip: d.docZip, nsu: d.nsu, schema: d.schema }))
       }
+      if (ret.documentos.reduce((chars, d) => chars + d.docZip.length, 0) <= STREAMED_REPLY_CHARS) return answer
+      return await reply.type('application/json; charset=utf-8').send(Readable.from(nfeReplyPieces(answer), { objectMode: false }))
     })
 
     scope.post('/adn/consultar-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: adnSchema }, async (request) => {
@@ -116,6 +126,25 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
       return { sucesso: true, empresa_codigo: cert.empresa.empresaCodigo, nsu: q.nsu, data: { documentos: answer.documentos } }
     })
   })
+}
+
+interface NfeReply {
+  success: true
+  cStat: string
+  xMotivo: string
+  ultNSU: string
+  maxNSU: string
+  documentos: Array<{ docZip: string, nsu: string | null, schema: string }>
+}
+
+/** The same JSON the schema's serializer writes (same keys, same order), a document at a time. */
+async function * nfeReplyPieces ({ documentos, ...head }: NfeReply): AsyncGenerator<string> {
+  yield `${JSON.stringify(head).slice(0, -1)},"documentos":[`
+  for (let i = 0; i < documentos.length; i++) {
+    await nextTurn()
+    yield (i === 0 ? '' : ',') + JSON.stringify(documentos[i])
+  }
+  yield ']}'
 }
 
 async function readCaFile (path: string): Promise<string> {
