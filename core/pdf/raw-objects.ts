@@ -381,8 +381,8 @@ export class RawObjects {
   }
 
   /**
-   * A stream's data through its filters, when they are ones this reader decodes (Flate
-   * without a predictor, ASCIIHex, ASCII85) and it stays within maxDecodedBytes;
+   * A stream's data through its filters, when they are ones this reader decodes (Flate,
+   * LZW, run-length, ASCIIHex, ASCII85; no predictor) and it stays within maxDecodedBytes;
    * undefined otherwise. Decoded once.
    */
   streamData (object: ObjectDefinition): Uint8Array | undefined {
@@ -391,42 +391,103 @@ export class RawObjects {
     const dict = object.value instanceof Map ? object.value : undefined
     if (data !== undefined && dict !== undefined) {
       const chain = this.filters(dict)
-      data = chain === undefined ? undefined : decodeChain(data, chain, this.maxDecodedBytes)
+      const early = this.resolve(decodeParams(dict)).flatMap((v) => Array.isArray(v) ? v.flatMap((x) => this.resolve(x)) : [v])
+        .map((p) => p instanceof Map ? p.get('EarlyChange') : undefined).find((e): e is number => typeof e === 'number')
+      data = chain === undefined ? undefined : decodeChain(data, chain, this.maxDecodedBytes, early ?? 1)
     }
     this.decoded.set(object, data)
     return data
   }
 
-  /** The names of a stream's filters (resolved), or undefined when one is not a name. */
+  /**
+   * The names of a stream's filters, read as pdf.js's `Parser.filter` reads them (/F before
+   * /Filter, /DP before /DecodeParms; a value that is neither a name nor an array means no
+   * filter), or undefined when the data cannot be read here: an array item that is not a
+   * name (pdf.js refuses the stream), or a predictor to undo.
+   */
   filters (dict: Dict): string[] | undefined {
-    const out: string[] = []
-    for (const f of this.resolve(dict.get('Filter')).slice(0, 1)) {
-      const list = Array.isArray(f) ? f.flatMap((x) => this.resolve(x).slice(0, 1)) : [f]
-      for (const item of list) {
-        if (!(item instanceof Name)) return undefined
-        out.push(item.name)
-      }
-    }
-    const params = this.resolve(dict.get('DecodeParms'))[0]
-    // A predictor would need undoing before the data can be read; this reader does not.
+    const value = this.resolve(dict.get('F') ?? dict.get('Filter'))[0]
+    const items = value instanceof Name ? [value] : Array.isArray(value) ? value.map((x) => this.resolve(x)[0]) : []
+    if (!items.every((item) => item instanceof Name)) return undefined
+    const params = this.resolve(decodeParams(dict))[0]
     const withPredictor = (p: Value | undefined): boolean => this.resolve(p).some((d) => d instanceof Map && typeof d.get('Predictor') === 'number' && (d.get('Predictor') as number) > 1)
     if (Array.isArray(params) ? params.some(withPredictor) : withPredictor(params)) return undefined
-    return out
+    return (items as Name[]).map((n) => n.name)
   }
 }
 
-/** `data` through `filters`, or undefined for a filter not decoded here or past `ceiling` bytes. */
-export function decodeChain (data: Uint8Array, filters: readonly string[], ceiling: number): Uint8Array | undefined {
-  let out: Uint8Array = data
+/** A stream's or an inline image's decode parameters, as pdf.js looks them up (/DP before /DecodeParms). */
+export function decodeParams (dict: Dict): Value | undefined {
+  return dict.get('DP') ?? dict.get('DecodeParms')
+}
+
+/** LZW (ISO 32000-1 7.4.4), as pdf.js's LZWStream decodes it; undefined past `ceiling` bytes. */
+function decodeLzw (data: Uint8Array, earlyChange: number, ceiling: number): Uint8Array | undefined {
+  const chunks: Uint8Array[] = []
+  let length = 0
+  let table: Uint8Array[] = []
+  const reset = (): void => { table = Array.from({ length: 258 }, (_, i) => Uint8Array.of(i)) }
+  reset()
+  let width = 9
+  let previous: Uint8Array | undefined
+  let bits = 0
+  let held = 0
+  for (let i = 0; ;) {
+    while (held < width && i < data.length) { bits = ((bits << 8) | data[i++]!) >>> 0; held += 8 }
+    if (held < width) break
+    const code = (bits >>> (held - width)) & ((1 << width) - 1)
+    held -= width
+    bits &= (1 << held) - 1
+    if (code === 256) { reset(); width = 9; previous = undefined; continue }
+    if (code === 257) break
+    let entry: Uint8Array
+    if (code < table.length) entry = table[code]!
+    else if (code === table.length && previous !== undefined) entry = Uint8Array.from([...previous, previous[0]!])
+    else break
+    chunks.push(entry)
+    length += entry.length
+    if (length > ceiling) return undefined
+    if (previous !== undefined && table.length < 4096) table.push(Uint8Array.from([...previous, entry[0]!]))
+    previous = entry
+    if (table.length + earlyChange >= 1 << width && width < 12) width++
+  }
+  return Buffer.concat(chunks)
+}
+
+/** Run-length (ISO 32000-1 7.4.5); undefined past `ceiling` bytes. */
+function decodeRunLength (data: Uint8Array, ceiling: number): Uint8Array | undefined {
+  const chunks: Buffer[] = []
+  let length = 0
+  for (let i = 0; i < data.length;) {
+    const n = data[i++]!
+    if (n === 128) break
+    const chunk = n < 128 ? Buffer.from(data.subarray(i, i + n + 1)) : Buffer.alloc(257 - n, data[i] ?? 0)
+    i += n < 128 ? n + 1 : 1
+    chunks.push(chunk)
+    length += chunk.length
+    if (length > ceiling) return undefined
+  }
+  return Buffer.concat(chunks)
+}
+
+/**
+ * `data` through `filters` (Flate, LZW, run-length, ASCIIHex, ASCII85), or undefined for a
+ * filter not decoded here, damaged Flate data, or past `ceiling` bytes.
+ */
+export function decodeChain (data: Uint8Array, filters: readonly string[], ceiling: number, earlyChange = 1): Uint8Array | undefined {
+  let out: Uint8Array | undefined = data
   for (const filter of filters) {
     if (filter === 'FlateDecode' || filter === 'Fl') {
       try {
         out = inflateSync(out, { maxOutputLength: Math.max(1, ceiling + 1), finishFlush: 2 /* Z_SYNC_FLUSH: a truncated stream gives what it has */ })
-      } catch (err) {
-        if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') return undefined
-        // Damaged data: pdf.js reads what inflates, and so would this; but it is unknown, so nothing.
+      } catch {
+        // Past the ceiling, or damaged: what pdf.js would read from it is not known here.
         return undefined
       }
+    } else if (filter === 'LZWDecode' || filter === 'LZW') {
+      out = decodeLzw(out, earlyChange, ceiling)
+    } else if (filter === 'RunLengthDecode' || filter === 'RL') {
+      out = decodeRunLength(out, ceiling)
     } else if (filter === 'ASCIIHexDecode' || filter === 'AHx') {
       out = decodeAsciiHex(Buffer.from(out))
     } else if (filter === 'ASCII85Decode' || filter === 'A85') {
@@ -434,7 +495,7 @@ export function decodeChain (data: Uint8Array, filters: readonly string[], ceili
     } else {
       return undefined
     }
-    if (out.length > ceiling) return undefined
+    if (out === undefined || out.length > ceiling) return undefined
   }
   return out
 }

@@ -4,7 +4,7 @@ import { PDFDocument } from 'pdf-lib'
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { describe, expect, it } from 'vitest'
 import { HIDDEN_IMAGE_BOMBS, FEW_ROWS, fourLargeImagePages, imagePages, jpegDeclaring, rawPdf, stream } from '../../../fixtures/pdf/image-bombs.js'
-import { Lexer, Name, openWithPdfJs, Ref } from '../../pdf/index.js'
+import { decodeChain, Lexer, Name, openWithPdfJs, Ref } from '../../pdf/index.js'
 import { ImageCensus } from './image-census.js'
 import { refuseImageBombs } from './image-bounds.js'
 import { jbig2Size, jpegFrameSize } from './image-sizes.js'
@@ -40,6 +40,13 @@ describe('the object reader, as pdf.js reads', () => {
     expect(dict.get('Length')).toEqual(new Ref(7, 0))
     expect((dict.get('A') as unknown[])[2]).toEqual(new Map([['B', 0.5]]))
     expect(new Lexer(Buffer.from('/F#6c')).token()).toEqual(new Name('Fl'))
+  })
+
+  it('decodes the filters content streams use: LZW (the example of ISO 32000-1 7.4.4.2), run-length, Flate', () => {
+    expect([...decodeChain(Buffer.from('800B6050220C0C8501', 'hex'), ['LZWDecode'], 100)!]).toEqual([45, 45, 45, 45, 45, 65, 45, 45, 45, 66])
+    expect(Buffer.from(decodeChain(Buffer.from([2, 65, 66, 67, 253, 68, 128]), ['RL'], 100)!).toString()).toBe('ABCDDDD')
+    expect(decodeChain(deflateSync(Buffer.alloc(1000)), ['Fl'], 999)).toBeUndefined()
+    expect(decodeChain(Buffer.from('x'), ['CCITTFaxDecode'], 100)).toBeUndefined()
   })
 })
 
@@ -132,6 +139,9 @@ describe('the image census of a page', () => {
       stream('', Buffer.from('/A Do /B Do'))
     ])
     expect(pixelsOf(bytes)).toBe(100 * 100 + 200 * 200 + 300 * 100)
+    // An inline JPEG (/F /DCT) at its frame's size too.
+    const inline = new ImageCensus(Buffer.alloc(0)).inlineImages(Buffer.concat([Buffer.from('q BI /W 64 /H 64 /CS /RGB /BPC 8 /F /DCT ID '), jpegDeclaring(400, 300), Buffer.from('\nEI Q')]))
+    expect(inline).toEqual([{ kind: 'inline image', width: 400, height: 300 }])
   })
 
   it('counts every image of the file for a page whose content it cannot decode', () => {
@@ -140,7 +150,7 @@ describe('the image census of a page', () => {
       '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /A 4 0 R >> >> /Contents 6 0 R >>',
       stream(`${GREY} /Width 100 /Height 100`, FEW_ROWS),
       stream(`${GREY} /Width 1000 /Height 1000`, FEW_ROWS),
-      stream('/Filter /LZWDecode', Buffer.from([0x80, 0x0b, 0x60, 0x50]))
+      stream('/Filter /DCTDecode', Buffer.from([0xff, 0xd8, 0xff, 0xd9]))
     ])
     const drawn = new ImageCensus(bytes).page(3)
     expect(drawn).toMatchObject({ wholeFile: true, pixels: 100 * 100 + 1000 * 1000 })

@@ -5,7 +5,7 @@
  * and a soft mask or a mask (a stream of its own, with or without /Subtype /Image) at its
  * own size. Each is read here from the data's headers, as those decoders read them.
  */
-import { decodeChain, Name, Ref } from '../../pdf/index.js'
+import { decodeChain, decodeParams, Name, Ref } from '../../pdf/index.js'
 import type { Dict, ObjectDefinition, RawObjects, Value } from '../../pdf/index.js'
 
 /** One picture pdf.js decodes: an image, its soft mask, its mask, or an inline image. */
@@ -123,6 +123,13 @@ function declared (objects: RawObjects, dict: Dict, short: string, long: string)
   return all.length === 0 ? undefined : Math.max(...all)
 }
 
+/** Every parameter dictionary of a stream or inline image (one per filter when they are an array). */
+function paramDicts (objects: RawObjects, dict: Dict): Dict[] {
+  return objects.resolve(decodeParams(dict))
+    .flatMap((v) => Array.isArray(v) ? v.flatMap((x) => objects.resolve(x)) : [v])
+    .filter((v): v is Dict => v instanceof Map)
+}
+
 /** The data a codec at the end of `filters` reads: the stream's data through the filters before it. */
 function codecInput (data: Uint8Array, filters: readonly string[]): Uint8Array | undefined {
   return decodeChain(data, filters.slice(0, -1), 64 << 20)
@@ -152,8 +159,7 @@ export function imageRasters (objects: RawObjects, image: ObjectDefinition, kind
       width = Number.POSITIVE_INFINITY
     } else if (codec === 'JBIG2Decode') {
       grow(jbig2Size(input))
-      for (const params of objects.resolve(dict.get('DecodeParms') ?? dict.get('DP'))) {
-        if (!(params instanceof Map)) continue
+      for (const params of paramDicts(objects, dict)) {
         for (const globals of objects.resolveObjects(params.get('JBIG2Globals'))) {
           const g = objects.streamData(globals)
           if (g !== undefined) grow(jbig2Size(g))
@@ -164,8 +170,7 @@ export function imageRasters (objects: RawObjects, image: ObjectDefinition, kind
     }
   } else if (codec === 'CCITTFaxDecode' || codec === 'CCF') {
     // pdf.js's CCITT decoder allocates its lines for /Columns (1728 by default), whatever the width.
-    for (const params of objects.resolve(dict.get('DecodeParms') ?? dict.get('DP'))) {
-      if (!(params instanceof Map)) continue
+    for (const params of paramDicts(objects, dict)) {
       const columns = numbers(objects, params.get('Columns'))
       if (columns !== 'unreadable') grow({ width: Math.max(0, ...columns), height: 0 })
     }
