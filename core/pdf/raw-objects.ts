@@ -275,6 +275,8 @@ export class RawObjects {
    * object streams); throws TooMuchWork past it.
    */
   private readonly budget: TokenBudget
+  /** True when an object stream could not be decoded here: objects pdf.js finds may be missing. */
+  readonly incomplete: boolean = false
 
   /** Throws TooMuchWork for a file whose objects overlap without end (see TokenBudget). */
   constructor (readonly bytes: Uint8Array, private readonly options: RawObjectsOptions = {}) {
@@ -291,7 +293,10 @@ export class RawObjects {
       for (const holder of list) {
         if (!(holder.value instanceof Map) || !isName(holder.value.get('Type'), 'ObjStm')) continue
         const data = this.streamData(holder)
-        if (data === undefined) continue
+        if (data === undefined) {
+          this.incomplete = true
+          continue
+        }
         for (const [num, offset] of objectStreamEntries(data, holder.value)) {
           try {
             const value = new Lexer(data, offset, this.budget).object()

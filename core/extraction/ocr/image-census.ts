@@ -17,7 +17,7 @@
  * with every image of the file instead: `file()`, every image stream and every inline
  * image of every stream that decodes.
  */
-import { Cmd, Lexer, Name, RawObjects } from '../../pdf/index.js'
+import { Cmd, Lexer, Name, RawObjects, Ref } from '../../pdf/index.js'
 import type { Dict, ObjectDefinition, RawObjectsOptions, Value } from '../../pdf/index.js'
 import { imageRasters, isImage } from './image-sizes.js'
 import type { ImageRaster } from './image-sizes.js'
@@ -154,8 +154,18 @@ class PageWalk {
     this.objects = census.objects
   }
 
+  /**
+   * Every definition `value` stands for. A reference to no object the reader found makes the
+   * page uncertain when an object stream could not be read (the object may be in it).
+   */
+  private resolve (value: Value | undefined): ObjectDefinition[] {
+    const found = this.objects.resolveObjects(value)
+    if (found.length === 0 && value instanceof Ref && this.objects.incomplete) this.uncertain = true
+    return found
+  }
+
   private dicts (value: Value | undefined): Dict[] {
-    return this.objects.resolve(value).filter(isDict)
+    return this.resolve(value).map((o) => o.value).filter(isDict)
   }
 
   /** A page's resources: its own and those it inherits (pdf.js looks up /Parent); all of them, to be sure. */
@@ -179,10 +189,10 @@ class PageWalk {
   page (page: Dict): void {
     const resources = this.pageResources(page)
     const parts: Uint8Array[] = []
-    for (const value of this.objects.resolve(page.get('Contents'))) {
+    for (const value of this.resolve(page.get('Contents')).map((o) => o.value)) {
       const items = Array.isArray(value) ? value : [page.get('Contents')!]
       for (const item of items) {
-        for (const stream of this.objects.resolveObjects(item)) {
+        for (const stream of this.resolve(item)) {
           if (stream.data === undefined) continue
           const data = this.objects.streamData(stream)
           if (data === undefined) this.uncertain = true
@@ -192,14 +202,14 @@ class PageWalk {
     }
     // pdf.js reads a page's content streams as one sequence.
     this.content(Buffer.concat(parts), resources, 0)
-    for (const annotations of this.objects.resolve(page.get('Annots'))) {
+    for (const annotations of this.resolve(page.get('Annots')).map((o) => o.value)) {
       if (!Array.isArray(annotations)) continue
       for (const annotation of annotations.flatMap((a) => this.dicts(a))) {
         for (const appearances of this.dicts(annotation.get('AP'))) {
           for (const state of ['N', 'R', 'D']) {
-            for (const value of this.objects.resolveObjects(appearances.get(state))) {
+            for (const value of this.resolve(appearances.get(state))) {
               // An appearance is a form, or a dictionary of forms by state.
-              const forms = value.data !== undefined ? [value] : isDict(value.value) ? [...value.value.values()].flatMap((v) => this.objects.resolveObjects(v)) : []
+              const forms = value.data !== undefined ? [value] : isDict(value.value) ? [...value.value.values()].flatMap((v) => this.resolve(v)) : []
               for (const form of forms) this.form(form, resources, 1)
             }
           }
@@ -230,7 +240,7 @@ class PageWalk {
     this.rasters.push(...this.census.inlineImages(data))
     const names = namesIn(data)
     const named = (resource: Dict, category: string): ObjectDefinition[] => this.dicts(resource.get(category)).flatMap((entries) =>
-      [...names].flatMap((name) => this.objects.resolveObjects(entries.get(name))))
+      [...names].flatMap((name) => this.resolve(entries.get(name))))
     for (const resource of resources) {
       for (const x of named(resource, 'XObject')) {
         if (!isDict(x.value)) continue
@@ -241,7 +251,7 @@ class PageWalk {
       for (const state of named(resource, 'ExtGState')) {
         if (!isDict(state.value)) continue
         for (const mask of this.dicts(state.value.get('SMask'))) {
-          for (const group of this.objects.resolveObjects(mask.get('G'))) this.form(group, resources, depth + 1)
+          for (const group of this.resolve(mask.get('G'))) this.form(group, resources, depth + 1)
         }
       }
       for (const pattern of named(resource, 'Pattern')) {
@@ -251,7 +261,7 @@ class PageWalk {
         if (!isDict(font.value) || !(font.value.get('Subtype') instanceof Name) || (font.value.get('Subtype') as Name).name !== 'Type3') continue
         const own = this.dicts(font.value.get('Resources'))
         for (const procs of this.dicts(font.value.get('CharProcs'))) {
-          for (const glyph of [...procs.values()].flatMap((v) => this.objects.resolveObjects(v))) this.form(glyph, own.length > 0 ? own : resources, depth + 1)
+          for (const glyph of [...procs.values()].flatMap((v) => this.resolve(v))) this.form(glyph, own.length > 0 ? own : resources, depth + 1)
         }
       }
     }

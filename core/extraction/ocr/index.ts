@@ -228,8 +228,6 @@ export class DocumentOcr {
   private images: boolean | undefined
   private previous: Promise<void> = Promise.resolve()
   private imageCensus: ImageCensus | undefined
-  /** Pixels of the images each admitted page draws, by page number (what the census counted). */
-  readonly pagePixels = new Map<number, number>()
 
   /**
    * `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's
@@ -267,11 +265,7 @@ export class DocumentOcr {
    * draw, so that the document's bound refuses it at once.
    */
   admit (pages: readonly PageToDraw[]): void {
-    const counted = refuseImageBombs(() => this.census(), pages, imageLimits(this.limits))
-    for (const [page, pixels] of counted) {
-      this.pagePixels.set(page, pixels)
-      this.admitted.add(page)
-    }
+    for (const page of refuseImageBombs(() => this.census(), pages, imageLimits(this.limits)).keys()) this.admitted.add(page)
   }
 
   /** The page in grey at the OCR resolution. */
