@@ -24,6 +24,21 @@ describe('Gate', () => {
     expect(gate.state).toEqual({ holders: 0, waiting: 0 })
   })
 
+  it('lets callers `ahead` in before the others, in arrival order among themselves', async () => {
+    const gate = new Gate(1)
+    await gate.enter()
+    const order: string[] = []
+    const waiting = [['scan 1', false], ['text 1', true], ['scan 2', false], ['text 2', true]].map(async ([name, ahead]) => {
+      await gate.enter(undefined, ahead as boolean)
+      order.push(name as string)
+      gate.leave()
+    })
+    gate.leave()
+    await Promise.all(waiting)
+    expect(order).toEqual(['text 1', 'text 2', 'scan 1', 'scan 2'])
+    expect(gate.state).toEqual({ holders: 0, waiting: 0 })
+  })
+
   it('drops a waiter whose signal aborts: it holds nothing and the next in line gets the place', async () => {
     const gate = new Gate(1)
     await gate.enter()

@@ -27,7 +27,7 @@ export interface BodyWatch {
  */
 export class Gate {
   private holders = 0
-  private readonly waiting: Array<() => void> = []
+  private readonly waiting: Array<{ admit: () => void, ahead: boolean }> = []
 
   constructor (private readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a gate needs a limit of at least 1, got ${limit}`)
@@ -35,9 +35,11 @@ export class Gate {
 
   /**
    * Resolves once the caller holds a place; call `leave` exactly once afterwards. Rejects
-   * with the signal's reason (holding nothing) when `signal` aborts first.
+   * with the signal's reason (holding nothing) when `signal` aborts first. A caller `ahead`
+   * waits in front of every caller that is not (the extraction's text-layer reads before
+   * scans waiting for their OCR turn), in arrival order among its own kind.
    */
-  async enter (signal?: AbortSignal): Promise<void> {
+  async enter (signal?: AbortSignal, ahead = false): Promise<void> {
     signal?.throwIfAborted()
     if (this.holders < this.limit) {
       this.holders++
@@ -45,15 +47,20 @@ export class Gate {
     }
     await new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        const at = this.waiting.indexOf(admit)
+        const at = this.waiting.indexOf(entry)
         if (at >= 0) this.waiting.splice(at, 1)
         reject(signal!.reason)
       }
-      const admit = (): void => {
-        signal?.removeEventListener('abort', onAbort)
-        resolve()
+      const entry = {
+        admit: (): void => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve()
+        },
+        ahead
       }
-      this.waiting.push(admit)
+      const behind = ahead ? this.waiting.findIndex((w) => !w.ahead) : -1
+      if (behind < 0) this.waiting.push(entry)
+      else this.waiting.splice(behind, 0, entry)
       signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
@@ -61,7 +68,7 @@ export class Gate {
   leave (): void {
     const next = this.waiting.shift()
     // The place passes straight to the next in line; otherwise it is free.
-    if (next !== undefined) next()
+    if (next !== undefined) next.admit()
     else this.holders--
   }
 

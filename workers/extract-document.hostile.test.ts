@@ -1,8 +1,9 @@
 /**
- * Hostile files pdf-lib cannot walk but pdf.js repairs and reads: the content-size bound
- * of core/pdf/content-size.ts (through pdf-lib) never sees them, the raw bound of
- * core/pdf/raw-content-size.ts does. Run through the real pool, whose thread a regression
- * would keep busy: the test's timeout is the hard limit.
+ * Hostile files through the real pool, whose thread a regression would keep busy (the
+ * test's timeout is the hard limit): files pdf-lib cannot walk but pdf.js repairs and
+ * reads (the content-size bound of core/pdf/content-size.ts never sees them, the raw bound
+ * of core/pdf/raw-content-size.ts does), and scans whose images pdf.js would decode past
+ * the bounds of core/extraction/ocr/image-bounds.ts (issue 32).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,9 +12,11 @@ import { deflateSync } from 'node:zlib'
 import { PDFDocument, PDFName, ParseSpeeds, StandardFonts } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openWithPdfJs } from '../core/pdf/index.js'
+import { FEW_ROWS, HIDDEN_IMAGE_BOMBS, fourLargeImagePages, fourLargeImagesPage, imagePages } from '../fixtures/pdf/image-bombs.js'
+import { generateDas } from '../plugins/das/fixtures/generate.js'
 import { createPool, runTask } from './pool.js'
 import type { WorkerPool } from './pool.js'
-import type { ExtractDocumentInput, ExtractDocumentOutput } from './extract-document.js'
+import type { ExtractDocumentInput, ExtractDocumentOutput, ExtractDocumentReply } from './extract-document.js'
 
 let dir: string
 let pool: WorkerPool
@@ -97,4 +100,53 @@ describe('hostile files pdf-lib cannot walk', () => {
       expect(result).toMatchObject({ success: false, pages: 1 })
     }, 60_000)
   }
+})
+
+/** The task as the service's first turn runs it: OCR deferred, the scan's images measured. */
+async function firstTurn (name: string, bytes: Uint8Array): Promise<ExtractDocumentReply> {
+  const path = join(dir, name)
+  await writeFile(path, bytes)
+  return await runTask<ExtractDocumentInput, ExtractDocumentReply>(pool, 'extract-document', { path, limits: { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000, ocr: {}, deferOcr: true } })
+}
+
+describe('images a scanned page would decode past its bounds (issue 32)', () => {
+  // Each of these decoded a 144-million-pixel image when read (0.9-1.6 GB and 6-13 s a
+  // file, measured before the fix), and is refused now before pdf.js draws the page:
+  // 13-91 ms. The thread serves the next document.
+  it.each(HIDDEN_IMAGE_BOMBS)('refuses %s, naming the size pdf.js would decode', async (_what, make) => {
+    await expect(extract('hidden.pdf', make())).rejects.toMatchObject({
+      code: 'PDF_CONTENT_TOO_LARGE',
+      message: expect.stringMatching(/declares 12000 × 12000 pixels, past the 70 million pixels a scanned page is read at/)
+    })
+  }, 60_000)
+
+  it('refuses them on the text-layer turn, before the scan takes an OCR turn', async () => {
+    for (const [what, make] of HIDDEN_IMAGE_BOMBS) {
+      await expect(firstTurn('hidden.pdf', make()), what).rejects.toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE' })
+    }
+  }, 60_000)
+
+  it('refuses a 244-KB page of four 8000 × 8000 images, each under the one-image bound, by the page\'s bound', async () => {
+    // Before: always ran to the 25-s hard limit, 3.3-3.7 GB with two at once.
+    const page = fourLargeImagesPage()
+    expect(page.byteLength).toBeLessThan(260_000)
+    await expect(extract('four.pdf', page)).rejects.toMatchObject({
+      code: 'PDF_CONTENT_TOO_LARGE',
+      message: expect.stringMatching(/^Page 1 of the PDF draws images of 256\.0 million pixels together, past the 70\.0 million/),
+      details: { page: 1, maxPageImagePixels: 70_000_000 }
+    })
+  }, 60_000)
+
+  it('refuses four pages of one 8000 × 8000 image each by the document\'s bound, before drawing any', async () => {
+    await expect(extract('four-pages.pdf', fourLargeImagePages())).rejects.toMatchObject({
+      code: 'PDF_CONTENT_TOO_LARGE',
+      message: expect.stringMatching(/256\.0 million pixels together, past the 200\.0 million one document is read at/)
+    })
+  }, 60_000)
+
+  it('tells the service which pages of a scan within bounds want OCR, and still reads a text-layer document whole', async () => {
+    const scan = imagePages([[{ dict: '/Type /XObject /Subtype /Image /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Width 1654 /Height 2339', data: FEW_ROWS }]])
+    expect(await firstTurn('scan.pdf', scan)).toEqual({ ocrWanted: [1] })
+    expect(await firstTurn('das.pdf', (await generateDas({ seed: 4 })).pdf)).toMatchObject({ success: true, documentType: 'DAS' })
+  }, 60_000)
 })

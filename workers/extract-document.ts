@@ -1,13 +1,15 @@
 /**
  * Pool task: extract one uploaded PDF. Bounds what its streams inflate to from the raw
  * bytes, reads the text layer with pdf.js in this thread (bounded by the limits in the
- * input), then runs the engine over the plugin registry.
+ * input), then runs the engine over the plugin registry. With `limits.deferOcr`, a scan
+ * stops after its text layer and the measure of its images, and says which pages want
+ * OCR (the service then gives it an OCR turn: server/extract/run.ts).
  * Failures to read the file (not a PDF, encrypted, damaged, too many pages, deadline)
  * cross the wire as errors; everything the engine decides (unknown type, blocked parser,
  * no text layer) is a result.
  */
 import { readFile } from 'node:fs/promises'
-import { TextDocument, extractDocument, looksLikePdf, readPdfText } from '../core/extraction/index.js'
+import { OcrWanted, TextDocument, extractDocument, looksLikePdf, readPdfText } from '../core/extraction/index.js'
 import { refuseRawContentBombs } from '../core/pdf/index.js'
 import type { ExtractionResult, PdfTextLimits } from '../core/extraction/index.js'
 import { plugins } from '../plugins/index.js'
@@ -21,7 +23,23 @@ export interface ExtractDocumentInput {
 
 export type ExtractDocumentOutput = ExtractionResult
 
-export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentOutput> => await extractPdfBytes(await readFile(input.path), input.limits))
+/**
+ * The answer when `limits.deferOcr` is set and pages want OCR (their images measured and
+ * within bounds): their numbers; the caller runs the task again without it, on its OCR turn.
+ */
+export interface OcrWantedOutput { ocrWanted: number[] }
+
+/** What the task answers: a result, or, with `limits.deferOcr`, the pages that want OCR. */
+export type ExtractDocumentReply = ExtractDocumentOutput | OcrWantedOutput
+
+export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentReply> => {
+  try {
+    return await extractPdfBytes(await readFile(input.path), input.limits)
+  } catch (err) {
+    if (err instanceof OcrWanted) return { ocrWanted: err.pages }
+    throw err
+  }
+})
 
 /** One PDF's bytes through the engine, as the service reads an upload (also the warm-up's path, workers/extract-warm.ts). */
 export async function extractPdfBytes (bytes: Uint8Array, limits: PdfTextLimits): Promise<ExtractionResult> {

@@ -27,7 +27,7 @@ async function main (): Promise<void> {
   const { default: extract } = await importDist<typeof ExtractDocumentModule>(job.distDir, 'workers/extract-document.js')
   const one = async (i: number): Promise<void> => {
     const result = await extract({ path: job.paths[i % job.paths.length]!, limits: { maxPages: 50, deadlineMs: 600_000, maxRunsPerPage: 50_000 } })
-    if (!result.ok || !result.value.success) throw new Error('a benchmark input was not extracted')
+    if (!result.ok || !('success' in result.value) || !result.value.success) throw new Error('a benchmark input was not extracted')
   }
   for (let i = 0; i < job.warm; i++) await one(i)
   const cpuBefore = processCpuMs()

@@ -11,12 +11,12 @@
  * drawing operators) is stopped by the caller's hard limit: the service aborts the pool
  * task, and Piscina ends the thread.
  */
-import { PDFDocument, ParseSpeeds } from 'pdf-lib'
+import { PDFDocument, PDFRef, ParseSpeeds } from 'pdf-lib'
 import { EngineError } from '../errors.js'
-import { declaredSizeFault, openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
+import { declaredSizeFault, decryptBytes, openPdf, openWithPdfJs, pageRunBatches, pagesWithinContentLimit } from '../pdf/index.js'
 import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
-import { DocumentOcr } from './ocr/index.js'
-import type { OcrLimits } from './ocr/index.js'
+import { DocumentOcr, imageLimits } from './ocr/index.js'
+import type { OcrLimits, PageToDraw } from './ocr/index.js'
 import type { PageText, TextRun } from './text.js'
 
 export interface PdfTextLimits {
@@ -32,6 +32,20 @@ export interface PdfTextLimits {
   maxTotalContentBytes?: number
   /** OCR of pages without a usable text layer (core/extraction/ocr/); `false`: such pages stay without text. */
   ocr?: OcrLimits | false
+  /**
+   * Read the text layer only: when a page wants OCR, measure the pages to draw (image
+   * bombs are refused here) and throw OcrWanted instead of drawing them. The service reads
+   * a document this way first and gives a scan its OCR turn afterwards (server/extract/run.ts).
+   */
+  deferOcr?: boolean
+}
+
+/** Thrown by readPdfText with `deferOcr` when pages want OCR: `pages`, their numbers. */
+export class OcrWanted extends Error {
+  constructor (readonly pages: number[]) {
+    super(`pages ${pages.join(', ')} want OCR`)
+    this.name = 'OcrWanted'
+  }
 }
 
 export const DEFAULT_PDF_TEXT_LIMITS: PdfTextLimits = { maxPages: 50, deadlineMs: 20_000, maxRunsPerPage: 50_000 }
@@ -64,8 +78,9 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
   // Before either parser: both allocate for what the file declares (core/pdf/declared-sizes.ts).
   const fault = declaredSizeFault(bytes)
   if (fault !== undefined) throw new EngineError('PDF_CORRUPT', `The PDF declares more than it holds: ${fault}. The file is damaged or crafted.`)
-  await refuseContentBombs(bytes, limits)
-  const task = await openWithPdfJs(bytes)
+  const { decrypt } = await refuseContentBombs(bytes, limits)
+  const ocrLimits = limits.ocr === false ? undefined : limits.ocr ?? {}
+  const task = await openWithPdfJs(bytes, ocrLimits === undefined ? {} : { maxImagePixels: imageLimits(ocrLimits).maxImagePixels })
   let doc: PdfJsDocument | undefined
   try {
     try {
@@ -75,17 +90,14 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
       throw new EngineError('PDF_CORRUPT', 'The PDF cannot be read: its structure is damaged or incomplete.')
     }
     if (doc.numPages > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: doc.numPages, maxPages: limits.maxPages })
-    // A scanned page's text arrives while the next pages are read (DocumentOcr.start).
+    const ocr = ocrLimits === undefined ? undefined : new DocumentOcr(bytes, ocrLimits, started + limits.deadlineMs, limits.deadlineMs, decrypt)
+    // Every page's text layer first: which pages want OCR is then known, and their images
+    // are measured together before any is drawn.
     const pages: Array<PageText | Promise<PageText>> = []
-    const ocr = limits.ocr === false ? undefined : new DocumentOcr(bytes, limits.ocr ?? {}, started + limits.deadlineMs, limits.deadlineMs)
+    const scanned: PageToDraw[] = []
     for (let n = 1; n <= doc.numPages; n++) {
       if (overdue()) throw timeout(limits)
-      let page: PdfJsPage
-      try {
-        page = await doc.getPage(n)
-      } catch {
-        throw new EngineError('PDF_CORRUPT', `Page ${n} of the PDF cannot be read: the file is damaged.`)
-      }
+      const page = await pageOf(doc, n)
       const [x0, y0, x1, y1] = page.view as [number, number, number, number]
       const runs: TextRun[] = []
       try {
@@ -98,12 +110,32 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
         if (err instanceof EngineError) throw err
         throw new EngineError('PDF_CORRUPT', `The text of page ${n} cannot be read: the file is damaged.`)
       }
-      pages.push(ocr?.wants(runs) === true ? (await ocr.start(page, n)).text : { page: n, width: x1 - x0, height: y1 - y0, runs })
+      if (ocr?.wants(runs) === true) scanned.push({ number: n, object: page.ref?.num })
+      pages.push({ page: n, width: x1 - x0, height: y1 - y0, runs })
+      page.cleanup()
+    }
+    if (ocr === undefined || scanned.length === 0) return pages as PageText[]
+    ocr.admit(scanned)
+    if (limits.deferOcr === true) throw new OcrWanted(scanned.map((p) => p.number))
+    // A scanned page's text arrives while the next one is drawn (DocumentOcr.start).
+    for (const { number } of scanned) {
+      if (overdue()) throw timeout(limits)
+      const page = await pageOf(doc, number)
+      pages[number - 1] = (await ocr.start(page, number)).text
+      // The page's decoded images go now, not with the document.
       page.cleanup()
     }
     return await Promise.all(pages)
   } finally {
     await (doc === undefined ? task.destroy() : doc.destroy()).catch(() => undefined)
+  }
+}
+
+async function pageOf (doc: PdfJsDocument, n: number): Promise<PdfJsPage> {
+  try {
+    return await doc.getPage(n)
+  } catch {
+    throw new EngineError('PDF_CORRUPT', `Page ${n} of the PDF cannot be read: the file is damaged.`)
   }
 }
 
@@ -117,7 +149,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
  * than `maxPages` is refused as such. A page pdf-lib can parse but not walk is refused
  * with the bombs: its size is unknown.
  */
-async function refuseContentBombs (bytes: Uint8Array, limits: PdfTextLimits): Promise<void> {
+async function refuseContentBombs (bytes: Uint8Array, limits: PdfTextLimits): Promise<{ decrypt?: (data: Uint8Array, num: number, gen: number) => Uint8Array }> {
   const maxPage = limits.maxPageContentBytes ?? DEFAULT_MAX_PAGE_CONTENT_BYTES
   const maxTotal = limits.maxTotalContentBytes ?? DEFAULT_MAX_TOTAL_CONTENT_BYTES
   let doc: PDFDocument | undefined
@@ -133,16 +165,22 @@ async function refuseContentBombs (bytes: Uint8Array, limits: PdfTextLimits): Pr
   // would decrypt and inflate all of it. So an encrypted file is measured on its decrypted
   // objects, as the signer reads them, and one they cannot be read from is not handed on.
   const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let decrypt: ((data: Uint8Array, num: number, gen: number) => Uint8Array) | undefined
   if (doc?.isEncrypted ?? data.includes('/Encrypt')) {
     try {
-      doc = (await openPdf(bytes)).doc
+      const opened = await openPdf(bytes)
+      doc = opened.doc
       count = doc.getPageCount()
+      const handler = opened.encryption?.handler
+      // The image census (OCR) reads the file's streams itself: with the same key.
+      if (handler !== undefined) decrypt = (stored, num, gen) => decryptBytes(handler, handler.streams, PDFRef.of(num, gen), stored)
     } catch {
       throw new EngineError('PDF_ENCRYPTED', 'The PDF is encrypted and its content cannot be read without a password; send it unprotected.')
     }
   }
+  const found = decrypt === undefined ? {} : { decrypt }
   // A file pdf-lib cannot parse at all is left to pdf.js (see above).
-  if (doc === undefined) return
+  if (doc === undefined) return found
   if (count > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${count} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: count, maxPages: limits.maxPages })
   // No total cap here, so that a missing page means that page alone is too large.
   const sizes = pagesWithinContentLimit(doc, maxPage, Number.POSITIVE_INFINITY)
@@ -152,6 +190,7 @@ async function refuseContentBombs (bytes: Uint8Array, limits: PdfTextLimits): Pr
   }
   const total = sizes.reduce((sum, s) => sum + s.bytes, 0)
   if (total > maxTotal) throw new EngineError('PDF_CONTENT_TOO_LARGE', `The pages' content would inflate to ${mib(total)}, past ${mib(maxTotal)}; the file may be crafted.`, { maxTotalContentBytes: maxTotal })
+  return found
 }
 
 /** Encryption is ignored: only sizes are read (an encrypted deflate stream does not inflate and counts at its stored size). */

@@ -4,7 +4,7 @@
  */
 export { openPdf, findStartXref } from './open.js'
 export type { OpenedPdf, LastSection, Encryption } from './open.js'
-export { missingPermissions } from './security.js'
+export { missingPermissions, decryptBytes } from './security.js'
 export type { SecurityHandler, Additions } from './security.js'
 export { track, writeUpdate, resolve } from './incremental.js'
 export type { Tracked, RawObject } from './incremental.js'
@@ -21,6 +21,8 @@ export type { TextRun, TextPositions, TextPositionsOptions } from './text-positi
 export { pagesWithinContentLimit } from './content-size.js'
 export { rawContentExcess, refuseRawContentBombs, DEFAULT_MAX_STREAM_BYTES, DEFAULT_MAX_RAW_TOTAL_BYTES } from './raw-content-size.js'
 export type { RawContentExcess } from './raw-content-size.js'
+export { RawObjects, Lexer, Name, Ref, Cmd, Str, TooMuchWork, decodeChain, decodeParams, isName } from './raw-objects.js'
+export type { Dict, Value, ObjectDefinition, RawObjectsOptions, TokenBudget } from './raw-objects.js'
 export { declaredSizeFault, MAX_XREF_ENTRIES, MAX_ROW_BYTES } from './declared-sizes.js'
 export { pageGeometry, visibleBox, pageRotation, userUnit, readerSize, toUserRect, intersect, annotationBoxes, CORNERS } from './page-box.js'
 export type { Box, Corner, PageGeometry, Rotation } from './page-box.js'

@@ -64,6 +64,13 @@ export interface OpenWithPdfJsOptions {
    * as they were measured.
    */
   standardFontData?: boolean
+  /**
+   * pdf.js's own bound on an image (`maxImageSize`): one whose dictionary, as pdf.js reads
+   * it, declares more pixels is left out of the page, never decoded. OCR measures the
+   * images it draws before this (core/extraction/ocr/image-bounds.ts) and refuses the file;
+   * this is the bound for whatever that measure could miss. Default: none.
+   */
+  maxImagePixels?: number
 }
 
 /**
@@ -86,6 +93,7 @@ export async function openWithPdfJs (bytes: Uint8Array, options: OpenWithPdfJsOp
     verbosity: 0,
     cMapUrl: packageFolder('cmaps'),
     cMapPacked: true,
+    ...(options.maxImagePixels === undefined ? {} : { maxImageSize: options.maxImagePixels }),
     ...(options.standardFontData === true ? { standardFontDataUrl: packageFolder('standard_fonts') } : {})
   })
 }

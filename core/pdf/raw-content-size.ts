@@ -55,7 +55,7 @@ export function filterNames (dict: string): string[] {
   return [...m[1]!.matchAll(/\/([^\s/<>[\]()]+)/g)].map((n) => n[1]!)
 }
 
-function decodeAsciiHex (data: Buffer): Buffer {
+export function decodeAsciiHex (data: Buffer): Buffer {
   const text = data.toString('latin1')
   const end = text.indexOf('>')
   const digits = (end === -1 ? text : text.slice(0, end)).replace(/[^0-9A-Fa-f]/g, '')
@@ -63,7 +63,7 @@ function decodeAsciiHex (data: Buffer): Buffer {
 }
 
 /** ASCII85 (ISO 32000-1 7.4.3), stopping once past `ceiling` bytes (`z` makes 4 of 1). */
-function decodeAscii85 (data: Buffer, ceiling: number): Buffer {
+export function decodeAscii85 (data: Buffer, ceiling: number): Buffer {
   const text = data.toString('latin1')
   const end = text.indexOf('~>')
   const body = (end === -1 ? text : text.slice(0, end)).replace(/\s+/g, '')

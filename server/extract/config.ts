@@ -2,6 +2,7 @@
  * The extraction service's configuration (spec 3 part B), read once at start-up with the
  * shared EnvReader: a bad value stops the process naming the variable; the key is never echoed.
  */
+import { DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PAGE_IMAGE_PIXELS } from '../../core/extraction/ocr/image-bounds.js'
 import { OCR_DPI } from '../../core/extraction/ocr/page-image.js'
 import { EnvReader } from '../config.js'
 
@@ -29,6 +30,18 @@ export interface ExtractConfig {
   /** Resolution scanned pages are drawn at for OCR. */
   ocrDpi: number
   /**
+   * Documents read by OCR at once (0: one fewer than the pool's threads, at least 1): the
+   * other threads stay free for text-layer documents, which a scan can otherwise keep
+   * waiting for its whole deadline.
+   */
+  ocrThreads: number
+  /** Most pixels one image of a scanned document may have (its soft mask and mask on their own). */
+  maxImagePixels: number
+  /** Most pixels the images one scanned page draws may have together. */
+  maxPageImagePixels: number
+  /** Most pixels the images of all the scanned pages of one document may have together. */
+  maxDocumentImagePixels: number
+  /**
    * `EXTRACT_WARM=on`: every pool thread starts with the service, reads made-up documents
    * (and a scan of one, when OCR is on) before the first request, never ends idle, and
    * keeps its Tesseract worker: no request pays a cold thread, at the price of the
@@ -54,6 +67,10 @@ export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
     queueTimeoutMs: read.integer('EXTRACT_QUEUE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     ocr: read.oneOf('EXTRACT_OCR', ['on', 'off'], 'on') === 'on',
     ocrDpi: read.integer('EXTRACT_OCR_DPI', OCR_DPI, 100, 600),
+    ocrThreads: read.integer('EXTRACT_OCR_THREADS', 0, 0, 10_000),
+    maxImagePixels: read.integer('EXTRACT_MAX_IMAGE_PIXELS', DEFAULT_MAX_IMAGE_PIXELS, 1_000_000, 1_000_000_000),
+    maxPageImagePixels: read.integer('EXTRACT_MAX_PAGE_IMAGE_PIXELS', DEFAULT_MAX_PAGE_IMAGE_PIXELS, 1_000_000, 1_000_000_000),
+    maxDocumentImagePixels: read.integer('EXTRACT_MAX_DOCUMENT_IMAGE_PIXELS', DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS, 1_000_000, 10_000_000_000),
     warm: read.oneOf('EXTRACT_WARM', ['on', 'off'], 'off') === 'on'
   }
   read.throwIfInvalid()

@@ -8,12 +8,21 @@
  * once), and its clocks start when it has one. The wait itself has its own bound,
  * `queueTimeoutMs`, past which the answer is SERVICE_BUSY (503): a full service, not a
  * damaged file.
+ *
+ * Two lanes. A scan holds its thread for seconds (OCR) where a text-layer document takes
+ * tens of milliseconds, and which a document is shows only once its text layer is read.
+ * So every document first takes a turn to read its text layer, with OCR deferred (the
+ * scan's images are measured then, and an image bomb is refused there); a scan then waits
+ * for one of `ocrThreads` OCR places (one fewer than the threads by default) before its
+ * second turn, where it is read whole. The threads an OCR place cannot take serve the text
+ * lane, and in the turns' queue a text-layer read goes before a scan's second turn: two
+ * scans no longer keep a text-layer document waiting for their deadline.
  */
 import { EngineError } from '../../core/errors.js'
 import type { ExtractionResult, PdfTextLimits } from '../../core/extraction/index.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
-import type { ExtractDocumentInput, ExtractDocumentOutput } from '../../workers/extract-document.js'
+import type { ExtractDocumentInput, ExtractDocumentReply } from '../../workers/extract-document.js'
 import type { ExtractWarmInput, ExtractWarmOutput } from '../../workers/extract-warm.js'
 import { Gate } from '../gate.js'
 import type { ExtractConfig } from './config.js'
@@ -21,58 +30,95 @@ import type { ExtractConfig } from './config.js'
 /** Margin of the hard limit over the cooperative deadline, ms (covers a thread's start). */
 const HARD_LIMIT_MARGIN_MS = 5_000
 
-/** Turns of each pool: as many as it has threads. */
-const turnsOf = new WeakMap<WorkerPool, Gate>()
+/** A pool's turns (as many as it has threads) and its OCR places. */
+interface Lanes { turns: Gate, ocr: Gate }
 
-function turns (pool: WorkerPool): Gate {
-  let gate = turnsOf.get(pool)
-  if (gate === undefined) {
-    gate = new Gate(pool.options.maxThreads)
-    turnsOf.set(pool, gate)
+const lanesOf = new WeakMap<WorkerPool, Lanes>()
+
+/** OCR places for a pool of `threads`: `ocrThreads` when set (at most the threads), else one fewer than the threads, at least one. */
+export function ocrPlaces (threads: number, ocrThreads = 0): number {
+  return ocrThreads > 0 ? Math.min(ocrThreads, threads) : Math.max(1, threads - 1)
+}
+
+/** The pool's lanes, made on first use (with the OCR places of the first caller's configuration). */
+function lanes (pool: WorkerPool, config?: Pick<ExtractRunConfig, 'ocrThreads'>): Lanes {
+  let found = lanesOf.get(pool)
+  if (found === undefined) {
+    const threads = pool.options.maxThreads
+    found = { turns: new Gate(threads), ocr: new Gate(ocrPlaces(threads, config?.ocrThreads)) }
+    lanesOf.set(pool, found)
   }
-  return gate
+  return found
 }
 
-/** What a document's wait for a turn looks like now (for the service's diagnostics and tests). */
-export function poolTurns (pool: WorkerPool): { running: number, waiting: number } {
-  const { holders, waiting } = turns(pool).state
-  return { running: holders, waiting }
+/** What a document's wait for a turn looks like now, and the OCR lane's (for the service's diagnostics and tests). */
+export function poolTurns (pool: WorkerPool): { running: number, waiting: number, ocr: { running: number, waiting: number } } {
+  const { turns, ocr } = lanes(pool)
+  return { running: turns.state.holders, waiting: turns.state.waiting, ocr: { running: ocr.state.holders, waiting: ocr.state.waiting } }
 }
 
-/** The settings one document's extraction needs (the OCR ones default to on, at OCR_DPI). */
-export type ExtractRunConfig = Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'> & Partial<Pick<ExtractConfig, 'ocr' | 'ocrDpi'>>
+/** The settings one document's extraction needs (the OCR ones default to on, at OCR_DPI, with the default bounds and lanes). */
+export type ExtractRunConfig = Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'> & Partial<Pick<ExtractConfig, 'ocr' | 'ocrDpi' | 'ocrThreads' | 'maxImagePixels' | 'maxPageImagePixels' | 'maxDocumentImagePixels'>>
 
 /** What the pool task reads a document within; OCR on at the default resolution unless the configuration says otherwise. */
 function limitsOf (config: ExtractRunConfig): PdfTextLimits {
-  const ocr = config.ocr === false ? false : config.ocrDpi === undefined ? {} : { dpi: config.ocrDpi }
+  const ocr = config.ocr === false
+    ? false as const
+    : {
+        ...(config.ocrDpi === undefined ? {} : { dpi: config.ocrDpi }),
+        ...(config.maxImagePixels === undefined ? {} : { maxImagePixels: config.maxImagePixels }),
+        ...(config.maxPageImagePixels === undefined ? {} : { maxPageImagePixels: config.maxPageImagePixels }),
+        ...(config.maxDocumentImagePixels === undefined ? {} : { maxDocumentImagePixels: config.maxDocumentImagePixels })
+      }
   return { maxPages: config.maxPages, deadlineMs: config.documentTimeoutMs, maxRunsPerPage: 50_000, ocr }
 }
 
-/**
- * The engine's result for the file at `path`; throws EngineError (PDF_*, SERVICE_BUSY when
- * no thread was free within `queueTimeoutMs`, ABORTED when `cancel` fired, INTERNAL when
- * the thread failed).
- */
-export async function extractStoredFile (pool: WorkerPool, path: string, config: ExtractRunConfig, cancel?: AbortSignal): Promise<ExtractionResult> {
-  const input: ExtractDocumentInput = { path, limits: limitsOf(config) }
-  const gate = turns(pool)
-  const waited = AbortSignal.timeout(config.queueTimeoutMs)
+/** Waits for a place of `gate` within `waited`; throws ABORTED or SERVICE_BUSY. */
+async function enter (gate: Gate, waited: AbortSignal, config: ExtractRunConfig, cancel: AbortSignal | undefined, ahead: boolean): Promise<void> {
   try {
-    await gate.enter(cancel === undefined ? waited : AbortSignal.any([cancel, waited]))
+    await gate.enter(cancel === undefined ? waited : AbortSignal.any([cancel, waited]), ahead)
   } catch {
     if (cancel?.aborted === true) throw new EngineError('ABORTED', 'The request was cancelled.')
     throw new EngineError('SERVICE_BUSY', `Every worker thread stayed busy for ${config.queueTimeoutMs} ms (EXTRACT_QUEUE_TIMEOUT_MS); the document was not read. Try again in a moment.`)
   }
+}
+
+/** One run of the task on a turn of the pool: `ahead` for a text-layer read (see the header). */
+async function runOnTurn (pool: WorkerPool, input: ExtractDocumentInput, config: ExtractRunConfig, cancel: AbortSignal | undefined, ahead: boolean, waited = AbortSignal.timeout(config.queueTimeoutMs)): Promise<ExtractDocumentReply> {
+  const { turns } = lanes(pool, config)
+  await enter(turns, waited, config, cancel, ahead)
   // From here the document has a thread: the hard limit counts its work only.
   const hardLimit = AbortSignal.timeout(config.documentTimeoutMs + HARD_LIMIT_MARGIN_MS)
   const signal = cancel === undefined ? hardLimit : AbortSignal.any([cancel, hardLimit])
   try {
-    return await runTask<ExtractDocumentInput, ExtractDocumentOutput>(pool, 'extract-document', input, signal)
+    return await runTask<ExtractDocumentInput, ExtractDocumentReply>(pool, 'extract-document', input, signal)
   } catch (err) {
     if (hardLimit.aborted && cancel?.aborted !== true) throw new EngineError('PDF_TIMEOUT', `Reading the PDF took longer than ${config.documentTimeoutMs} ms and was stopped; the file may be damaged or crafted.`)
     throw err
   } finally {
-    gate.leave()
+    turns.leave()
+  }
+}
+
+/**
+ * The engine's result for the file at `path`; throws EngineError (PDF_*, SERVICE_BUSY when
+ * no thread, or for a scan no OCR place, was free within `queueTimeoutMs`, ABORTED when
+ * `cancel` fired, INTERNAL when the thread failed).
+ */
+export async function extractStoredFile (pool: WorkerPool, path: string, config: ExtractRunConfig, cancel?: AbortSignal): Promise<ExtractionResult> {
+  const limits = limitsOf(config)
+  const first = await runOnTurn(pool, { path, limits: limits.ocr === false ? limits : { ...limits, deferOcr: true } }, config, cancel, true)
+  if (!('ocrWanted' in first)) return first
+  // A scan: an OCR place, then a turn, within one wait's bound.
+  const { ocr } = lanes(pool, config)
+  const waited = AbortSignal.timeout(config.queueTimeoutMs)
+  await enter(ocr, waited, config, cancel, false)
+  try {
+    const read = await runOnTurn(pool, { path, limits }, config, cancel, false, waited)
+    if ('ocrWanted' in read) throw new EngineError('INTERNAL', 'the extraction task deferred OCR it was not asked to defer')
+    return read
+  } finally {
+    ocr.leave()
   }
 }
 
@@ -93,14 +139,14 @@ export interface PoolWarmUp {
  */
 export async function warmPool (pool: WorkerPool, config: ExtractRunConfig, threadCount = pool.options.maxThreads): Promise<PoolWarmUp> {
   const started = performance.now()
-  const gate = turns(pool)
+  const { turns } = lanes(pool, config)
   const input: ExtractWarmInput = { limits: limitsOf(config) }
   const threads = await Promise.all(Array.from({ length: threadCount }, async () => {
-    await gate.enter()
+    await turns.enter()
     try {
       return await runTask<ExtractWarmInput, ExtractWarmOutput>(pool, 'extract-warm', input)
     } finally {
-      gate.leave()
+      turns.leave()
     }
   }))
   return { threads, ms: performance.now() - started }

@@ -1,61 +1,77 @@
 /**
- * The image bomb, measured before pdf.js draws a page: pdf.js decodes an image whole,
- * at the size its dictionary declares, before scaling it onto the canvas, so a 60 KB
- * JPEG declaring 40 000 × 40 000 pixels would ask for 6.4 GB. The text layer never
- * decodes images (the stream scan of core/pdf/raw-content-size.ts skips them for that
- * reason); OCR does, so it checks them first.
+ * Image bombs, refused before pdf.js draws a page for OCR. pdf.js decodes an image whole,
+ * at the size its decoder allocates, before scaling it onto the canvas: a 60 KB JPEG
+ * declaring 40 000 × 40 000 pixels would ask for 6.4 GB, and four 8000 × 8000 images on one
+ * page took a thread 3.7 GB and 25 seconds. The text layer never decodes images; OCR does,
+ * so the pages it draws are measured first, by the census (image-census.ts: the images
+ * each page draws, read the way pdf.js reads them), against three bounds:
  *
- * Read from the raw bytes, the way raw-content-size.ts finds streams: every dictionary
- * with `/Subtype /Image` and its `/Width` and `/Height`. An image's dictionary is never
- * compressed (streams cannot sit in object streams) nor encrypted (only strings and
- * stream data are), so every image pdf.js could decode is seen here. A size given by
- * reference (`/Width 12 0 R`) is not followed: it counts as too large, since a file
- * a scanner wrote never does it.
+ * - one image (its soft mask and mask each on their own), `maxImagePixels`: every image
+ *   stream of the file, drawn or not, and the inline images of the pages read;
+ * - one page, all it draws together, `maxPageImagePixels`: pdf.js holds a page's images
+ *   together while it draws it, so this bounds a thread's memory;
+ * - the pages read by OCR together, `maxDocumentImagePixels`: what one document may make
+ *   the thread decode, refused at once rather than run into the deadline.
+ *
+ * Decoding costs 6 to 12 bytes a pixel at its peak (the decoded samples, the RGBA image
+ * pdf.js builds, the canvas it paints it from) and about 0.07 s a million pixels on our
+ * development machine (docs/extraction.md, "Image bombs").
  */
 import { EngineError } from '../../errors.js'
+import { TooMuchWork } from '../../pdf/index.js'
+import type { ImageCensus, ImageRaster } from './image-census.js'
 
 /** About a 600-dpi A3 page in colour; a 300-dpi A4 scan has 8.7 million pixels. */
 export const DEFAULT_MAX_IMAGE_PIXELS = 70_000_000
+/** As much as one image: a page is one scan, or a few strips and masks that add up to one. */
+export const DEFAULT_MAX_PAGE_IMAGE_PIXELS = 70_000_000
+/** Twenty 300-dpi A4 pages in colour, or three at the page bound: about 14 s of decoding here, within the 20-s deadline. */
+export const DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS = 200_000_000
 
-/** How far from `/Subtype /Image` its dictionary's `/Width` and `/Height` may sit. */
-const DICT_WINDOW = 2048
-
-const SUBTYPE_IMAGE = /\/Subtype\s*\/Image\b/g
-
-function dimension (dict: string, key: 'Width' | 'Height'): number | undefined {
-  const m = new RegExp(`/${key}\\s+(\\d+)(\\s+\\d+\\s+R)?\\b`).exec(dict)
-  if (m === null || m[2] !== undefined) return undefined
-  return Number(m[1])
+export interface ImageLimits {
+  maxImagePixels: number
+  maxPageImagePixels: number
+  maxDocumentImagePixels: number
 }
 
-/** The dictionary around `at`: from the nearest `<<` before it to the matching `>>` after, within the window. */
-function dictionaryAround (text: string, at: number): string {
-  const start = text.lastIndexOf('<<', at)
-  const from = start < 0 || at - start > DICT_WINDOW ? Math.max(0, at - DICT_WINDOW) : start
-  const end = text.indexOf('stream', at)
-  const to = end < 0 || end - at > DICT_WINDOW ? Math.min(text.length, at + DICT_WINDOW) : end
-  return text.slice(from, to)
+/** A page to be drawn: its number, and its dictionary's object number as pdf.js has it (`page.ref`). */
+export interface PageToDraw { number: number, object: number | undefined }
+
+const millions = (pixels: number): string => `${(pixels / 1e6).toFixed(1)} million`
+
+function refuseRaster (raster: ImageRaster, maxPixels: number): void {
+  if (raster.width * raster.height <= maxPixels) return
+  const what = `${raster.kind === 'image' ? 'An image' : raster.kind === 'inline image' ? 'An inline image' : `The ${raster.kind} of an image`} of the PDF${raster.object === undefined ? '' : ` (object ${raster.object})`}`
+  const size = Number.isFinite(raster.width * raster.height) ? `${raster.width} × ${raster.height} pixels` : 'an unreadable size'
+  throw new EngineError('PDF_CONTENT_TOO_LARGE', `${what} declares ${size}, past the ${(maxPixels / 1e6).toFixed(0)} million pixels a scanned page is read at; the file may be crafted.`, { maxImagePixels: maxPixels, ...(raster.object === undefined ? {} : { object: raster.object }) })
 }
 
 /**
- * Throws PDF_CONTENT_TOO_LARGE when an image of the file declares more than `maxPixels`
- * pixels, or a size that cannot be read.
+ * Throws PDF_CONTENT_TOO_LARGE when an image of the file, or an image `pages` draw, is past
+ * `maxImagePixels`, when one of `pages` draws more than `maxPageImagePixels`, or all of
+ * them together more than `maxDocumentImagePixels`. Returns each page's pixels.
  */
-export function refuseImageBombs (bytes: Uint8Array, maxPixels: number = DEFAULT_MAX_IMAGE_PIXELS): void {
-  // latin1 keeps one character per byte, so positions are byte offsets.
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1')
-  for (const m of text.matchAll(SUBTYPE_IMAGE)) {
-    const dict = dictionaryAround(text, m.index)
-    const width = dimension(dict, 'Width')
-    const height = dimension(dict, 'Height')
-    if (width === undefined || height === undefined || width * height > maxPixels) {
-      const size = width === undefined || height === undefined ? 'an unreadable size' : `${width} × ${height} pixels`
-      throw new EngineError('PDF_CONTENT_TOO_LARGE', `An image of the PDF declares ${size}, past the ${(maxPixels / 1e6).toFixed(0)} million pixels a scanned page is read at; the file may be crafted.`, { maxImagePixels: maxPixels })
+export function refuseImageBombs (census: () => ImageCensus, pages: readonly PageToDraw[], limits: ImageLimits): Map<number, number> {
+  const counted = new Map<number, number>()
+  try {
+    const c = census()
+    for (const raster of c.imageStreams()) refuseRaster(raster, limits.maxImagePixels)
+    let total = 0
+    for (const page of pages) {
+      const drawn = c.page(page.object)
+      for (const raster of drawn.rasters) refuseRaster(raster, limits.maxImagePixels)
+      if (drawn.pixels > limits.maxPageImagePixels) {
+        throw new EngineError('PDF_CONTENT_TOO_LARGE', `Page ${page.number} of the PDF draws images of ${millions(drawn.pixels)} pixels together, past the ${millions(limits.maxPageImagePixels)} one scanned page is read at; the file may be crafted.`, { page: page.number, maxPageImagePixels: limits.maxPageImagePixels })
+      }
+      counted.set(page.number, drawn.pixels)
+      total += drawn.pixels
     }
+    if (total > limits.maxDocumentImagePixels) {
+      throw new EngineError('PDF_CONTENT_TOO_LARGE', `The scanned pages of the PDF draw images of ${millions(total)} pixels together, past the ${millions(limits.maxDocumentImagePixels)} one document is read at; send fewer pages at a time.`, { maxDocumentImagePixels: limits.maxDocumentImagePixels })
+    }
+  } catch (err) {
+    if (err instanceof TooMuchWork) throw new EngineError('PDF_CONTENT_TOO_LARGE', 'The objects of the PDF overlap too much for its images to be measured; the file may be crafted.')
+    throw err
   }
-}
-
-/** True when the file holds at least one image XObject. */
-export function hasImages (bytes: Uint8Array): boolean {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1').search(SUBTYPE_IMAGE) >= 0
+  return counted
 }

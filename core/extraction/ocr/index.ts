@@ -9,14 +9,19 @@ import { openWithPdfJs } from '../../pdf/index.js'
 import type { PdfJsPage } from '../../pdf/index.js'
 import type { PageText, TextRun } from '../text-types.js'
 import { isoDate, MONEY_PATTERN } from '../values.js'
-import { DEFAULT_MAX_IMAGE_PIXELS, hasImages, refuseImageBombs } from './image-bounds.js'
+import { DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PAGE_IMAGE_PIXELS, refuseImageBombs } from './image-bounds.js'
+import type { ImageLimits, PageToDraw } from './image-bounds.js'
+import { ImageCensus } from './image-census.js'
 import { renderPageGrey, OCR_DPI } from './page-image.js'
 import type { PageImage } from './page-image.js'
 import { mendTaxIds } from './tax-id-reading.js'
 import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
 import type { OcrWord } from './tesseract.js'
 
-export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS } from './image-bounds.js'
+export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PAGE_IMAGE_PIXELS, DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS } from './image-bounds.js'
+export type { ImageLimits, PageToDraw } from './image-bounds.js'
+export { ImageCensus } from './image-census.js'
+export type { ImageRaster, PageImages } from './image-census.js'
 export { keepTesseractWarm, recognizeWords, releaseTesseract, tesseractOptions, TESSERACT_IDLE_MS, TESSERACT_MAX_PAGES, TESSERACT_VERSION } from './tesseract.js'
 export { warmUpPdfs } from './warm.js'
 export { OCR_DPI } from './page-image.js'
@@ -29,6 +34,19 @@ export interface OcrLimits {
   maxPagePixels?: number
   /** Most pixels one image of the file may declare (default 70 million); past it PDF_CONTENT_TOO_LARGE. */
   maxImagePixels?: number
+  /** Most pixels the images one scanned page draws may have together (default 70 million). */
+  maxPageImagePixels?: number
+  /** Most pixels the images of all scanned pages of a document may have together (default 200 million). */
+  maxDocumentImagePixels?: number
+}
+
+/** The image bounds of `limits`, defaults filled in. */
+export function imageLimits (limits: OcrLimits): ImageLimits {
+  return {
+    maxImagePixels: limits.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
+    maxPageImagePixels: limits.maxPageImagePixels ?? DEFAULT_MAX_PAGE_IMAGE_PIXELS,
+    maxDocumentImagePixels: limits.maxDocumentImagePixels ?? DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS
+  }
 }
 
 export const DEFAULT_MAX_PAGE_PIXELS = 16_000_000
@@ -201,17 +219,26 @@ export interface PendingOcrPage {
 }
 
 /**
- * The OCR of one document's scanned pages. The file's images are measured (image
- * bombs) on the first page that needs OCR, once; a document with a text layer never
+ * The OCR of one document's scanned pages. The pages to draw are measured together
+ * (`admit`: image bombs) before the first is drawn; a document with a text layer never
  * pays for it.
  */
 export class DocumentOcr {
-  private measured = false
+  private readonly admitted = new Set<number>()
   private images: boolean | undefined
   private previous: Promise<void> = Promise.resolve()
+  private imageCensus: ImageCensus | undefined
 
-  /** `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's message. */
-  constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number) {}
+  /**
+   * `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's
+   * message; `decrypt` reads an encrypted file's streams (core/pdf/raw-objects.ts).
+   */
+  constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number, private readonly decrypt?: (data: Uint8Array, num: number, gen: number) => Uint8Array) {}
+
+  private census (): ImageCensus {
+    this.imageCensus ??= new ImageCensus(this.bytes, this.decrypt === undefined ? {} : { decrypt: this.decrypt })
+    return this.imageCensus
+  }
 
   /**
    * Whether a page with these runs is worth OCR: its text layer is unusable, and there is
@@ -222,8 +249,23 @@ export class DocumentOcr {
   wants (runs: TextRun[]): boolean {
     if (!needsOcr(runs)) return false
     const { garbage } = textCounts(runs)
-    this.images ??= hasImages(this.bytes)
-    return this.images || garbage > 0
+    if (garbage > 0) return true
+    try {
+      this.images ??= this.census().imageStreams().length > 0 || this.census().file().length > 0
+    } catch {
+      // Objects that cannot be read within bounds: `admit` refuses the file.
+      this.images = true
+    }
+    return this.images
+  }
+
+  /**
+   * Measures the images the pages to draw decode (image-bounds.ts), before any is drawn:
+   * throws PDF_CONTENT_TOO_LARGE past a bound. `pages` are all the pages the document will
+   * draw, so that the document's bound refuses it at once.
+   */
+  admit (pages: readonly PageToDraw[]): void {
+    for (const page of refuseImageBombs(() => this.census(), pages, imageLimits(this.limits)).keys()) this.admitted.add(page)
   }
 
   /** The page in grey at the OCR resolution. */
@@ -236,14 +278,11 @@ export class DocumentOcr {
    * the frame a person reads it in). Returns once the page is drawn and the previous
    * page's words are in, so that the caller reads and draws the next page while
    * Tesseract, in its own thread, reads this one: at most two page images at a time.
-   * Throws PDF_CONTENT_TOO_LARGE for an image bomb; the text rejects with PDF_TIMEOUT
-   * past the deadline.
+   * A page not admitted before is admitted alone (PDF_CONTENT_TOO_LARGE for an image
+   * bomb); the text rejects with PDF_TIMEOUT past the deadline.
    */
   async start (page: PdfJsPage, pageNumber: number): Promise<PendingOcrPage> {
-    if (!this.measured) {
-      refuseImageBombs(this.bytes, this.limits.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS)
-      this.measured = true
-    }
+    if (!this.admitted.has(pageNumber)) this.admit([{ number: pageNumber, object: page.ref?.num }])
     warmTesseract()
     const image = await this.pageImage(page)
     await this.previous
@@ -278,11 +317,13 @@ export class DocumentOcr {
 
 /** Every page of `bytes` as OCR takes it, whatever its text layer (bench/extract-ocr.bench.ts times Tesseract alone on them). */
 export async function ocrPageImages (bytes: Uint8Array, limits: OcrLimits = {}): Promise<PageImage[]> {
-  const doc = await (await openWithPdfJs(bytes)).promise
+  const doc = await (await openWithPdfJs(bytes, { maxImagePixels: imageLimits(limits).maxImagePixels })).promise
   try {
     const ocr = new DocumentOcr(bytes, limits, Number.POSITIVE_INFINITY, 0)
+    const pages = await Promise.all(Array.from({ length: doc.numPages }, async (_, i) => await doc.getPage(i + 1)))
+    ocr.admit(pages.map((page, i) => ({ number: i + 1, object: page.ref?.num })))
     const images: PageImage[] = []
-    for (let n = 1; n <= doc.numPages; n++) images.push(await ocr.pageImage(await doc.getPage(n)))
+    for (const page of pages) images.push(await ocr.pageImage(page))
     return images
   } finally {
     await doc.destroy()

@@ -6,7 +6,7 @@ import { writeTextPdf } from '../../../fixtures/extraction/pdf-writer.js'
 import { scanOf } from '../../../fixtures/extraction/scans.js'
 import { readPdfText } from '../pdf-text.js'
 import { TextDocument } from '../text.js'
-import { mendDigits, mendFormats, mendLabel, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
+import { ImageCensus, imageLimits, mendDigits, mendFormats, mendLabel, needsOcr, refuseImageBombs, releaseTesseract, tesseractOptions, wordsToRuns } from './index.js'
 import { openWithPdfJs } from '../../pdf/index.js'
 import { renderPageGrey, renderScale } from './page-image.js'
 import type { PageImage } from './page-image.js'
@@ -147,16 +147,17 @@ describe('from words to runs', () => {
 describe('image bombs', () => {
   it('refuses an image declaring more pixels than a scanned page has, before pdf.js decodes it', async () => {
     const bomb = await imagePdf(40_000, 40_000)
-    expect(thrown(() => refuseImageBombs(bomb))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/40000 × 40000 pixels/) })
+    expect(thrown(() => refuseImageBombs(() => new ImageCensus(bomb), [], imageLimits({})))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/40000 × 40000 pixels/) })
     const started = performance.now()
     await expect(readPdfText(bomb, LIMITS)).rejects.toThrow(code('PDF_CONTENT_TOO_LARGE'))
     // Loading pdf.js and reading the (empty) text layer come first; decoding 1.6 GB of
     // pixels would take far longer than this, if the thread survived it.
     expect(performance.now() - started).toBeLessThan(20_000)
   })
-  it('refuses an image whose size is given by reference, and lets a page-sized one through', async () => {
-    expect(thrown(() => refuseImageBombs(Buffer.from('<< /Type /XObject /Subtype /Image /Width 9 0 R /Height 2000 >>\nstream\n')))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE' })
-    expect(() => refuseImageBombs(Buffer.from('<< /Type /XObject /Subtype /Image /Width 1654 /Height 2339 /Filter /DCTDecode >>\nstream\n'))).not.toThrow()
+  it('refuses an image whose size is given by a reference the file does not hold, and lets a page-sized one through', async () => {
+    const image = (dict: string): Uint8Array => Buffer.from(`1 0 obj\n<< /Type /XObject /Subtype /Image ${dict} >>\nstream\nxx\nendstream\nendobj\n`, 'latin1')
+    expect(thrown(() => refuseImageBombs(() => new ImageCensus(image('/Width 9 0 R /Height 2000')), [], imageLimits({})))).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE' })
+    expect(() => refuseImageBombs(() => new ImageCensus(image('/Width 1654 /Height 2339 /Filter /DCTDecode')), [], imageLimits({}))).not.toThrow()
   })
 })
 
