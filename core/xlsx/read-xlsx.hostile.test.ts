@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import XLSX from 'xlsx'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deflatedEntry, rawZip } from '../../fixtures/raw-zip.js'
+import type { RawEntry } from '../../fixtures/raw-zip.js'
 import { tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx.js'
 import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
 import { detectFormat } from './detect.js'
@@ -234,4 +236,61 @@ describe('hostile and foreign files', () => {
     // speed figure (bench/ measures speed). 1.1 s at a load of 3, 2.7 s at 13.
     expect(Date.now() - started).toBeLessThan(40_000)
   }, 90_000)
+})
+
+const NS_MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+const NS_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
+const rawEntries = (parts: Record<string, string | Buffer>): RawEntry[] => Object.entries(parts).map(([name, content]) => deflatedEntry(name, content))
+
+/**
+ * Issue 32, item 5: archives that programs read differently. LibreOffice 7.4 and openpyxl
+ * 3.0 read 100 from these, or refuse them, or read nothing; we read 999.
+ */
+describe('archives that read differently in different programs', () => {
+  const sheetXml = (v: number): string => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${NS_MAIN}"><sheetData><row r="1"><c r="A1"><v>${v}</v></c></row></sheetData></worksheet>`
+  const twoSheets = (first: string, second: string): Record<string, string> => ({
+    ...tinyXlsxParts({ sheet: '' }),
+    'xl/workbook.xml': `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><sheets>${first.replace('/>', ' r:id="rId1"/>')}${second.replace('/>', ' r:id="rId4"/>')}</sheets></workbook>`,
+    'xl/_rels/workbook.xml.rels': `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId4" Type="${NS_REL}/worksheet" Target="worksheets/sheet2.xml"/></Relationships>`
+  })
+  const firstCells = async (path: string): Promise<unknown> => {
+    const rows: unknown[] = []
+    await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    return rows
+  }
+
+  it('refuses two entries whose names differ only in case', async () => {
+    const path = file()
+    await writeZip(path, { ...tinyXlsxParts({ sheet: '' }), 'xl/worksheets/sheet1.xml': sheetXml(100), 'XL/WORKSHEETS/SHEET1.XML': sheetXml(999) })
+    await expect(readAll(path)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    await expect(readAll(path)).rejects.toThrow(/"xl\/worksheets\/sheet1.xml" and "XL\/WORKSHEETS\/SHEET1.XML"/)
+  })
+
+  it('refuses a central directory whose names are swapped against the local headers', async () => {
+    const parts = { ...twoSheets('<sheet name="A" sheetId="1"/>', '<sheet name="B" sheetId="2"/>'), 'xl/worksheets/sheet1.xml': sheetXml(100), 'xl/worksheets/sheet2.xml': sheetXml(999) }
+    const honest = file()
+    await writeFile(honest, rawZip(rawEntries(parts)))
+    expect(await firstCells(honest)).toEqual([[100]])
+    const swap: Record<string, string> = { 'xl/worksheets/sheet1.xml': 'xl/worksheets/sheet2.xml', 'xl/worksheets/sheet2.xml': 'xl/worksheets/sheet1.xml' }
+    const path = file()
+    await writeFile(path, rawZip(rawEntries(parts).map((e) => ({ ...e, localName: e.name, name: swap[e.name] ?? e.name }))))
+    await expect(readAll(path)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    await expect(readAll(path)).rejects.toThrow(/directory calls "xl\/worksheets\/sheet\d.xml" is named "xl\/worksheets\/sheet\d.xml" in its local header/)
+  })
+
+  it('refuses a local header the central directory does not list, and sizes that disagree', async () => {
+    const parts = { ...tinyXlsxParts({ sheet: '<row r="1"><c><v>100</v></c></row>' }) }
+    // A streaming unzipper meets the unlisted sheet first and takes it.
+    const hidden = file()
+    await writeFile(hidden, rawZip([{ ...deflatedEntry('xl/worksheets/sheet1.xml', sheetXml(999)), unlisted: true }, ...rawEntries(parts)]))
+    await expect(readAll(hidden)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    await expect(readAll(hidden)).rejects.toThrow(/local header at byte 0 that its central directory does not list/)
+    const trailing = file()
+    await writeFile(trailing, rawZip([...rawEntries(parts), { ...deflatedEntry('xl/worksheets/sheet1.xml', sheetXml(999)), unlisted: true }]))
+    await expect(readAll(trailing)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    const sized = file()
+    await writeFile(sized, patchCentral(rawZip(rawEntries(parts)), 20, 1, 'xl/worksheets/sheet1.xml'))
+    await expect(readAll(sized)).rejects.toThrow(/one size in the directory and another in its local header/)
+  })
+
 })

@@ -5,8 +5,8 @@
  * cell (TEXT_TOO_LONG), /v1/diagnose-unbalanced shows it shortened with its full length,
  * and /v1/process refuses the file with 422 and writes nothing. The same text saved by
  * LibreOffice reaches us cut to 32,767 characters (LibreOffice cuts it without a word):
- * that file is refused too (TEXT_AT_CELL_LIMIT). The process's peak memory through the
- * group is printed.
+ * that file is refused too (TEXT_AT_CELL_LIMIT). Issue 32, item 5: archives that read
+ * differently in different programs. The process's peak memory through the group is printed.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -17,7 +17,9 @@ import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { convertWithLibreOffice, probeProducer } from '../../fixtures/corpus/producers.js'
 import { peakRssMiB } from '../../fixtures/peak-rss.js'
-import { escapeXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { deflatedEntry, rawZip } from '../../fixtures/raw-zip.js'
+import type { RawEntry } from '../../fixtures/raw-zip.js'
+import { escapeXml, tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx.js'
 import { addCompany } from '../../core/db/companies.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -125,4 +127,45 @@ describe('a 1 MiB historico saved by LibreOffice', () => {
     const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM movimentos')
     expect(Number(rows[0]!.n)).toBe(0)
   }, 60_000)
+})
+
+const NS_MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+const NS_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
+const rawEntries = (parts: Record<string, string | Buffer>): RawEntry[] => Object.entries(parts).map(([name, content]) => deflatedEntry(name, content))
+
+/**
+ * Issue 32, item 5: files that Excel, LibreOffice and openpyxl read differently from us. An
+ * archive that reads differently in different programs is refused; of a workbook whose first
+ * sheet is hidden, we read the sheet a person sees.
+ */
+describe('archives and workbooks that programs read differently', () => {
+  const worksheet = (rows: string): string => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${NS_MAIN}"><sheetData>${rows}</sheetData></worksheet>`
+  const twoSheets = (hiddenRows: string, visibleRows: string, state: string): Record<string, string | Buffer> => tinyXlsxParts({
+    sheet: hiddenRows,
+    workbookXml: `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><sheets><sheet name="Oculta" sheetId="1" state="${state}" r:id="rId1"/><sheet name="Razao" sheetId="2" r:id="rId4"/></sheets></workbook>`,
+    extraParts: {
+      'xl/_rels/workbook.xml.rels': `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId4" Type="${NS_REL}/worksheet" Target="worksheets/sheet2.xml"/></Relationships>`,
+      'xl/worksheets/sheet2.xml': worksheet(visibleRows)
+    }
+  })
+  const visible = ledger('<c t="inlineStr"><is><t>curto</t></is></c>')
+  const hidden = visible.replace('100,00', '999,00')
+
+  it('refuses with 400 an archive with two entries whose names differ only in case, or whose directory disagrees with its local headers', async () => {
+    const collision = join(dir, 'collision.xlsx')
+    await writeZip(collision, { ...tinyXlsxParts({ sheet: visible }), 'XL/WORKSHEETS/SHEET1.XML': worksheet(hidden) })
+    const swapped = join(dir, 'swapped.xlsx')
+    const swap: Record<string, string> = { 'xl/worksheets/sheet1.xml': 'xl/worksheets/sheet2.xml', 'xl/worksheets/sheet2.xml': 'xl/worksheets/sheet1.xml' }
+    await writeFile(swapped, rawZip(rawEntries(twoSheets(visible, hidden, 'visible')).map((e) => ({ ...e, localName: e.name, name: swap[e.name] ?? e.name }))))
+    for (const [path, what] of [[collision, /differ only in case/], [swapped, /is named "xl\/worksheets\/sheet\d.xml" in its local header/]] as const) {
+      const { status, body } = await post('/v1/analyze', path)
+      expect(status, path).toBe(400)
+      expect(Object.keys(body)).toEqual(['detail'])
+      expect(body.detail).toMatch(/archive is ambiguous/)
+      expect(body.detail).toMatch(what)
+      expect(body.detail).toMatch(/save the workbook again from Excel or LibreOffice/)
+    }
+    expect((await post('/v1/analyze', files.inline)).status).toBe(200)
+  })
+
 })
