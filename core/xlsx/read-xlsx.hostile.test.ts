@@ -244,7 +244,8 @@ const rawEntries = (parts: Record<string, string | Buffer>): RawEntry[] => Objec
 
 /**
  * Issue 32, item 5: archives that programs read differently. LibreOffice 7.4 and openpyxl
- * 3.0 read 100 from these, or refuse them, or read nothing; we read 999.
+ * 3.0 read 100 from these, or refuse them, or read nothing; we read 999. Of a workbook whose
+ * first sheet is hidden, Excel shows the visible one; we read the hidden one.
  */
 describe('archives that read differently in different programs', () => {
   const sheetXml = (v: number): string => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${NS_MAIN}"><sheetData><row r="1"><c r="A1"><v>${v}</v></c></row></sheetData></worksheet>`
@@ -293,4 +294,32 @@ describe('archives that read differently in different programs', () => {
     await expect(readAll(sized)).rejects.toThrow(/one size in the directory and another in its local header/)
   })
 
+  it.each(['veryHidden', 'hidden'])('reads the first visible sheet when the first one is %s', async (state) => {
+    const path = file()
+    await writeZip(path, { ...twoSheets(`<sheet name="Oculta" sheetId="1" state="${state}"/>`, '<sheet name="Razao" sheetId="2"/>'), 'xl/worksheets/sheet1.xml': sheetXml(999), 'xl/worksheets/sheet2.xml': sheetXml(100) })
+    const rows: unknown[] = []
+    const summary = await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    expect(rows).toEqual([[100]])
+    expect(summary.sheetName).toBe('Razao')
+  })
+
+  it('refuses a workbook whose every sheet is hidden, naming them', async () => {
+    const path = file()
+    await writeZip(path, { ...twoSheets('<sheet name="Oculta" sheetId="1" state="veryHidden"/>', '<sheet name="Outra" sheetId="2" state="hidden"/>'), 'xl/worksheets/sheet1.xml': sheetXml(999), 'xl/worksheets/sheet2.xml': sheetXml(100) })
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_NO_SHEETS'))
+    await expect(readAll(path)).rejects.toThrow(/Every sheet of the workbook is hidden \("Oculta", "Outra"\)/)
+  })
+
+  it('reads the first visible sheet of an XLS workbook too', async () => {
+    const book = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([[999]]), 'Oculta')
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([[100]]), 'Razao')
+    book.Workbook = { Sheets: [{ name: 'Oculta', Hidden: 2 }, { name: 'Razao', Hidden: 0 }] }
+    const path = file('xls')
+    await writeFile(path, XLSX.write(book, { bookType: 'biff8', type: 'buffer' }) as Buffer)
+    const rows: unknown[] = []
+    const summary = await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    expect(rows).toEqual([[100]])
+    expect(summary.sheetName).toBe('Razao')
+  })
 })

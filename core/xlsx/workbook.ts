@@ -7,6 +7,8 @@ import { posix } from 'node:path'
 import sax from 'sax'
 import type { QualifiedAttribute, QualifiedTag } from 'sax'
 import { EngineError } from '../errors.js'
+import { chooseSheet, sheetVisibility } from './choose-sheet.js'
+import type { ListedSheet } from './choose-sheet.js'
 import { isBuiltinDateFormat, isDateFormatCode } from './number-format.js'
 import { BANG, LT, QMARK, SLASH, closingTag, hasDoctype, isName, localStart, nameEnd, richText, tagEnd } from './xml-text.js'
 import type { ZipArchive } from './zip.js'
@@ -27,7 +29,7 @@ export interface WorkbookParts {
 
 interface Relationship { type: string, target: string }
 
-/** Locates the first sheet in workbook order and loads what the scanner needs to decode it. */
+/** Locates the sheet to read (choose-sheet.ts) and loads what the scanner needs to decode it. */
 export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: number): Promise<WorkbookParts> {
   const rootRels = await readRels(zip, '_rels/.rels', '', maxMetadataBytes)
   const officeDoc = [...rootRels.values()].find((r) => REL_OFFICE_DOCUMENT.test(r.type))
@@ -37,18 +39,17 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
     throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'The file is a ZIP archive but not an Excel workbook (it has no workbook part). Upload an XLSX or XLS file.')
   }
   const workbook = parseWorkbook(workbookXml)
-  const first = workbook.sheets[0]
-  if (first === undefined) throw new EngineError('SHEET_NO_SHEETS', 'The workbook has no sheets.')
+  const chosen = workbook.sheets[chooseSheet(workbook.sheets)]!
 
   const dir = posix.dirname(workbookPart)
   const relsPart = posix.join(dir, '_rels', `${posix.basename(workbookPart)}.rels`)
   const rels = await readRels(zip, relsPart, dir, maxMetadataBytes)
-  const sheetRel = rels.get(first.relId)
+  const sheetRel = rels.get(chosen.relId)
   if (sheetRel === undefined || !zip.has(sheetRel.target)) {
-    throw new EngineError('SHEET_NO_SHEETS', `The first sheet ("${first.name}") has no worksheet part in the file.`)
+    throw new EngineError('SHEET_NO_SHEETS', `The sheet "${chosen.name}" has no worksheet part in the file.`)
   }
   if (!REL_WORKSHEET.test(sheetRel.type)) {
-    throw new EngineError('SHEET_NO_SHEETS', `The first sheet ("${first.name}") is a chart or dialog sheet, not a worksheet with cells.`)
+    throw new EngineError('SHEET_NO_SHEETS', `The first visible sheet ("${chosen.name}") is a chart or dialog sheet, not a worksheet with cells.`)
   }
   const relList = [...rels.values()]
   const stylesPart = relList.find((r) => REL_STYLES.test(r.type))?.target
@@ -57,7 +58,7 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
   const stylesXml = stylesPart === undefined ? undefined : await readXmlPart(zip, stylesPart, maxMetadataBytes)
   const sstXml = sstPart === undefined ? undefined : await readXmlPart(zip, sstPart, maxMetadataBytes)
   return {
-    sheetName: first.name,
+    sheetName: chosen.name,
     sheetPart: sheetRel.target,
     date1904: workbook.date1904,
     dateStyles: stylesXml === undefined ? new Uint8Array(0) : parseDateStyles(stylesXml),
@@ -93,7 +94,7 @@ function resolveTarget (baseDir: string, target: string): string {
   return posix.normalize(path)
 }
 
-interface WorkbookInfo { sheets: Array<{ name: string, relId: string }>, date1904: boolean }
+interface WorkbookInfo { sheets: Array<ListedSheet & { relId: string }>, date1904: boolean }
 
 /**
  * Sheets and the date system. Only SpreadsheetML elements count: Excel 2013+ writes a
@@ -110,7 +111,7 @@ function parseWorkbook (xml: Buffer): WorkbookInfo {
       info.date1904 = isTrue(plainAttribute(el, 'date1904'))
     } else if (el.local === 'sheet' && el.parent.local === 'sheets') {
       const relId = relationshipId(el)
-      if (relId !== undefined) info.sheets.push({ name: plainAttribute(el, 'name') ?? '', relId })
+      if (relId !== undefined) info.sheets.push({ name: plainAttribute(el, 'name') ?? '', visibility: sheetVisibility(plainAttribute(el, 'state')), relId })
     }
   })
   return info

@@ -6,7 +6,8 @@
  * and /v1/process refuses the file with 422 and writes nothing. The same text saved by
  * LibreOffice reaches us cut to 32,767 characters (LibreOffice cuts it without a word):
  * that file is refused too (TEXT_AT_CELL_LIMIT). Issue 32, item 5: archives that read
- * differently in different programs. The process's peak memory through the group is printed.
+ * differently in different programs, and hidden first sheets. The process's peak memory
+ * through the group is printed.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -168,4 +169,13 @@ describe('archives and workbooks that programs read differently', () => {
     expect((await post('/v1/analyze', files.inline)).status).toBe(200)
   })
 
+  it.each(['veryHidden', 'hidden'])('analyzes the first visible sheet of a workbook whose first sheet is %s', async (state) => {
+    const path = join(dir, `hidden-first-${state}.xlsx`)
+    await writeZip(path, twoSheets(hidden, visible, state))
+    const { status, body } = await post('/v1/analyze', path)
+    expect(status).toBe(200)
+    expect(body.total_rows).toBe(2)
+    expect(body.total_debit).toBe(100)
+    expect(body.total_credit).toBe(90)
+  })
 })
