@@ -43,6 +43,9 @@ export interface ZipLimits {
   engine?: InflateEngine | undefined
 }
 
+/** What openPart hands over: the bytes, or a stream of them. */
+export type OpenedPart = { bytes: Buffer } | { declaredBytes: number, chunks: AsyncGenerator<Buffer> }
+
 export class ZipArchive {
   private constructor (
     private readonly path: string,
@@ -163,15 +166,27 @@ export class ZipArchive {
     return this.entries.get(name.toLowerCase())?.uncompressedSize ?? 0
   }
 
-  /** Reads a small part whole. `maxBytes` caps it below the general zip-bomb limit. */
-  async readPart (name: string, maxBytes: number): Promise<Buffer | undefined> {
+  /**
+   * A part to read: whole when one synchronous step can take it, else its inflated chunks
+   * (each valid only until the next is asked for). `maxBytes` caps it below the general
+   * zip-bomb limit; a part declaring more is refused here, before anything is read.
+   */
+  openPart (name: string, maxBytes: number): OpenedPart | undefined {
     const entry = this.entries.get(name.toLowerCase())
     if (entry === undefined) return undefined
     const limit = Math.min(maxBytes, this.limits.maxInflatedBytes)
-    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= Math.min(limit, SMALL_PART_INFLATED_BYTES)) return this.readSmallPart(entry, limit)
+    checkEntry(entry, limit)
+    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= SMALL_PART_INFLATED_BYTES) return { bytes: this.readSmallPart(entry, limit) }
+    return { declaredBytes: entry.uncompressedSize, chunks: this.streamEntry(entry, limit) }
+  }
+
+  /** Reads a small part whole. `maxBytes` caps it below the general zip-bomb limit. */
+  async readPart (name: string, maxBytes: number): Promise<Buffer | undefined> {
+    const part = this.openPart(name, maxBytes)
+    if (part === undefined || 'bytes' in part) return part?.bytes
     const chunks: Buffer[] = []
     // Copies: the inflater reuses a chunk's memory once the next one is asked for.
-    for await (const chunk of this.streamEntry(entry, limit)) chunks.push(Buffer.from(chunk))
+    for await (const chunk of part.chunks) chunks.push(Buffer.from(chunk))
     return Buffer.concat(chunks)
   }
 
