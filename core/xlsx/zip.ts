@@ -112,14 +112,16 @@ export class ZipArchive {
       this.checkGap(cursor, offset)
       const header = Buffer.alloc(LOCAL_HEADER_BYTES + entry.fileNameLength)
       const read = readSync(this.fd, header, 0, header.length, offset)
-      if (read < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) {
+      if (read < header.length || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) {
         throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged: its local header is missing.`)
       }
       const nameLength = header.readUInt16LE(26)
       const flags = header.readUInt16LE(6)
       const compressedSize = header.readUInt32LE(18)
-      if (nameLength !== entry.fileNameLength || read < header.length || !header.subarray(LOCAL_HEADER_BYTES).equals(entry.fileNameRaw)) {
-        throw ambiguous(`the entry its directory calls "${entry.fileName}" is named "${header.toString('utf8', LOCAL_HEADER_BYTES, LOCAL_HEADER_BYTES + Math.min(nameLength, read - LOCAL_HEADER_BYTES))}" in its local header`)
+      if (nameLength !== entry.fileNameLength || !header.subarray(LOCAL_HEADER_BYTES).equals(entry.fileNameRaw)) {
+        // A local name of another length is not read: it may run past the end of the file.
+        const local = nameLength === entry.fileNameLength ? `is named "${header.toString('utf8', LOCAL_HEADER_BYTES)}"` : `has a ${nameLength}-byte name`
+        throw ambiguous(`the entry its directory calls "${entry.fileName}" ${local} in its local header`)
       }
       if (header.readUInt16LE(8) !== entry.compressionMethod) throw ambiguous(`the entry "${entry.fileName}" has one compression method in the directory and another in its local header`)
       if ((flags & FLAG_ENCRYPTED) !== 0 && (entry.generalPurposeBitFlag & FLAG_ENCRYPTED) === 0) throw ambiguous(`the entry "${entry.fileName}" is encrypted by its local header but not by the directory`)
