@@ -18,6 +18,11 @@ export const Code = {
   XLSX_ZIP_BOMB: 'XLSX_ZIP_BOMB',
   /** An XML part carries a DTD or entity declarations, which we never expand. */
   XLSX_DTD_FORBIDDEN: 'XLSX_DTD_FORBIDDEN',
+  /**
+   * The ZIP (XLSX) archive reads differently depending on the reader: two entries whose
+   * names differ only in case, or a central directory that disagrees with the local headers.
+   */
+  XLSX_AMBIGUOUS_ARCHIVE: 'XLSX_AMBIGUOUS_ARCHIVE',
   /** The first row lacks columns the ledger contract requires. */
   LEDGER_MISSING_COLUMNS: 'LEDGER_MISSING_COLUMNS',
   /** The sheet has no header row at all. */

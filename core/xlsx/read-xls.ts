@@ -9,6 +9,8 @@ import type * as SheetJSModule from 'xlsx'
 import type { CellObject, WorkBook } from 'xlsx'
 import { EngineError } from '../errors.js'
 import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell } from './cells.js'
+import { chooseSheet } from './choose-sheet.js'
+import type { SheetVisibility } from './choose-sheet.js'
 import { isBiffStream } from './detect.js'
 import type { Cell } from './cells.js'
 import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
@@ -37,17 +39,13 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
     }
   }
   if (options.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
-  let workbook: WorkBook
-  try {
-    workbook = XLSX.read(bytes, { type: 'buffer', cellDates: false, cellNF: true, cellHTML: false, cellFormula: false, sheets: 0 })
-  } catch (err) {
-    const message = err instanceof Error ? err.message : ''
-    if (/password|encrypt/i.test(message)) {
-      throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
-    }
-    throw new EngineError('SHEET_CORRUPT', 'The XLS workbook is damaged and cannot be read.', undefined, { cause: err })
-  }
-  const sheetName = workbook.SheetNames[0]
+  let workbook = parseWorkbook(XLSX, bytes, 0)
+  // SheetJS parses the cells of the sheets asked for only; the listing (with each sheet's
+  // visibility) comes with any read, so a hidden first sheet costs one more parse.
+  const listing = workbook.SheetNames.map((name, i) => ({ name, visibility: xlsVisibility(workbook.Workbook?.Sheets?.[i]?.Hidden) }))
+  const index = chooseSheet(listing)
+  if (index !== 0) workbook = parseWorkbook(XLSX, bytes, index)
+  const sheetName = workbook.SheetNames[index]
   const sheet = sheetName === undefined ? undefined : workbook.Sheets[sheetName]
   if (sheetName === undefined || sheet === undefined) throw new EngineError('SHEET_NO_SHEETS', 'The workbook has no sheets.')
   const dateOffset = workbook.Workbook?.WBProps?.date1904 === true ? DATE1904_OFFSET_DAYS : 0
@@ -70,6 +68,23 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
     if (onRow(r + 1, cells) === false) break
   }
   return { format: 'xls', sheetName, rowsRead }
+}
+
+function parseWorkbook (XLSX: SheetJS, bytes: Buffer, sheet: number): WorkBook {
+  try {
+    return XLSX.read(bytes, { type: 'buffer', cellDates: false, cellNF: true, cellHTML: false, cellFormula: false, sheets: sheet })
+  } catch (err) {
+    const message = err instanceof Error ? err.message : ''
+    if (/password|encrypt/i.test(message)) {
+      throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
+    }
+    throw new EngineError('SHEET_CORRUPT', 'The XLS workbook is damaged and cannot be read.', undefined, { cause: err })
+  }
+}
+
+/** BoundSheet8's hsState ([MS-XLS] 2.4.28), as SheetJS reports it: 0 visible, 1 hidden, 2 very hidden. */
+function xlsVisibility (hidden: number | undefined): SheetVisibility {
+  return hidden === undefined || hidden === 0 ? 'visible' : hidden === 2 ? 'veryHidden' : 'hidden'
 }
 
 function readContainer (XLSX: SheetJS, bytes: Buffer): ReturnType<SheetJS['CFB']['read']> {

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import XLSX from 'xlsx'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deflatedEntry, rawZip, repeatedEntry } from '../../fixtures/raw-zip.js'
+import type { RawEntry } from '../../fixtures/raw-zip.js'
 import { tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx.js'
 import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
 import { detectFormat } from './detect.js'
@@ -234,4 +236,152 @@ describe('hostile and foreign files', () => {
     // speed figure (bench/ measures speed). 1.1 s at a load of 3, 2.7 s at 13.
     expect(Date.now() - started).toBeLessThan(40_000)
   }, 90_000)
+})
+
+const NS_MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+const NS_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
+const rawEntries = (parts: Record<string, string | Buffer>): RawEntry[] => Object.entries(parts).map(([name, content]) => deflatedEntry(name, content))
+
+/**
+ * Issue 32, item 4: a 580 KB upload whose shared string table holds 14 million items
+ * (`<si><t>a</t></si>`, 238 MB inflated). Decoding them all before the first row took
+ * 13 to 32 s and 0.7 to 1 GB, even when the header was then refused.
+ */
+describe('a small XLSX with a huge shared string table', () => {
+  const ITEMS = 14_000_000
+  const hugeTable = (sheet: string, items = ITEMS): Buffer => rawZip([
+    ...rawEntries(tinyXlsxParts({ sheet })),
+    repeatedEntry('xl/sharedStrings.xml', `<sst xmlns="${NS_MAIN}"><si><t>id</t></si><si><t>nome</t></si>`, '<si><t>a</t></si>', items, '<si><t>last</t></si></sst>')
+  ])
+
+  it('reads the header having decoded only the items it names, and inflated a sliver of the table', async () => {
+    const path = file()
+    const bytes = hugeTable('<row r="1"><c t="s"><v>0</v></c><c t="s"><v>1</v></c></row><row r="2"><c t="s"><v>2</v></c></row>')
+    expect(bytes.length).toBeLessThan(700_000)
+    await writeFile(path, bytes)
+    const rows: unknown[] = []
+    // The ledger throws at a header it refuses; stopping after it is the same for the reader.
+    const summary = await readFirstSheet(path, (_r, cells) => { rows.push(cells); return false }, { maxInflatedBytes: 1 << 30 })
+    expect(rows).toEqual([['id', 'nome']])
+    expect(summary.sharedStrings?.decoded).toBe(2)
+    expect(summary.sharedStrings?.inflatedBytes).toBeLessThan(4 << 20)
+  })
+
+  it('finds an item far past what the sheet can name without decoding the items before it', async () => {
+    const items = 4_000_000
+    const path = file()
+    await writeFile(path, hugeTable(`<row r="1"><c t="s"><v>0</v></c><c t="s"><v>${items + 2}</v></c><c t="s"><v>5000</v></c><c t="s"><v>${items + 2}</v></c></row>`, items))
+    const rows: unknown[] = []
+    const started = Date.now()
+    const summary = await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 30 })
+    expect(rows).toEqual([['id', 'last', 'a', 'last']])
+    // Item 0 in order, the other two found by walking the table: three strings, not 4 million.
+    expect(summary.sharedStrings?.decoded).toBe(3)
+    // A hang catcher, not a speed figure: 2.2 s at a load of 14 (14 million items: 8 to 11 s
+    // in this file's run; decoding all 14 million took 19 s alone before).
+    expect(Date.now() - started).toBeLessThan(60_000)
+  }, 120_000)
+
+  it('still refuses a cell naming an item the table does not have', async () => {
+    const path = file()
+    await writeFile(path, hugeTable('<row r="1"><c t="s"><v>1000003</v></c></row>', 1_000_000))
+    await expect(readAll(path, 1 << 30)).rejects.toThrow(/shared string 1000003, which the workbook does not have/)
+  })
+
+  it('decodes a table streamed in pieces the same as one read whole, whatever order the cells name its items in', async () => {
+    // Past 16 MiB inflated, so streamed; items named out of order, some twice, the last one first.
+    const strings = Array.from({ length: 400_000 }, (_, i) => `texto ${i} ${'x'.repeat(i % 40)}`)
+    const order = [399_999, 0, 1, 123_456, 2, 399_998, 123_456, 7, 250_000, 0]
+    const sheet = order.map((index, r) => `<row r="${r + 1}"><c t="s"><v>${index}</v></c></row>`).join('')
+    const path = file()
+    await writeZip(path, tinyXlsxParts({ sharedStrings: strings, sheet }))
+    const rows: unknown[] = []
+    for (const engine of ['native-handle', 'stream'] as const) {
+      rows.length = 0
+      await readFirstSheet(path, (_r, cells) => { rows.push(cells[0]) }, { maxInflatedBytes: 1 << 30, inflateEngine: engine })
+      expect(rows).toEqual(order.map((i) => strings[i]))
+    }
+  }, 120_000)
+})
+
+/**
+ * Issue 32, item 5: archives that programs read differently. LibreOffice 7.4 and openpyxl
+ * 3.0 read 100 from these, or refuse them, or read nothing; we read 999. Of a workbook whose
+ * first sheet is hidden, Excel shows the visible one; we read the hidden one.
+ */
+describe('archives that read differently in different programs', () => {
+  const sheetXml = (v: number): string => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${NS_MAIN}"><sheetData><row r="1"><c r="A1"><v>${v}</v></c></row></sheetData></worksheet>`
+  const twoSheets = (first: string, second: string): Record<string, string> => ({
+    ...tinyXlsxParts({ sheet: '' }),
+    'xl/workbook.xml': `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><sheets>${first.replace('/>', ' r:id="rId1"/>')}${second.replace('/>', ' r:id="rId4"/>')}</sheets></workbook>`,
+    'xl/_rels/workbook.xml.rels': `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId4" Type="${NS_REL}/worksheet" Target="worksheets/sheet2.xml"/></Relationships>`
+  })
+  const firstCells = async (path: string): Promise<unknown> => {
+    const rows: unknown[] = []
+    await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    return rows
+  }
+
+  it('refuses two entries whose names differ only in case', async () => {
+    const path = file()
+    await writeZip(path, { ...tinyXlsxParts({ sheet: '' }), 'xl/worksheets/sheet1.xml': sheetXml(100), 'XL/WORKSHEETS/SHEET1.XML': sheetXml(999) })
+    await expect(readAll(path)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    await expect(readAll(path)).rejects.toThrow(/"xl\/worksheets\/sheet1.xml" and "XL\/WORKSHEETS\/SHEET1.XML"/)
+  })
+
+  it('refuses a central directory whose names are swapped against the local headers', async () => {
+    const parts = { ...twoSheets('<sheet name="A" sheetId="1"/>', '<sheet name="B" sheetId="2"/>'), 'xl/worksheets/sheet1.xml': sheetXml(100), 'xl/worksheets/sheet2.xml': sheetXml(999) }
+    const honest = file()
+    await writeFile(honest, rawZip(rawEntries(parts)))
+    expect(await firstCells(honest)).toEqual([[100]])
+    const swap: Record<string, string> = { 'xl/worksheets/sheet1.xml': 'xl/worksheets/sheet2.xml', 'xl/worksheets/sheet2.xml': 'xl/worksheets/sheet1.xml' }
+    const path = file()
+    await writeFile(path, rawZip(rawEntries(parts).map((e) => ({ ...e, localName: e.name, name: swap[e.name] ?? e.name }))))
+    await expect(readAll(path)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    await expect(readAll(path)).rejects.toThrow(/directory calls "xl\/worksheets\/sheet\d.xml" is named "xl\/worksheets\/sheet\d.xml" in its local header/)
+  })
+
+  it('refuses a local header the central directory does not list, and sizes that disagree', async () => {
+    const parts = { ...tinyXlsxParts({ sheet: '<row r="1"><c><v>100</v></c></row>' }) }
+    // A streaming unzipper meets the unlisted sheet first and takes it.
+    const hidden = file()
+    await writeFile(hidden, rawZip([{ ...deflatedEntry('xl/worksheets/sheet1.xml', sheetXml(999)), unlisted: true }, ...rawEntries(parts)]))
+    await expect(readAll(hidden)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    await expect(readAll(hidden)).rejects.toThrow(/local header at byte 0 that its central directory does not list/)
+    const trailing = file()
+    await writeFile(trailing, rawZip([...rawEntries(parts), { ...deflatedEntry('xl/worksheets/sheet1.xml', sheetXml(999)), unlisted: true }]))
+    await expect(readAll(trailing)).rejects.toThrow(code('XLSX_AMBIGUOUS_ARCHIVE'))
+    const sized = file()
+    await writeFile(sized, patchCentral(rawZip(rawEntries(parts)), 20, 1, 'xl/worksheets/sheet1.xml'))
+    await expect(readAll(sized)).rejects.toThrow(/one size in the directory and another in its local header/)
+  })
+
+  it.each(['veryHidden', 'hidden'])('reads the first visible sheet when the first one is %s', async (state) => {
+    const path = file()
+    await writeZip(path, { ...twoSheets(`<sheet name="Oculta" sheetId="1" state="${state}"/>`, '<sheet name="Razao" sheetId="2"/>'), 'xl/worksheets/sheet1.xml': sheetXml(999), 'xl/worksheets/sheet2.xml': sheetXml(100) })
+    const rows: unknown[] = []
+    const summary = await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    expect(rows).toEqual([[100]])
+    expect(summary.sheetName).toBe('Razao')
+  })
+
+  it('refuses a workbook whose every sheet is hidden, naming them', async () => {
+    const path = file()
+    await writeZip(path, { ...twoSheets('<sheet name="Oculta" sheetId="1" state="veryHidden"/>', '<sheet name="Outra" sheetId="2" state="hidden"/>'), 'xl/worksheets/sheet1.xml': sheetXml(999), 'xl/worksheets/sheet2.xml': sheetXml(100) })
+    await expect(readAll(path)).rejects.toThrow(code('SHEET_NO_SHEETS'))
+    await expect(readAll(path)).rejects.toThrow(/Every sheet of the workbook is hidden \("Oculta", "Outra"\)/)
+  })
+
+  it('reads the first visible sheet of an XLS workbook too', async () => {
+    const book = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([[999]]), 'Oculta')
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([[100]]), 'Razao')
+    book.Workbook = { Sheets: [{ name: 'Oculta', Hidden: 2 }, { name: 'Razao', Hidden: 0 }] }
+    const path = file('xls')
+    await writeFile(path, XLSX.write(book, { bookType: 'biff8', type: 'buffer' }) as Buffer)
+    const rows: unknown[] = []
+    const summary = await readFirstSheet(path, (_r, cells) => { rows.push(cells) }, { maxInflatedBytes: 1 << 24 })
+    expect(rows).toEqual([[100]])
+    expect(summary.sheetName).toBe('Razao')
+  })
 })

@@ -1,3 +1,4 @@
+import type { SharedStrings } from './shared-strings.js'
 import { SheetScanner } from './sheet-scanner.js'
 import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
 import { loadWorkbookParts } from './workbook.js'
@@ -7,15 +8,18 @@ import { ZipArchive } from './zip.js'
 export const DEFAULT_MAX_METADATA_BYTES = 256 * 1024 * 1024
 
 /**
- * Streams the first worksheet (in workbook order) of an XLSX file to `onRow`.
- * Memory stays flat in the number of rows: only the shared strings are held whole.
+ * Streams the first visible worksheet (in workbook order, see choose-sheet.ts) of an
+ * XLSX file to `onRow`. Memory stays flat in the number of rows; shared strings are
+ * decoded only as the sheet names them (shared-strings.ts).
  */
 export async function readXlsxFirstSheet (path: string, onRow: RowVisitor, options: ReadOptions): Promise<ReadSummary> {
   const zip = await ZipArchive.open(path, { maxInflatedBytes: options.maxInflatedBytes, signal: options.signal, engine: options.inflateEngine })
+  let strings: SharedStrings | undefined
   try {
     const parts = await loadWorkbookParts(zip, options.maxMetadataBytes ?? DEFAULT_MAX_METADATA_BYTES)
+    strings = parts.sharedStrings
     const scanner = new SheetScanner({
-      sharedStrings: parts.sharedStrings,
+      sharedStrings: strings,
       dateStyles: parts.dateStyles,
       date1904: parts.date1904,
       onRow
@@ -24,8 +28,14 @@ export async function readXlsxFirstSheet (path: string, onRow: RowVisitor, optio
     let done = 0
     const stream = zip.streamPart(parts.sheetPart)
     for await (const chunk of stream) {
-      scanner.push(chunk)
       done += chunk.length
+      strings.allowFor(done)
+      scanner.push(chunk)
+      // The chunk was copied into the scanner: the sheet's inflater may wait here.
+      while (scanner.wantedString >= 0) {
+        await strings.fill(scanner.wantedString)
+        scanner.resume()
+      }
       options.onProgress?.(done, total)
       const wait = options.afterChunk?.()
       if (wait !== undefined) await wait
@@ -33,8 +43,13 @@ export async function readXlsxFirstSheet (path: string, onRow: RowVisitor, optio
       if (scanner.done) break
     }
     scanner.end()
-    return { format: 'xlsx', sheetName: parts.sheetName, rowsRead: scanner.rowsRead }
+    while (scanner.wantedString >= 0) {
+      await strings.fill(scanner.wantedString)
+      scanner.resume()
+    }
+    return { format: 'xlsx', sheetName: parts.sheetName, rowsRead: scanner.rowsRead, sharedStrings: strings.usage }
   } finally {
+    await strings?.close()
     zip.close()
   }
 }

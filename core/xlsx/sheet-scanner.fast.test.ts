@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Cell } from './cells.js'
 import { DateCell, ErrorCell } from './cells.js'
+import { SharedStrings } from './shared-strings.js'
 import { SheetScanner } from './sheet-scanner.js'
 
 const SHARED = ['zero', 'one', 'two', 'três']
@@ -17,7 +18,7 @@ type Row = [number, Cell[]]
 
 function scanChunks (xml: string | Buffer, sizes: (index: number) => number): Row[] {
   const rows: Row[] = []
-  const scanner = new SheetScanner({ sharedStrings: SHARED, dateStyles: DATE_STYLES, date1904: false, onRow: (n, cells) => { rows.push([n, cells]) } })
+  const scanner = new SheetScanner({ sharedStrings: SharedStrings.fromItems(SHARED), dateStyles: DATE_STYLES, date1904: false, onRow: (n, cells) => { rows.push([n, cells]) } })
   const bytes = typeof xml === 'string' ? Buffer.from(xml, 'utf8') : xml
   let at = 0
   for (let k = 0; at < bytes.length && !scanner.done; k++) {
@@ -186,7 +187,7 @@ describe('SheetScanner fast path', () => {
 
   it('stops at the row where the visitor says so, in the middle of a chunk', () => {
     const seen: number[] = []
-    const scanner = new SheetScanner({ sharedStrings: SHARED, dateStyles: DATE_STYLES, date1904: false, onRow: (n) => { seen.push(n); return n < 10 } })
+    const scanner = new SheetScanner({ sharedStrings: SharedStrings.fromItems(SHARED), dateStyles: DATE_STYLES, date1904: false, onRow: (n) => { seen.push(n); return n < 10 } })
     scanner.push(Buffer.from(XML))
     expect(scanner.done).toBe(true)
     expect(seen).toEqual([1, 2, 9, 10])

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Cell } from './cells.js'
 import { DateCell, ErrorCell } from './cells.js'
+import { SharedStrings } from './shared-strings.js'
 import { SheetScanner } from './sheet-scanner.js'
 
 const SHEET = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
@@ -18,7 +19,7 @@ const SHEET = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 function scan (xml: string, chunkSize: number, date1904 = false): Array<[number, Cell[]]> {
   const rows: Array<[number, Cell[]]> = []
   const scanner = new SheetScanner({
-    sharedStrings: ['Olá'],
+    sharedStrings: SharedStrings.fromItems(['Olá']),
     dateStyles: Uint8Array.from([0, 1]),
     date1904,
     onRow: (n, cells) => { rows.push([n, cells]) }
@@ -57,7 +58,7 @@ describe('SheetScanner', () => {
 
   it('stops when the visitor returns false', () => {
     const seen: number[] = []
-    const scanner = new SheetScanner({ sharedStrings: ['x'], dateStyles: new Uint8Array(0), date1904: false, onRow: (n) => { seen.push(n); return false } })
+    const scanner = new SheetScanner({ sharedStrings: SharedStrings.fromItems(['x']), dateStyles: new Uint8Array(0), date1904: false, onRow: (n) => { seen.push(n); return false } })
     scanner.push(Buffer.from(SHEET))
     expect(scanner.done).toBe(true)
     expect(seen).toEqual([1])

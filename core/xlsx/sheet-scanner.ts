@@ -19,6 +19,7 @@
 import { EngineError } from '../errors.js'
 import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell, UncomputedFormula, dateToSerial } from './cells.js'
 import type { Cell } from './cells.js'
+import type { SharedStrings } from './shared-strings.js'
 import type { RowVisitor } from './types.js'
 import {
   BANG, GT, LT, QMARK, SLASH, attributeRange, closingTag, decodeText, isName, localStart, nameEnd, richText
@@ -94,7 +95,7 @@ const SENTINEL = Buffer.from([LT, GT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
 const enum CellType { Number, Shared, Inline, Str, Bool, Error, IsoDate }
 
 export interface ScannerContext {
-  sharedStrings: string[]
+  sharedStrings: SharedStrings
   dateStyles: Uint8Array
   date1904: boolean
   onRow: RowVisitor
@@ -121,7 +122,14 @@ export class SheetScanner {
   /** Decimal length of rowNumber: a cell reference's digits are usually exactly that. */
   private rowDigits = 1
   private readonly dateOffset: number
+  /** Set by end(): once the data held is scanned, the sheet must be complete. */
+  private ending = false
   rowsRead = 0
+  /**
+   * A shared string a cell names that is not inflated yet (-1 when none): the scan stopped
+   * before that cell. The caller awaits `sharedStrings.fill(wantedString)`, then `resume()`.
+   */
+  wantedString = -1
 
   constructor (private readonly ctx: ScannerContext) {
     this.dateOffset = ctx.date1904 ? DATE1904_OFFSET_DAYS : 0
@@ -184,12 +192,24 @@ export class SheetScanner {
   /** Call after the last chunk; a sheet cut before `</sheetData>` is a truncated file. */
   end (): void {
     if (this.finished) return
+    this.ending = true
     // Data held back while a long element arrived is scanned now, once.
     if (this.rescanAt > 0) {
       this.rescanAt = 0
       this.scanHeld(this.carried)
-      if (this.finished) return
+      if (this.finished || this.wantedString >= 0) return
     }
+    this.checkEnd()
+  }
+
+  /** Scans again what is held, once the shared string in `wantedString` is at hand. */
+  resume (): void {
+    this.wantedString = -1
+    this.scanHeld(this.carried)
+    if (this.ending && !this.finished && this.wantedString < 0) this.checkEnd()
+  }
+
+  private checkEnd (): void {
     if (!this.inSheetData && this.rowsRead === 0 && this.carried === 0) {
       // A worksheet with no sheetData element at all: an empty sheet.
       this.finished = true
@@ -295,7 +315,8 @@ export class SheetScanner {
    */
   private fastRows (d: Buffer, from: number, len: number): number {
     const v = this.view
-    const shared = this.ctx.sharedStrings
+    const strings = this.ctx.sharedStrings
+    const shared = strings.items
     const dateStyles = this.ctx.dateStyles
     const dateOffset = this.dateOffset
     let cells = this.cells
@@ -381,7 +402,8 @@ export class SheetScanner {
           if (pos > len) break rows
           let value: Cell
           if (shared_) {
-            const text = shared[n]
+            // A miss decodes the item; one not inflated yet goes to the general path, which waits for it.
+            const text = shared[n] ?? strings.get(n)
             if (text === undefined) break rows
             value = text
           } else {
@@ -601,7 +623,6 @@ export class SheetScanner {
       }
       i = gt + 1
     }
-    this.nextColumn = column + 1
     let value: Cell
     // Numbers and shared strings are nearly every cell; they skip the general decoder.
     if (formulaStart >= 0 && (valueStart < 0 || (valueEnd === valueStart && type !== CellType.Str))) {
@@ -612,14 +633,21 @@ export class SheetScanner {
       value = this.ctx.dateStyles[style] === 1 ? new DateCell(n + this.dateOffset) : n
     } else if (type === CellType.Shared && valueStart >= 0) {
       const index = digits >= 0 && Number.isInteger(digits) ? digits : parseUnsigned(data, valueStart, valueEnd)
-      const text = this.ctx.sharedStrings[index]
-      if (text === undefined) throw new EngineError('SHEET_CORRUPT', `A cell refers to shared string ${index}, which the workbook does not have.`)
+      const strings = this.ctx.sharedStrings
+      const text = strings.items[index] ?? strings.get(index)
+      if (text === undefined) {
+        if (strings.complete) throw new EngineError('SHEET_CORRUPT', `A cell refers to shared string ${index}, which the workbook does not have.`)
+        // Not inflated yet: the cell is left unread, as if cut by the end of the data.
+        this.wantedString = index
+        return -1
+      }
       value = text
     } else if (type === CellType.Inline) {
       value = inlineStart < 0 ? null : richText(data, inlineStart, closeStart)
     } else {
       value = valueStart < 0 ? (type === CellType.Str ? '' : null) : this.decodeValue(data, valueStart, valueEnd, type, style)
     }
+    this.nextColumn = column + 1
     if (value === null) return i
     const cells = this.cells
     if (column === cells.length) cells.push(value)
@@ -685,12 +713,6 @@ export class SheetScanner {
         if (start === end) return null
         const n = parseNumber(data, start, end)
         return this.ctx.dateStyles[style] === 1 ? new DateCell(n + this.dateOffset) : n
-      }
-      case CellType.Shared: {
-        const index = parseUnsigned(data, start, end)
-        const text = this.ctx.sharedStrings[index]
-        if (text === undefined) throw new EngineError('SHEET_CORRUPT', `A cell refers to shared string ${index}, which the workbook does not have.`)
-        return text
       }
       case CellType.Str:
         return decodeText(data, start, end)

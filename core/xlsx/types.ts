@@ -31,4 +31,9 @@ export interface ReadSummary {
   sheetName: string
   /** Rows handed to the visitor. */
   rowsRead: number
+  /**
+   * XLSX: shared-string items decoded, and bytes of the table inflated. Both follow what
+   * the sheet names, not the table's size (shared-strings.ts).
+   */
+  sharedStrings?: { decoded: number, inflatedBytes: number }
 }

@@ -8,7 +8,10 @@ import sax from 'sax'
 import type { QualifiedAttribute, QualifiedTag } from 'sax'
 import { EngineError } from '../errors.js'
 import { isBuiltinDateFormat, isDateFormatCode } from './number-format.js'
-import { BANG, LT, QMARK, SLASH, closingTag, hasDoctype, isName, localStart, nameEnd, richText, tagEnd } from './xml-text.js'
+import { chooseSheet, sheetVisibility } from './choose-sheet.js'
+import type { ListedSheet } from './choose-sheet.js'
+import { SharedStrings } from './shared-strings.js'
+import { MAIN_NAMESPACES, hasDoctype } from './xml-text.js'
 import type { ZipArchive } from './zip.js'
 
 const REL_OFFICE_DOCUMENT = /\/officeDocument$/
@@ -20,14 +23,15 @@ export interface WorkbookParts {
   sheetName: string
   sheetPart: string
   date1904: boolean
-  sharedStrings: string[]
+  /** Decoded on demand (shared-strings.ts); the reader closes it when done. */
+  sharedStrings: SharedStrings
   /** 1 at index i when cell style (xf) i shows a date or time. */
   dateStyles: Uint8Array
 }
 
 interface Relationship { type: string, target: string }
 
-/** Locates the first sheet in workbook order and loads what the scanner needs to decode it. */
+/** Locates the sheet to read (choose-sheet.ts) and loads what the scanner needs to decode it. */
 export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: number): Promise<WorkbookParts> {
   const rootRels = await readRels(zip, '_rels/.rels', '', maxMetadataBytes)
   const officeDoc = [...rootRels.values()].find((r) => REL_OFFICE_DOCUMENT.test(r.type))
@@ -37,32 +41,37 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
     throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'The file is a ZIP archive but not an Excel workbook (it has no workbook part). Upload an XLSX or XLS file.')
   }
   const workbook = parseWorkbook(workbookXml)
-  const first = workbook.sheets[0]
-  if (first === undefined) throw new EngineError('SHEET_NO_SHEETS', 'The workbook has no sheets.')
+  const chosen = workbook.sheets[chooseSheet(workbook.sheets)]!
 
   const dir = posix.dirname(workbookPart)
   const relsPart = posix.join(dir, '_rels', `${posix.basename(workbookPart)}.rels`)
   const rels = await readRels(zip, relsPart, dir, maxMetadataBytes)
-  const sheetRel = rels.get(first.relId)
+  const sheetRel = rels.get(chosen.relId)
   if (sheetRel === undefined || !zip.has(sheetRel.target)) {
-    throw new EngineError('SHEET_NO_SHEETS', `The first sheet ("${first.name}") has no worksheet part in the file.`)
+    throw new EngineError('SHEET_NO_SHEETS', `The sheet "${chosen.name}" has no worksheet part in the file.`)
   }
   if (!REL_WORKSHEET.test(sheetRel.type)) {
-    throw new EngineError('SHEET_NO_SHEETS', `The first sheet ("${first.name}") is a chart or dialog sheet, not a worksheet with cells.`)
+    throw new EngineError('SHEET_NO_SHEETS', `The first visible sheet ("${chosen.name}") is a chart or dialog sheet, not a worksheet with cells.`)
   }
   const relList = [...rels.values()]
   const stylesPart = relList.find((r) => REL_STYLES.test(r.type))?.target
   const sstPart = relList.find((r) => REL_SHARED_STRINGS.test(r.type))?.target
 
   const stylesXml = stylesPart === undefined ? undefined : await readXmlPart(zip, stylesPart, maxMetadataBytes)
-  const sstXml = sstPart === undefined ? undefined : await readXmlPart(zip, sstPart, maxMetadataBytes)
   return {
-    sheetName: first.name,
+    sheetName: chosen.name,
     sheetPart: sheetRel.target,
     date1904: workbook.date1904,
     dateStyles: stylesXml === undefined ? new Uint8Array(0) : parseDateStyles(stylesXml),
-    sharedStrings: sstXml === undefined ? [] : parseSharedStrings(sstXml)
+    sharedStrings: sstPart === undefined ? SharedStrings.none() : openSharedStrings(zip, sstPart, maxMetadataBytes)
   }
+}
+
+/** The table whole when it is small, else inflated as the sheet asks for items. */
+function openSharedStrings (zip: ZipArchive, part: string, maxBytes: number): SharedStrings {
+  const opened = zip.openPart(part, maxBytes)
+  if (opened === undefined) return SharedStrings.none()
+  return 'bytes' in opened ? SharedStrings.whole(part, opened.bytes) : SharedStrings.streamed(part, opened.declaredBytes, opened.chunks)
 }
 
 async function readXmlPart (zip: ZipArchive, part: string, maxBytes: number): Promise<Buffer | undefined> {
@@ -93,7 +102,7 @@ function resolveTarget (baseDir: string, target: string): string {
   return posix.normalize(path)
 }
 
-interface WorkbookInfo { sheets: Array<{ name: string, relId: string }>, date1904: boolean }
+interface WorkbookInfo { sheets: Array<ListedSheet & { relId: string }>, date1904: boolean }
 
 /**
  * Sheets and the date system. Only SpreadsheetML elements count: Excel 2013+ writes a
@@ -110,7 +119,7 @@ function parseWorkbook (xml: Buffer): WorkbookInfo {
       info.date1904 = isTrue(plainAttribute(el, 'date1904'))
     } else if (el.local === 'sheet' && el.parent.local === 'sheets') {
       const relId = relationshipId(el)
-      if (relId !== undefined) info.sheets.push({ name: plainAttribute(el, 'name') ?? '', relId })
+      if (relId !== undefined) info.sheets.push({ name: plainAttribute(el, 'name') ?? '', visibility: sheetVisibility(plainAttribute(el, 'state')), relId })
     }
   })
   return info
@@ -155,66 +164,6 @@ function parseDateStyles (xml: Buffer): Uint8Array {
   return dates
 }
 
-/**
- * The shared string table, in order (ECMA-376 Part 1, 18.4.9). Scanned with the
- * same byte helpers as the sheet because it can hold millions of items.
- */
-export function parseSharedStrings (xml: Buffer): string[] {
-  const strings: string[] = []
-  let mainPrefixes: Set<string> | undefined
-  let pos = 0
-  const end = xml.length
-  while (pos < end) {
-    const lt = xml.indexOf(LT, pos)
-    if (lt === -1) break
-    const next = xml[lt + 1]
-    if (next === SLASH || next === QMARK || next === BANG) { pos = lt + 2; continue }
-    const ne = nameEnd(xml, lt + 1, end)
-    const ls = localStart(xml, lt + 1, ne)
-    const gt = tagEnd(xml, ne, end)
-    if (gt === -1) break
-    if (mainPrefixes === undefined) {
-      // The root element: which prefixes (or none) name SpreadsheetML in this part.
-      mainPrefixes = mainPrefixesOf(xml.toString('utf8', lt, gt))
-      pos = gt + 1
-      continue
-    }
-    const selfClosing = xml[gt - 1] === SLASH
-    if (isName(xml, ls, ne, 'extLst') && !selfClosing) {
-      const close = xml.indexOf(closingTag(xml, lt + 1, ne), gt + 1)
-      pos = close === -1 ? end : close
-      continue
-    }
-    if (!isName(xml, ls, ne, 'si') || !mainPrefixes.has(ls === lt + 1 ? '' : xml.toString('latin1', lt + 1, ls - 1))) { pos = gt + 1; continue }
-    if (selfClosing) { strings.push(''); pos = gt + 1; continue }
-    const close = xml.indexOf(closingTag(xml, lt + 1, ne), gt + 1)
-    if (close === -1) throw new EngineError('SHEET_CORRUPT', 'The shared strings part of the workbook is truncated.')
-    strings.push(richText(xml, gt + 1, close))
-    pos = close
-  }
-  return strings
-}
-
-const NAMESPACE_DECLARATION = /\sxmlns(?::([^\s=]+))?\s*=\s*(?:"([^"]*)"|'([^']*)')/g
-
-/** Prefixes bound to SpreadsheetML on a root tag ('' for the default namespace, or when nothing is declared). */
-function mainPrefixesOf (rootTag: string): Set<string> {
-  const prefixes = new Set<string>()
-  let defaultDeclared = false
-  for (const m of rootTag.matchAll(NAMESPACE_DECLARATION)) {
-    const prefix = m[1] ?? ''
-    if (prefix === '') defaultDeclared = true
-    if (MAIN_NAMESPACES.has(m[2] ?? m[3] ?? '')) prefixes.add(prefix)
-  }
-  if (!defaultDeclared) prefixes.add('')
-  return prefixes
-}
-
-/** SpreadsheetML, transitional and strict (ECMA-376 Part 1, 18 and Part 1 Strict). */
-const MAIN_NAMESPACES = new Set([
-  'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
-  'http://purl.oclc.org/ooxml/spreadsheetml/main'
-])
 const OFFICE_REL_NAMESPACES = new Set([
   'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
   'http://purl.oclc.org/ooxml/officeDocument/relationships'

@@ -9,6 +9,12 @@ export const SLASH = 0x2f
 export const BANG = 0x21
 export const QMARK = 0x3f
 const COLON = 0x3a
+
+/** SpreadsheetML, transitional and strict (ECMA-376 Part 1, 18 and Part 1 Strict). */
+export const MAIN_NAMESPACES: ReadonlySet<string> = new Set([
+  'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
+  'http://purl.oclc.org/ooxml/spreadsheetml/main'
+])
 const AMP = '&'
 const ESCAPE_MARK = '_x'
 

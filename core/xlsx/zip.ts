@@ -23,10 +23,17 @@ const SMALL_PART_INFLATED_BYTES = 16 << 20
 /** Local file header signature and fixed length (APPNOTE 4.3.7). */
 const LOCAL_HEADER_SIGNATURE = 0x04034b50
 const LOCAL_HEADER_BYTES = 30
+const LOCAL_HEADER_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04])
+/** A 32-bit size field holding this defers to the ZIP64 extra field (APPNOTE 4.5.3). */
+const ZIP64_SIZE = 0xffffffff
+/** Read size when looking through bytes between entries. */
+const GAP_PIECE_BYTES = 64 * 1024
 /** A workbook has a few dozen parts; thousands of entries mean a hostile or foreign archive. */
 const MAX_ENTRIES = 10_000
 /** General purpose flag bit 0 (APPNOTE 4.4.4): the entry is encrypted. */
 const FLAG_ENCRYPTED = 0x1
+/** Bit 3: sizes and CRC follow the data in a descriptor; the local header has zeros. */
+const FLAG_DATA_DESCRIPTOR = 0x8
 
 export interface ZipLimits {
   /** Most bytes one part may declare or inflate to (zip-bomb guard). */
@@ -35,6 +42,9 @@ export interface ZipLimits {
   /** Tests choose the zlib stream path here; everything else takes the default. */
   engine?: InflateEngine | undefined
 }
+
+/** What openPart hands over: the bytes, or a stream of them. */
+export type OpenedPart = { bytes: Buffer } | { declaredBytes: number, chunks: AsyncGenerator<Buffer> }
 
 export class ZipArchive {
   private constructor (
@@ -60,13 +70,85 @@ export class ZipArchive {
     } catch (err) {
       throw new EngineError('SHEET_CORRUPT', 'The file starts like a ZIP (XLSX) archive but its directory cannot be read; it may be truncated or damaged.', undefined, { cause: err })
     }
+    // Where the central directory starts: yauzl's cursor before the first entry is read
+    // (typed loosely by @types/yauzl); without it the bytes after the last entry go unchecked.
+    const cursor: unknown = zip.readEntryCursor
+    const directoryOffset = typeof cursor === 'number' ? cursor : undefined
+    let archive: ZipArchive | undefined
     try {
       const entries = await listEntries(zip)
-      return new ZipArchive(path, zip, entries, limits)
+      archive = new ZipArchive(path, zip, entries, limits)
+      archive.checkLocalHeaders(directoryOffset)
+      return archive
     } catch (err) {
-      zip.close()
+      if (archive === undefined) zip.close()
+      else archive.close()
       if (err instanceof EngineError) throw err
       throw new EngineError('SHEET_CORRUPT', 'The ZIP (XLSX) directory is damaged and cannot be listed.', undefined, { cause: err })
+    }
+  }
+
+  /**
+   * A ZIP archive says twice what it holds: a local header before each entry's data, and
+   * the central directory at the end. We read through the directory; a reader that walks
+   * the local headers from the start of the file (streaming unzippers do) would read what
+   * the local headers say. Where the two disagree the file means different things to
+   * different programs, and a person checking it in one of them would not see what we
+   * import: such archives are refused (XLSX_AMBIGUOUS_ARCHIVE). Compared for every entry:
+   * the name, the compression method, the encryption flag and, when the local header
+   * carries it, the compressed size, that is everything that decides which bytes are read
+   * as which part. Entries must not overlap, and no local header may hide between them
+   * (or before the first) without being listed. Sizes after inflation and CRCs are left to
+   * the reads, which check them (zip-bomb and truncation checks).
+   */
+  private checkLocalHeaders (directoryOffset: number | undefined): void {
+    const sorted = [...this.entries.values()].sort((a, b) => a.relativeOffsetOfLocalHeader - b.relativeOffsetOfLocalHeader)
+    this.fd ??= openSync(this.path, 'r')
+    let cursor = 0
+    let previous: Entry | undefined
+    for (const entry of sorted) {
+      const offset = entry.relativeOffsetOfLocalHeader
+      if (offset < cursor) throw ambiguous(`its entries "${previous?.fileName ?? ''}" and "${entry.fileName}" overlap`)
+      this.checkGap(cursor, offset)
+      const header = Buffer.alloc(LOCAL_HEADER_BYTES + entry.fileNameLength)
+      const read = readSync(this.fd, header, 0, header.length, offset)
+      if (read < header.length || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) {
+        throw new EngineError('SHEET_CORRUPT', `The part "${entry.fileName}" of the archive is damaged: its local header is missing.`)
+      }
+      const nameLength = header.readUInt16LE(26)
+      const flags = header.readUInt16LE(6)
+      const compressedSize = header.readUInt32LE(18)
+      if (nameLength !== entry.fileNameLength || !header.subarray(LOCAL_HEADER_BYTES).equals(entry.fileNameRaw)) {
+        // A local name of another length is not read: it may run past the end of the file.
+        const local = nameLength === entry.fileNameLength ? `is named "${header.toString('utf8', LOCAL_HEADER_BYTES)}"` : `has a ${nameLength}-byte name`
+        throw ambiguous(`the entry its directory calls "${entry.fileName}" ${local} in its local header`)
+      }
+      if (header.readUInt16LE(8) !== entry.compressionMethod) throw ambiguous(`the entry "${entry.fileName}" has one compression method in the directory and another in its local header`)
+      if ((flags & FLAG_ENCRYPTED) !== 0 && (entry.generalPurposeBitFlag & FLAG_ENCRYPTED) === 0) throw ambiguous(`the entry "${entry.fileName}" is encrypted by its local header but not by the directory`)
+      // With a data descriptor (bit 3) the local sizes are zero; 0xFFFFFFFF defers to a ZIP64 field.
+      if ((flags & FLAG_DATA_DESCRIPTOR) === 0 && compressedSize !== ZIP64_SIZE && compressedSize !== entry.compressedSize) {
+        throw ambiguous(`the entry "${entry.fileName}" has one size in the directory and another in its local header`)
+      }
+      cursor = offset + LOCAL_HEADER_BYTES + nameLength + header.readUInt16LE(28) + entry.compressedSize
+      previous = entry
+    }
+    if (directoryOffset === undefined) return
+    if (cursor > directoryOffset) throw ambiguous(`its entry "${previous?.fileName ?? ''}" runs into the central directory`)
+    this.checkGap(cursor, directoryOffset)
+  }
+
+  /**
+   * Bytes between entries are normally nothing, or a data descriptor (12 to 24 bytes). A
+   * local header signature there is an entry the directory does not list.
+   */
+  private checkGap (from: number, to: number): void {
+    if (to - from < 4) return
+    const piece = Buffer.allocUnsafe(Math.min(to - from, GAP_PIECE_BYTES))
+    for (let at = from; at + 4 <= to; at += piece.length - 3) {
+      const n = readSync(this.fd!, piece, 0, Math.min(piece.length, to - at), at)
+      const found = piece.subarray(0, n).indexOf(LOCAL_HEADER_MAGIC)
+      if (found !== -1) throw ambiguous(`it holds a local header at byte ${at + found} that its central directory does not list`)
+      if (n < piece.length) break
     }
   }
 
@@ -86,15 +168,27 @@ export class ZipArchive {
     return this.entries.get(name.toLowerCase())?.uncompressedSize ?? 0
   }
 
-  /** Reads a small part whole. `maxBytes` caps it below the general zip-bomb limit. */
-  async readPart (name: string, maxBytes: number): Promise<Buffer | undefined> {
+  /**
+   * A part to read: whole when one synchronous step can take it, else its inflated chunks
+   * (each valid only until the next is asked for). `maxBytes` caps it below the general
+   * zip-bomb limit; a part declaring more is refused here, before anything is read.
+   */
+  openPart (name: string, maxBytes: number): OpenedPart | undefined {
     const entry = this.entries.get(name.toLowerCase())
     if (entry === undefined) return undefined
     const limit = Math.min(maxBytes, this.limits.maxInflatedBytes)
-    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= Math.min(limit, SMALL_PART_INFLATED_BYTES)) return this.readSmallPart(entry, limit)
+    checkEntry(entry, limit)
+    if (entry.compressedSize <= SMALL_PART_BYTES && entry.uncompressedSize <= SMALL_PART_INFLATED_BYTES) return { bytes: this.readSmallPart(entry, limit) }
+    return { declaredBytes: entry.uncompressedSize, chunks: this.streamEntry(entry, limit) }
+  }
+
+  /** Reads a small part whole. `maxBytes` caps it below the general zip-bomb limit. */
+  async readPart (name: string, maxBytes: number): Promise<Buffer | undefined> {
+    const part = this.openPart(name, maxBytes)
+    if (part === undefined || 'bytes' in part) return part?.bytes
     const chunks: Buffer[] = []
     // Copies: the inflater reuses a chunk's memory once the next one is asked for.
-    for await (const chunk of this.streamEntry(entry, limit)) chunks.push(Buffer.from(chunk))
+    for await (const chunk of part.chunks) chunks.push(Buffer.from(chunk))
     return Buffer.concat(chunks)
   }
 
@@ -194,6 +288,10 @@ function zipBomb (name: string, maxBytes: number): EngineError {
   return new EngineError('XLSX_ZIP_BOMB', `The part "${name}" inflates beyond the limit of ${maxBytes} bytes; the file is refused as a possible zip bomb.`, { part: name, maxBytes })
 }
 
+function ambiguous (what: string): EngineError {
+  return new EngineError('XLSX_AMBIGUOUS_ARCHIVE', `The ZIP (XLSX) archive is ambiguous: ${what}. Spreadsheet programs would not all read the same data from it; save the workbook again from Excel or LibreOffice and upload that file.`)
+}
+
 function openZip (path: string): Promise<ZipFile> {
   return new Promise((resolve, reject) => {
     yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, decodeStrings: true }, (err, zip) => {
@@ -211,7 +309,16 @@ function listEntries (zip: ZipFile): Promise<Map<string, Entry>> {
         reject(new EngineError('SHEET_CORRUPT', `The archive has more than ${MAX_ENTRIES} entries; it is not a workbook we accept.`))
         return
       }
-      entries.set(entry.fileName.toLowerCase(), entry)
+      // Part names compare case-insensitively (ECMA-376 Part 2, 6.2.2.3), and a package must not
+      // hold two equivalent names [M1.12]: which of the two a program reads is its own choice
+      // (the last for a map keyed like ours, the exact spelling the relationships use for others).
+      const key = entry.fileName.toLowerCase()
+      const other = entries.get(key)
+      if (other !== undefined) {
+        reject(ambiguous(`it has two entries named "${other.fileName}" and "${entry.fileName}", which differ only in case or not at all`))
+        return
+      }
+      entries.set(key, entry)
       zip.readEntry()
     })
     zip.once('end', () => resolve(entries))

@@ -5,8 +5,9 @@
  * cell (TEXT_TOO_LONG), /v1/diagnose-unbalanced shows it shortened with its full length,
  * and /v1/process refuses the file with 422 and writes nothing. The same text saved by
  * LibreOffice reaches us cut to 32,767 characters (LibreOffice cuts it without a word):
- * that file is refused too (TEXT_AT_CELL_LIMIT). The process's peak memory through the
- * group is printed.
+ * that file is refused too (TEXT_AT_CELL_LIMIT). Issue 32: a huge shared string table in a
+ * small upload (item 4), archives that read differently in different programs and hidden
+ * first sheets (item 5). The process's peak memory through the group is printed.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -17,7 +18,9 @@ import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { convertWithLibreOffice, probeProducer } from '../../fixtures/corpus/producers.js'
 import { peakRssMiB } from '../../fixtures/peak-rss.js'
-import { escapeXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { deflatedEntry, rawZip, repeatedEntry } from '../../fixtures/raw-zip.js'
+import type { RawEntry } from '../../fixtures/raw-zip.js'
+import { escapeXml, tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx.js'
 import { addCompany } from '../../core/db/companies.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -125,4 +128,79 @@ describe('a 1 MiB historico saved by LibreOffice', () => {
     const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM movimentos')
     expect(Number(rows[0]!.n)).toBe(0)
   }, 60_000)
+})
+
+const NS_MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
+const NS_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
+const rawEntries = (parts: Record<string, string | Buffer>): RawEntry[] => Object.entries(parts).map(([name, content]) => deflatedEntry(name, content))
+
+/**
+ * Issue 32, item 4: a 598 KB upload whose shared string table held 14 million items took
+ * 31.7 s and 1 GB more memory before it was refused for its header. Items are now decoded
+ * as the sheet names them, and the table inflated only that far.
+ */
+describe('a small workbook whose shared string table holds 14 million items', () => {
+  it('is refused for its header with 400 at once, and the pool serves the next request', async () => {
+    const path = join(dir, 'huge-table.xlsx')
+    const cells = [0, 1, 2].map((i) => `<c t="s"><v>${i}</v></c>`).join('')
+    await writeFile(path, rawZip([
+      ...rawEntries(tinyXlsxParts({ sheet: `<row r="1">${cells}</row><row r="2"><c t="s"><v>14000002</v></c></row>` })),
+      repeatedEntry('xl/sharedStrings.xml', `<sst xmlns="${NS_MAIN}"><si><t>id</t></si><si><t>data</t></si><si><t>valor</t></si>`, '<si><t>a</t></si>', 14_000_000, '</sst>')
+    ]))
+    expect((await readFile(path)).length).toBeLessThan(700_000)
+    const started = Date.now()
+    const { status, body } = await post('/v1/analyze', path)
+    expect(status).toBe(400)
+    expect(body.detail).toMatch(/lacks the required columns: id_movim_finan/)
+    // A hang catcher: about 1 s at a load of 22 as the file's first request, pool thread
+    // started cold (31.7 s before the change).
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect((await post('/v1/analyze', files.inline)).status).toBe(200)
+  })
+})
+
+/**
+ * Issue 32, item 5: files that Excel, LibreOffice and openpyxl read differently from us. An
+ * archive that reads differently in different programs is refused; of a workbook whose first
+ * sheet is hidden, we read the sheet a person sees.
+ */
+describe('archives and workbooks that programs read differently', () => {
+  const worksheet = (rows: string): string => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${NS_MAIN}"><sheetData>${rows}</sheetData></worksheet>`
+  const twoSheets = (hiddenRows: string, visibleRows: string, state: string): Record<string, string | Buffer> => tinyXlsxParts({
+    sheet: hiddenRows,
+    workbookXml: `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><sheets><sheet name="Oculta" sheetId="1" state="${state}" r:id="rId1"/><sheet name="Razao" sheetId="2" r:id="rId4"/></sheets></workbook>`,
+    extraParts: {
+      'xl/_rels/workbook.xml.rels': `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId4" Type="${NS_REL}/worksheet" Target="worksheets/sheet2.xml"/></Relationships>`,
+      'xl/worksheets/sheet2.xml': worksheet(visibleRows)
+    }
+  })
+  const visible = ledger('<c t="inlineStr"><is><t>curto</t></is></c>')
+  const hidden = visible.replace('100,00', '999,00')
+
+  it('refuses with 400 an archive with two entries whose names differ only in case, or whose directory disagrees with its local headers', async () => {
+    const collision = join(dir, 'collision.xlsx')
+    await writeZip(collision, { ...tinyXlsxParts({ sheet: visible }), 'XL/WORKSHEETS/SHEET1.XML': worksheet(hidden) })
+    const swapped = join(dir, 'swapped.xlsx')
+    const swap: Record<string, string> = { 'xl/worksheets/sheet1.xml': 'xl/worksheets/sheet2.xml', 'xl/worksheets/sheet2.xml': 'xl/worksheets/sheet1.xml' }
+    await writeFile(swapped, rawZip(rawEntries(twoSheets(visible, hidden, 'visible')).map((e) => ({ ...e, localName: e.name, name: swap[e.name] ?? e.name }))))
+    for (const [path, what] of [[collision, /differ only in case/], [swapped, /is named "xl\/worksheets\/sheet\d.xml" in its local header/]] as const) {
+      const { status, body } = await post('/v1/analyze', path)
+      expect(status, path).toBe(400)
+      expect(Object.keys(body)).toEqual(['detail'])
+      expect(body.detail).toMatch(/archive is ambiguous/)
+      expect(body.detail).toMatch(what)
+      expect(body.detail).toMatch(/save the workbook again from Excel or LibreOffice/)
+    }
+    expect((await post('/v1/analyze', files.inline)).status).toBe(200)
+  })
+
+  it.each(['veryHidden', 'hidden'])('analyzes the first visible sheet of a workbook whose first sheet is %s', async (state) => {
+    const path = join(dir, `hidden-first-${state}.xlsx`)
+    await writeZip(path, twoSheets(hidden, visible, state))
+    const { status, body } = await post('/v1/analyze', path)
+    expect(status).toBe(200)
+    expect(body.total_rows).toBe(2)
+    expect(body.total_debit).toBe(100)
+    expect(body.total_credit).toBe(90)
+  })
 })
