@@ -15,7 +15,7 @@ import { detectFormat, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import { runLedgerJob } from '../workers/ledger-job.js'
 import { ConfigError, loadConfig } from './config.js'
 import type { Config } from './config.js'
-import { parseBatchSize } from './import/params.js'
+import { parseBatchSize, parseSheet } from './import/params.js'
 import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './import/wire.js'
 import { toWireCompany } from './import/companies-wire.js'
 import { DatabaseError, openDatabase } from './database.js'
@@ -39,10 +39,10 @@ const HELP = `razao — back-office services of the firm
 
 Usage:
   razao serve [import|sign|extract|gateway|agent|all]   start services (default: all built ones)
-  razao analyze FILE [--batch-size N]                   the /v1/analyze JSON for a ledger file
-  razao diagnose FILE [--batch-size N]                  the /v1/diagnose-unbalanced JSON
-  razao rows FILE [--limit N]                           the first sheet as read, one JSON line per row
-  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N]
+  razao analyze FILE [--batch-size N] [--sheet S]       the /v1/analyze JSON for a ledger file
+  razao diagnose FILE [--batch-size N] [--sheet S]      the /v1/diagnose-unbalanced JSON
+  razao rows FILE [--limit N] [--sheet S]               the sheet as read, one JSON line per row
+  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--sheet S]
                                                         the /v1/process operation: load the ledger into the database
   razao companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]
   razao companies list                                  every registered company, as JSON
@@ -71,6 +71,7 @@ async function main (argv: string[]): Promise<void> {
       help: { type: 'boolean', short: 'h' },
       limit: { type: 'string' },
       'batch-size': { type: 'string' },
+      sheet: { type: 'string' },
       'codigo-dominio': { type: 'string' },
       nome: { type: 'string' },
       cnpj: { type: 'string' },
@@ -90,8 +91,8 @@ async function main (argv: string[]): Promise<void> {
   switch (command) {
     case 'serve': return await serve(rest[0] ?? 'all', loadConfig(process.env))
     case 'analyze':
-    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], loadConfig(process.env))
-    case 'rows': return await printRows(requireFile(rest), values.limit, loadConfig(process.env))
+    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], values.sheet, loadConfig(process.env))
+    case 'rows': return await printRows(requireFile(rest), values.limit, values.sheet, loadConfig(process.env))
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
@@ -125,11 +126,12 @@ async function serve (which: string, config: Config): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'))
 }
 
-async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, config: Config): Promise<void> {
+async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
   const batchSize = parseBatchSize(batchSizeText)
+  const sheet = parseSheet(sheetText)
   const format = await detectFormat(path)
   const progress = progressBar(`${operation} ${basename(path)}`)
-  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes }
+  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, sheet }
   // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
   const [sha256, result] = await Promise.all([
     sha256File(path),
@@ -140,7 +142,7 @@ async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, bat
   process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
 }
 
-type Flags = { 'codigo-dominio'?: string | undefined, nome?: string | undefined, cnpj?: string | undefined, reimportar?: boolean | undefined, 'batch-size'?: string | undefined }
+type Flags = { 'codigo-dominio'?: string | undefined, nome?: string | undefined, cnpj?: string | undefined, reimportar?: boolean | undefined, 'batch-size'?: string | undefined, sheet?: string | undefined }
 
 function requireFlag (values: Flags, name: 'codigo-dominio' | 'nome'): string {
   const value = values[name]
@@ -190,12 +192,13 @@ async function gateway (action: string | undefined, oldKeyFile: string | undefin
 async function importFile (path: string, values: Flags, config: Config): Promise<void> {
   const codigoDominio = requireFlag(values, 'codigo-dominio').trim()
   const batchSize = parseBatchSize(values['batch-size'])
+  const sheet = parseSheet(values.sheet)
   const mode = values.reimportar === true ? 'REIMPORTAR' : 'NORMAL'
   const format = await detectFormat(path)
   const sha256 = await sha256File(path)
   const fileName = basename(path)
   await withDatabase(config, async (db) => {
-    const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
+    const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url, sheet } as const
     // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
     const result = format === 'xlsx' ? await loadHere(input, db.url) : await runXlsInIsolate({ job: 'process', input })
     process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
@@ -269,7 +272,8 @@ async function extractFiles (paths: string[], evidence: boolean, config: Config)
   }
 }
 
-async function printRows (path: string, limitText: string | undefined, config: Config): Promise<void> {
+async function printRows (path: string, limitText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
+  const sheet = parseSheet(sheetText)
   let limit = Infinity
   if (limitText !== undefined) {
     limit = Number(limitText)
@@ -284,7 +288,7 @@ async function printRows (path: string, limitText: string | undefined, config: C
   }
   if (await detectFormat(path) === 'xls') {
     // SheetJS reads XLS in a thread of its own, as in the service; BIFF8's 65,536 rows at most come back whole.
-    const { lines } = await runXlsInIsolate({ job: 'rows', input: { path, limit, maxInflatedBytes: config.import.maxInflatedBytes } })
+    const { lines } = await runXlsInIsolate({ job: 'rows', input: { path, limit, maxInflatedBytes: config.import.maxInflatedBytes, sheet } })
     for (const line of lines) {
       buffer += `${line}\n`
       if (buffer.length > 65_536) flush()
@@ -298,6 +302,7 @@ async function printRows (path: string, limitText: string | undefined, config: C
     return ++printed < limit
   }, {
     maxInflatedBytes: config.import.maxInflatedBytes,
+    sheet,
     afterChunk: () => out.writableNeedDrain ? new Promise<void>((resolve) => out.once('drain', resolve)) : undefined
   })
   flush()

@@ -15,6 +15,8 @@ export interface LedgerJobInput {
   maxInflatedBytes: number
   /** Analyze only: also return every row's id, to check them against a company's imports. */
   withIds?: boolean
+  /** The sheet to read (name or 1-based position); default the first visible one. */
+  sheet?: string | number | undefined
 }
 
 export type LedgerJobOutput =
@@ -25,8 +27,8 @@ export type LedgerJobOutput =
 export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (done: number, total: number) => void): Promise<LedgerJobOutput> {
   const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
   const readOptions = onProgress === undefined
-    ? { maxInflatedBytes: input.maxInflatedBytes }
-    : { maxInflatedBytes: input.maxInflatedBytes, onProgress }
+    ? { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet }
+    : { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, onProgress }
   const source = (onRow: RowVisitor) => read(input.path, onRow, readOptions)
   const options = { batchSize: input.batchSize }
   if (input.operation === 'diagnose') return { operation: 'diagnose', diagnosis: await diagnoseLedger(source, options) }

@@ -23,6 +23,8 @@ export interface ProcessJobInput {
   batchSize: number
   maxInflatedBytes: number
   databaseUrl: string
+  /** The sheet to read (name or 1-based position); default the first visible one. */
+  sheet?: string | number | undefined
   /** Benchmarks only: how batches reach COPY (default `stream`). */
   copyMode?: CopyMode | undefined
 }
@@ -40,6 +42,7 @@ export async function runProcessJob (
   try {
     return await processLedger(client, (onRow, afterChunk) => read(input.path, onRow, {
       maxInflatedBytes: input.maxInflatedBytes,
+      sheet: input.sheet,
       afterChunk,
       ...(onProgress === undefined ? {} : { onProgress })
     }), request)

@@ -36,6 +36,7 @@ export interface RowsJobInput {
   /** Most rows to return. */
   limit: number
   maxInflatedBytes: number
+  sheet?: string | number | undefined
 }
 
 /** One JSON line per row, `{"row": N, "cells": [...]}`, dates and errors as their text. BIFF8 has at most 65,536 rows. */
@@ -78,7 +79,7 @@ async function runJob (job: IsolateJob): Promise<LedgerJobOutput | ProcessJobOut
     await readXlsFirstSheet(job.input.path, (row, cells) => {
       lines.push(JSON.stringify({ row, cells }))
       return lines.length < limit
-    }, { maxInflatedBytes: job.input.maxInflatedBytes })
+    }, { maxInflatedBytes: job.input.maxInflatedBytes, sheet: job.input.sheet })
     return { lines }
   }
   const client = await connect(job.input.databaseUrl)

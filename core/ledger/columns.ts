@@ -1,5 +1,6 @@
 import { EngineError } from '../errors.js'
 import type { Cell } from '../xlsx/index.js'
+import { displayCell } from './values.js'
 
 /** The columns every ledger must have (spec 1, section 1.6), after lower-casing and trimming. */
 export const REQUIRED_COLUMNS = [
@@ -30,9 +31,19 @@ export function mapColumns (header: Cell[]): ColumnMap {
   })
   const missing = REQUIRED_COLUMNS.filter((name) => !positions.has(name))
   if (missing.length > 0) {
-    throw new EngineError('LEDGER_MISSING_COLUMNS', `The first row lacks the required column${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`, { missing })
+    throw new EngineError('LEDGER_MISSING_COLUMNS', `The first row lacks the required column${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}. It holds: ${shownRow(header)}.`, { missing })
   }
   const map = { historico: positions.get(HISTORY_COLUMN) } as ColumnMap
   for (const name of REQUIRED_COLUMNS) map[name] = positions.get(name)!
   return map
+}
+
+/** The first cells of a row as a person reads them, for a message: `"Data", "Conta", (empty), …`. */
+function shownRow (cells: Cell[]): string {
+  const shown = cells.slice(0, 15).map((cell) => {
+    const text = displayCell(cell).trim()
+    return text === '' ? '(empty)' : `"${text.length > 40 ? `${text.slice(0, 40)}…` : text}"`
+  })
+  if (shown.length === 0) return 'nothing'
+  return shown.join(', ') + (cells.length > 15 ? `, and ${cells.length - 15} more cells` : '')
 }

@@ -9,7 +9,7 @@ import type * as SheetJSModule from 'xlsx'
 import type { CellObject, WorkBook } from 'xlsx'
 import { EngineError } from '../errors.js'
 import { DATE1904_OFFSET_DAYS, DateCell, ErrorCell } from './cells.js'
-import { chooseSheet } from './choose-sheet.js'
+import { chooseSheet, naming } from './choose-sheet.js'
 import type { SheetVisibility } from './choose-sheet.js'
 import { isBiffStream } from './detect.js'
 import type { Cell } from './cells.js'
@@ -43,7 +43,7 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
   // SheetJS parses the cells of the sheets asked for only; the listing (with each sheet's
   // visibility) comes with any read, so a hidden first sheet costs one more parse.
   const listing = workbook.SheetNames.map((name, i) => ({ name, visibility: xlsVisibility(workbook.Workbook?.Sheets?.[i]?.Hidden) }))
-  const index = chooseSheet(listing)
+  const index = chooseSheet(listing, options.sheet)
   if (index !== 0) workbook = parseWorkbook(XLSX, bytes, index)
   const sheetName = workbook.SheetNames[index]
   const sheet = sheetName === undefined ? undefined : workbook.Sheets[sheetName]
@@ -53,6 +53,7 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
   options.onProgress?.(bytes.length, bytes.length)
   if (ref === undefined) return { format: 'xls', sheetName, rowsRead: 0 }
   const range = XLSX.utils.decode_range(ref)
+  const visit = naming(sheetName, listing, onRow)
   let rowsRead = 0
   for (let r = range.s.r; r <= range.e.r; r++) {
     const cells: Cell[] = []
@@ -65,7 +66,7 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
     }
     if (cells.length === 0) continue
     rowsRead++
-    if (onRow(r + 1, cells) === false) break
+    if (visit(r + 1, cells) === false) break
   }
   return { format: 'xls', sheetName, rowsRead }
 }

@@ -1,6 +1,7 @@
 import type { SharedStrings } from './shared-strings.js'
 import { SheetScanner } from './sheet-scanner.js'
 import type { ReadOptions, ReadSummary, RowVisitor } from './types.js'
+import { naming } from './choose-sheet.js'
 import { loadWorkbookParts } from './workbook.js'
 import { ZipArchive } from './zip.js'
 
@@ -16,13 +17,13 @@ export async function readXlsxFirstSheet (path: string, onRow: RowVisitor, optio
   const zip = await ZipArchive.open(path, { maxInflatedBytes: options.maxInflatedBytes, signal: options.signal, engine: options.inflateEngine })
   let strings: SharedStrings | undefined
   try {
-    const parts = await loadWorkbookParts(zip, options.maxMetadataBytes ?? DEFAULT_MAX_METADATA_BYTES)
+    const parts = await loadWorkbookParts(zip, options.maxMetadataBytes ?? DEFAULT_MAX_METADATA_BYTES, options.sheet)
     strings = parts.sharedStrings
     const scanner = new SheetScanner({
       sharedStrings: strings,
       dateStyles: parts.dateStyles,
       date1904: parts.date1904,
-      onRow
+      onRow: naming(parts.sheetName, parts.sheets, onRow)
     })
     const total = zip.sizeOf(parts.sheetPart)
     let done = 0

@@ -24,6 +24,8 @@ export interface ReadOptions {
   afterChunk?: () => Promise<void> | undefined
   /** Progress over the inflated sheet XML (or the whole file for XLS), in bytes. */
   onProgress?: (doneBytes: number, totalBytes: number) => void
+  /** The sheet to read, by name or 1-based position (choose-sheet.ts); default the first visible one. */
+  sheet?: string | number | undefined
 }
 
 export interface ReadSummary {

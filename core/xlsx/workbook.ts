@@ -9,7 +9,7 @@ import type { QualifiedAttribute, QualifiedTag } from 'sax'
 import { EngineError } from '../errors.js'
 import { isBuiltinDateFormat, isDateFormatCode } from './number-format.js'
 import { chooseSheet, sheetVisibility } from './choose-sheet.js'
-import type { ListedSheet } from './choose-sheet.js'
+import type { ListedSheet, SheetChoice } from './choose-sheet.js'
 import { SharedStrings } from './shared-strings.js'
 import { MAIN_NAMESPACES, hasDoctype } from './xml-text.js'
 import type { ZipArchive } from './zip.js'
@@ -21,6 +21,8 @@ const REL_STYLES = /\/styles$/
 
 export interface WorkbookParts {
   sheetName: string
+  /** Every sheet, for messages that name them. */
+  sheets: readonly ListedSheet[]
   sheetPart: string
   date1904: boolean
   /** Decoded on demand (shared-strings.ts); the reader closes it when done. */
@@ -32,7 +34,7 @@ export interface WorkbookParts {
 interface Relationship { type: string, target: string }
 
 /** Locates the sheet to read (choose-sheet.ts) and loads what the scanner needs to decode it. */
-export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: number): Promise<WorkbookParts> {
+export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: number, wanted?: SheetChoice): Promise<WorkbookParts> {
   const rootRels = await readRels(zip, '_rels/.rels', '', maxMetadataBytes)
   const officeDoc = [...rootRels.values()].find((r) => REL_OFFICE_DOCUMENT.test(r.type))
   const workbookPart = officeDoc?.target ?? 'xl/workbook.xml'
@@ -41,7 +43,7 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
     throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'The file is a ZIP archive but not an Excel workbook (it has no workbook part). Upload an XLSX or XLS file.')
   }
   const workbook = parseWorkbook(workbookXml)
-  const chosen = workbook.sheets[chooseSheet(workbook.sheets)]!
+  const chosen = workbook.sheets[chooseSheet(workbook.sheets, wanted)]!
 
   const dir = posix.dirname(workbookPart)
   const relsPart = posix.join(dir, '_rels', `${posix.basename(workbookPart)}.rels`)
@@ -51,7 +53,7 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
     throw new EngineError('SHEET_NO_SHEETS', `The sheet "${chosen.name}" has no worksheet part in the file.`)
   }
   if (!REL_WORKSHEET.test(sheetRel.type)) {
-    throw new EngineError('SHEET_NO_SHEETS', `The first visible sheet ("${chosen.name}") is a chart or dialog sheet, not a worksheet with cells.`)
+    throw new EngineError('SHEET_NO_SHEETS', `The sheet "${chosen.name}" is a chart or dialog sheet, not a worksheet with cells.`)
   }
   const relList = [...rels.values()]
   const stylesPart = relList.find((r) => REL_STYLES.test(r.type))?.target
@@ -60,6 +62,7 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
   const stylesXml = stylesPart === undefined ? undefined : await readXmlPart(zip, stylesPart, maxMetadataBytes)
   return {
     sheetName: chosen.name,
+    sheets: workbook.sheets,
     sheetPart: sheetRel.target,
     date1904: workbook.date1904,
     dateStyles: stylesXml === undefined ? new Uint8Array(0) : parseDateStyles(stylesXml),

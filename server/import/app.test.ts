@@ -236,6 +236,26 @@ describe('POST /v1/analyze', () => {
     expect(body.detail).toContain('debito')
   })
 
+  it('reads the sheet the sheet field names (by name or position); without it, a non-ledger first sheet is refused naming it', async () => {
+    const book = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([['Resumo do mês', 'Total']]), 'Resumo')
+    const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito']
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([header, [1, 10, '01/02/2024', 3001, 'Caixa', 7, 'P', 'T', '1', 0, 25.5], [2, 10, '01/02/2024', 3002, 'Banco', 7, 'P', 'T', '1', 25.5, 0]]), 'Razão')
+    const path = join(dir, 'two-sheets.xlsx')
+    await writeFile(path, XLSX.write(book, { bookType: 'xlsx', type: 'buffer' }) as Buffer)
+    const first = await post('/v1/analyze', {}, { path, name: 'two-sheets.xlsx' })
+    expect(first.status).toBe(400)
+    expect(first.body.detail).toMatch(/^Sheet "Resumo", row 1: the header row lacks .* It holds: "Resumo do mês", "Total"\. The workbook's sheets: "Resumo" \(1\), "Razão" \(2\)/)
+    for (const sheet of ['Razão', '2']) {
+      const chosen = await post('/v1/analyze', { sheet }, { path, name: 'two-sheets.xlsx' })
+      expect(chosen.status, sheet).toBe(200)
+      expect(chosen.body).toMatchObject({ total_rows: 2, total_debit: 25.5, total_credit: 25.5 })
+    }
+    const missing = await post('/v1/diagnose-unbalanced', { sheet: 'Balanço' }, { path, name: 'two-sheets.xlsx' })
+    expect(missing.status).toBe(400)
+    expect(missing.body.detail).toMatch(/no sheet named "Balanço"; its sheets are "Resumo" \(1\), "Razão" \(2\)/)
+  })
+
   it('refuses an upload above the size limit with 413 and keeps nothing', async () => {
     const { status, body } = await post('/v1/analyze', {}, { path: files.big!, name: 'big.xlsx' })
     expect(status).toBe(413)

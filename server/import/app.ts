@@ -20,7 +20,7 @@ import type { ProcessSpreadsheetInput, ProcessSpreadsheetOutput } from '../../wo
 import { recoverInterruptedImports } from '../../core/importer/process-ledger.js'
 import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
-import { parseBatchSize, parseCodigoDominio, parseImportMode } from './params.js'
+import { parseBatchSize, parseCodigoDominio, parseImportMode, parseSheet } from './params.js'
 import { importErrorFields, toAnalyzeOverlap, toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './wire.js'
 import { companyNotFound, findCompany } from '../../core/db/companies.js'
 import { overlapOfIds } from '../../core/importer/movement-keys.js'
@@ -127,7 +127,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       if (codigoDominio !== undefined && database === undefined) throw new EngineError('DATABASE_UNAVAILABLE', 'This service runs without a database, so it cannot compare the file with a company\'s imports.')
       const company = codigoDominio === undefined || database === undefined ? undefined : await findCompany(database.pool, codigoDominio)
       if (codigoDominio !== undefined && company === undefined) throw companyNotFound(codigoDominio)
-      const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes, withIds: company !== undefined }
+      const input: AnalyzeSpreadsheetInput = { path: upload.path, operation, batchSize, maxInflatedBytes: config.maxInflatedBytes, withIds: company !== undefined, sheet: parseSheet(upload.fields.sheet) }
       const result = await runTask<AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput>(pool, 'analyze-spreadsheet', input, cancel.signal)
       const file = { fileName: upload.fileName, sha256: upload.sha256 }
       if (result.operation === 'diagnose') return toDiagnoseResponse(file, result.diagnosis)
@@ -162,7 +162,8 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
         mode,
         batchSize,
         maxInflatedBytes: config.maxInflatedBytes,
-        databaseUrl: database.url
+        databaseUrl: database.url,
+        sheet: parseSheet(upload.fields.sheet)
       }
       try {
         const result = await runTask<ProcessSpreadsheetInput, ProcessSpreadsheetOutput>(pool, 'process-spreadsheet', input, cancel.signal)

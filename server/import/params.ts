@@ -40,3 +40,20 @@ export function parseCodigoDominio (raw: string | undefined, required: boolean):
   if (code.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'codigo_dominio holds a NUL character.')
   return code
 }
+
+/**
+ * `sheet` (beyond the spec): which sheet to read, by name or by 1-based position; absent or
+ * blank, the first visible sheet. Digits only mean a position: a sheet named "2024" is
+ * chosen by its position.
+ */
+export function parseSheet (raw: string | undefined): string | number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined
+  const text = raw.trim()
+  if (/^\d{1,4}$/.test(text)) {
+    const n = Number(text)
+    if (n < 1) throw new EngineError('REQUEST_INVALID', 'sheet counts from 1 (the first tab).')
+    return n
+  }
+  if (text.length > 200 || text.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'sheet must be a sheet name of at most 200 characters, or its position from 1.')
+  return raw
+}

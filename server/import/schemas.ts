@@ -103,6 +103,7 @@ const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>):
 
 const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
 const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
+const sheet = str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet.')
 const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
 
 const analyzeFailures = {
@@ -143,6 +144,7 @@ export const analyzeSchema = {
       file,
       batch_size: batchSize,
       modo_importacao: mode,
+      sheet,
       codigo_dominio: str('Optional: a company\'s code. The answer then says which of the file\'s movements that company already has active (`sobreposicao`); nothing is stored.')
     }
   },
@@ -158,7 +160,7 @@ export const diagnoseSchema = {
   summary: 'List the unbalanced id_movim_finan groups of a ledger, with their rows',
   tags: ['import'],
   security,
-  multipart: { type: 'object', required: ['file'], properties: { file, batch_size: batchSize } },
+  multipart: { type: 'object', required: ['file'], properties: { file, batch_size: batchSize, sheet } },
   response: { 200: { ...diagnosis, description: 'The diagnosis (ARQUIVO_BALANCEADO when every group balances).' }, ...answers(detail, analyzeFailures) }
 }
 
@@ -169,7 +171,7 @@ export const processSchema = {
   multipart: {
     type: 'object',
     required: ['file', 'codigo_dominio'],
-    properties: { file, codigo_dominio: str('The company\'s code in Domínio, at most 64 characters.'), modo_importacao: mode, batch_size: batchSize }
+    properties: { file, codigo_dominio: str('The company\'s code in Domínio, at most 64 characters.'), modo_importacao: mode, batch_size: batchSize, sheet }
   },
   response: {
     200: record({
