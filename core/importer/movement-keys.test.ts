@@ -18,7 +18,7 @@ import { centsToDecimal } from '../money/index.js'
 import { readXlsxFirstSheet } from '../xlsx/index.js'
 import { processLedger } from './process-ledger.js'
 import type { ImportMode, ProcessSource } from './process-ledger.js'
-import { overlapOfIds } from './movement-keys.js'
+import { RisingRuns, overlapOfIds } from './movement-keys.js'
 
 let dir: string
 let db: TestDatabase
@@ -72,7 +72,7 @@ async function statuses (company: string): Promise<Record<string, string[]>> {
 async function active (company: string): Promise<{ movements: number, distinctIds: number, keys: number, debit: string }> {
   const { rows } = await db.pool.query<{ movements: number, distinct_ids: number, keys: number, debit: string }>(
     `SELECT count(*)::int AS movements, count(DISTINCT m.id)::int AS distinct_ids, coalesce(sum(m.debito), 0)::text AS debit,
-            (SELECT count(*)::int FROM movimentos_ativos a JOIN empresas e2 ON e2.id = a.empresa_id WHERE e2.codigo_dominio = $1) AS keys
+            (SELECT coalesce(sum(upper(a.ids) - lower(a.ids)), 0)::int FROM movimentos_ativos a JOIN empresas e2 ON e2.id = a.empresa_id WHERE e2.codigo_dominio = $1) AS keys
        FROM movimentos m JOIN importacoes i ON i.seq = m.importacao_seq JOIN empresas e ON e.id = i.empresa_id
       WHERE e.codigo_dominio = $1 AND i.status = 'VALIDADO'`, [company])
   const r = rows[0]!
@@ -118,7 +118,7 @@ describe('REIMPORTAR over several imports', () => {
     await load('several', 'A')
     // A failure inside B's load keeps A and C as they were: all or nothing.
     await db.pool.query("CREATE OR REPLACE FUNCTION fail_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$")
-    await db.pool.query('CREATE TRIGGER fail_keys BEFORE INSERT ON movimentos_ativos FOR EACH ROW WHEN (NEW.id = 12999) EXECUTE FUNCTION fail_row()')
+    await db.pool.query('CREATE TRIGGER fail_keys BEFORE INSERT ON movimentos_ativos FOR EACH ROW WHEN (NEW.ids @> 12999::bigint) EXECUTE FUNCTION fail_row()')
     try {
       await expect(load('several', 'B', 'REIMPORTAR')).rejects.toThrow(/boom/)
     } finally {
@@ -157,6 +157,22 @@ describe('the ids of a file', () => {
     await expect(refused).rejects.toMatchObject({ code: 'LEDGER_DUPLICATE_IDS', message: expect.stringContaining('id 2 on rows 3, 5') })
     expect(await statuses('repeats')).toEqual({})
     expect(await active('repeats')).toMatchObject({ movements: 0, keys: 0 })
+  })
+
+  it('counts ids, not ranges: a file whose ids interleave with an import\'s shares none of them, one that covers them is refused for those only', async () => {
+    await addCompany(db.pool, { codigoDominio: 'gaps', nome: 'Gaps' })
+    const evens = Array.from({ length: 40 }, (_, i) => 1000 + 2 * i) // 1000, 1002, …, 1078: forty runs of one id
+    const odds = evens.map((id) => id + 1).reverse() // 1079, 1077, …, 1001: between them, in falling order
+    const span = Array.from({ length: 30 }, (_, i) => 1060 + i) // 1060..1089: shares 1060, 1062, …, 1078 with the evens and 1061…1079 with the odds
+    const ok = (name: string, sha: string, ids: number[]) => async () => processLedger(client, await tiny(name, ids), { fileName: name, sha256: sha.repeat(64), codigoDominio: 'gaps', mode: 'NORMAL', batchSize: 100 })
+    await expect((await ok('evens.xlsx', '3', evens))()).resolves.toMatchObject({ status: 'VALIDADO' })
+    await expect((await ok('odds.xlsx', '4', odds))()).resolves.toMatchObject({ status: 'VALIDADO' })
+    expect(await active('gaps')).toMatchObject({ movements: 80, distinctIds: 80, keys: 80 })
+    const refused = await (await ok('span.xlsx', '5', span))().catch((err: unknown) => err)
+    expect(refused).toMatchObject({
+      code: 'IMPORT_OVERLAP',
+      details: { overlap: { overlappingRows: 20, imports: [{ fileName: 'evens.xlsx', overlappingRows: 10 }, { fileName: 'odds.xlsx', overlappingRows: 10 }] } }
+    })
   })
 
   it('refuses a row without an id: it could not be told from one already imported', async () => {
@@ -212,5 +228,21 @@ describe('overlapOfIds, what /v1/analyze with a company reports', () => {
     const report = await overlapOfIds(db.pool, rows[0]!.id, [...ids, 12_001])
     expect(report).toMatchObject({ overlappingRows: 1000, imports: [{ fileName: 'B.xlsx', overlappingRows: 1000, totalRows: 2000 }] })
     expect(await active('half')).toMatchObject({ keys: 2000 })
+  })
+})
+
+describe('RisingRuns', () => {
+  const runsOf = (ids: number[], max?: number) => {
+    const runs = new RisingRuns(max)
+    for (const id of ids) runs.add(id)
+    return runs.runs()
+  }
+  it('keeps the runs of ids that only rise, and gives up on one that does not, or on too many runs', () => {
+    expect(runsOf([5, 6, 7, 9, 10, 20])).toEqual({ lows: [5, 9, 20], highs: [8, 11, 21] })
+    expect(runsOf([])).toEqual({ lows: [], highs: [] })
+    expect(runsOf([1, 2, 2, 3])).toBeUndefined()
+    expect(runsOf([3, 1])).toBeUndefined()
+    expect(runsOf([1, 3, 5], 2)).toBeUndefined()
+    expect(runsOf([1, 2, 3, 5, 6], 2)).toEqual({ lows: [1, 5], highs: [4, 7] })
   })
 })

@@ -29,7 +29,7 @@ import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { openBatchSink } from './copy-sink.js'
 import type { CopyMode } from './copy-sink.js'
 import { MovementEncoder } from './movement-rows.js'
-import { claimKeys, lockCompanyKeys, overlapOfLoad, releaseKeys, repeatedIds } from './movement-keys.js'
+import { RisingRuns, claimKeys, lockCompanyKeys, overlapOfLoad, releaseKeys, repeatedIds } from './movement-keys.js'
 import type { OverlapReport, OverlappedImport } from './movement-keys.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
@@ -150,11 +150,12 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
     throw await refusalInSpecOrder(source, request, { company: { id: empresaId, ativo: true }, activeImportId: previous })
   }
 
-  const analysis = await copyMovements(db, source, request, importation.seq)
+  const runs = new RisingRuns()
+  const analysis = await copyMovements(db, source, request, importation.seq, runs)
   checkImportable(analysis)
   await validateStored(db, importation.seq, analysis)
 
-  const replaced = await settleMovementKeys(db, request, empresaId, importation, previous, analysis.totalRows)
+  const replaced = await settleMovementKeys(db, request, empresaId, importation, previous, runs)
   if (replaced.length > 0) {
     await db.query(
       `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = ANY($1::uuid[])`,
@@ -180,10 +181,10 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
  * every such import whole, with the import of the same file if there is one, and all of
  * them or none, since it all commits or rolls back with the load. Returns what it replaces.
  */
-async function settleMovementKeys (db: ClientBase, request: ProcessRequest, empresaId: string, importation: Importation, previous: string | undefined, rows: number): Promise<OverlappedImport[]> {
+async function settleMovementKeys (db: ClientBase, request: ProcessRequest, empresaId: string, importation: Importation, previous: string | undefined, runs: RisingRuns): Promise<OverlappedImport[]> {
   await lockCompanyKeys(db, empresaId)
   if (request.mode === 'NORMAL') {
-    if (await claimKeys(db, empresaId, importation.seq, rows)) return []
+    if (await claimKeys(db, empresaId, importation.seq, runs.runs())) return []
     const overlap = await overlapOfLoad(db, empresaId, importation.seq)
     throw overlap.overlappingRows > 0 ? overlapRefusal(request, overlap) : await repeatedIds(db, importation.seq)
   }
@@ -193,7 +194,7 @@ async function settleMovementKeys (db: ClientBase, request: ProcessRequest, empr
     replaced.push(await importationFacts(db, previous))
   }
   await releaseKeys(db, empresaId, replaced.map((r) => r.seq))
-  if (!await claimKeys(db, empresaId, importation.seq, rows)) throw await repeatedIds(db, importation.seq)
+  if (!await claimKeys(db, empresaId, importation.seq, runs.runs())) throw await repeatedIds(db, importation.seq)
   return replaced
 }
 
@@ -235,7 +236,7 @@ export function overlapRefusal (request: Pick<ProcessRequest, 'codigoDominio'>, 
  * not sent: the load will be refused and rolled back anyway, and a malformed value
  * would fail COPY itself.
  */
-async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string): Promise<LedgerAnalysis> {
+async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string, runs: RisingRuns): Promise<LedgerAnalysis> {
   const sink = openBatchSink(db, request.copyMode ?? 'stream')
   const encoder = new MovementEncoder(importacaoSeq)
   const flush = (): void => {
@@ -243,6 +244,7 @@ async function copyMovements (db: ClientBase, source: ProcessSource, request: Pr
   }
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
     if (analyzer.blockingProblems() > 0 || sink.failure !== undefined) return
+    if (row.rowId !== null) runs.add(row.rowId)
     encoder.add(row, cells, columns)
     if (encoder.pending >= request.batchSize) flush()
   })
