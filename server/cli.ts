@@ -5,7 +5,9 @@
  * messages to stderr, so output can be piped.
  */
 import { randomUUID } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
+import { finished } from 'node:stream/promises'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
@@ -20,12 +22,17 @@ import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './impo
 import { toWireCompany } from './import/companies-wire.js'
 import { DatabaseError, openDatabase } from './database.js'
 import type { Database } from './database.js'
-import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
-import { connect } from '../workers/db-connection.js'
-import { runProcessJob } from '../workers/process-job.js'
-import type { ProcessJobInput, ProcessJobOutput } from '../workers/process-job.js'
+import { addCompany, companyNotFound, findCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
 import { runXlsInIsolate } from '../workers/xls-isolate.js'
-import { progressBar } from './progress.js'
+import type { CellProblem } from '../core/ledger/index.js'
+import { IMPORT_STATUSES, listImportations, requestCancel, requireImportation } from '../core/importer/import-jobs.js'
+import type { ImportationRecord } from '../core/importer/import-jobs.js'
+import { recoverInterruptedImports } from '../core/importer/load-state.js'
+import { loadProgressLine, progressBar } from './progress.js'
+import { ImportStopped, runCliImport } from './import/cli-load.js'
+import { toWireImport, toWireImportWithResult } from './import/jobs-wire.js'
+import { parseCodigoDominio, parseImportStatus, parseListLimit } from './import/params.js'
+import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
 import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { errorBody, toResponse } from './extract/wire.js'
@@ -39,11 +46,17 @@ const HELP = `razao — back-office services of the firm
 
 Usage:
   razao serve [import|sign|extract|gateway|agent|all]   start services (default: all built ones)
-  razao analyze FILE [--batch-size N]                   the /v1/analyze JSON for a ledger file
+  razao analyze FILE [--batch-size N] [--problems OUT.csv]
+                                                        the /v1/analyze JSON for a ledger file (and every problem cell as CSV)
   razao diagnose FILE [--batch-size N]                  the /v1/diagnose-unbalanced JSON
   razao rows FILE [--limit N]                           the first sheet as read, one JSON line per row
-  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N]
+  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--follow]
                                                         the /v1/process operation: load the ledger into the database
+                                                        (--follow: phase, rows, rate and time left on stderr; Ctrl-C cancels it)
+  razao imports list [--codigo-dominio CODE] [--status S] [--limit N]
+                                                        the imports, newest first, as JSON
+  razao imports show ID                                 one import: phase, progress, result or error
+  razao imports cancel ID                               cancel an import wherever it runs, and wait for its end
   razao companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]
   razao companies list                                  every registered company, as JSON
   razao companies deactivate --codigo-dominio CODE
@@ -75,6 +88,9 @@ async function main (argv: string[]): Promise<void> {
       cnpj: { type: 'string' },
       reimportar: { type: 'boolean' },
       evidence: { type: 'boolean' },
+      follow: { type: 'boolean' },
+      status: { type: 'string' },
+      problems: { type: 'string' },
       'old-key-file': { type: 'string' },
       'new-key-file': { type: 'string' }
     }
@@ -88,10 +104,11 @@ async function main (argv: string[]): Promise<void> {
   switch (command) {
     case 'serve': return await serve(rest[0] ?? 'all', loadConfig(process.env))
     case 'analyze':
-    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], loadConfig(process.env))
+    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], loadConfig(process.env), command === 'analyze' ? values.problems : undefined)
     case 'rows': return await printRows(requireFile(rest), values.limit, loadConfig(process.env))
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
+    case 'imports': return await imports(rest, values, loadConfig(process.env))
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
     case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
     case 'samples': return await writeSampleFiles(rest[0])
@@ -123,22 +140,60 @@ async function serve (which: string, config: Config): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'))
 }
 
-async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, config: Config): Promise<void> {
+async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, config: Config, problemsPath?: string): Promise<void> {
   const batchSize = parseBatchSize(batchSizeText)
   const format = await detectFormat(path)
+  const problems = problemsPath === undefined ? undefined : new ProblemsFile(problemsPath)
   const progress = progressBar(`${operation} ${basename(path)}`)
-  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes }
+  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, withProblems: problems !== undefined && format === 'xls' }
   // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
   const [sha256, result] = await Promise.all([
     sha256File(path),
-    format === 'xlsx' ? runLedgerJob(input, format, progress.update) : runXlsInIsolate({ job: 'ledger', input })
+    format === 'xlsx' ? runLedgerJob(input, format, progress.update, problems?.write) : runXlsInIsolate({ job: 'ledger', input })
   ]).finally(() => progress.finish())
+  if (problems !== undefined) {
+    if (result.operation === 'analyze') for (const p of result.problems ?? []) problems.write(p)
+    await problems.close()
+  }
   const file = { fileName: basename(path), sha256 }
   const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
   process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
 }
 
-type Flags = { 'codigo-dominio'?: string | undefined, nome?: string | undefined, cnpj?: string | undefined, reimportar?: boolean | undefined, 'batch-size'?: string | undefined }
+/** `razao analyze --problems`: every problem cell, written as the analysis finds it (problems-csv.ts). */
+class ProblemsFile {
+  private readonly out
+  private buffer: string
+  constructor (path: string) {
+    this.out = createWriteStream(path, { flags: 'w' })
+    this.out.on('error', () => undefined)
+    this.buffer = problemsCsvHead()
+  }
+
+  readonly write = (p: CellProblem): void => {
+    this.buffer += problemCsvLine(p)
+    if (this.buffer.length > 65_536) {
+      this.out.write(this.buffer)
+      this.buffer = ''
+    }
+  }
+
+  async close (): Promise<void> {
+    this.out.end(this.buffer)
+    await finished(this.out)
+  }
+}
+
+type Flags = {
+  'codigo-dominio'?: string | undefined
+  nome?: string | undefined
+  cnpj?: string | undefined
+  reimportar?: boolean | undefined
+  'batch-size'?: string | undefined
+  follow?: boolean | undefined
+  status?: string | undefined
+  limit?: string | undefined
+}
 
 function requireFlag (values: Flags, name: 'codigo-dominio' | 'nome'): string {
   const value = values[name]
@@ -194,21 +249,88 @@ async function importFile (path: string, values: Flags, config: Config): Promise
   const fileName = basename(path)
   await withDatabase(config, async (db) => {
     const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
-    // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
-    const result = format === 'xlsx' ? await loadHere(input, db.url) : await runXlsInIsolate({ job: 'process', input })
-    process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
+    const bar = progressBar(`import ${fileName}`)
+    const line = values.follow === true ? loadProgressLine(`import ${fileName}`) : undefined
+    try {
+      const result = await runCliImport(db, input, format, {
+        onSnapshot: (s) => {
+          if (line !== undefined) line.show(s)
+          else if (s.bytesTotal !== null) bar.update(s.bytesRead, s.bytesTotal)
+        },
+        onInterrupt: () => {
+          line?.finish()
+          bar.finish()
+          process.stderr.write('razao: interrupted; stopping the import (Ctrl-C again to leave at once)\n')
+        }
+      })
+      line?.finish()
+      bar.finish()
+      process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
+    } catch (err) {
+      line?.finish()
+      bar.finish()
+      throw err
+    }
   })
 }
 
-/** An XLSX load in this process, on a connection of its own, with a progress bar. */
-async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<ProcessJobOutput> {
-  const client = await connect(databaseUrl)
-  const progress = progressBar(`import ${input.fileName}`)
-  try {
-    return await runProcessJob(input, 'xlsx', client, progress.update)
-  } finally {
-    progress.finish()
-    await client.end().catch(() => undefined)
+/** `razao imports list|show|cancel`: the same answers as GET and DELETE /v1/imports, from the database. */
+async function imports (rest: string[], values: Flags, config: Config): Promise<void> {
+  const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
+  const [action, id] = rest
+  const requireId = (): string => {
+    if (id === undefined) throw new UsageError(`razao imports ${action ?? ''} needs the import's id; see razao --help`)
+    return id
+  }
+  switch (action) {
+    case 'list': {
+      const codigoDominio = parseCodigoDominio(values['codigo-dominio'], false)
+      const status = parseImportStatus(values.status, IMPORT_STATUSES)
+      const limit = parseListLimit(values.limit)
+      return await withDatabase(config, async (db) => {
+        let empresaId: string | undefined
+        if (codigoDominio !== undefined) {
+          const company = await findCompany(db.pool, codigoDominio)
+          if (company === undefined) throw companyNotFound(codigoDominio)
+          empresaId = company.id
+        }
+        print((await listImportations(db.pool, { empresaId, status, limit })).map(toWireImport))
+      })
+    }
+    case 'show': {
+      const wanted = requireId()
+      return await withDatabase(config, async (db) => print(toWireImportWithResult(await requireImportation(db.pool, wanted))))
+    }
+    case 'cancel': {
+      const wanted = requireId()
+      return await withDatabase(config, async (db) => {
+        const answer = await requestCancel(db.pool, wanted)
+        const ended = answer.outcome === 'cancelled' ? answer.record : await untilEnded(db, wanted)
+        print(toWireImportWithResult(ended))
+        if (ended.status === 'CANCELADO') process.stderr.write(`razao: import ${wanted} cancelled: nothing of it was kept\n`)
+        else if (RUNNING.has(ended.status)) process.stderr.write(`razao: the cancel of import ${wanted} is recorded; it is still ${ended.status}: the instance running it stops it at its next progress write\n`)
+        else {
+          process.stderr.write(`razao: import ${wanted} ended ${ended.status} before it could be cancelled\n`)
+          process.exitCode = 1
+        }
+      })
+    }
+    default: throw new UsageError(`razao imports needs list, show or cancel${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
+  }
+}
+
+const RUNNING = new Set(['RECEBIDO', 'PROCESSANDO'])
+/** How long `razao imports cancel` waits for the import to end: many times the one second a live instance takes. */
+const CANCEL_WAIT_MS = 30_000
+
+/** Waits for a cancelled import to end, running recovery too (its instance may be gone, and none other running). */
+async function untilEnded (db: Database, id: string): Promise<ImportationRecord> {
+  const until = Date.now() + CANCEL_WAIT_MS
+  for (;;) {
+    await recoverInterruptedImports(db.pool)
+    const record = await requireImportation(db.pool, id)
+    if (!RUNNING.has(record.status) || Date.now() > until) return record
+    await new Promise((resolve) => setTimeout(resolve, 250))
   }
 }
 
@@ -307,6 +429,11 @@ process.once('beforeExit', () => {
 })
 
 main(process.argv.slice(2)).finally(() => { settled = true }).catch((err: unknown) => {
+  if (err instanceof ImportStopped) {
+    // Ctrl-C ends as a shell reports a command ended by SIGINT: 128 + 2. A cancel asked for elsewhere is a failed import.
+    process.stderr.write(`razao: ${err.message}\n`)
+    process.exit(err.byInterrupt ? 130 : 1)
+  }
   if (err instanceof UsageError || err instanceof ConfigError || hasCode(err, 'REQUEST_INVALID')) {
     process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)
