@@ -35,6 +35,8 @@ let ledger: string
 let facts: LedgerFacts
 let other: string
 let invalid: string
+let xls: string
+let xlsFacts: LedgerFacts
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'razao-jobs-'))
@@ -53,6 +55,8 @@ beforeAll(async () => {
   facts = await generateLedger({ path: ledger, format: 'xlsx', rows: ROWS, seed: 311, textAmountEvery: 9 })
   other = join(dir, 'outro.xlsx')
   await generateLedger({ path: other, format: 'xlsx', rows: 500, seed: 312, firstRowId: 900_001 })
+  xls = join(dir, 'razao-antigo.xls')
+  xlsFacts = await generateLedger({ path: xls, format: 'xls', rows: 1500, seed: 313, firstRowId: 800_001, dateStyle: 'date-cell' })
   invalid = join(dir, 'celulas-ruins.xlsx')
   await writeTinyXlsx(invalid, { sheet: ledgerXml([
     [1, 10, '01/02/2024', '100,00', ''],
@@ -62,7 +66,7 @@ beforeAll(async () => {
     [5, 12, '01/02/2024', '-12,50', ''],
     [6, 12, '01/02/2024', '', '12,50']
   ]) })
-  for (const code of ['seguir', 'outra', 'sair', 'cancelar', 'esperar', 'processo', 'idem', 'ruim', 'morta']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
+  for (const code of ['seguir', 'outra', 'sair', 'cancelar', 'esperar', 'processo', 'idem', 'ruim', 'morta', 'xls', 'cheia', 'parada']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
 }, 180_000)
 
 afterAll(async () => {
@@ -253,6 +257,70 @@ describe('POST /v1/imports, followed over Server-Sent Events', () => {
       expect(res.body, path).toMatchObject({ code: 'IMPORT_NOT_FOUND', detail: expect.stringMatching(/No import has the id/) })
     }
   })
+})
+
+describe('the jobs an instance takes', () => {
+  it('loads an XLS, read in its isolate thread (the progress port moves on to that thread)', async () => {
+    const accepted = await post(1, xls, { codigo_dominio: 'xls' })
+    expect(accepted.status).toBe(202)
+    const stream = await openEvents(0, accepted.body.importacao_id as string)
+    await stream.until((e) => e.event === 'fim')
+    const last = stream.events.filter((e) => e.event === 'importacao').map(importacao).pop()!
+    expect(last).toMatchObject({ status: 'VALIDADO', linhas_lidas: xlsFacts.totalRows, percentual: 100, resultado: { inserted_rows: xlsFacts.totalRows, total_debit: xlsFacts.totalDebitCents / 100 } })
+  }, 60_000)
+
+  it('answers 503 with Retry-After once it holds IMPORT_MAX_JOBS, before storing anything', async () => {
+    const gate = await holdLoadsAt(300)
+    const ids: string[] = []
+    try {
+      // IMPORT_MAX_JOBS is 3 here: one running (held), two waiting.
+      for (const mode of ['NORMAL', 'REIMPORTAR', 'REIMPORTAR']) {
+        const res = await post(0, other, { codigo_dominio: 'cheia', modo_importacao: mode })
+        expect(res.status).toBe(202)
+        ids.push(res.body.importacao_id as string)
+      }
+      const before = (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM importacoes')).rows[0]!.n
+      const busy = await post(0, other, { codigo_dominio: 'cheia', modo_importacao: 'REIMPORTAR' })
+      expect(busy.status).toBe(503)
+      expect(busy.headers.get('retry-after')).toBe('30')
+      expect(busy.body).toMatchObject({ code: 'SERVICE_BUSY', detail: expect.stringMatching(/IMPORT_MAX_JOBS/) })
+      expect((await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM importacoes')).rows[0]!.n).toBe(before)
+      // The other instance still takes jobs.
+      const elsewhere = await post(1, other, { codigo_dominio: 'cheia', modo_importacao: 'REIMPORTAR' })
+      expect(elsewhere.status).toBe(202)
+      ids.push(elsewhere.body.importacao_id as string)
+      await gate.release()
+      for (const id of ids) await expect.poll(async () => (await call(0, 'GET', `/v1/imports/${id}`)).body.status).toMatch(/^(VALIDADO|SUBSTITUIDO)$/)
+      expect(await readdir(instances[0]!.uploads)).toEqual([])
+    } finally {
+      await gate.release()
+    }
+  }, 60_000)
+
+  it('stopped while a load runs (the app closes): the load rolls back and ends FALHOU, IMPORT_INTERRUPTED', async () => {
+    const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data-c'), RAZAO_TMP_DIR: join(dir, 'uploads-c'), LOG_LEVEL: 'silent' })
+    const pool = createPool({ maxThreads: 1 })
+    const app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: API_KEY, pool, database: { url: db.url, pool: db.pool }, logger: false })
+    const base = await app.listen({ host: '127.0.0.1', port: 0 })
+    const gate = await holdLoadsAt(300)
+    try {
+      const form = new FormData()
+      form.append('codigo_dominio', 'parada')
+      form.append('file', new Blob([await readFile(other)]), 'outro.xlsx')
+      const res = await fetch(`${base}/v1/imports`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+      const id = (await res.json() as { importacao_id: string }).importacao_id
+      await expect.poll(() => gate.waiting()).toBe(1)
+      await app.close()
+      const shown = await call(0, 'GET', `/v1/imports/${id}`)
+      expect(shown.body).toMatchObject({ status: 'FALHOU', erro: { code: 'IMPORT_INTERRUPTED', detail: expect.stringMatching(/instance running this import was stopped/) } })
+      expect(await movementsOf(id)).toEqual({ movements: 0, keys: 0 })
+      expect(await readdir(join(dir, 'uploads-c'))).toEqual([])
+    } finally {
+      await gate.release()
+      await app.close()
+      await pool.destroy()
+    }
+  }, 60_000)
 })
 
 describe('DELETE /v1/imports/{id}', () => {
