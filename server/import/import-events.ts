@@ -5,7 +5,8 @@
  * event carrying the same JSON as GET /v1/imports/{id} goes out when anything in it
  * changed. At a final status that last event is followed by a `fim` event, and the stream
  * ends. A comment line every EVENTS_HEARTBEAT_MS keeps proxies from closing a quiet
- * stream. A client that goes away ends the polling at once; so does the app's close.
+ * stream. A client that goes away ends the polling at once; so does the app's close. An
+instance keeps at most EVENTS_MAX_STREAMS open (503 past it).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ImportationRecord } from '../../core/importer/import-jobs.js'
@@ -17,9 +18,16 @@ export const EVENTS_HEARTBEAT_MS = 15_000
 /** What EventSource waits before reconnecting after the stream ends, ms (it ends only at a final status). */
 const RECONNECT_HINT_MS = 10_000
 
+/**
+ * Streams one instance keeps open at most; past it the route answers 503. Each costs a short
+ * query every EVENTS_POLL_MS on the main thread's small database pool.
+ */
+export const EVENTS_MAX_STREAMS = 200
+
 export interface EventsOptions {
   pollMs?: number
   heartbeatMs?: number
+  maxStreams?: number
 }
 
 const open = new WeakMap<FastifyInstance, Set<() => void>>()

@@ -14,7 +14,7 @@ import type { ImportConfig, SharedConfig } from '../config.js'
 import type { Database } from '../database.js'
 import { receiveUpload } from '../upload.js'
 import type { Upload } from '../upload.js'
-import { closeEventStreamsOnClose, streamImportEvents } from './import-events.js'
+import { EVENTS_MAX_STREAMS, closeEventStreamsOnClose, openEventStreams, streamImportEvents } from './import-events.js'
 import type { EventsOptions } from './import-events.js'
 import type { ImportJobs } from './jobs.js'
 import { importDeleteSchema, importEventsSchema, importGetSchema, importProblemsSchema, importsListSchema, importsPostSchema } from './jobs-schemas.js'
@@ -109,13 +109,19 @@ export function registerImportJobRoutes (app: FastifyInstance, options: ImportJo
   app.get('/v1/imports/:id/events', { schema: importEventsSchema }, async (request: IdRequest, reply: FastifyReply) => {
     const pool = database().pool
     const first = await requireImportation(pool, request.params.id)
+    if (openEventStreams(app) >= (options.events?.maxStreams ?? EVENTS_MAX_STREAMS)) {
+      return await (reply as FastifyReply).code(503).header('retry-after', String(BUSY_RETRY_AFTER_S)).send({
+        code: 'SERVICE_BUSY',
+        detail: `This instance has as many event streams open as it serves; poll GET /v1/imports/${first.id} instead, or try again in ${BUSY_RETRY_AFTER_S} seconds.`
+      })
+    }
     streamImportEvents(app, request, reply, first, () => getImportation(pool, first.id), options.events)
   })
 
   app.delete('/v1/imports/:id', { schema: importDeleteSchema }, async (request: IdRequest, reply) => {
     const answer = await requestCancel(database().pool, request.params.id)
-    // Running here: stopped now rather than at the next progress write.
-    if (answer.outcome === 'requested') options.jobs()?.stopLocal(answer.record.id)
+    // Held here: stopped (or taken out of the pool's queue) now rather than at the next progress write.
+    options.jobs()?.stopLocal(answer.record.id)
     return await reply.code(answer.outcome === 'cancelled' ? 200 : 202).send(toWireImportWithResult(answer.record))
   })
 

@@ -123,7 +123,7 @@ export const importEventsSchema = {
   params: idParam,
   response: {
     200: { description: 'text/event-stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-    ...answers(refusal, failures)
+    ...answers(refusal, { ...failures, 503: 'This instance has as many event streams open as it serves (200); poll the import instead.' })
   }
 }
 

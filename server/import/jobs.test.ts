@@ -47,7 +47,7 @@ beforeAll(async () => {
     const pool = createPool({ maxThreads: 1 })
     const app = await buildImportApp({
       shared: config.shared, config: config.import, apiKey: API_KEY, pool, database: { url: db.url, pool: db.pool }, logger: false,
-      recoveryIntervalMs: 300, progressWriteMs: 200, events: { pollMs: 100, heartbeatMs: 300 }
+      recoveryIntervalMs: 300, progressWriteMs: 200, events: { pollMs: 100, heartbeatMs: 300, maxStreams: 2 }
     })
     instances.push({ app, pool, base: await app.listen({ host: '127.0.0.1', port: 0 }), uploads })
   }
@@ -235,7 +235,7 @@ describe('POST /v1/imports, followed over Server-Sent Events', () => {
     }
   }, 120_000)
 
-  it('ends the stream\'s polling when the client leaves', async () => {
+  it('ends the stream\'s polling when the client leaves, and keeps at most maxStreams open', async () => {
     const gate = await holdLoadsAt(300)
     try {
       const accepted = await post(0, other, { codigo_dominio: 'sair' })
@@ -243,7 +243,15 @@ describe('POST /v1/imports, followed over Server-Sent Events', () => {
       const stream = await openEvents(1, accepted.body.importacao_id as string, controller.signal)
       await stream.until((e) => e.event === 'importacao')
       expect(openEventStreams(instances[1]!.app)).toBe(1)
+      // Two streams at most here (maxStreams): a third is 503, the one above stays open.
+      const second = new AbortController()
+      await openEvents(1, accepted.body.importacao_id as string, second.signal)
+      const third = await call(1, 'GET', `/v1/imports/${accepted.body.importacao_id as string}/events`)
+      expect(third.status).toBe(503)
+      expect(third.body).toMatchObject({ code: 'SERVICE_BUSY', detail: expect.stringMatching(/as many event streams open/) })
+      expect(openEventStreams(instances[1]!.app)).toBe(2)
       controller.abort()
+      second.abort()
       await expect.poll(() => openEventStreams(instances[1]!.app)).toBe(0)
     } finally {
       await gate.release()
