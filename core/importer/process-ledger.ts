@@ -190,8 +190,9 @@ async function writeAndFinalize (
   options.onPhase?.('finalizando')
   const result: ProcessResult = { analysis, importacaoId, empresaId, replacedImportacaoId: mainReplaced(replaced, previous), replaced, insertedRows: analysis.totalRows, status: 'VALIDADO' }
   const finalized = await db.query<{ cancelled: boolean }>(
+    // clock_timestamp(): now() is the transaction's start, before the rows were copied.
     `UPDATE importacoes SET status = 'VALIDADO', total_linhas = $2, linhas_inseridas = $2, total_debito = $3,
-            total_credito = $4, backend_pid = NULL, atualizado_em = now(), finalizado_em = now(),
+            total_credito = $4, backend_pid = NULL, atualizado_em = clock_timestamp(), finalizado_em = clock_timestamp(),
             resultado = $5, fase = 'finalizando', linhas_lidas = $2, linhas_carregadas = $2, bytes_lidos = coalesce(bytes_total, bytes_lidos)
       WHERE id = $1 AND status = 'PROCESSANDO' AND cancelamento_pedido_em IS NULL`,
     [importacaoId, analysis.totalRows, centsToDecimal(analysis.totalDebitCents), centsToDecimal(analysis.totalCreditCents), JSON.stringify(stripForStorage(result))])
