@@ -513,7 +513,7 @@ describe('GET /v1/imports', () => {
 })
 
 describe('an instance killed with jobs in hand', () => {
-  it('has its running load and its waiting job marked FALHOU by the other instance', async () => {
+  it('has its running load and its waiting job marked FALHOU by the other instance; the retry with the same Idempotency-Key starts it again', async () => {
     const gate = await holdLoadsAt(GATE_ROW)
     const served = await serveProcess('import', {
       DATABASE_URL: db.url, IMPORT_API_KEY: API_KEY, IMPORT_PORT: '0', RAZAO_POOL_SIZE: '1',
@@ -521,15 +521,16 @@ describe('an instance killed with jobs in hand', () => {
     })
     let killed = false
     try {
-      const send = async (fields: Record<string, string>): Promise<string> => {
+      const key = '"retomar-depois-de-kill-9"'
+      const send = async (fields: Record<string, string>, headers: Record<string, string> = {}): Promise<string> => {
         const form = new FormData()
         for (const [k, v] of Object.entries(fields)) form.append(k, v)
         form.append('file', new Blob([await readFile(ledger)]), 'morta.xlsx')
-        const res = await fetch(`${served.url}/v1/imports`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+        const res = await fetch(`${served.url}/v1/imports`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY, ...headers } })
         expect(res.status).toBe(202)
         return (await res.json() as { importacao_id: string }).importacao_id
       }
-      const running = await send({ codigo_dominio: 'morta' })
+      const running = await send({ codigo_dominio: 'morta' }, { 'idempotency-key': key })
       await expect.poll(() => gate.waiting(), { timeout: 60_000 }).toBe(1)
       const waiting = await send({ codigo_dominio: 'morta', modo_importacao: 'REIMPORTAR' })
       expect((await call(0, 'GET', `/v1/imports/${running}`)).body.status).toBe('PROCESSANDO')
@@ -544,6 +545,11 @@ describe('an instance killed with jobs in hand', () => {
         expect((await call(1, 'GET', `/v1/imports/${id}`)).body.erro).toMatchObject({ code: 'IMPORT_INTERRUPTED', detail: expect.stringMatching(/^interrupted/) })
         expect(await movementsOf(id)).toEqual({ movements: 0, keys: 0 })
       }
+      // The client's retry with the same Idempotency-Key, to a live instance, starts the import again.
+      const retry = await post(0, ledger, { codigo_dominio: 'morta' }, { 'idempotency-key': key })
+      expect(retry.status).toBe(202)
+      expect(retry.body.importacao_id).not.toBe(running)
+      await expect.poll(async () => (await call(1, 'GET', `/v1/imports/${retry.body.importacao_id as string}`)).body.status, { timeout: 30_000 }).toBe('VALIDADO')
     } finally {
       await gate.release()
       if (!killed) await served.stop()
