@@ -22,16 +22,12 @@ import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './impo
 import { toWireCompany } from './import/companies-wire.js'
 import { DatabaseError, openDatabase } from './database.js'
 import type { Database } from './database.js'
-import { addCompany, companyNotFound, findCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
+import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
 import { runXlsInIsolate } from '../workers/xls-isolate.js'
 import type { CellProblem } from '../core/ledger/index.js'
-import { IMPORT_STATUSES, listImportations, requestCancel, requireImportation } from '../core/importer/import-jobs.js'
-import type { ImportationRecord } from '../core/importer/import-jobs.js'
-import { recoverInterruptedImports } from '../core/importer/load-state.js'
 import { loadProgressLine, progressBar } from './progress.js'
 import { ImportStopped, runCliImport } from './import/cli-load.js'
-import { toWireImport, toWireImportWithResult } from './import/jobs-wire.js'
-import { parseCodigoDominio, parseImportStatus, parseListLimit } from './import/params.js'
+import { importsCommand } from './import/cli-imports.js'
 import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
 import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
@@ -108,7 +104,10 @@ async function main (argv: string[]): Promise<void> {
     case 'rows': return await printRows(requireFile(rest), values.limit, loadConfig(process.env))
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
-    case 'imports': return await imports(rest, values, loadConfig(process.env))
+    case 'imports': {
+      const config = loadConfig(process.env)
+      return await importsCommand(rest, values, (work) => withDatabase(config, work), (message) => new UsageError(message))
+    }
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
     case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
     case 'samples': return await writeSampleFiles(rest[0])
@@ -272,66 +271,6 @@ async function importFile (path: string, values: Flags, config: Config): Promise
       throw err
     }
   })
-}
-
-/** `razao imports list|show|cancel`: the same answers as GET and DELETE /v1/imports, from the database. */
-async function imports (rest: string[], values: Flags, config: Config): Promise<void> {
-  const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
-  const [action, id] = rest
-  const requireId = (): string => {
-    if (id === undefined) throw new UsageError(`razao imports ${action ?? ''} needs the import's id; see razao --help`)
-    return id
-  }
-  switch (action) {
-    case 'list': {
-      const codigoDominio = parseCodigoDominio(values['codigo-dominio'], false)
-      const status = parseImportStatus(values.status, IMPORT_STATUSES)
-      const limit = parseListLimit(values.limit)
-      return await withDatabase(config, async (db) => {
-        let empresaId: string | undefined
-        if (codigoDominio !== undefined) {
-          const company = await findCompany(db.pool, codigoDominio)
-          if (company === undefined) throw companyNotFound(codigoDominio)
-          empresaId = company.id
-        }
-        print((await listImportations(db.pool, { empresaId, status, limit })).map(toWireImport))
-      })
-    }
-    case 'show': {
-      const wanted = requireId()
-      return await withDatabase(config, async (db) => print(toWireImportWithResult(await requireImportation(db.pool, wanted))))
-    }
-    case 'cancel': {
-      const wanted = requireId()
-      return await withDatabase(config, async (db) => {
-        const answer = await requestCancel(db.pool, wanted)
-        const ended = answer.outcome === 'cancelled' ? answer.record : await untilEnded(db, wanted)
-        print(toWireImportWithResult(ended))
-        if (ended.status === 'CANCELADO') process.stderr.write(`razao: import ${wanted} cancelled: nothing of it was kept\n`)
-        else if (RUNNING.has(ended.status)) process.stderr.write(`razao: the cancel of import ${wanted} is recorded; it is still ${ended.status}: the instance running it stops it at its next progress write\n`)
-        else {
-          process.stderr.write(`razao: import ${wanted} ended ${ended.status} before it could be cancelled\n`)
-          process.exitCode = 1
-        }
-      })
-    }
-    default: throw new UsageError(`razao imports needs list, show or cancel${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
-  }
-}
-
-const RUNNING = new Set(['RECEBIDO', 'PROCESSANDO'])
-/** How long `razao imports cancel` waits for the import to end: many times the one second a live instance takes. */
-const CANCEL_WAIT_MS = 30_000
-
-/** Waits for a cancelled import to end, running recovery too (its instance may be gone, and none other running). */
-async function untilEnded (db: Database, id: string): Promise<ImportationRecord> {
-  const until = Date.now() + CANCEL_WAIT_MS
-  for (;;) {
-    await recoverInterruptedImports(db.pool)
-    const record = await requireImportation(db.pool, id)
-    if (!RUNNING.has(record.status) || Date.now() > until) return record
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
 }
 
 /** `razao samples DIR`: the files, then what each is for (server/samples.ts). */
