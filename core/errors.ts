@@ -47,6 +47,20 @@ export const Code = {
   IMPORT_OVERLAP: 'IMPORT_OVERLAP',
   /** The rows stored differ from the file's count or totals; the load was rolled back. */
   IMPORT_VALIDATION_FAILED: 'IMPORT_VALIDATION_FAILED',
+  /** The import was cancelled on request (DELETE /v1/imports/{id}, `razao imports cancel`, Ctrl-C); nothing of it was kept. */
+  IMPORT_CANCELLED: 'IMPORT_CANCELLED',
+  /** The instance or process running the import stopped before it finished; nothing of it was kept. */
+  IMPORT_INTERRUPTED: 'IMPORT_INTERRUPTED',
+  /** No import has this id. */
+  IMPORT_NOT_FOUND: 'IMPORT_NOT_FOUND',
+  /** The import has already ended (VALIDADO, SUBSTITUIDO, FALHOU or CANCELADO): there is nothing left to cancel. */
+  IMPORT_FINISHED: 'IMPORT_FINISHED',
+  /** The import was started by /v1/process, which ends with its request: it cannot be cancelled from elsewhere. */
+  IMPORT_NOT_CANCELLABLE: 'IMPORT_NOT_CANCELLABLE',
+  /** An Idempotency-Key already names an import of another file or other fields. */
+  IMPORT_IDEMPOTENCY_MISMATCH: 'IMPORT_IDEMPOTENCY_MISMATCH',
+  /** The import has no rejected cells on record (it was not refused for invalid cells). */
+  IMPORT_NO_PROBLEMS: 'IMPORT_NO_PROBLEMS',
   /** The database cannot be reached or refused the work; nothing was committed. */
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
   /** A request parameter is outside its contract (batch size, mode, missing file). */

@@ -1,7 +1,8 @@
 /**
- * `razao companies …` and `razao import …` as a user runs them: child processes on
- * the TypeScript sources with DATABASE_URL pointing at a fresh database of the
- * run's PostgreSQL, including a process killed in the middle of a load.
+ * `razao companies …`, `razao import …` and `razao imports …` as a user runs them: child
+ * processes on the TypeScript sources with DATABASE_URL pointing at a fresh database of the
+ * run's PostgreSQL, including a process killed in the middle of a load, one interrupted by
+ * Ctrl-C (a real SIGINT) and one cancelled from another process.
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
@@ -40,6 +41,56 @@ function start (args: string[]): ChildProcess {
     env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), DATABASE_URL: db.url },
     stdio: ['ignore', 'pipe', 'pipe']
   })
+}
+
+/** Holds every load at `row` until `release` (a trigger waits on a lock the test holds). */
+async function holdLoadsAt (row: number): Promise<{ release: () => Promise<void> }> {
+  const gate = await db.pool.connect()
+  await gate.query('SELECT pg_advisory_lock(7316, $1)', [row])
+  await db.pool.query(`CREATE OR REPLACE FUNCTION cli_gate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock_shared(7316, ${row}); RETURN NEW; END $$`)
+  await db.pool.query(`CREATE TRIGGER cli_gate BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = ${row}) EXECUTE FUNCTION cli_gate()`)
+  let released = false
+  return {
+    release: async () => {
+      if (released) return
+      released = true
+      await gate.query('SELECT pg_advisory_unlock(7316, $1)', [row])
+      gate.release()
+      await db.pool.query('DROP TRIGGER cli_gate ON movimentos')
+    }
+  }
+}
+
+/** A running razao whose stderr lines can be waited for. */
+function watch (args: string[]) {
+  const child = start(args)
+  let stdout = ''
+  let stderr = ''
+  const waiters: Array<() => void> = []
+  child.stdout!.on('data', (c: Buffer) => { stdout += c.toString() })
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr += c.toString()
+    for (const w of waiters.splice(0)) w()
+  })
+  const exited = new Promise<Run>((resolve) => child.on('close', (code) => {
+    for (const w of waiters.splice(0)) w()
+    resolve({ code, stdout, stderr })
+  }))
+  let closed = false
+  void exited.then(() => { closed = true })
+  return {
+    child,
+    exited,
+    /** Resolves with the first stderr line matching `pattern`. */
+    line: async (pattern: RegExp): Promise<string> => {
+      for (;;) {
+        const found = stderr.split('\n').find((l) => pattern.test(l))
+        if (found !== undefined) return found
+        if (closed) throw new Error(`razao ended without such a line: ${stderr}`)
+        await new Promise<void>((resolve) => waiters.push(resolve))
+      }
+    }
+  }
 }
 
 function razao (args: string[]): Promise<Run> {
@@ -157,5 +208,81 @@ describe('razao import', () => {
     const retry = await razao(['import', ledger, '--codigo-dominio', '42'])
     expect(retry.code).toBe(0)
     expect(JSON.parse(retry.stdout)).toMatchObject({ status: 'VALIDADO', inserted_rows: facts.totalRows })
+  }, 90_000)
+})
+
+describe('razao import --follow and Ctrl-C', () => {
+  it('shows phase, rows and rate as plain lines, writes them to its row, and on SIGINT rolls the load back: CANCELADO, exit 130', async () => {
+    await razao(['companies', 'add', '--codigo-dominio', 'ctrl-c', '--nome', 'Interrompida'])
+    const gate = await holdLoadsAt(3000)
+    try {
+      const run = watch(['import', ledger, '--codigo-dominio', 'ctrl-c', '--follow'])
+      const line = await run.line(/carregando/)
+      const id = /import ledger\.xlsx ([0-9a-f-]{36}): carregando, \d+ rows read, \d+ rows\/s/.exec(line)?.[1]
+      expect(id, line).toBeDefined()
+      // Others see it: its row carries the phase and the rows read (written once a second).
+      await expect.poll(async () => (await db.pool.query<{ fase: string, linhas_lidas: number, status: string, origem: string }>(
+        'SELECT fase, linhas_lidas, status, origem FROM importacoes WHERE id = $1', [id])).rows[0]).toMatchObject({ status: 'PROCESSANDO', origem: 'cli', fase: 'carregando', linhas_lidas: expect.any(Number) })
+      await expect.poll(async () => (await db.pool.query<{ n: number }>('SELECT linhas_lidas AS n FROM importacoes WHERE id = $1', [id])).rows[0]!.n).toBeGreaterThan(0)
+      run.child.kill('SIGINT')
+      const ended = await run.exited
+      expect(ended.code).toBe(130)
+      expect(ended.stderr).toContain(`razao: import ${id!} cancelled: nothing of it was kept`)
+      expect(ended.stdout).toBe('')
+      const { rows } = await db.pool.query<{ status: string, erro_codigo: string, n: number }>(
+        'SELECT status, erro_codigo, (SELECT count(*)::int FROM movimentos m WHERE m.importacao_seq = i.seq) AS n FROM importacoes i WHERE id = $1', [id])
+      expect(rows).toEqual([{ status: 'CANCELADO', erro_codigo: 'IMPORT_CANCELLED', n: 0 }])
+    } finally {
+      await gate.release()
+    }
+  }, 90_000)
+})
+
+describe('razao imports', () => {
+  it('lists, shows and cancels imports, one running in another process included', async () => {
+    await razao(['companies', 'add', '--codigo-dominio', 'outro-processo', '--nome', 'Cancelada de fora'])
+    const gate = await holdLoadsAt(3000)
+    let id: string | undefined
+    try {
+      const load = watch(['import', ledger, '--codigo-dominio', 'outro-processo'])
+      while (id === undefined) {
+        const { rows } = await db.pool.query<{ id: string }>("SELECT i.id FROM importacoes i JOIN empresas e ON e.id = i.empresa_id WHERE e.codigo_dominio = 'outro-processo' AND i.status = 'PROCESSANDO'")
+        id = rows[0]?.id
+        if (id === undefined) await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      const shownRunning = await razao(['imports', 'show', id])
+      expect(shownRunning.code).toBe(0)
+      expect(JSON.parse(shownRunning.stdout)).toMatchObject({ importacao_id: id, status: 'PROCESSANDO', origem: 'cli', resultado: null })
+
+      const cancel = await razao(['imports', 'cancel', id])
+      expect(cancel.code).toBe(0)
+      expect(JSON.parse(cancel.stdout)).toMatchObject({ importacao_id: id, status: 'CANCELADO', erro: { code: 'IMPORT_CANCELLED' } })
+      expect(cancel.stderr).toContain(`razao: import ${id} cancelled: nothing of it was kept`)
+      const loaded = await load.exited
+      expect(loaded.code).toBe(1)
+      expect(loaded.stderr).toContain(`razao: import ${id} cancelled: nothing of it was kept`)
+    } finally {
+      await gate.release()
+    }
+
+    const list = await razao(['imports', 'list', '--codigo-dominio', '9001'])
+    expect(list.code).toBe(0)
+    const listed = JSON.parse(list.stdout) as Array<Record<string, unknown>>
+    expect(listed.map((i) => i.status)).toEqual(['VALIDADO', 'SUBSTITUIDO'])
+    expect(listed[0]).not.toHaveProperty('resultado')
+    const cancelled = await razao(['imports', 'list', '--status', 'CANCELADO', '--limit', '1'])
+    expect(JSON.parse(cancelled.stdout)).toHaveLength(1)
+    const shown = await razao(['imports', 'show', listed[0]!.importacao_id as string])
+    expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'VALIDADO', resultado: { status: 'VALIDADO', inserted_rows: facts.totalRows } })
+
+    const again = await razao(['imports', 'cancel', id])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/has already ended \(CANCELADO\)/)
+    const badStatus = await razao(['imports', 'list', '--status', 'feito'])
+    expect(badStatus.code).toBe(2)
+    expect(badStatus.stderr).toMatch(/status must be one of/)
+    const unknown = await razao(['imports', 'show', '00000000-0000-4000-8000-000000000000'])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toMatch(/No import has the id/)
   }, 90_000)
 })

@@ -61,6 +61,31 @@ describe('razao', () => {
     expect(run.stderr).toBe('')
   })
 
+  it('analyze --problems writes every problem cell, in the order found, as CSV for Excel (BOM, ;, quoted, formulas kept as text)', async () => {
+    const path = join(dir, 'problemas.xlsx')
+    const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito']
+    const text = (v: string): string => `<c t="inlineStr"><is><t xml:space="preserve">${v}</t></is></c>`
+    const row = (cells: string[]): string => `<row>${cells.map((v) => v === '' ? '<c/>' : text(v)).join('')}</row>`
+    await writeTinyXlsx(path, {
+      sheet: row(header) +
+        row(['1', '10', '01/02/2024', '3001', 'Conta', '77', 'Plano', 'AJUSTE', '1.2.3', '', '-12,50']) +
+        row(['2', '10', '31/02/2024', '3001', 'Conta', '77', 'Plano', 'AJUSTE', '1.2.3', '@SUM(1;2)', ''])
+    })
+    const out = join(dir, 'problemas.csv')
+    const run = await razao(['analyze', path, '--problems', out])
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ invalid_cells: 2, negative_amounts: 1 })
+    const bytes = await readFile(out)
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
+    expect(bytes.subarray(3).toString('utf8').split('\r\n')).toEqual([
+      'linha;coluna;valor_original;motivo',
+      '2;debito;-12,50;"NEGATIVE_AMOUNT: The amount is negative; it is kept with its sign in the totals. Check that this is intended."',
+      `3;credito;"'@SUM(1;2)";INVALID_AMOUNT: The amount cannot be read as a number: use digits with a comma or point for the cents (1.234,56 or 1234.56).`,
+      '3;data;31/02/2024;INVALID_DATE: The date cannot be read or does not exist: use a date cell, dd/mm/yyyy or yyyy-mm-dd.',
+      ''
+    ])
+  })
+
   it('diagnose prints the unbalanced groups with their sheet rows', async () => {
     const run = await razao(['diagnose', ledger])
     expect(run.code).toBe(0)

@@ -5,7 +5,9 @@
  * messages to stderr, so output can be piped.
  */
 import { randomUUID } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
+import { finished } from 'node:stream/promises'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
@@ -21,11 +23,12 @@ import { toWireCompany } from './import/companies-wire.js'
 import { DatabaseError, openDatabase } from './database.js'
 import type { Database } from './database.js'
 import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
-import { connect } from '../workers/db-connection.js'
-import { runProcessJob } from '../workers/process-job.js'
-import type { ProcessJobInput, ProcessJobOutput } from '../workers/process-job.js'
 import { runXlsInIsolate } from '../workers/xls-isolate.js'
-import { progressBar } from './progress.js'
+import type { CellProblem } from '../core/ledger/index.js'
+import { loadProgressLine, progressBar } from './progress.js'
+import { ImportStopped, runCliImport } from './import/cli-load.js'
+import { importsCommand } from './import/cli-imports.js'
+import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
 import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { errorBody, toResponse } from './extract/wire.js'
@@ -39,11 +42,17 @@ const HELP = `razao — back-office services of the firm
 
 Usage:
   razao serve [import|sign|extract|gateway|agent|all]   start services (default: all built ones)
-  razao analyze FILE [--batch-size N] [--sheet S]       the /v1/analyze JSON for a ledger file
+  razao analyze FILE [--batch-size N] [--sheet S] [--problems OUT.csv]
+                                                        the /v1/analyze JSON for a ledger file (and every problem cell as CSV)
   razao diagnose FILE [--batch-size N] [--sheet S]      the /v1/diagnose-unbalanced JSON
   razao rows FILE [--limit N] [--sheet S]               the sheet as read, one JSON line per row
-  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--sheet S]
+  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--sheet S] [--follow]
                                                         the /v1/process operation: load the ledger into the database
+                                                        (--follow: phase, rows, rate and time left on stderr; Ctrl-C cancels it)
+  razao imports list [--codigo-dominio CODE] [--status S] [--limit N]
+                                                        the imports, newest first, as JSON
+  razao imports show ID                                 one import: phase, progress, result or error
+  razao imports cancel ID                               cancel an import wherever it runs, and wait for its end
   razao companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]
   razao companies list                                  every registered company, as JSON
   razao companies deactivate --codigo-dominio CODE
@@ -77,6 +86,9 @@ async function main (argv: string[]): Promise<void> {
       cnpj: { type: 'string' },
       reimportar: { type: 'boolean' },
       evidence: { type: 'boolean' },
+      follow: { type: 'boolean' },
+      status: { type: 'string' },
+      problems: { type: 'string' },
       'old-key-file': { type: 'string' },
       'new-key-file': { type: 'string' },
       force: { type: 'boolean' }
@@ -91,10 +103,14 @@ async function main (argv: string[]): Promise<void> {
   switch (command) {
     case 'serve': return await serve(rest[0] ?? 'all', loadConfig(process.env))
     case 'analyze':
-    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], values.sheet, loadConfig(process.env))
+    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], values.sheet, loadConfig(process.env), command === 'analyze' ? values.problems : undefined)
     case 'rows': return await printRows(requireFile(rest), values.limit, values.sheet, loadConfig(process.env))
     case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
     case 'companies': return await companies(rest[0], values, loadConfig(process.env))
+    case 'imports': {
+      const config = loadConfig(process.env)
+      return await importsCommand(rest, values, (work) => withDatabase(config, work), (message) => new UsageError(message))
+    }
     case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
     case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
     case 'samples': return await writeSampleFiles(rest[0], values.force === true)
@@ -126,23 +142,62 @@ async function serve (which: string, config: Config): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'))
 }
 
-async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
+async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, sheetText: string | undefined, config: Config, problemsPath?: string): Promise<void> {
   const batchSize = parseBatchSize(batchSizeText)
   const sheet = parseSheet(sheetText)
   const format = await detectFormat(path)
+  const problems = problemsPath === undefined ? undefined : new ProblemsFile(problemsPath)
   const progress = progressBar(`${operation} ${basename(path)}`)
-  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, sheet }
+  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, sheet, withProblems: problems !== undefined && format === 'xls' }
   // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
   const [sha256, result] = await Promise.all([
     sha256File(path),
-    format === 'xlsx' ? runLedgerJob(input, format, progress.update) : runXlsInIsolate({ job: 'ledger', input })
+    format === 'xlsx' ? runLedgerJob(input, format, progress.update, problems?.write) : runXlsInIsolate({ job: 'ledger', input })
   ]).finally(() => progress.finish())
+  if (problems !== undefined) {
+    if (result.operation === 'analyze') for (const p of result.problems ?? []) problems.write(p)
+    await problems.close()
+  }
   const file = { fileName: basename(path), sha256 }
   const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
   process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
 }
 
-type Flags = { 'codigo-dominio'?: string | undefined, nome?: string | undefined, cnpj?: string | undefined, reimportar?: boolean | undefined, 'batch-size'?: string | undefined, sheet?: string | undefined }
+/** `razao analyze --problems`: every problem cell, written as the analysis finds it (problems-csv.ts). */
+class ProblemsFile {
+  private readonly out
+  private buffer: string
+  constructor (path: string) {
+    this.out = createWriteStream(path, { flags: 'w' })
+    this.out.on('error', () => undefined)
+    this.buffer = problemsCsvHead()
+  }
+
+  readonly write = (p: CellProblem): void => {
+    this.buffer += problemCsvLine(p)
+    if (this.buffer.length > 65_536) {
+      this.out.write(this.buffer)
+      this.buffer = ''
+    }
+  }
+
+  async close (): Promise<void> {
+    this.out.end(this.buffer)
+    await finished(this.out)
+  }
+}
+
+type Flags = {
+  'codigo-dominio'?: string | undefined
+  nome?: string | undefined
+  cnpj?: string | undefined
+  reimportar?: boolean | undefined
+  'batch-size'?: string | undefined
+  follow?: boolean | undefined
+  status?: string | undefined
+  limit?: string | undefined
+  sheet?: string | undefined
+}
 
 function requireFlag (values: Flags, name: 'codigo-dominio' | 'nome'): string {
   const value = values[name]
@@ -199,22 +254,29 @@ async function importFile (path: string, values: Flags, config: Config): Promise
   const fileName = basename(path)
   await withDatabase(config, async (db) => {
     const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url, sheet } as const
-    // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
-    const result = format === 'xlsx' ? await loadHere(input, db.url) : await runXlsInIsolate({ job: 'process', input })
-    process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
+    const bar = progressBar(`import ${fileName}`)
+    const line = values.follow === true ? loadProgressLine(`import ${fileName}`) : undefined
+    try {
+      const result = await runCliImport(db, input, format, {
+        onSnapshot: (s) => {
+          if (line !== undefined) line.show(s)
+          else if (s.bytesTotal !== null) bar.update(s.bytesRead, s.bytesTotal)
+        },
+        onInterrupt: () => {
+          line?.finish()
+          bar.finish()
+          process.stderr.write('razao: interrupted; stopping the import (Ctrl-C again to leave at once)\n')
+        }
+      })
+      line?.finish()
+      bar.finish()
+      process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
+    } catch (err) {
+      line?.finish()
+      bar.finish()
+      throw err
+    }
   })
-}
-
-/** An XLSX load in this process, on a connection of its own, with a progress bar. */
-async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<ProcessJobOutput> {
-  const client = await connect(databaseUrl)
-  const progress = progressBar(`import ${input.fileName}`)
-  try {
-    return await runProcessJob(input, 'xlsx', client, progress.update)
-  } finally {
-    progress.finish()
-    await client.end().catch(() => undefined)
-  }
 }
 
 /**
@@ -324,6 +386,11 @@ process.once('beforeExit', () => {
 })
 
 main(process.argv.slice(2)).finally(() => { settled = true }).catch((err: unknown) => {
+  if (err instanceof ImportStopped) {
+    // Ctrl-C ends as a shell reports a command ended by SIGINT: 128 + 2. A cancel asked for elsewhere is a failed import.
+    process.stderr.write(`razao: ${err.message}\n`)
+    process.exit(err.byInterrupt ? 130 : 1)
+  }
   if (err instanceof UsageError || err instanceof ConfigError || hasCode(err, 'REQUEST_INVALID')) {
     process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)

@@ -22,7 +22,7 @@ describe('loadConfig', () => {
       maxConnections: undefined,
       headersTimeoutMs: 10_000
     })
-    expect(config.import).toEqual({ host: '127.0.0.1', port: 8081, apiKey: undefined, maxUploadBytes: 512 * MIB, maxInflatedBytes: 2048 * MIB })
+    expect(config.import).toEqual({ host: '127.0.0.1', port: 8081, apiKey: undefined, maxUploadBytes: 512 * MIB, maxInflatedBytes: 2048 * MIB, maxJobs: 16 })
   })
 
   it('takes every variable, relative paths from the working folder', () => {
@@ -39,10 +39,11 @@ describe('loadConfig', () => {
       IMPORT_PORT: '9000',
       IMPORT_API_KEY: 'k'.repeat(32),
       IMPORT_MAX_UPLOAD_BYTES: '1048576',
-      IMPORT_MAX_INFLATED_BYTES: '2097152'
+      IMPORT_MAX_INFLATED_BYTES: '2097152',
+      IMPORT_MAX_JOBS: '4'
     }, '/srv/razao')
     expect(config.shared).toEqual({ environment: 'production', dataDir: '/srv/razao/state', databaseUrl: 'postgresql://u:p@db:5432/razao', logLevel: 'warn', poolSize: 3, tmpDir: '/var/tmp/up', maxConnections: 500, headersTimeoutMs: 2500 })
-    expect(config.import).toEqual({ host: '0.0.0.0', port: 9000, apiKey: 'k'.repeat(32), maxUploadBytes: MIB, maxInflatedBytes: 2 * MIB })
+    expect(config.import).toEqual({ host: '0.0.0.0', port: 9000, apiKey: 'k'.repeat(32), maxUploadBytes: MIB, maxInflatedBytes: 2 * MIB, maxJobs: 4 })
   })
 
   it('names every bad variable at once and never echoes a secret', () => {

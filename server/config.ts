@@ -27,6 +27,8 @@ export interface ImportConfig {
   apiKey: string | undefined
   maxUploadBytes: number
   maxInflatedBytes: number
+  /** Import jobs (POST /v1/imports) one instance holds at most, waiting or running; past it, 503. */
+  maxJobs: number
 }
 
 export interface Config {
@@ -63,7 +65,8 @@ export function loadConfig (env: NodeJS.ProcessEnv, cwd = process.cwd()): Config
       port: read.integer('IMPORT_PORT', 8081, 0, 65_535),
       apiKey: read.optionalSecret('IMPORT_API_KEY', 16),
       maxUploadBytes: read.integer('IMPORT_MAX_UPLOAD_BYTES', 512 * MIB, 1024, Number.MAX_SAFE_INTEGER),
-      maxInflatedBytes: read.integer('IMPORT_MAX_INFLATED_BYTES', 2048 * MIB, 1024, Number.MAX_SAFE_INTEGER)
+      maxInflatedBytes: read.integer('IMPORT_MAX_INFLATED_BYTES', 2048 * MIB, 1024, Number.MAX_SAFE_INTEGER),
+      maxJobs: read.integer('IMPORT_MAX_JOBS', 16, 1, 10_000)
     }
   }
   read.throwIfInvalid()

@@ -28,3 +28,59 @@ export function progressBar (label: string, stream: NodeJS.WriteStream = process
     }
   }
 }
+
+/** What `razao import` shows of a load: its phase, rows, rate and time left. */
+export interface LoadFigures {
+  importacaoId: string | null
+  phase: string | null
+  rowsRead: number
+  bytesRead: number
+  bytesTotal: number | null
+}
+
+/** A plain line on a stream that is not a terminal, at most this often (and at each new phase), ms. */
+export const PLAIN_LINE_MS = 2000
+
+/**
+ * `razao import --follow`: on a terminal, one line redrawn at most ten times a second;
+ * otherwise (a log, a pipe) a plain line at each new phase and every PLAIN_LINE_MS. Rate
+ * and time left count from the first figures, on this process's clock.
+ */
+export function loadProgressLine (label: string, stream: NodeJS.WriteStream = process.stderr, now: () => number = Date.now): Progress & { show: (f: LoadFigures) => void } {
+  const tty = stream.isTTY === true
+  let started: number | undefined
+  let last = 0
+  let lastPhase: string | null = null
+  let drawn = false
+  const describe = (f: LoadFigures): string => {
+    const elapsedS = started === undefined ? 0 : (now() - started) / 1000
+    const rate = elapsedS > 0 ? Math.round(f.rowsRead / elapsedS) : 0
+    const left = f.bytesTotal !== null && f.bytesTotal > 0 && f.bytesRead > 0 && elapsedS > 0
+      ? Math.max(0, (f.bytesTotal - f.bytesRead) / (f.bytesRead / elapsedS))
+      : undefined
+    const id = f.importacaoId === null ? '' : ` ${f.importacaoId}`
+    return `${label}${id}: ${f.phase ?? 'starting'}, ${f.rowsRead} rows read, ${rate} rows/s${left === undefined ? '' : `, about ${Math.ceil(left)} s left`}`
+  }
+  return {
+    show (f) {
+      started ??= now()
+      const t = now()
+      const newPhase = f.phase !== lastPhase
+      lastPhase = f.phase
+      if (tty) {
+        if (t - last < 100 && !newPhase) return
+        last = t
+        stream.write(`\r${describe(f)}\x1b[K`)
+        drawn = true
+        return
+      }
+      if (t - last < PLAIN_LINE_MS && !newPhase) return
+      last = t
+      stream.write(`razao: ${describe(f)}\n`)
+    },
+    update () {},
+    finish () {
+      if (drawn) stream.write('\r\x1b[K')
+    }
+  }
+}

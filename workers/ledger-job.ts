@@ -3,7 +3,7 @@
  * in the pool's thread) and the one-shot XLS isolate.
  */
 import { analyzeLedger, analyzeLedgerWithIds, diagnoseLedger } from '../core/ledger/index.js'
-import type { LedgerAnalysis, LedgerDiagnosis } from '../core/ledger/index.js'
+import type { CellProblem, LedgerAnalysis, LedgerDiagnosis, ProblemSink } from '../core/ledger/index.js'
 import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
 import type { RowVisitor, SpreadsheetFormat } from '../core/xlsx/index.js'
 
@@ -17,14 +17,19 @@ export interface LedgerJobInput {
   withIds?: boolean
   /** The sheet to read (name or 1-based position); default the first visible one. */
   sheet?: string | number | undefined
+  /** Analyze only: also return every problem cell (an XLS, at most 65,536 rows, read in an isolate for `razao analyze --problems`). */
+  withProblems?: boolean
 }
 
 export type LedgerJobOutput =
-  | { operation: 'analyze', analysis: LedgerAnalysis, ids?: Float64Array }
+  | { operation: 'analyze', analysis: LedgerAnalysis, ids?: Float64Array, problems?: CellProblem[] }
   | { operation: 'diagnose', diagnosis: LedgerDiagnosis }
 
-/** `onProgress` is for in-process callers (the CLI); it cannot cross a thread. */
-export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (done: number, total: number) => void): Promise<LedgerJobOutput> {
+/**
+ * `onProgress` and `onProblem` are for in-process callers (the CLI); they cannot cross a
+ * thread (`withProblems` brings the problems back instead).
+ */
+export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (done: number, total: number) => void, onProblem?: ProblemSink): Promise<LedgerJobOutput> {
   const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
   const readOptions = onProgress === undefined
     ? { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet }
@@ -33,5 +38,10 @@ export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFo
   const options = { batchSize: input.batchSize }
   if (input.operation === 'diagnose') return { operation: 'diagnose', diagnosis: await diagnoseLedger(source, options) }
   if (input.withIds === true) return { operation: 'analyze', ...await analyzeLedgerWithIds(source, options) }
+  if (input.withProblems === true || onProblem !== undefined) {
+    const problems: CellProblem[] = []
+    const analysis = await analyzeLedger(source, { ...options, onProblem: onProblem ?? ((p) => { problems.push(p) }) })
+    return onProblem === undefined ? { operation: 'analyze', analysis, problems } : { operation: 'analyze', analysis }
+  }
   return { operation: 'analyze', analysis: await analyzeLedger(source, options) }
 }

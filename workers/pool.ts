@@ -5,6 +5,7 @@
  * another's work.
  */
 import { availableParallelism } from 'node:os'
+import type { TransferListItem } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import { EngineError, fromWire } from '../core/errors.js'
 import type { TaskResult } from './task.js'
@@ -45,11 +46,18 @@ export function defaultPoolSize (): number {
   return Math.max(1, availableParallelism())
 }
 
-/** Runs task `name` (a file in workers/) and unwraps its TaskResult, rethrowing errors by code. */
-export async function runTask<I, O> (pool: WorkerPool, name: string, input: I, signal?: AbortSignal): Promise<O> {
+/**
+ * Runs task `name` (a file in workers/) and unwraps its TaskResult, rethrowing errors by code.
+ * `transferList`: what the input carries that moves to the thread (a MessagePort).
+ */
+export async function runTask<I, O> (pool: WorkerPool, name: string, input: I, signal?: AbortSignal, transferList?: TransferListItem[]): Promise<O> {
   let result: TaskResult<O>
   try {
-    result = await pool.run(input, signal === undefined ? { filename: workerFile(name) } : { filename: workerFile(name), signal }) as TaskResult<O>
+    result = await pool.run(input, {
+      filename: workerFile(name),
+      ...(signal === undefined ? {} : { signal }),
+      ...(transferList === undefined ? {} : { transferList: transferList as never })
+    }) as TaskResult<O>
   } catch (err) {
     if (signal?.aborted === true) throw new EngineError('ABORTED', 'The request was cancelled.')
     throw new EngineError('INTERNAL', 'a worker thread failed', undefined, { cause: err })

@@ -48,21 +48,29 @@ export interface IsolateLimits {
   heapMb: number
 }
 
-export function runXlsInIsolate<J extends IsolateJob> (job: J, limits: IsolateLimits = { deadlineMs: XLS_DEADLINE_MS, heapMb: XLS_HEAP_MB }): Promise<IsolateOutput<J>> {
+/** `signal` ends the isolate (and with it a load's connection: the load rolls back). */
+export function runXlsInIsolate<J extends IsolateJob> (job: J, limits: IsolateLimits = { deadlineMs: XLS_DEADLINE_MS, heapMb: XLS_HEAP_MB }, signal?: AbortSignal): Promise<IsolateOutput<J>> {
   return new Promise((resolve, reject) => {
+    // A load's progress port moves on to the isolate, which runs the load.
+    const port = job.job === 'process' ? job.input.progressPort : undefined
     const worker = startWorker('xls-isolate', {
       workerData: { [ISOLATE_MARK]: true, job },
-      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb }
+      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb },
+      ...(port === undefined ? {} : { transferList: [port] })
     })
     let settled = false
     const settle = (fn: () => void): void => {
       if (settled) return
       settled = true
       clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
       void worker.terminate()
       fn()
     }
     const timer = setTimeout(() => settle(() => reject(new EngineError('SHEET_CORRUPT', 'The XLS workbook took too long to read and was abandoned; it may be damaged or crafted.'))), limits.deadlineMs)
+    const onAbort = (): void => settle(() => reject(new EngineError('ABORTED', 'The XLS read was cancelled.')))
+    if (signal?.aborted === true) onAbort()
+    signal?.addEventListener('abort', onAbort, { once: true })
     worker.once('message', (result: TaskResult<IsolateOutput<J>>) => {
       settle(() => result.ok ? resolve(result.value) : reject(fromWire(result.error)))
     })

@@ -6,24 +6,27 @@
  * only commits after the balance, the duplicate rule and the stored totals check
  * out, so nothing partial is ever visible as valid.
  *
- * Importation rows and their statuses:
+ * Importation rows and their statuses (the statements are in load-state.ts):
  * - PROCESSANDO is committed before the movements, by the statement that also
- *   takes a session-level advisory lock named after the importation; the writing
- *   session holds it until the load has settled. An import whose lock is free while
- *   it is still PROCESSANDO lost its writer (a killed process, a dropped connection)
- *   and is marked FALHOU by any live instance (see recoverInterruptedImports).
- * - VALIDADO (and the old one's SUBSTITUIDO) commit together with the movements.
- * - FALHOU keeps the error text when the database or validation failed; its
- *   movements were rolled back.
+ *   takes a session-level advisory lock named after the importation (created here,
+ *   or taken from RECEBIDO for a job of POST /v1/imports); the writing session holds it
+ *   until the load has settled. An import whose lock is free while it is still
+ *   PROCESSANDO lost its writer (a killed process, a dropped connection) and is marked
+ *   FALHOU by any live instance (see recoverInterruptedImports).
+ * - VALIDADO (and the old one's SUBSTITUIDO) commit together with the movements and the
+ *   load's result, and only while no cancel was requested.
+ * - FALHOU keeps the error's code and text when the database or validation failed; its
+ *   movements were rolled back. CANCELADO instead when its cancel was requested.
  * - A refusal of the request itself (unbalanced, invalid cells, duplicate) deletes
- *   the row again: the spec refuses those before any import exists.
+ *   the row again for /v1/process: the spec refuses those before any import exists. A
+ *   job keeps it, FALHOU with the code, so that GET /v1/imports/{id} can say why.
  */
-import type { ClientBase, Pool } from 'pg'
+import type { ClientBase } from 'pg'
 import { EngineError } from '../errors.js'
 import { companyInactive, companyNotFound } from '../db/companies.js'
 import { isUniqueViolation } from '../db/pg-errors.js'
 import { LedgerAnalyzer, PROBLEM_MESSAGES, countBlocking, isBlocking } from '../ledger/index.js'
-import type { LedgerAnalysis } from '../ledger/index.js'
+import type { LedgerAnalysis, ProblemSink } from '../ledger/index.js'
 import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js'
 import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { openBatchSink } from './copy-sink.js'
@@ -31,6 +34,10 @@ import type { CopyMode } from './copy-sink.js'
 import { MovementEncoder } from './movement-rows.js'
 import { RisingRuns, claimKeys, lockCompanyKeys, overlapOfLoad, releaseKeys, repeatedIds } from './movement-keys.js'
 import type { OverlapReport, OverlappedImport } from './movement-keys.js'
+import { ProblemList, adoptImportation, createImportation, releaseLoadLock, settleFailedImportation } from './load-state.js'
+import type { Importation, LoadCounters, LoadOrigin, LoadPhase } from './load-state.js'
+
+export { recoverInterruptedImports } from './load-state.js'
 
 export type ImportMode = 'NORMAL' | 'REIMPORTAR'
 
@@ -42,6 +49,25 @@ export interface ProcessRequest {
   batchSize: number
   /** How batches reach COPY; `stream` unless a benchmark compares the two. */
   copyMode?: CopyMode | undefined
+}
+
+/** How a load is run beyond the request; all optional (/v1/process needs none). */
+export interface LoadOptions {
+  /** A job's RECEBIDO importation (POST /v1/imports): the load takes it instead of creating one. */
+  adopt?: string | undefined
+  /** Who runs it; recorded on a row this load creates (default `process`). */
+  origin?: LoadOrigin | undefined
+  /**
+   * A job: a refused load keeps its row as FALHOU with the error's code and details, and,
+   * refused for invalid cells, its rejected cells (problems.csv); /v1/process deletes it.
+   */
+  keepRefused?: boolean | undefined
+  /** The importation is PROCESSANDO and its load lock held: its id. */
+  onStart?: ((importacaoId: string) => void) | undefined
+  /** The load entered a phase. */
+  onPhase?: ((phase: LoadPhase) => void) | undefined
+  /** Kept up to date as the load goes. */
+  counters?: LoadCounters | undefined
 }
 
 export interface ProcessResult {
@@ -68,23 +94,45 @@ interface Precheck {
   activeImportId: string | undefined
 }
 
-export async function processLedger (db: ClientBase, source: ProcessSource, request: ProcessRequest): Promise<ProcessResult> {
-  const pre = await precheck(db, request)
-  if (pre.company === undefined || !pre.company.ativo || (request.mode === 'NORMAL' && pre.activeImportId !== undefined)) {
-    // Refused, but the spec's order reports an unbalanced or unreadable file first.
-    throw await refusalInSpecOrder(source, request, pre)
+export async function processLedger (db: ClientBase, source: ProcessSource, request: ProcessRequest, given: LoadOptions = {}): Promise<ProcessResult> {
+  // The phase it is in, for the row of a load that fails (its progress is written only now and then).
+  let phase: LoadPhase = 'lendo'
+  const options: LoadOptions = { ...given, onPhase: (p) => { phase = p; given.onPhase?.(p) } }
+  const problems = options.keepRefused === true ? new ProblemList() : undefined
+  const rejected: ProblemSink | undefined = problems === undefined ? undefined : (p) => { if (isBlocking(p.kind)) problems.add(p) }
+  let importation: Importation
+  let empresaId: string
+  if (options.adopt === undefined) {
+    const pre = await precheck(db, request)
+    if (pre.company === undefined || !pre.company.ativo || (request.mode === 'NORMAL' && pre.activeImportId !== undefined)) {
+      // Refused, but the spec's order reports an unbalanced or unreadable file first.
+      throw await refusalInSpecOrder(source, request, pre)
+    }
+    empresaId = pre.company.id
+    importation = await createImportation(db, { empresaId, fileName: request.fileName, sha256: request.sha256, mode: request.mode, batchSize: request.batchSize, origin: options.origin ?? 'process' })
+  } else {
+    importation = await adoptImportation(db, options.adopt)
+    empresaId = ''
   }
-  const empresaId = pre.company.id
-  const importation = await createImportation(db, empresaId, request)
+  options.onStart?.(importation.id)
   try {
-    return await writeAndFinalize(db, source, request, empresaId, importation)
+    if (options.adopt !== undefined) {
+      // A job's company was checked when it was received; it may have changed while it waited.
+      const pre = await precheck(db, request)
+      if (pre.company === undefined || !pre.company.ativo || (request.mode === 'NORMAL' && pre.activeImportId !== undefined)) {
+        throw await refusalInSpecOrder(source, request, pre, rejected)
+      }
+      empresaId = pre.company.id
+    }
+    return await writeAndFinalize(db, source, request, empresaId, importation, options, rejected)
   } catch (err) {
     await rollbackQuietly(db)
-    await settleFailedImportation(db, importation.id, err)
-    throw asEngineError(err, request)
+    const failure = asEngineError(err, request)
+    await settleFailedImportation(db, importation.id, failure, { keepRefused: options.keepRefused === true, problems, phase, counters: options.counters })
+    throw failure
   } finally {
     // The row is settled (or, when even that failed, left for recovery, which the free lock allows).
-    await db.query(`SELECT pg_advisory_unlock(${loadLockKey('$1::bigint')})`, [importation.seq]).catch(() => undefined)
+    await releaseLoadLock(db, importation).catch(() => undefined)
   }
 }
 
@@ -102,8 +150,8 @@ async function precheck (db: ClientBase, request: ProcessRequest): Promise<Prech
   }
 }
 
-async function refusalInSpecOrder (source: ProcessSource, request: ProcessRequest, pre: Precheck): Promise<EngineError> {
-  const analyzer = new LedgerAnalyzer()
+async function refusalInSpecOrder (source: ProcessSource, request: ProcessRequest, pre: Precheck, onProblem?: ProblemSink): Promise<EngineError> {
+  const analyzer = new LedgerAnalyzer(undefined, onProblem)
   await source(analyzer.visit, () => undefined)
   checkImportable(analyzer.finish(request.batchSize))
   if (request.mode === 'NORMAL' && pre.activeImportId !== undefined) return duplicate(request, pre.activeImportId)
@@ -111,31 +159,9 @@ async function refusalInSpecOrder (source: ProcessSource, request: ProcessReques
   return companyInactive(request.codigoDominio)
 }
 
-interface Importation { id: string, seq: string }
-
-/**
- * The advisory lock a load holds on its session while its importation is PROCESSANDO:
- * the two-key form, a fixed space (arbitrary, only razao loads use it) and the
- * importation's sequence folded into 31 bits (two loads share a key only 2^31
- * importations apart, never while both run).
- */
-const LOAD_LOCK_SPACE = 73_018_462
-const loadLockKey = (seq: string): string => `${LOAD_LOCK_SPACE}, (${seq} % 2147483648)::integer`
-
-async function createImportation (db: ClientBase, empresaId: string, request: ProcessRequest): Promise<Importation> {
-  // The lock is taken by the inserting statement itself: the row becomes visible (on
-  // commit) only after its lock is held, so recovery can never see it unlocked while its
-  // writer lives. pg_advisory_lock waits only if recovery is testing that key this instant.
-  const { rows } = await db.query<{ id: string, seq: string }>(
-    `WITH nova AS (
-       INSERT INTO importacoes (empresa_id, nome_arquivo, sha256, modo, status, batch_size, backend_pid)
-       VALUES ($1, $2, $3, $4, 'PROCESSANDO', $5, pg_backend_pid()) RETURNING id, seq)
-     SELECT id, seq::text, pg_advisory_lock(${loadLockKey('seq')}) FROM nova`,
-    [empresaId, request.fileName, request.sha256, request.mode, request.batchSize])
-  return rows[0]!
-}
-
-async function writeAndFinalize (db: ClientBase, source: ProcessSource, request: ProcessRequest, empresaId: string, importation: Importation): Promise<ProcessResult> {
+async function writeAndFinalize (
+  db: ClientBase, source: ProcessSource, request: ProcessRequest, empresaId: string, importation: Importation, options: LoadOptions, onProblem: ProblemSink | undefined
+): Promise<ProcessResult> {
   const importacaoId = importation.id
   await db.query('BEGIN')
   // Imports of the same company and file take turns; the loser of a race then sees
@@ -147,11 +173,12 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
   const previous = active[0]?.id
   if (request.mode === 'NORMAL' && previous !== undefined) {
     await db.query('ROLLBACK')
-    throw await refusalInSpecOrder(source, request, { company: { id: empresaId, ativo: true }, activeImportId: previous })
+    throw await refusalInSpecOrder(source, request, { company: { id: empresaId, ativo: true }, activeImportId: previous }, onProblem)
   }
 
   const runs = new RisingRuns()
-  const analysis = await copyMovements(db, source, request, importation.seq, runs)
+  const analysis = await copyMovements(db, source, request, importation.seq, options, onProblem, runs)
+  options.onPhase?.('validando')
   checkImportable(analysis)
   await validateStored(db, importation.seq, analysis)
 
@@ -161,18 +188,29 @@ async function writeAndFinalize (db: ClientBase, source: ProcessSource, request:
       `UPDATE importacoes SET status = 'SUBSTITUIDO', substituida_por = $2, atualizado_em = now() WHERE id = ANY($1::uuid[])`,
       [replaced.map((r) => r.importacaoId), importacaoId])
   }
-  const finalized = await db.query(
+  options.onPhase?.('finalizando')
+  const result: ProcessResult = { analysis, importacaoId, empresaId, replacedImportacaoId: mainReplaced(replaced, previous), replaced, insertedRows: analysis.totalRows, status: 'VALIDADO' }
+  const finalized = await db.query<{ cancelled: boolean }>(
+    // clock_timestamp(): now() is the transaction's start, before the rows were copied.
     `UPDATE importacoes SET status = 'VALIDADO', total_linhas = $2, linhas_inseridas = $2, total_debito = $3,
-            total_credito = $4, backend_pid = NULL, atualizado_em = now(), finalizado_em = now()
-      WHERE id = $1 AND status = 'PROCESSANDO'`,
-    [importacaoId, analysis.totalRows, centsToDecimal(analysis.totalDebitCents), centsToDecimal(analysis.totalCreditCents)])
+            total_credito = $4, backend_pid = NULL, atualizado_em = clock_timestamp(), finalizado_em = clock_timestamp(),
+            resultado = $5, fase = 'finalizando', linhas_lidas = $2, linhas_carregadas = $2, bytes_lidos = coalesce(bytes_total, bytes_lidos)
+      WHERE id = $1 AND status = 'PROCESSANDO' AND cancelamento_pedido_em IS NULL`,
+    [importacaoId, analysis.totalRows, centsToDecimal(analysis.totalDebitCents), centsToDecimal(analysis.totalCreditCents), JSON.stringify(stripForStorage(result))])
   if (finalized.rowCount !== 1) {
+    const { rows } = await db.query<{ cancelled: boolean }>('SELECT cancelamento_pedido_em IS NOT NULL AS cancelled FROM importacoes WHERE id = $1', [importacaoId])
+    if (rows[0]?.cancelled === true) throw new EngineError('IMPORT_CANCELLED', 'The import was cancelled on request before it was committed; nothing of it was kept.')
     // Recovery judged this load dead (its lock looked free, e.g. behind a transaction-pooling
     // proxy that moved the session); a FALHOU import never turns VALIDADO.
     throw new EngineError('IMPORT_VALIDATION_FAILED', 'The import was marked as failed while it was being written (its database session looked gone); it was rolled back. Try again.')
   }
   await db.query('COMMIT')
-  return { analysis, importacaoId, empresaId, replacedImportacaoId: mainReplaced(replaced, previous), replaced, insertedRows: analysis.totalRows, status: 'VALIDADO' }
+  return result
+}
+
+/** The result as the row keeps it: the internal sequence numbers stay out. */
+function stripForStorage (result: ProcessResult): ProcessResult {
+  return { ...result, replaced: result.replaced.map((r) => ({ ...r, seq: '' })) }
 }
 
 /**
@@ -236,18 +274,29 @@ export function overlapRefusal (request: Pick<ProcessRequest, 'codigoDominio'>, 
  * not sent: the load will be refused and rolled back anyway, and a malformed value
  * would fail COPY itself.
  */
-async function copyMovements (db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string, runs: RisingRuns): Promise<LedgerAnalysis> {
+async function copyMovements (
+  db: ClientBase, source: ProcessSource, request: ProcessRequest, importacaoSeq: string, options: LoadOptions, onProblem: ProblemSink | undefined, runs: RisingRuns
+): Promise<LedgerAnalysis> {
   const sink = openBatchSink(db, request.copyMode ?? 'stream')
   const encoder = new MovementEncoder(importacaoSeq)
+  const counters = options.counters ?? { rowsRead: 0, rowsLoaded: 0 }
+  let copying = false
   const flush = (): void => {
-    if (encoder.pending > 0) sink.write(encoder.take())
+    if (encoder.pending === 0) return
+    if (!copying) {
+      copying = true
+      options.onPhase?.('carregando')
+    }
+    counters.rowsLoaded += encoder.pending
+    sink.write(encoder.take())
   }
   const analyzer = new LedgerAnalyzer((row, cells, columns) => {
+    counters.rowsRead++
     if (analyzer.blockingProblems() > 0 || sink.failure !== undefined) return
     if (row.rowId !== null) runs.add(row.rowId)
     encoder.add(row, cells, columns)
     if (encoder.pending >= request.batchSize) flush()
-  })
+  }, onProblem)
   try {
     await source(analyzer.visit, () => sink.backpressure())
     flush()
@@ -297,27 +346,6 @@ async function rollbackQuietly (db: ClientBase): Promise<void> {
   try { await db.query('ROLLBACK') } catch { /* no transaction open, or the connection is gone */ }
 }
 
-const REFUSALS = new Set(['LEDGER_INVALID_CELLS', 'LEDGER_UNBALANCED', 'LEDGER_DUPLICATE_IDS', 'IMPORT_DUPLICATE', 'IMPORT_OVERLAP', 'COMPANY_NOT_FOUND', 'COMPANY_INACTIVE'])
-
-/**
- * After a rollback: a refused request leaves no trace; any other failure leaves the
- * importation as FALHOU with its reason. If even that fails (the database is gone),
- * the row stays PROCESSANDO and start-up recovery marks it.
- */
-async function settleFailedImportation (db: ClientBase, importacaoId: string, err: unknown): Promise<void> {
-  const refused = (err instanceof EngineError && REFUSALS.has(err.code)) || isUniqueViolation(err)
-  try {
-    if (refused) {
-      await db.query('DELETE FROM importacoes WHERE id = $1', [importacaoId])
-    } else {
-      const reason = err instanceof EngineError ? err.message : `database error: ${(err as Error).message ?? String(err)}`
-      await db.query(
-        `UPDATE importacoes SET status = 'FALHOU', erro = $2, backend_pid = NULL, atualizado_em = now(), finalizado_em = now() WHERE id = $1`,
-        [importacaoId, reason.slice(0, 2000)])
-    }
-  } catch { /* left for recovery */ }
-}
-
 function duplicate (request: ProcessRequest, activeId: string): EngineError {
   return new EngineError('IMPORT_DUPLICATE',
     `This file (sha256 ${request.sha256}) already has an active import (${activeId}) for company "${request.codigoDominio}"; replace it with modo_importacao=REIMPORTAR (razao import --reimportar).`,
@@ -329,23 +357,4 @@ function asEngineError (err: unknown, request: ProcessRequest): unknown {
   // The unique index on active imports caught a race the advisory lock did not (another writer).
   if (isUniqueViolation(err)) return new EngineError('IMPORT_DUPLICATE', `This file (sha256 ${request.sha256}) was imported for company "${request.codigoDominio}" by a concurrent request; replace it with modo_importacao=REIMPORTAR (razao import --reimportar).`)
   return err
-}
-
-/**
- * Marks importations whose writer is gone (a killed process, a lost connection) as
- * FALHOU; their movements were never committed. A PROCESSANDO importation whose load
- * lock can be taken has no live writer: the writing session holds it from the insert
- * until the load has settled, and PostgreSQL frees it when that session ends. Safe to
- * run from any instance at any time; every live import instance runs it periodically.
- * The test lock is transaction-level, so it is gone when this statement commits; the
- * CASE keeps it to PROCESSANDO rows, also when a load settles meanwhile (the row is then
- * checked again in its new version).
- */
-export async function recoverInterruptedImports (db: ClientBase | Pool): Promise<number> {
-  const { rowCount } = await db.query(
-    `UPDATE importacoes SET status = 'FALHOU', backend_pid = NULL, atualizado_em = now(), finalizado_em = now(),
-            erro = 'interrupted: the process writing this import stopped before it finished; nothing of it was kept'
-      WHERE status = 'PROCESSANDO'
-        AND CASE WHEN status = 'PROCESSANDO' THEN pg_try_advisory_xact_lock(${loadLockKey('seq')}) ELSE false END`)
-  return rowCount ?? 0
 }

@@ -34,6 +34,12 @@ export interface LedgerRow {
  */
 export type DataRowSink = (row: LedgerRow, cells: Cell[], columns: ColumnMap) => void
 
+/**
+ * Sees every problem cell as it is found, beyond the MAX_PROBLEM_SAMPLES the analysis keeps
+ * (a refused import stores its rejected cells, `razao analyze --problems` writes them all).
+ */
+export type ProblemSink = (problem: CellProblem) => void
+
 /** Problems that make a file unfit to store as typed rows (see ProblemKind). */
 const BLOCKING: readonly ProblemKind[] = ['INVALID_AMOUNT', 'INVALID_DATE', 'INVALID_INTEGER', 'MISSING_ID', 'MISSING_ID_MOVIM_FINAN', 'UNCOMPUTED_FORMULA', 'TEXT_TOO_LONG', 'TEXT_AT_CELL_LIMIT']
 
@@ -50,7 +56,7 @@ export function countBlocking (counts: Record<ProblemKind, number>): number {
 }
 
 export class LedgerAnalyzer {
-  constructor (private readonly onDataRow?: DataRowSink) {}
+  constructor (private readonly onDataRow?: DataRowSink, private readonly onProblem?: ProblemSink) {}
 
   private columns: ColumnMap | undefined
   /** Column positions read for every row, as plain numbers (keyed lookups by name cost more). */
@@ -224,8 +230,10 @@ export class LedgerAnalyzer {
 
   private problem (kind: ProblemKind, rowNumber: number, column: string, cell: Cell | undefined): void {
     this.problemCounts[kind]++
-    if (this.samples.length < MAX_PROBLEM_SAMPLES) {
-      this.samples.push({ kind, rowNumber, column, value: displayCell(cell) })
+    if (this.samples.length < MAX_PROBLEM_SAMPLES || this.onProblem !== undefined) {
+      const problem = { kind, rowNumber, column, value: displayCell(cell) }
+      if (this.samples.length < MAX_PROBLEM_SAMPLES) this.samples.push(problem)
+      this.onProblem?.(problem)
     }
   }
 

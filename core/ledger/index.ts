@@ -2,7 +2,7 @@
 export { analyzeLedger, analyzeLedgerWithIds, diagnoseLedger } from './ledger.js'
 export type { SheetSource, LedgerOptions } from './ledger.js'
 export { LedgerAnalyzer, countBlocking, isBlocking } from './analyzer.js'
-export type { DataRowSink, LedgerRow } from './analyzer.js'
+export type { DataRowSink, LedgerRow, ProblemSink } from './analyzer.js'
 export { REQUIRED_COLUMNS, HISTORY_COLUMN, mapColumns } from './columns.js'
 export type { ColumnMap } from './columns.js'
 export { readAmount, readDate, readInteger, readText } from './values.js'

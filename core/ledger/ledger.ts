@@ -1,5 +1,6 @@
 import type { Cell, ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { LedgerAnalyzer } from './analyzer.js'
+import type { ProblemSink } from './analyzer.js'
 import { mapColumns } from './columns.js'
 import type { ColumnMap } from './columns.js'
 import type { DiagnosticGroup, DiagnosticLine, LedgerAnalysis, LedgerDiagnosis } from './types.js'
@@ -13,8 +14,8 @@ export interface LedgerOptions {
   batchSize: number
 }
 
-export async function analyzeLedger (source: SheetSource, options: LedgerOptions): Promise<LedgerAnalysis> {
-  const analyzer = new LedgerAnalyzer()
+export async function analyzeLedger (source: SheetSource, options: LedgerOptions & { onProblem?: ProblemSink }): Promise<LedgerAnalysis> {
+  const analyzer = new LedgerAnalyzer(undefined, options.onProblem)
   await source(analyzer.visit)
   return analyzer.finish(options.batchSize)
 }

@@ -17,7 +17,7 @@ import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import type { AnalyzeSpreadsheetInput, AnalyzeSpreadsheetOutput } from '../../workers/analyze-spreadsheet.js'
 import type { ProcessSpreadsheetInput, ProcessSpreadsheetOutput } from '../../workers/process-spreadsheet.js'
-import { recoverInterruptedImports } from '../../core/importer/process-ledger.js'
+import { recoverInterruptedImports } from '../../core/importer/load-state.js'
 import type { Database } from '../database.js'
 import { IMPORT_STATUSES } from './errors.js'
 import { parseBatchSize, parseCodigoDominio, parseImportMode, parseSheet } from './params.js'
@@ -27,6 +27,9 @@ import { overlapOfIds } from '../../core/importer/movement-keys.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { analyzeSchema, diagnoseSchema, healthSchema, processSchema } from './schemas.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
+import type { EventsOptions } from './import-events.js'
+import { ImportJobs } from './jobs.js'
+import { registerImportJobRoutes } from './jobs-routes.js'
 
 export interface ImportAppOptions {
   shared: SharedConfig
@@ -40,6 +43,10 @@ export interface ImportAppOptions {
    * instance's: a killed one's loads are failed by the others), ms; default 5 s.
    */
   recoveryIntervalMs?: number
+  /** Tests: how often the events route reads the row, and its heartbeat, ms. */
+  events?: EventsOptions
+  /** Tests: how often running jobs' progress is written and their cancel requests read, ms (default 1 s). */
+  progressWriteMs?: number
   /** Pino logger on (the default) or off. */
   logger?: boolean
   /** Where log lines go (default stdout); tests pass a stream to read them. */
@@ -70,7 +77,14 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     }
   })
   registerErrorHandler(app, IMPORT_STATUSES, importErrorFields)
-  if (options.database !== undefined) watchInterruptedImports(app, options.database, options.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS)
+  let jobs: ImportJobs | undefined
+  if (options.database !== undefined) {
+    watchInterruptedImports(app, options.database, options.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS)
+    // This instance's jobs (POST /v1/imports), alive while it holds its instance lock.
+    jobs = await ImportJobs.start({ pool, database: options.database, maxJobs: config.maxJobs, log: app.log, progressWriteMs: options.progressWriteMs })
+    const started = jobs
+    app.addHook('onClose', async () => { await started.close() })
+  }
   drainUnreadBodies(app, config.maxUploadBytes)
   await app.register(multipart, {
     limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 200 },
@@ -181,6 +195,8 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       await upload.remove()
     }
   })
+
+  registerImportJobRoutes(app, { shared, config, database: options.database, jobs: () => jobs, events: options.events })
   return app
 }
 

@@ -5,9 +5,12 @@
  * cell (TEXT_TOO_LONG), /v1/diagnose-unbalanced shows it shortened with its full length,
  * and /v1/process refuses the file with 422 and writes nothing. The same text saved by
  * LibreOffice reaches us cut to 32,767 characters (LibreOffice cuts it without a word):
- * that file is refused too (TEXT_AT_CELL_LIMIT). Issue 32: a huge shared string table in a
- * small upload (item 4), archives that read differently in different programs and hidden
- * first sheets (item 5). The process's peak memory through the group is printed.
+ * that file is refused too (TEXT_AT_CELL_LIMIT). As a job (POST /v1/imports, issue 31) the
+ * same file ends FALHOU and its problems.csv shows the cell shortened; a ledger with more
+ * rejected cells than the file keeps lists the first 100,000 and says how many more.
+ * Issue 32: a huge shared string table in a small upload (item 4), archives that read
+ * differently in different programs and hidden first sheets (item 5). The process's peak
+ * memory through the group is printed.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -62,6 +65,7 @@ beforeAll(async () => {
   app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: API_KEY, pool, database: { url: db.url, pool: db.pool }, logger: false })
   base = await app.listen({ host: '127.0.0.1', port: 0 })
   await addCompany(db.pool, { codigoDominio: '900', nome: 'Empresa Hostil' })
+  await addCompany(db.pool, { codigoDominio: '901', nome: 'Empresa Hostil, em tarefas' })
   files.inline = join(dir, 'inline.xlsx')
   await writeTinyXlsx(files.inline, { sheet: ledger(`<c t="inlineStr"><is><t>${LONG}</t></is></c>`) })
   files.shared = join(dir, 'shared.xlsx')
@@ -203,4 +207,56 @@ describe('archives and workbooks that programs read differently', () => {
     expect(body.total_debit).toBe(100)
     expect(body.total_credit).toBe(90)
   })
+})
+
+/** A job's import, followed until it ends. */
+async function importAsJob (file: string, codigoDominio: string): Promise<any> {
+  const form = new FormData()
+  form.append('codigo_dominio', codigoDominio)
+  form.append('file', new Blob([await readFile(file)]), 'razao.xlsx')
+  const accepted = await fetch(`${base}/v1/imports`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
+  expect(accepted.status).toBe(202)
+  const { url } = await accepted.json() as { url: string }
+  let shown: any
+  await expect.poll(async () => {
+    shown = await (await fetch(`${base}${url}`, { headers: { 'x-api-key': API_KEY } })).json()
+    return shown.status
+  }, { timeout: 60_000 }).toMatch(/^(VALIDADO|FALHOU|CANCELADO)$/)
+  return shown
+}
+
+async function problemsCsv (id: string): Promise<string[]> {
+  const res = await fetch(`${base}/v1/imports/${id}/problems.csv`, { headers: { 'x-api-key': API_KEY } })
+  expect(res.status).toBe(200)
+  return (await res.text()).replace(/^\uFEFF/, '').split('\r\n')
+}
+
+describe('as an import job', () => {
+  it('a 1 MiB historico ends FALHOU, and problems.csv shows the cell shortened with its length', async () => {
+    const job = await importAsJob(files.inline, '901')
+    expect(job).toMatchObject({ status: 'FALHOU', erro: { code: 'LEDGER_INVALID_CELLS' }, problemas: { total: 1, listados: 1 } })
+    const lines = await problemsCsv(job.importacao_id as string)
+    expect(lines).toEqual(['linha;coluna;valor_original;motivo', expect.stringMatching(/^2;historico;h{200}… \(1048576 characters\);"TEXT_TOO_LONG: /), ''])
+  }, 90_000)
+
+  it('more rejected cells than the file keeps: the first 100,000 in order, and a last line saying how many more', async () => {
+    // 33,400 rows, each with three cells that cannot be read (date, debit, credit): 100,200 problems.
+    const rows = 33_400
+    const path = join(dir, 'muitos-problemas.xlsx')
+    const shared = ['Conta', 'Plano', 'AJUSTE', '1.2.3', 'nunca', 'x', 'y']
+    const s = (i: number): string => `<c t="s"><v>${i}</v></c>`
+    const header = `<row>${HEADER.slice(0, 11).map((h) => `<c t="inlineStr"><is><t>${h}</t></is></c>`).join('')}</row>`
+    let sheet = header
+    for (let r = 0; r < rows; r++) sheet += `<row><c><v>${r + 1}</v></c><c><v>${r + 1}</v></c>${s(4)}<c><v>3001</v></c>${s(0)}<c><v>77</v></c>${s(1)}${s(2)}${s(3)}${s(6)}${s(5)}</row>`
+    await writeTinyXlsx(path, { sheet, sharedStrings: shared })
+    const job = await importAsJob(path, '901')
+    expect(job).toMatchObject({ status: 'FALHOU', erro: { code: 'LEDGER_INVALID_CELLS' }, problemas: { total: rows * 3, listados: 100_000 } })
+    const lines = await problemsCsv(job.importacao_id as string)
+    expect(lines).toHaveLength(1 + 100_000 + 1 + 1)
+    expect(lines[1]).toMatch(/^2;(data|debito|credito);(nunca|x|y);/)
+    expect(lines[100_000]).toMatch(/^33335;/)
+    expect(lines[100_001]).toBe(';;;200 more problem cells are not listed here: this file lists the first 100000 of 100200.')
+    const { rows: stored } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM importacao_problemas WHERE importacao_id = $1', [job.importacao_id])
+    expect(stored).toEqual([{ n: 100_000 }])
+  }, 180_000)
 })

@@ -57,3 +57,58 @@ export function parseSheet (raw: string | undefined): string | number | undefine
   if (text.length > 200 || text.includes('\u0000')) throw new EngineError('REQUEST_INVALID', 'sheet must be a sheet name of at most 200 characters, or its position from 1.')
   return raw
 }
+
+/** `limit` of GET /v1/imports: 1..500, default 50. */
+export const IMPORT_LIST_LIMIT_DEFAULT = 50
+export const IMPORT_LIST_LIMIT_MAX = 500
+
+export function parseListLimit (raw: unknown): number {
+  if (raw === undefined || raw === '') return IMPORT_LIST_LIMIT_DEFAULT
+  const text = typeof raw === 'string' ? raw.trim() : ''
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || n < 1 || n > IMPORT_LIST_LIMIT_MAX) {
+    throw new EngineError('REQUEST_INVALID', `limit must be a whole number from 1 to ${IMPORT_LIST_LIMIT_MAX}${typeof raw === 'string' ? `; got "${raw.slice(0, 40)}"` : ', given once'}.`)
+  }
+  return n
+}
+
+/** `status` of GET /v1/imports: one of the statuses, or absent. */
+export function parseImportStatus<S extends string> (raw: unknown, statuses: readonly S[]): S | undefined {
+  if (raw === undefined || raw === '') return undefined
+  if (typeof raw !== 'string' || !(statuses as readonly string[]).includes(raw.trim())) {
+    throw new EngineError('REQUEST_INVALID', `status must be one of ${statuses.join(', ')}${typeof raw === 'string' ? `; got "${raw.slice(0, 40)}"` : ', given once'}.`)
+  }
+  return raw.trim() as S
+}
+
+/** A query parameter given once, as text (a repeated one is refused rather than guessed). */
+export function singleQueryValue (name: string, raw: unknown): string | undefined {
+  if (raw === undefined) return undefined
+  if (typeof raw !== 'string') throw new EngineError('REQUEST_INVALID', `${name} must be given once.`)
+  return raw
+}
+
+export const IDEMPOTENCY_KEY_MAX = 255
+
+/**
+ * The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): a Structured
+ * Field String, `"..."` with `\"` and `\\` escapes; a bare token (what many clients send)
+ * is taken as it is. Printable ASCII, 1 to 255 characters; absent: undefined.
+ */
+export function parseIdempotencyKey (raw: string | string[] | undefined): string | undefined {
+  if (raw === undefined) return undefined
+  const bad = (why: string): EngineError => new EngineError('REQUEST_INVALID', `The Idempotency-Key header ${why}: send one key of 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters, best a UUID, as a quoted string ("...").`)
+  if (Array.isArray(raw)) throw bad('is given more than once')
+  const text = raw.trim()
+  let key: string
+  if (text.startsWith('"')) {
+    const match = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(text)
+    if (match === null) throw bad('is not a valid quoted string')
+    key = match[1]!.replace(/\\(["\\])/g, '$1')
+  } else {
+    if (!/^[\x21-\x7E]+$/.test(text)) throw bad('holds characters a key cannot have')
+    key = text
+  }
+  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) throw bad(key.length === 0 ? 'is empty' : 'is too long')
+  return key
+}

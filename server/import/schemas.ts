@@ -8,8 +8,8 @@ import { BATCH_SIZE_DEFAULT, BATCH_SIZE_MAX, BATCH_SIZE_MIN } from './params.js'
 import { answers, bool, int, list, num, orNull, record, str } from '../openapi.js'
 import type { JsonSchema } from '../openapi.js'
 
-const detail = record({ detail: str('What went wrong, for a person.') })
-const security = [{ apiKey: [] }]
+export const detail = record({ detail: str('What went wrong, for a person.') })
+export const security = [{ apiKey: [] }]
 
 const cellProblem = record({
   linha: int('Row number as the spreadsheet shows it.'),
@@ -91,22 +91,22 @@ const overlappedImport = record({
   movimentos_fora_do_arquivo: int('Its movements that this file does not carry: they stop counting if it is replaced.')
 })
 
-const overlap = record({
+export const overlap = record({
   codigo_dominio: str(),
   movimentos_sobrepostos: int('Movements of the file already active in the company\'s imports (same `id`).'),
   importacoes: list(overlappedImport, 'The active imports holding them, oldest first.')
 })
 
 /** A schema whose listed properties may be left out. */
-const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>): JsonSchema =>
+export const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>): JsonSchema =>
   ({ ...schema, properties: { ...(schema.properties as Record<string, JsonSchema>), ...optional } })
 
-const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
-const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
-const sheet = str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet.')
-const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
+export const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
+export const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
+export const sheet = str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet.')
+export const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
 
-const analyzeFailures = {
+export const analyzeFailures = {
   400: 'Not a readable spreadsheet (format, encryption, zip bomb, DTD), missing columns, empty ledger, or a malformed form.',
   401: 'X-API-Key missing or invalid.',
   413: 'The file is larger than IMPORT_MAX_UPLOAD_BYTES.',
@@ -164,6 +164,19 @@ export const diagnoseSchema = {
   response: { 200: { ...diagnosis, description: 'The diagnosis (ARQUIVO_BALANCEADO when every group balances).' }, ...answers(detail, analyzeFailures) }
 }
 
+/** ProcessResponse: /v1/process's answer, and an import job's `resultado`. */
+export const processResponse = record({
+  ...analysis,
+  importacao_id: str(),
+  empresa_id: str(),
+  codigo_dominio: str(),
+  modo_importacao: mode,
+  replaced_importacao_id: orNull(str()),
+  importacoes_substituidas: list(overlappedImport, 'Beyond the spec: every import this REIMPORTAR replaced, whole (the same file\'s, and every one sharing movements with it).'),
+  inserted_rows: int(),
+  status: { type: 'string', enum: ['VALIDADO'] }
+})
+
 export const processSchema = {
   summary: 'Import a ledger into the database for a company',
   tags: ['import'],
@@ -174,17 +187,7 @@ export const processSchema = {
     properties: { file, codigo_dominio: str('The company\'s code in Domínio, at most 64 characters.'), modo_importacao: mode, batch_size: batchSize, sheet }
   },
   response: {
-    200: record({
-      ...analysis,
-      importacao_id: str(),
-      empresa_id: str(),
-      codigo_dominio: str(),
-      modo_importacao: mode,
-      replaced_importacao_id: orNull(str()),
-      importacoes_substituidas: list(overlappedImport, 'Beyond the spec: every import this REIMPORTAR replaced, whole (the same file\'s, and every one sharing movements with it).'),
-      inserted_rows: int(),
-      status: { type: 'string', enum: ['VALIDADO'] }
-    }, 'The ledger was loaded and validated.'),
+    200: { ...processResponse, description: 'The ledger was loaded and validated.' },
     ...answers(withOptional(detail, { code: str('Beyond the spec, on some refusals: the stable error code, e.g. IMPORT_OVERLAP.'), sobreposicao: overlap }), {
       ...analyzeFailures,
       404: 'No company has this codigo_dominio.',

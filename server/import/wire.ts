@@ -180,8 +180,12 @@ export function importErrorFields (code: Code, details: Record<string, unknown> 
   if (code === 'IMPORT_OVERLAP' && details?.overlap !== undefined && typeof details.codigoDominio === 'string') {
     return { code, sobreposicao: toWireOverlap(details.codigoDominio, details.overlap as OverlapReport) }
   }
+  if (CODED.has(code)) return { code }
   return undefined
 }
+
+/** Refusals of the job routes (/v1/imports) whose body names the code, for clients to branch on. */
+const CODED = new Set<Code>(['IMPORT_IDEMPOTENCY_MISMATCH', 'IMPORT_FINISHED', 'IMPORT_NOT_CANCELLABLE', 'IMPORT_NOT_FOUND', 'IMPORT_NO_PROBLEMS'])
 
 /** `/v1/analyze` with `codigo_dominio`: the overlap, and a sentence saying what NORMAL and REIMPORTAR would do with it. */
 export function toAnalyzeOverlap (codigoDominio: string, overlap: OverlapReport): WireOverlap & { aviso: string | null } {
