@@ -11,7 +11,8 @@ import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
 import { EngineError, hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
-import { detectFormat, readXlsxFirstSheet } from '../core/xlsx/index.js'
+import { detectFormat, sheetReader } from '../core/xlsx/index.js'
+import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
 import { runLedgerJob } from '../workers/ledger-job.js'
 import { ConfigError, loadConfig } from './config.js'
 import type { Config } from './config.js'
@@ -41,7 +42,7 @@ Usage:
   razao serve [import|sign|extract|gateway|agent|all]   start services (default: all built ones)
   razao analyze FILE [--batch-size N]                   the /v1/analyze JSON for a ledger file
   razao diagnose FILE [--batch-size N]                  the /v1/diagnose-unbalanced JSON
-  razao rows FILE [--limit N]                           the first sheet as read, one JSON line per row
+  razao rows FILE [--limit N]                           the first sheet (a CSV: its records) as read, one JSON line per row
   razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N]
                                                         the /v1/process operation: load the ledger into the database
   razao companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]
@@ -133,7 +134,7 @@ async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, bat
   // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
   const [sha256, result] = await Promise.all([
     sha256File(path),
-    format === 'xlsx' ? runLedgerJob(input, format, progress.update) : runXlsInIsolate({ job: 'ledger', input })
+    format === 'xls' ? runXlsInIsolate({ job: 'ledger', input }) : runLedgerJob(input, format, progress.update)
   ]).finally(() => progress.finish())
   const file = { fileName: basename(path), sha256 }
   const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
@@ -197,17 +198,17 @@ async function importFile (path: string, values: Flags, config: Config): Promise
   await withDatabase(config, async (db) => {
     const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url } as const
     // XLS is read and loaded by a thread of its own, on its own connection, as in the service.
-    const result = format === 'xlsx' ? await loadHere(input, db.url) : await runXlsInIsolate({ job: 'process', input })
+    const result = format === 'xls' ? await runXlsInIsolate({ job: 'process', input }) : await loadHere(input, format, db.url)
     process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
   })
 }
 
-/** An XLSX load in this process, on a connection of its own, with a progress bar. */
-async function loadHere (input: ProcessJobInput, databaseUrl: string): Promise<ProcessJobOutput> {
+/** An XLSX or CSV load in this process, on a connection of its own, with a progress bar. */
+async function loadHere (input: ProcessJobInput, format: 'xlsx' | 'csv', databaseUrl: string): Promise<ProcessJobOutput> {
   const client = await connect(databaseUrl)
   const progress = progressBar(`import ${input.fileName}`)
   try {
-    return await runProcessJob(input, 'xlsx', client, progress.update)
+    return await runProcessJob(input, format, client, progress.update)
   } finally {
     progress.finish()
     await client.end().catch(() => undefined)
@@ -282,7 +283,8 @@ async function printRows (path: string, limitText: string | undefined, config: C
     if (buffer !== '') out.write(buffer)
     buffer = ''
   }
-  if (await detectFormat(path) === 'xls') {
+  const format = await detectFormat(path)
+  if (format === 'xls') {
     // SheetJS reads XLS in a thread of its own, as in the service; BIFF8's 65,536 rows at most come back whole.
     const { lines } = await runXlsInIsolate({ job: 'rows', input: { path, limit, maxInflatedBytes: config.import.maxInflatedBytes } })
     for (const line of lines) {
@@ -292,12 +294,14 @@ async function printRows (path: string, limitText: string | undefined, config: C
     flush()
     return
   }
-  await readXlsxFirstSheet(path, (row, cells) => {
+  // A CSV's separator is the one that gives the ledger's columns, as an import reads it.
+  await sheetReader(format)(path, (row, cells) => {
     buffer += `${JSON.stringify({ row, cells })}\n`
     if (buffer.length > 65_536) flush()
     return ++printed < limit
   }, {
     maxInflatedBytes: config.import.maxInflatedBytes,
+    headerColumns: REQUIRED_COLUMNS,
     afterChunk: () => out.writableNeedDrain ? new Promise<void>((resolve) => out.once('drain', resolve)) : undefined
   })
   flush()

@@ -8,7 +8,8 @@ import { EngineError } from '../core/errors.js'
 import { processLedger } from '../core/importer/process-ledger.js'
 import type { ImportMode, ProcessResult } from '../core/importer/process-ledger.js'
 import type { CopyMode } from '../core/importer/copy-sink.js'
-import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
+import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
+import { sheetReader } from '../core/xlsx/index.js'
 import type { SpreadsheetFormat } from '../core/xlsx/index.js'
 import { isConnectionError } from '../core/db/pg-errors.js'
 import { databaseUnavailable, discardThreadConnection } from './db-connection.js'
@@ -35,11 +36,12 @@ export async function runProcessJob (
   client: pg.Client,
   onProgress?: (done: number, total: number) => void
 ): Promise<ProcessJobOutput> {
-  const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
+  const read = sheetReader(format)
   const request = { fileName: input.fileName, sha256: input.sha256, codigoDominio: input.codigoDominio, mode: input.mode, batchSize: input.batchSize, copyMode: input.copyMode }
   try {
     return await processLedger(client, (onRow, afterChunk) => read(input.path, onRow, {
       maxInflatedBytes: input.maxInflatedBytes,
+      headerColumns: REQUIRED_COLUMNS,
       afterChunk,
       ...(onProgress === undefined ? {} : { onProgress })
     }), request)

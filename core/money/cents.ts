@@ -27,9 +27,15 @@ const SPACES = /[\s\u00a0]+/g
  * an accountant means. More than two decimals round half away from zero.
  */
 export function parseAmountText (text: string): AmountParse {
-  let s = text.replace(SPACES, '')
-  if (s === '') return { kind: 'empty' }
-  s = s.replace(CURRENCY, '')
+  let s = text
+  // Digits and separators only (every amount of a CSV ledger): nothing to strip.
+  if (!onlyNumberCharacters(text)) {
+    s = text.replace(SPACES, '')
+    if (s === '') return { kind: 'empty' }
+    s = s.replace(CURRENCY, '')
+  } else if (s === '') {
+    return { kind: 'empty' }
+  }
   let negative = false
   if (s.startsWith('-')) { negative = true; s = s.slice(1) }
   let whole: string
@@ -45,6 +51,15 @@ export function parseAmountText (text: string): AmountParse {
     fraction = plain[2] ?? ''
   }
   return fromDigits(negative, whole, fraction)
+}
+
+/** Whether the text holds nothing but ASCII digits, `.`, `,` and `-`. */
+function onlyNumberCharacters (text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if ((c < 48 || c > 57) && c !== 46 && c !== 44 && c !== 45) return false
+  }
+  return true
 }
 
 function fromDigits (negative: boolean, whole: string, fraction: string): AmountParse {

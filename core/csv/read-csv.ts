@@ -1,0 +1,198 @@
+/**
+ * Streams a CSV/TXT file to a row visitor, as the XLSX reader streams a sheet: the file
+ * is read in 64 KiB chunks into one reused buffer, each chunk is decoded and parsed
+ * before the next is read, and at most one record is held, so memory stays flat
+ * whatever the file's size. Cells are the fields' text (null when empty); the ledger
+ * reads amounts, dates and integers from text as it reads text cells of a workbook.
+ */
+import { open } from 'node:fs/promises'
+import { EngineError } from '../errors.js'
+import { chooseDelimiter, DELIMITERS, findHeaderLine } from './header.js'
+import { CsvParser } from './parse.js'
+import type { CsvParseLimits, RecordVisitor } from './parse.js'
+import { CsvDecoder, DecodeProblem, sniffText } from './text.js'
+import type { CsvEncoding } from './text.js'
+
+export interface CsvReadOptions {
+  /**
+   * Header names to look for (compared trimmed and lower-cased). They choose the
+   * separator, and a file whose header line holds none of them with any separator is
+   * refused as not a ledger (LEDGER_MISSING_COLUMNS), as is one with no header line
+   * (LEDGER_EMPTY). Without them the separator giving the most fields wins.
+   */
+  headerColumns?: readonly string[] | undefined
+  signal?: AbortSignal | undefined
+  /** Backpressure: awaited after each chunk when it returns a promise. */
+  afterChunk?: (() => Promise<void> | undefined) | undefined
+  /** Bytes read so far and the file's size. */
+  onProgress?: ((doneBytes: number, totalBytes: number) => void) | undefined
+  limits?: Partial<CsvLimits> | undefined
+}
+
+export interface CsvLimits extends CsvParseLimits {
+  /** Bytes read at a time. */
+  chunkBytes: number
+}
+
+/**
+ * The bounds of a CSV read. A record (a line, or several joined by quoted line breaks)
+ * may hold 4 Mi characters: 128 columns at Excel's 32,767 characters per cell, far
+ * beyond any ledger line, and a single line of a gigabyte is refused after reading 4 MiB.
+ * Fields: Excel's 16,384 columns.
+ */
+export const DEFAULT_CSV_LIMITS: CsvLimits = { maxRecordChars: 4 * 1024 * 1024, maxFields: 16_384, chunkBytes: 64 * 1024 }
+
+export interface CsvReadSummary {
+  format: 'csv'
+  /** A CSV has no sheets; empty, for the shape the workbook readers share. */
+  sheetName: ''
+  rowsRead: number
+  /** A file that is ASCII throughout reads the same in both encodings and is reported as UTF-8. */
+  encoding: CsvEncoding
+  bom: boolean
+  delimiter: string
+}
+
+/** Reads the CSV file at `path`, calling `onRow` per record with something in it. */
+export async function readCsv (path: string, onRow: RecordVisitor, options: CsvReadOptions = {}): Promise<CsvReadSummary> {
+  const limits = { ...DEFAULT_CSV_LIMITS, ...options.limits }
+  const handle = await open(path, 'r')
+  try {
+    const { size } = await handle.stat()
+    const buffer = Buffer.allocUnsafe(limits.chunkBytes)
+    async function * chunks (): AsyncGenerator<Uint8Array> {
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null)
+        if (bytesRead === 0) return
+        yield buffer.subarray(0, bytesRead)
+      }
+    }
+    return await readCsvChunks(chunks(), size, onRow, options)
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * The reader over any source of chunks, each used only until the next is asked for
+ * (readCsv hands the same buffer every time). Tests feed it generated streams.
+ */
+export async function readCsvChunks (chunks: AsyncIterable<Uint8Array>, totalBytes: number, onRow: RecordVisitor, options: CsvReadOptions = {}): Promise<CsvReadSummary> {
+  const limits = { ...DEFAULT_CSV_LIMITS, ...options.limits }
+  const decoder = new CsvDecoder()
+  let parser: CsvParser | undefined
+  let delimiter: string = DELIMITERS[0]
+  /** Text before the header line's end is known; then the parser takes it all. */
+  let head = ''
+  let done = 0
+  let first = true
+
+  const feed = (text: string, atEnd: boolean): void => {
+    if (parser !== undefined) {
+      parser.push(text)
+      return
+    }
+    head += text
+    const header = findHeaderLine(head, atEnd)
+    if (header === undefined) {
+      if (head.length > limits.maxRecordChars) throw new EngineError('CSV_MALFORMED', `The first line of the CSV file is longer than ${limits.maxRecordChars.toLocaleString('en-US')} characters: the file is damaged or is not a ledger.`, { line: 1, problem: 'line-too-long' })
+      return
+    }
+    const line = head.slice(header.start, header.end)
+    if (header.hintedDelimiter !== undefined) {
+      delimiter = header.hintedDelimiter
+    } else {
+      const choice = chooseDelimiter(line, options.headerColumns)
+      delimiter = choice.delimiter
+      refuseNonLedger(options.headerColumns, line, choice.matches, decoder.encoding)
+    }
+    if (options.headerColumns !== undefined && header.start === header.end) {
+      throw new EngineError('LEDGER_EMPTY', 'The CSV file has no header line: it holds no text but blank lines.')
+    }
+    parser = new CsvParser(delimiter.charCodeAt(0), onRow, limits)
+    if (header.afterHint > 0) parser.line = 2
+    const rest = head.slice(header.afterHint)
+    head = ''
+    parser.push(rest)
+  }
+
+  /** The line a problem is on: feed the text before it, then ask the parser where it stands. */
+  const lineOf = (before: string): number => {
+    if (parser !== undefined) {
+      parser.push(before)
+      return parser.line
+    }
+    const text = head + before
+    return 1 + (text.match(/\r\n|\r|\n/g)?.length ?? 0)
+  }
+
+  for await (const chunk of chunks) {
+    if (options.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
+    if (first) {
+      first = false
+      const kind = sniffText(chunk.subarray(0, 1024))
+      if (kind === 'utf-16') throw new EngineError('CSV_ENCODING', 'The file is UTF-16 text (what Excel saves as "Unicode Text"), which is not read: save the ledger as "CSV UTF-8", or as .xlsx.', { problem: 'utf-16' })
+    }
+    let text: string
+    try {
+      text = decoder.decode(chunk)
+    } catch (err) {
+      if (err instanceof DecodeProblem) throw encodingError(err, lineOf(err.text))
+      throw err
+    }
+    const nul = text.indexOf('\u0000')
+    if (nul !== -1) throw nulError(lineOf(text.slice(0, nul)))
+    feed(text, false)
+    done += chunk.length
+    options.onProgress?.(done, totalBytes)
+    const wait = options.afterChunk?.()
+    if (wait !== undefined) await wait
+    if (parser?.stopped === true) break
+  }
+  if (parser?.stopped !== true) {
+    let rest: string
+    try {
+      rest = decoder.end()
+    } catch (err) {
+      if (err instanceof DecodeProblem) throw encodingError(err, lineOf(''))
+      throw err
+    }
+    if (rest.includes('\u0000')) throw nulError(lineOf(rest.slice(0, rest.indexOf('\u0000'))))
+    feed(rest, true)
+    parser?.end()
+  }
+  return {
+    format: 'csv',
+    sheetName: '',
+    rowsRead: parser?.rowsRead ?? 0,
+    encoding: decoder.encoding ?? 'utf-8',
+    bom: decoder.bom,
+    delimiter
+  }
+}
+
+const SHOWN_CHARS = 120
+
+/** A header line that holds none of the ledger's columns with any separator: not a ledger. */
+function refuseNonLedger (columns: readonly string[] | undefined, line: string, matches: number, encoding: CsvEncoding | undefined): void {
+  if (columns === undefined || columns.length === 0 || matches > 0 || line.trim() === '') return
+  const shown = line.length > SHOWN_CHARS ? `${line.slice(0, SHOWN_CHARS)}…` : line
+  const read = encoding === 'windows-1252' ? ' (read as Windows-1252 text)' : ''
+  throw new EngineError('LEDGER_MISSING_COLUMNS', `The file is text, read as CSV${read}, but its first line is not a ledger header: none of the required columns (${columns.join(', ')}) is in it with ";", "," or a tab as separator. First line: "${shown}".`, { missing: [...columns] })
+}
+
+function nulError (line: number): EngineError {
+  return new EngineError('CSV_MALFORMED', `Line ${line} of the CSV file holds a NUL byte (0x00), which no cell can hold (PostgreSQL text cannot store it): the file is damaged or is not text. A file saved as "Unicode Text" (UTF-16) must be saved as "CSV UTF-8" instead.`, { line, problem: 'nul-byte' })
+}
+
+function encodingError (problem: DecodeProblem, line: number): EngineError {
+  const fix = 'Save the whole file again in one encoding, preferably UTF-8 ("CSV UTF-8").'
+  switch (problem.kind) {
+    case 'invalid-utf-8':
+      return new EngineError('CSV_ENCODING', `Line ${line} of the CSV file has bytes that are not UTF-8 (${problem.bytes}), while the text before them is UTF-8: the file mixes encodings and its accented letters cannot be read reliably. ${fix}`, { line, problem: problem.kind })
+    case 'utf-8-after-windows-1252':
+      return new EngineError('CSV_ENCODING', `Line ${line} of the CSV file holds UTF-8 text (bytes ${problem.bytes}), while the text before it is Windows-1252/ISO-8859-1: the file mixes encodings and its accented letters cannot be read reliably. ${fix}`, { line, problem: problem.kind })
+    case 'truncated-utf-8':
+      return new EngineError('CSV_ENCODING', `The CSV file ends in the middle of a UTF-8 character (bytes ${problem.bytes}, line ${line}): it was cut short. Send the whole file.`, { line, problem: problem.kind })
+  }
+}
