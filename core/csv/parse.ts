@@ -57,11 +57,15 @@ export class CsvParser {
   private recordChars = 0
   private quoteLine = 0
 
+  private readonly delimiter: number
+
   constructor (
-    private readonly delimiter: number,
+    private readonly delimiterText: string,
     private readonly onRecord: RecordVisitor,
     private readonly limits: CsvParseLimits
-  ) {}
+  ) {
+    this.delimiter = delimiterText.charCodeAt(0)
+  }
 
   push (text: string): void {
     const n = text.length
@@ -72,7 +76,25 @@ export class CsvParser {
       this.skipLf = false
       if (n > 0 && text.charCodeAt(0) === LF) i = recordStart = 1
     }
+    // Where the next quote, CR and LF are (n for none): found once and reused while the
+    // parse position stays before them.
+    let nextQuote = -1
+    let nextCr = -1
+    let nextLf = -1
     while (i < n && !this.stopped) {
+      if (this.state === State.FieldStart && this.fields.length === 0) {
+        // A whole line with no quote in it (nearly every ledger line): split natively.
+        if (nextLf < i) nextLf = indexOr(text, '\n', i, n)
+        if (nextQuote < i) nextQuote = indexOr(text, '"', i, n)
+        if (nextCr < i) nextCr = indexOr(text, '\r', i, n)
+        if (nextLf < n && nextQuote > nextLf && nextCr >= nextLf - 1) {
+          const end = nextCr === nextLf - 1 ? nextCr : nextLf
+          this.endLine(text.slice(i, end).split(this.delimiterText))
+          this.line++
+          i = recordStart = nextLf + 1
+          continue
+        }
+      }
       switch (this.state) {
         case State.FieldStart:
           if (text.charCodeAt(i) === QUOTE) {
@@ -181,10 +203,16 @@ export class CsvParser {
       this.pieceHasCr = false
     }
     this.piece = ''
-    if (this.fields.length >= this.limits.maxFields) {
-      throw new EngineError('CSV_MALFORMED', `Line ${this.line} of the CSV file has more than ${this.limits.maxFields.toLocaleString('en-US')} fields, more columns than a spreadsheet holds: the file is damaged or is not a ledger.`, { line: this.line, problem: 'too-many-fields' })
-    }
+    if (this.fields.length >= this.limits.maxFields) throw this.tooManyFields()
     this.fields.push(value === '' ? null : value)
+  }
+
+  /** A line's fields from split(): empty ones become null, then the record ends. */
+  private endLine (fields: CsvField[]): void {
+    if (fields.length > this.limits.maxFields) throw this.tooManyFields()
+    for (let k = 0; k < fields.length; k++) if (fields[k] === '') fields[k] = null
+    this.fields = fields
+    this.endRecord()
   }
 
   private endRecord (): void {
@@ -202,6 +230,10 @@ export class CsvParser {
     if (this.onRecord(this.records, fields) === false) this.stopped = true
   }
 
+  private tooManyFields (): EngineError {
+    return new EngineError('CSV_MALFORMED', `Line ${this.line} of the CSV file has more than ${this.limits.maxFields.toLocaleString('en-US')} fields, more columns than a spreadsheet holds: the file is damaged or is not a ledger.`, { line: this.line, problem: 'too-many-fields' })
+  }
+
   private tooLong (): EngineError {
     const limit = this.limits.maxRecordChars.toLocaleString('en-US')
     if (this.state === State.Quoted) {
@@ -209,4 +241,10 @@ export class CsvParser {
     }
     return new EngineError('CSV_MALFORMED', `Line ${this.line} of the CSV file is longer than ${limit} characters; a ledger line holds a few hundred: the file is damaged or is not a ledger.`, { line: this.line, problem: 'line-too-long' })
   }
+}
+
+/** Offset of `char` in text[from, n), or n when it is not there. */
+function indexOr (text: string, char: string, from: number, n: number): number {
+  const at = text.indexOf(char, from)
+  return at === -1 ? n : at
 }

@@ -8,6 +8,7 @@
 import { open } from 'node:fs/promises'
 import { EngineError } from '../errors.js'
 import { chooseDelimiter, DELIMITERS, findHeaderLine } from './header.js'
+import type { DelimiterChoice } from './header.js'
 import { CsvParser } from './parse.js'
 import type { CsvParseLimits, RecordVisitor } from './parse.js'
 import { CsvDecoder, DecodeProblem, sniffText } from './text.js'
@@ -15,10 +16,10 @@ import type { CsvEncoding } from './text.js'
 
 export interface CsvReadOptions {
   /**
-   * Header names to look for (compared trimmed and lower-cased). They choose the
-   * separator, and a file whose header line holds none of them with any separator is
-   * refused as not a ledger (LEDGER_MISSING_COLUMNS), as is one with no header line
-   * (LEDGER_EMPTY). Without them the separator giving the most fields wins.
+   * Header names the file must have (compared trimmed and lower-cased). They choose the
+   * separator; a header line that lacks any of them with every separator is refused
+   * (LEDGER_MISSING_COLUMNS, naming them and showing the line), as is a file with no
+   * header line (LEDGER_EMPTY). Without them the separator giving the most fields wins.
    */
   headerColumns?: readonly string[] | undefined
   signal?: AbortSignal | undefined
@@ -93,9 +94,14 @@ export async function readCsvChunks (chunks: AsyncIterable<Uint8Array>, totalByt
       return
     }
     head += text
+    // The header's end is a line break: a chunk without one cannot complete it.
+    if (!atEnd && text.indexOf('\n') === -1 && text.indexOf('\r') === -1) {
+      if (head.length > limits.maxRecordChars) throw firstLineTooLong(limits.maxRecordChars)
+      return
+    }
     const header = findHeaderLine(head, atEnd)
     if (header === undefined) {
-      if (head.length > limits.maxRecordChars) throw new EngineError('CSV_MALFORMED', `The first line of the CSV file is longer than ${limits.maxRecordChars.toLocaleString('en-US')} characters: the file is damaged or is not a ledger.`, { line: 1, problem: 'line-too-long' })
+      if (head.length > limits.maxRecordChars) throw firstLineTooLong(limits.maxRecordChars)
       return
     }
     const line = head.slice(header.start, header.end)
@@ -104,12 +110,12 @@ export async function readCsvChunks (chunks: AsyncIterable<Uint8Array>, totalByt
     } else {
       const choice = chooseDelimiter(line, options.headerColumns)
       delimiter = choice.delimiter
-      refuseNonLedger(options.headerColumns, line, choice.matches, decoder.encoding)
+      refuseMissingColumns(options.headerColumns, line, choice, decoder.encoding)
     }
     if (options.headerColumns !== undefined && header.start === header.end) {
       throw new EngineError('LEDGER_EMPTY', 'The CSV file has no header line: it holds no text but blank lines.')
     }
-    parser = new CsvParser(delimiter.charCodeAt(0), onRow, limits)
+    parser = new CsvParser(delimiter, onRow, limits)
     if (header.afterHint > 0) parser.line = 2
     const rest = head.slice(header.afterHint)
     head = ''
@@ -173,12 +179,27 @@ export async function readCsvChunks (chunks: AsyncIterable<Uint8Array>, totalByt
 
 const SHOWN_CHARS = 120
 
-/** A header line that holds none of the ledger's columns with any separator: not a ledger. */
-function refuseNonLedger (columns: readonly string[] | undefined, line: string, matches: number, encoding: CsvEncoding | undefined): void {
-  if (columns === undefined || columns.length === 0 || matches > 0 || line.trim() === '') return
+/**
+ * A header line that lacks required columns with every separator. With fewer than half
+ * of them it is not a ledger at all (a bank statement, another report): the message says
+ * so and shows the line; otherwise it names what is missing, as for a workbook.
+ */
+function refuseMissingColumns (columns: readonly string[] | undefined, line: string, choice: DelimiterChoice, encoding: CsvEncoding | undefined): void {
+  if (columns === undefined || columns.length === 0 || line.trim() === '' || choice.matches === columns.length) return
+  const present = new Set(choice.fields.map((f) => f.trim().toLowerCase()))
+  const missing = columns.filter((c) => !present.has(c.trim().toLowerCase()))
   const shown = line.length > SHOWN_CHARS ? `${line.slice(0, SHOWN_CHARS)}…` : line
-  const read = encoding === 'windows-1252' ? ' (read as Windows-1252 text)' : ''
-  throw new EngineError('LEDGER_MISSING_COLUMNS', `The file is text, read as CSV${read}, but its first line is not a ledger header: none of the required columns (${columns.join(', ')}) is in it with ";", "," or a tab as separator. First line: "${shown}".`, { missing: [...columns] })
+  if (choice.matches * 2 < columns.length) {
+    const read = encoding === 'windows-1252' ? ' (read as Windows-1252 text)' : ''
+    const found = choice.matches === 0 ? 'none' : `only ${choice.matches}`
+    throw new EngineError('LEDGER_MISSING_COLUMNS', `The file is text, read as CSV${read}, but its first line is not a ledger header: it has ${found} of the ${columns.length} required columns (${columns.join(', ')}) with ";", "," or a tab as separator. First line: "${shown}".`, { missing })
+  }
+  const name = choice.delimiter === '\t' ? 'a tab' : `"${choice.delimiter}"`
+  throw new EngineError('LEDGER_MISSING_COLUMNS', `The first line of the CSV file (separated by ${name}) lacks the required column${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}. First line: "${shown}".`, { missing })
+}
+
+function firstLineTooLong (limit: number): EngineError {
+  return new EngineError('CSV_MALFORMED', `The first line of the CSV file is longer than ${limit.toLocaleString('en-US')} characters: the file is damaged or is not a ledger.`, { line: 1, problem: 'line-too-long' })
 }
 
 function nulError (line: number): EngineError {
