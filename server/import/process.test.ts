@@ -150,7 +150,7 @@ describe('POST /v1/process: refusals', () => {
     expect(res.body.detail).toMatch(/API key/)
   })
 
-  it('400 for a batch_size out of range, an unknown mode and a file that is not a spreadsheet', async () => {
+  it('400 for a batch_size out of range, an unknown mode and a CSV that is not a ledger', async () => {
     const batch = await processFile(files.ledger, { codigo_dominio: '100', batch_size: '99' })
     expect(batch.status).toBe(400)
     expect(batch.body.detail).toMatch(/batch_size/)
@@ -159,7 +159,7 @@ describe('POST /v1/process: refusals', () => {
     expect(mode.body.detail).toMatch(/modo_importacao/)
     const csv = await processFile(files.csv, { codigo_dominio: '100' })
     expect(csv.status).toBe(400)
-    expect(csv.body.detail).toMatch(/XLSX|XLS/)
+    expect(csv.body.detail).toMatch(/read as CSV, but its first line is not a ledger header: it has only 3 of the 11 required columns/)
   })
 
   it('422 without codigo_dominio or without a file; 413 above the upload limit', async () => {
