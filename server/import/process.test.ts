@@ -71,7 +71,7 @@ beforeAll(async () => {
   files.tricky = join(dir, 'tricky.xlsx')
   await writeTinyXlsx(files.tricky, { sheet: ledgerXml(TRICKY_TEXTS.map((text, i) => [i + 1, 500, '2024-03-05', i === 0 ? '10,00' : '', i === 1 ? '10,00' : '', text])) })
 
-  for (const code of ['100', '200', '300', '400', '500', '600', '700', '800']) {
+  for (const code of ['100', '200', '300', '400', '500', '600', '700', '800', 'csv']) {
     await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
   }
   await addCompany(db.pool, { codigoDominio: 'inativa', nome: 'Empresa Inativa' })
@@ -157,9 +157,11 @@ describe('POST /v1/process: refusals', () => {
     const mode = await processFile(files.ledger, { codigo_dominio: '100', modo_importacao: 'SOBRESCREVER' })
     expect(mode.status).toBe(400)
     expect(mode.body.detail).toMatch(/modo_importacao/)
-    const csv = await processFile(files.csv, { codigo_dominio: '100' })
+    const csv = await processFile(files.csv, { codigo_dominio: 'csv' })
     expect(csv.status).toBe(400)
     expect(csv.body.detail).toMatch(/read as CSV, but its first line is not a ledger header: it has only 3 of the 11 required columns/)
+    // Found while reading, as a workbook's missing columns are: the importation ends FALHOU, without movements.
+    expect((await importsOf('csv')).map((i) => [i.status, i.movimentos])).toEqual([['FALHOU', '0']])
   })
 
   it('422 without codigo_dominio or without a file; 413 above the upload limit', async () => {
