@@ -101,7 +101,7 @@ const overlap = record({
 const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>): JsonSchema =>
   ({ ...schema, properties: { ...(schema.properties as Record<string, JsonSchema>), ...optional } })
 
-const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
+const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx, legacy .xls, or CSV/TXT text (an addition beyond spec 1: docs/import.md, "CSV and TXT ledgers"), decided by its bytes; at most IMPORT_MAX_UPLOAD_BYTES.' }
 const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
 const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
 
