@@ -6,8 +6,12 @@
  * status: each service maps codes to its spec's statuses in server/<svc>/errors.ts.
  */
 export const Code = {
-  /** The upload is neither a ZIP (XLSX) nor an OLE2 compound file (XLS). */
+  /** The upload is neither a ZIP (XLSX), an OLE2 compound file or BIFF stream (XLS), nor CSV/TXT text. */
   SHEET_UNSUPPORTED_FORMAT: 'SHEET_UNSUPPORTED_FORMAT',
+  /** A CSV/TXT upload is not text in one encoding: UTF-8 broken by other bytes, UTF-8 inside Windows-1252 text, a cut character, or UTF-16. */
+  CSV_ENCODING: 'CSV_ENCODING',
+  /** A CSV/TXT upload's structure cannot be read: a quote never closed, a NUL byte, a line past the length bound, too many fields. */
+  CSV_MALFORMED: 'CSV_MALFORMED',
   /** The workbook is password-protected (encrypted OOXML package or BIFF FILEPASS). */
   SHEET_ENCRYPTED: 'SHEET_ENCRYPTED',
   /** The workbook lists no worksheet, or its first sheet part is missing. */

@@ -172,6 +172,21 @@ describe('razao import', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ replaced_importacao_id: body.importacao_id, modo_importacao: 'REIMPORTAR' })
   })
 
+  it('loads the same ledger exported as CSV: NORMAL refuses its movements, already imported; --reimportar replaces the XLSX import', async () => {
+    const csv = join(dir, 'ledger.csv')
+    // Tab-separated UTF-8 with a BOM, as Excel's "CSV UTF-8" export with tabs; the same seed, the same ledger.
+    expect(await generateLedger({ path: csv, format: 'csv', csv: { delimiter: '\t', encoding: 'utf-8-bom' }, rows: 4000, seed: 31, textAmountEvery: 5 })).toEqual(facts)
+    const refused = await razao(['import', csv, '--codigo-dominio', '9001'])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(new RegExp(`${facts.totalRows} movements of this file are already imported for company "9001"`))
+    const replaced = await razao(['import', csv, '--codigo-dominio', '9001', '--reimportar'])
+    expect(replaced.code).toBe(0)
+    const body = JSON.parse(replaced.stdout) as Record<string, unknown>
+    expect(body).toMatchObject({ file_name: 'ledger.csv', status: 'VALIDADO', inserted_rows: facts.totalRows, total_debit: facts.totalDebitCents / 100, modo_importacao: 'REIMPORTAR' })
+    const { rows } = await db.pool.query<{ debito: string, credito: string }>('SELECT sum(debito)::text AS debito, sum(credito)::text AS credito FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)', [body.importacao_id])
+    expect(rows[0]).toEqual({ debito: centsToDecimal(facts.totalDebitCents), credito: centsToDecimal(facts.totalCreditCents) })
+  })
+
   it('a process killed mid-load leaves nothing visible, and the next start marks its import FALHOU', async () => {
     await db.pool.query("CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$")
     await db.pool.query('CREATE TRIGGER stall BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = 3000) EXECUTE FUNCTION stall()')
@@ -268,7 +283,7 @@ describe('razao imports', () => {
     const list = await razao(['imports', 'list', '--codigo-dominio', '9001'])
     expect(list.code).toBe(0)
     const listed = JSON.parse(list.stdout) as Array<Record<string, unknown>>
-    expect(listed.map((i) => i.status)).toEqual(['VALIDADO', 'SUBSTITUIDO'])
+    expect(listed.map((i) => i.status)).toEqual(['VALIDADO', 'SUBSTITUIDO', 'SUBSTITUIDO'])
     expect(listed[0]).not.toHaveProperty('resultado')
     const cancelled = await razao(['imports', 'list', '--status', 'CANCELADO', '--limit', '1'])
     expect(JSON.parse(cancelled.stdout)).toHaveLength(1)

@@ -129,6 +129,24 @@ describe('razao', () => {
     expect(fromXls.stdout).toBe(fromXlsx.stdout)
   })
 
+  it('reads the same ledger as a Windows-1252 CSV with the same analysis; rows prints its records as text', async () => {
+    const csv = join(dir, 'ledger.csv')
+    expect(await generateLedger({ path: csv, format: 'csv', csv: { delimiter: ';', encoding: 'windows-1252' }, rows: 800, seed: 5, unbalancedGroups: 2, dateStyle: 'text-br' })).toEqual(facts)
+    const [fromCsv, fromXlsx] = await Promise.all([razao(['analyze', csv]), razao(['analyze', ledger])])
+    expect(fromCsv.code).toBe(0)
+    const { file_name: csvName, sha256: _csvHash, ...csvBody } = JSON.parse(fromCsv.stdout) as Record<string, unknown>
+    const { sha256: _xlsxHash, file_name: _xlsxName, ...xlsxBody } = JSON.parse(fromXlsx.stdout) as Record<string, unknown>
+    expect(csvName).toBe('ledger.csv')
+    expect(csvBody).toEqual(xlsxBody)
+    const rows = await razao(['rows', csv, '--limit', '2'])
+    expect(rows.code).toBe(0)
+    const [header, first] = rows.stdout.trim().split('\n').map((l) => JSON.parse(l) as { row: number, cells: unknown[] })
+    expect(header).toEqual({ row: 1, cells: ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito'] })
+    expect(first!.row).toBe(2)
+    expect(first!.cells).toHaveLength(11)
+    expect(first!.cells.slice(0, 3)).toEqual([expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d\d\/\d\d\/\d{4}$/)])
+  })
+
   it('fails with a clear message and exit 1 on a file it cannot read', async () => {
     const run = await razao(['analyze', join(dir, 'nope.xlsx')])
     expect(run.code).toBe(1)

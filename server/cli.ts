@@ -13,7 +13,8 @@ import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
 import { EngineError, hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
-import { detectFormat, readXlsxFirstSheet } from '../core/xlsx/index.js'
+import { detectFormat, sheetReader } from '../core/xlsx/index.js'
+import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
 import { runLedgerJob } from '../workers/ledger-job.js'
 import { ConfigError, loadConfig } from './config.js'
 import type { Config } from './config.js'
@@ -45,7 +46,7 @@ Usage:
   razao analyze FILE [--batch-size N] [--sheet S] [--problems OUT.csv]
                                                         the /v1/analyze JSON for a ledger file (and every problem cell as CSV)
   razao diagnose FILE [--batch-size N] [--sheet S]      the /v1/diagnose-unbalanced JSON
-  razao rows FILE [--limit N] [--sheet S]               the sheet as read, one JSON line per row
+  razao rows FILE [--limit N] [--sheet S]               the sheet (a CSV: its records) as read, one JSON line per row
   razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--sheet S] [--follow]
                                                         the /v1/process operation: load the ledger into the database
                                                         (--follow: phase, rows, rate and time left on stderr; Ctrl-C cancels it)
@@ -152,7 +153,7 @@ async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, bat
   // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
   const [sha256, result] = await Promise.all([
     sha256File(path),
-    format === 'xlsx' ? runLedgerJob(input, format, progress.update, problems?.write) : runXlsInIsolate({ job: 'ledger', input })
+    format === 'xls' ? runXlsInIsolate({ job: 'ledger', input }) : runLedgerJob(input, format, progress.update, problems?.write)
   ]).finally(() => progress.finish())
   if (problems !== undefined) {
     if (result.operation === 'analyze') for (const p of result.problems ?? []) problems.write(p)
@@ -348,7 +349,8 @@ async function printRows (path: string, limitText: string | undefined, sheetText
     if (buffer !== '') out.write(buffer)
     buffer = ''
   }
-  if (await detectFormat(path) === 'xls') {
+  const format = await detectFormat(path)
+  if (format === 'xls') {
     // SheetJS reads XLS in a thread of its own, as in the service; BIFF8's 65,536 rows at most come back whole.
     const { lines } = await runXlsInIsolate({ job: 'rows', input: { path, limit, maxInflatedBytes: config.import.maxInflatedBytes, sheet } })
     for (const line of lines) {
@@ -358,13 +360,15 @@ async function printRows (path: string, limitText: string | undefined, sheetText
     flush()
     return
   }
-  await readXlsxFirstSheet(path, (row, cells) => {
+  // A CSV's separator is the one that gives the ledger's columns, as an import reads it.
+  await sheetReader(format)(path, (row, cells) => {
     buffer += `${JSON.stringify({ row, cells })}\n`
     if (buffer.length > 65_536) flush()
     return ++printed < limit
   }, {
     maxInflatedBytes: config.import.maxInflatedBytes,
     sheet,
+    headerColumns: REQUIRED_COLUMNS,
     afterChunk: () => out.writableNeedDrain ? new Promise<void>((resolve) => out.once('drain', resolve)) : undefined
   })
   flush()

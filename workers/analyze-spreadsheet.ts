@@ -1,6 +1,6 @@
 /**
- * Pool task: analyze or diagnose an uploaded ledger. XLSX is read right here by
- * our streaming reader; XLS is handed to a one-shot isolate thread.
+ * Pool task: analyze or diagnose an uploaded ledger. XLSX and CSV are read right here by
+ * our streaming readers; XLS is handed to a one-shot isolate thread.
  */
 import { detectFormat } from '../core/xlsx/index.js'
 import { runLedgerJob } from './ledger-job.js'
@@ -13,5 +13,5 @@ export type AnalyzeSpreadsheetOutput = LedgerJobOutput
 
 export default defineTask(async (input: AnalyzeSpreadsheetInput): Promise<AnalyzeSpreadsheetOutput> => {
   const format = await detectFormat(input.path)
-  return format === 'xlsx' ? await runLedgerJob(input, 'xlsx') : await runXlsInIsolate({ job: 'ledger', input })
+  return format === 'xls' ? await runXlsInIsolate({ job: 'ledger', input }) : await runLedgerJob(input, format)
 })

@@ -1,10 +1,10 @@
 /**
- * What an analysis request asks of a worker thread, shared by the pool task (XLSX,
- * in the pool's thread) and the one-shot XLS isolate.
+ * What an analysis request asks of a worker thread, shared by the pool task (XLSX and
+ * CSV, in the pool's thread) and the one-shot XLS isolate.
  */
-import { analyzeLedger, analyzeLedgerWithIds, diagnoseLedger } from '../core/ledger/index.js'
+import { REQUIRED_COLUMNS, analyzeLedger, analyzeLedgerWithIds, diagnoseLedger } from '../core/ledger/index.js'
 import type { CellProblem, LedgerAnalysis, LedgerDiagnosis, ProblemSink } from '../core/ledger/index.js'
-import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
+import { sheetReader } from '../core/xlsx/index.js'
 import type { RowVisitor, SpreadsheetFormat } from '../core/xlsx/index.js'
 
 export interface LedgerJobInput {
@@ -30,10 +30,11 @@ export type LedgerJobOutput =
  * thread (`withProblems` brings the problems back instead).
  */
 export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (done: number, total: number) => void, onProblem?: ProblemSink): Promise<LedgerJobOutput> {
-  const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
+  const read = sheetReader(format)
+  // The ledger's columns choose a CSV's separator (other formats ignore them).
   const readOptions = onProgress === undefined
-    ? { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet }
-    : { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, onProgress }
+    ? { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, headerColumns: REQUIRED_COLUMNS }
+    : { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, headerColumns: REQUIRED_COLUMNS, onProgress }
   const source = (onRow: RowVisitor) => read(input.path, onRow, readOptions)
   const options = { batchSize: input.batchSize }
   if (input.operation === 'diagnose') return { operation: 'diagnose', diagnosis: await diagnoseLedger(source, options) }

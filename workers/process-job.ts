@@ -10,7 +10,8 @@ import { processLedger } from '../core/importer/process-ledger.js'
 import type { ImportMode, ProcessResult } from '../core/importer/process-ledger.js'
 import type { LoadOrigin } from '../core/importer/load-state.js'
 import type { CopyMode } from '../core/importer/copy-sink.js'
-import { readXlsFirstSheet, readXlsxFirstSheet } from '../core/xlsx/index.js'
+import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
+import { sheetReader } from '../core/xlsx/index.js'
 import type { SpreadsheetFormat } from '../core/xlsx/index.js'
 import { isConnectionError } from '../core/db/pg-errors.js'
 import { databaseUnavailable, discardThreadConnection } from './db-connection.js'
@@ -53,7 +54,7 @@ export async function runProcessJob (
   client: pg.Client,
   reporter?: LoadReporter
 ): Promise<ProcessJobOutput> {
-  const read = format === 'xlsx' ? readXlsxFirstSheet : readXlsFirstSheet
+  const read = sheetReader(format)
   const request = { fileName: input.fileName, sha256: input.sha256, codigoDominio: input.codigoDominio, mode: input.mode, batchSize: input.batchSize, copyMode: input.copyMode }
   const port = reporter === undefined && input.progressPort !== undefined ? portReporter(input.progressPort) : undefined
   const report = reporter ?? port?.reporter
@@ -62,6 +63,7 @@ export async function runProcessJob (
     return await processLedger(client, (onRow, afterChunk) => read(input.path, onRow, {
       maxInflatedBytes: input.maxInflatedBytes,
       sheet: input.sheet,
+      headerColumns: REQUIRED_COLUMNS,
       afterChunk,
       ...(report === undefined ? {} : { onProgress: report.bytes })
     }), request, options)

@@ -1,5 +1,5 @@
 /**
- * Pool task: /v1/process. XLSX is read and copied right here on this thread's
+ * Pool task: /v1/process. XLSX and CSV are read and copied right here on this thread's
  * database connection; XLS goes to a one-shot isolate that opens its own.
  */
 import { detectFormat } from '../core/xlsx/index.js'
@@ -15,5 +15,5 @@ export type ProcessSpreadsheetOutput = ProcessJobOutput
 export default defineTask(async (input: ProcessSpreadsheetInput): Promise<ProcessSpreadsheetOutput> => {
   const format = await detectFormat(input.path)
   if (format === 'xls') return await runXlsInIsolate({ job: 'process', input })
-  return await runProcessJob(input, 'xlsx', await threadConnection(input.databaseUrl))
+  return await runProcessJob(input, format, await threadConnection(input.databaseUrl))
 })

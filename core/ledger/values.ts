@@ -29,11 +29,27 @@ export function readInteger (cell: Cell | undefined): IntegerParse {
   if (cell === null || cell === undefined || cell instanceof UncomputedFormula) return EMPTY
   if (typeof cell === 'number') return Number.isSafeInteger(cell) ? { kind: 'ok', value: cell } : INVALID
   if (typeof cell === 'string') {
+    // Text of digits only, as every id of a CSV ledger is: read without trimming or a regex.
+    const value = plainDigits(cell)
+    if (value >= 0) return { kind: 'ok', value }
     const s = cell.trim()
     if (s === '') return EMPTY
     return DIGITS.test(s) ? { kind: 'ok', value: Number(s) } : INVALID
   }
   return INVALID
+}
+
+/** The value of 1 to 15 ASCII digits and nothing else, or -1. */
+function plainDigits (s: string): number {
+  const n = s.length
+  if (n === 0 || n > 15) return -1
+  let value = 0
+  for (let i = 0; i < n; i++) {
+    const d = s.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return -1
+    value = value * 10 + d
+  }
+  return value
 }
 
 export type DateParse = { kind: 'empty' } | { kind: 'ok', iso: string } | { kind: 'invalid' }
@@ -52,7 +68,23 @@ export function readDate (cell: Cell | undefined): DateParse {
   if (cell instanceof DateCell) return fromSerial(cell.serial)
   if (typeof cell === 'number') return fromSerial(cell)
   if (typeof cell !== 'string') return INVALID
-  const s = cell.trim()
+  if (cell === lastText) return lastTextParsed
+  // Short texts only: a longer one may be a slice of a whole chunk of a CSV file, which a
+  // cache entry would keep alive. Dates (`dd/mm/yyyy`, ISO) have 10 characters.
+  if (cell.length > TEXT_CACHE_MAX_CHARS) return parseDateText(cell)
+  let parsed = textDateCache.get(cell)
+  if (parsed === undefined) {
+    if (textDateCache.size >= DATE_CACHE_LIMIT) textDateCache.clear()
+    parsed = parseDateText(cell)
+    textDateCache.set(cell, parsed)
+  }
+  lastText = cell
+  lastTextParsed = parsed
+  return parsed
+}
+
+function parseDateText (text: string): DateParse {
+  const s = text.trim()
   if (s === '') return EMPTY
   const br = BR_DATE.exec(s)
   if (br !== null) return fromParts(Number(br[3]), Number(br[2]), Number(br[1]))
@@ -60,6 +92,12 @@ export function readDate (cell: Cell | undefined): DateParse {
   if (iso !== null) return fromParts(Number(iso[1]), Number(iso[2]), Number(iso[3]))
   return INVALID
 }
+
+/** Text dates repeat as serials do (CSV ledgers hold every date as text): parsed once each. */
+const textDateCache = new Map<string, DateParse>()
+const TEXT_CACHE_MAX_CHARS = 12
+let lastText: string | undefined
+let lastTextParsed: DateParse = INVALID
 
 /** A ledger's dates repeat (a few hundred days over many rows): keep the parsed ones. */
 const dateCache = new Map<number, DateParse>()
@@ -84,12 +122,15 @@ function fromSerial (serial: number): DateParse {
   return parsed
 }
 
+/** Days in each month of a common year. */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** A calendar date of the Gregorian calendar from 1900 on (the regexes allow four-digit years only). */
 function fromParts (year: number, month: number, day: number): DateParse {
-  const probe = new Date(Date.UTC(year, month - 1, day))
-  if (year < 1900 || probe.getUTCFullYear() !== year || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) {
-    return INVALID
-  }
-  return { kind: 'ok', iso: probe.toISOString().slice(0, 10) }
+  if (year < 1900 || month < 1 || month > 12 || day < 1) return INVALID
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  if (day > (month === 2 && leap ? 29 : MONTH_DAYS[month - 1]!)) return INVALID
+  return { kind: 'ok', iso: `${year}-${month < 10 ? '0' : ''}${month}-${day < 10 ? '0' : ''}${day}` }
 }
 
 /** Text of a descriptive cell, trimmed; numbers and booleans as they print; null when empty. */

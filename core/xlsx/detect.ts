@@ -1,7 +1,11 @@
 import { open } from 'node:fs/promises'
+import { sniffText } from '../csv/index.js'
 import { EngineError } from '../errors.js'
 
-export type SpreadsheetFormat = 'xlsx' | 'xls'
+export type SpreadsheetFormat = 'xlsx' | 'xls' | 'csv'
+
+/** Bytes judged to tell text from binary (docs/import.md, "CSV and TXT ledgers"). */
+const TEXT_PROBE_BYTES = 1024
 
 /** Local file header signature, "PK\x03\x04" (APPNOTE 4.3.7). */
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04])
@@ -10,21 +14,30 @@ const OLE2_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
 
 /**
  * Decides the format from the file's first bytes only: an XLSX is a ZIP archive; an XLS
- * is an OLE2 compound file or, from Excel 2.x-4.0 and old exporters, a bare BIFF stream. Names and content types
- * are whatever the client's software put there and are never trusted.
+ * is an OLE2 compound file or, from Excel 2.x-4.0 and old exporters, a bare BIFF stream;
+ * anything else whose first KiB is text (no NUL, no control bytes but tab and line
+ * breaks) is read as CSV/TXT, and the CSV reader then looks for the ledger's header.
+ * Names and content types are whatever the client's software put there and are never trusted.
  */
 export async function detectFormat (path: string): Promise<SpreadsheetFormat> {
   const handle = await open(path, 'r')
+  let text: ReturnType<typeof sniffText>
   try {
-    const head = Buffer.alloc(8)
-    const { bytesRead } = await handle.read(head, 0, 8, 0)
-    if (bytesRead >= 4 && head.subarray(0, 4).equals(ZIP_MAGIC)) return 'xlsx'
-    if (bytesRead === 8 && head.equals(OLE2_MAGIC)) return 'xls'
-    if (bytesRead === 8 && isBiffStream(head)) return 'xls'
+    const head = Buffer.alloc(TEXT_PROBE_BYTES)
+    const { bytesRead } = await handle.read(head, 0, TEXT_PROBE_BYTES, 0)
+    const first = head.subarray(0, 8)
+    if (bytesRead >= 4 && first.subarray(0, 4).equals(ZIP_MAGIC)) return 'xlsx'
+    if (bytesRead >= 8 && first.equals(OLE2_MAGIC)) return 'xls'
+    if (bytesRead >= 8 && isBiffStream(first)) return 'xls'
+    text = sniffText(head.subarray(0, bytesRead))
   } finally {
     await handle.close()
   }
-  throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is neither an XLSX nor an XLS workbook. Upload the ledger saved as .xlsx or .xls.')
+  if (text === 'text' || text === 'utf-16') return 'csv'
+  if (text === 'markup') {
+    throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an HTML or XML document (some systems save a web page or an Excel 2003 XML file under an .xls name), not an XLSX or XLS workbook or a CSV. Open it in Excel or LibreOffice and save it as .xlsx or .csv.')
+  }
+  throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is neither an XLSX nor an XLS workbook, nor a CSV/TXT text file. Upload the ledger saved as .xlsx, .xls or .csv.')
 }
 
 /** BOF record ids of BIFF2, BIFF3, BIFF4 and BIFF5-8 ([MS-XLS] 2.4.21; OpenOffice's "Excel File Format", 5.8). */

@@ -156,13 +156,14 @@ describe('hostile and foreign files', () => {
     await expect(readAll(path)).rejects.toThrow(code('SHEET_NO_SHEETS'))
   })
 
-  it('refuses a ZIP that is not a workbook, and files that are neither ZIP nor OLE2', async () => {
+  it('refuses a ZIP that is not a workbook, and files that are neither ZIP, OLE2 nor text', async () => {
     const path = file()
     await writeZip(path, { 'word/document.xml': '<w:document/>' })
     await expect(readAll(path)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
-    const csv = file('xlsx')
-    await writeFile(csv, 'id;id_movim_finan\n1;2\n')
-    await expect(readAll(csv)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
+    // Text is read as CSV (core/csv); bytes that are not text are refused.
+    const binary = file('xlsx')
+    await writeFile(binary, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]))
+    await expect(readAll(binary)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))
     const empty = file('xls')
     await writeFile(empty, '')
     await expect(readAll(empty)).rejects.toThrow(code('SHEET_UNSUPPORTED_FORMAT'))

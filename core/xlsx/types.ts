@@ -22,14 +22,19 @@ export interface ReadOptions {
    * (the CLI's `rows` command waits here for stdout to drain).
    */
   afterChunk?: () => Promise<void> | undefined
-  /** Progress over the inflated sheet XML (or the whole file for XLS), in bytes. */
+  /** Progress over the inflated sheet XML (or the whole file for XLS and CSV), in bytes. */
   onProgress?: (doneBytes: number, totalBytes: number) => void
   /** The sheet to read, by name or 1-based position (choose-sheet.ts); default the first visible one. */
   sheet?: string | number | undefined
+  /**
+   * CSV only: the header names to look for, which choose the separator; a header holding
+   * none of them is refused as not a ledger (core/csv/read-csv.ts).
+   */
+  headerColumns?: readonly string[]
 }
 
 export interface ReadSummary {
-  format: 'xlsx' | 'xls'
+  format: 'xlsx' | 'xls' | 'csv'
   sheetName: string
   /** Rows handed to the visitor. */
   rowsRead: number

@@ -29,6 +29,8 @@ export const EXTRACT_STATUSES: StatusTable = {
   INTERNAL: 500,
   // Codes of other services that never reach this one; the table is total.
   SHEET_UNSUPPORTED_FORMAT: 500,
+  CSV_ENCODING: 500,
+  CSV_MALFORMED: 500,
   SHEET_ENCRYPTED: 500,
   SHEET_NO_SHEETS: 500,
   SHEET_CORRUPT: 500,

@@ -223,10 +223,15 @@ describe('POST /v1/analyze', () => {
     expect(body.detail).toMatch(/file/)
   })
 
-  it('decides the format by the bytes: a CSV named .xlsx is refused with 400', async () => {
+  it('decides the format by the bytes: a text file named .xlsx is read as CSV (400: not a ledger), a binary one is refused', async () => {
     const { status, body } = await post('/v1/analyze', {}, { path: files.csv!, name: 'ledger.xlsx' })
     expect(status).toBe(400)
-    expect(body.detail).toMatch(/neither an XLSX nor an XLS/)
+    expect(body.detail).toMatch(/read as CSV, but its first line is not a ledger header/)
+    const binary = join(dir, 'image.xlsx')
+    await writeFile(binary, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]))
+    const refused = await post('/v1/analyze', {}, { path: binary, name: 'ledger.xlsx' })
+    expect(refused.status).toBe(400)
+    expect(refused.body.detail).toMatch(/neither an XLSX nor an XLS workbook, nor a CSV\/TXT text file/)
   })
 
   it('names the missing required columns with 400', async () => {

@@ -81,7 +81,7 @@ export async function runCliImport (db: Pick<Database, 'url' | 'pool'>, input: P
   process.on('SIGINT', onSigint)
   const job: ProcessJobInput = { ...input, origin: 'cli' }
   try {
-    return format === 'xlsx' ? await loadHere(job, db.url, onSnapshot, controller.signal) : await loadInIsolate(job, onSnapshot, controller.signal)
+    return format === 'xls' ? await loadInIsolate(job, onSnapshot, controller.signal) : await loadHere(job, format, db.url, onSnapshot, controller.signal)
   } catch (err) {
     if (stop === undefined) throw err
     throw await settleStopped(db, latest?.importacaoId ?? undefined, stop)
@@ -101,14 +101,14 @@ async function settleStopped (db: Pick<Database, 'pool'>, id: string | undefined
   return new ImportStopped(`import ${id} was ${asked}, but it had already ended ${status ?? 'unknown'}${status === 'VALIDADO' ? ': it was kept' : ''}`, id, status, interrupted)
 }
 
-/** An XLSX load in this process, on a connection of its own; ending that connection stops it. */
-async function loadHere (input: ProcessJobInput, url: string, onSnapshot: (s: LoadSnapshot) => void, signal: AbortSignal): Promise<ProcessJobOutput> {
+/** An XLSX or CSV load in this process, on a connection of its own; ending that connection stops it. */
+async function loadHere (input: ProcessJobInput, format: 'xlsx' | 'csv', url: string, onSnapshot: (s: LoadSnapshot) => void, signal: AbortSignal): Promise<ProcessJobOutput> {
   const client = await connect(url)
   const reporter = new LoadReporter(onSnapshot)
   const onAbort = (): void => { void endConnection(client) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
-    const result = await runProcessJob(input, 'xlsx', client, reporter)
+    const result = await runProcessJob(input, format, client, reporter)
     if (signal.aborted) throw new EngineError('ABORTED', 'The import was stopped.')
     return result
   } finally {

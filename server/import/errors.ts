@@ -3,6 +3,8 @@ import type { StatusTable } from '../http-errors.js'
 /** HTTP statuses of the import service (spec 1, section 7). */
 export const IMPORT_STATUSES: StatusTable = {
   SHEET_UNSUPPORTED_FORMAT: 400,
+  CSV_ENCODING: 400,
+  CSV_MALFORMED: 400,
   SHEET_ENCRYPTED: 400,
   SHEET_NO_SHEETS: 400,
   SHEET_CORRUPT: 400,

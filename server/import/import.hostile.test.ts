@@ -1,7 +1,7 @@
 /**
  * The import service's hostile group (issue 22, item 12): a `historico` of 1 MiB, far past
- * the 32,767 characters an Excel cell holds, written as an inline string, a shared string
- * and a formula's cached text. It is never cut short in silence: /v1/analyze reports the
+ * the 32,767 characters an Excel cell holds, written as an inline string, a shared string,
+ * a formula's cached text and a CSV field. It is never cut short in silence: /v1/analyze reports the
  * cell (TEXT_TOO_LONG), /v1/diagnose-unbalanced shows it shortened with its full length,
  * and /v1/process refuses the file with 422 and writes nothing. The same text saved by
  * LibreOffice reaches us cut to 32,767 characters (LibreOffice cuts it without a word):
@@ -9,8 +9,10 @@
  * same file ends FALHOU and its problems.csv shows the cell shortened; a ledger with more
  * rejected cells than the file keeps lists the first 100,000 and says how many more.
  * Issue 32: a huge shared string table in a small upload (item 4), archives that read
- * differently in different programs and hidden first sheets (item 5). The process's peak
- * memory through the group is printed.
+ * differently in different programs and hidden first sheets (item 5). Hostile CSVs (issue
+ * 31, item 5): a line of 16 MiB, a quote never closed, a NUL byte, encodings mixed; each is
+ * refused with 400 naming its line, writes nothing, and the service serves the next request.
+ * The process's peak memory through the group is printed.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -37,7 +39,7 @@ let db: TestDatabase
 let pool: WorkerPool
 let app: FastifyInstance
 let base: string
-const files: Record<'inline' | 'shared' | 'formula', string> = { inline: '', shared: '', formula: '' }
+const files: Record<'inline' | 'shared' | 'formula' | 'csv', string> = { inline: '', shared: '', formula: '', csv: '' }
 /** LibreOffice's re-saves of the same ledger as CSV; under CI a missing soffice fails the test. */
 const soffice = probeProducer('soffice')
 const withLibreOffice = soffice.available || process.env.CI === 'true'
@@ -72,8 +74,10 @@ beforeAll(async () => {
   await writeTinyXlsx(files.shared, { sheet: ledger('<c t="s"><v>0</v></c>'), sharedStrings: [LONG] })
   files.formula = join(dir, 'formula.xlsx')
   await writeTinyXlsx(files.formula, { sheet: ledger(`<c t="str"><f>REPT("h",1048576)</f><v>${LONG}</v></c>`) })
+  files.csv = join(dir, 'longo.csv')
+  await writeFile(files.csv, [HEADER.join(';'), `1;10;01/02/2024;3001;Conta;77;Plano;AJUSTE;1.2.3;;100,00;${LONG}`, '2;10;01/02/2024;3001;Conta;77;Plano;AJUSTE;1.2.3;90,00;;curto'].join('\r\n'))
   if (withLibreOffice) {
-    const csv = join(dir, 'longo.csv')
+    const csv = join(dir, 'longo-virgulas.csv')
     await writeFile(csv, [HEADER.join(','), `1,10,01/02/2024,3001,Conta,77,Plano,AJUSTE,1.2.3,,"100,00",${LONG}`, '2,10,01/02/2024,3001,Conta,77,Plano,AJUSTE,1.2.3,"100,00",,curto'].join('\n'))
     libreOfficeFiles = convertWithLibreOffice([csv], dir).map((f) => f.path)
   }
@@ -95,7 +99,7 @@ async function post (path: string, file: string, fields: Record<string, string> 
   return { status: res.status, body: await res.json() }
 }
 
-describe.each(['inline', 'shared', 'formula'] as const)('a 1 MiB historico as %s text', (kind) => {
+describe.each(['inline', 'shared', 'formula', 'csv'] as const)('a 1 MiB historico as %s text', (kind) => {
   it('is a problem cell in the analysis, shown shortened with its length', async () => {
     const { status, body } = await post('/v1/analyze', files[kind])
     expect(status).toBe(200)
@@ -259,4 +263,40 @@ describe('as an import job', () => {
     const { rows: stored } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM importacao_problemas WHERE importacao_id = $1', [job.importacao_id])
     expect(stored).toEqual([{ n: 100_000 }])
   }, 180_000)
+})
+
+describe('hostile CSVs', () => {
+  const line = (id: number, text = 'Conta'): string => `${id};10;01/02/2024;3001;${text};77;Plano;AJUSTE;1.2.3;;10,00;h`
+  const csv = async (name: string, bytes: Buffer): Promise<string> => {
+    const path = join(dir, name)
+    await writeFile(path, bytes)
+    return path
+  }
+  const lines = (count: number, at: number, text: Buffer): Buffer => Buffer.concat([
+    Buffer.from(HEADER.join(';') + '\r\n'),
+    ...Array.from({ length: count }, (_, i) => i + 2 === at ? Buffer.concat([Buffer.from('9;10;01/02/2024;3001;'), text, Buffer.from(';77;Plano;AJUSTE;1.2.3;;10,00;h\r\n')]) : Buffer.from(line(i + 1) + '\r\n'))
+  ])
+  const movements = async (): Promise<number> => Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM movimentos')).rows[0]!.n)
+
+  const cases: Array<[string, () => Promise<string>, RegExp]> = [
+    ['a line of 16 MiB', async () => await csv('linha.csv', Buffer.concat([Buffer.from(HEADER.join(';') + '\r\n' + line(1) + '\r\n2;'), Buffer.alloc(16 << 20, 'x')])), /^Line 3 of the CSV file is longer than 4,194,304 characters/],
+    ['a quote never closed', async () => await csv('aspas.csv', lines(2000, 1500, Buffer.from('"Conta'))), /^Line 1500 of the CSV file opens a quoted field \(".*never closed/],
+    ['a NUL byte', async () => await csv('nul.csv', lines(2000, 1700, Buffer.from('Con\u0000ta'))), /^Line 1700 of the CSV file holds a NUL byte/],
+    ['UTF-8, then Windows-1252', async () => await csv('mista.csv', Buffer.concat([lines(3, 3, Buffer.from('Ação', 'utf8')), lines(2000, 1800, Buffer.from('Ação', 'latin1')).subarray(HEADER.join(';').length + 2)])), /^Line 1803 of the CSV file has bytes that are not UTF-8 .*mixes encodings/]
+  ]
+  for (const [name, make, message] of cases) {
+    it(`${name}: 400 naming its line, on every route; nothing written; the service serves on`, async () => {
+      const file = await make()
+      const before = await movements()
+      const started = performance.now()
+      for (const route of ['/v1/analyze', '/v1/diagnose-unbalanced', '/v1/process']) {
+        const { status, body } = await post(route, file, { codigo_dominio: '900' })
+        expect({ route, status, detail: body.detail }).toEqual({ route, status: 400, detail: expect.stringMatching(message) })
+      }
+      // A hang catcher only: the three requests and the check after took 0.1-0.7 s here (the 16 MiB upload included).
+      expect(performance.now() - started).toBeLessThan(30_000)
+      expect(await movements()).toBe(before)
+      expect((await post('/v1/analyze', files.csv)).status).toBe(200)
+    }, 60_000)
+  }
 })

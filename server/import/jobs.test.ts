@@ -465,8 +465,9 @@ describe('a load refused for invalid cells', () => {
 
   it('refuses at once what is no spreadsheet, an unknown company and a missing field, storing nothing', async () => {
     const before = (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM importacoes')).rows[0]!.n
-    const notSheet = join(dir, 'nota.txt')
-    await writeFile(notSheet, 'id;valor\n1;2\n')
+    // Binary bytes: a text file is read as a CSV ledger (and refused later, for its columns).
+    const notSheet = join(dir, 'nota.png')
+    await writeFile(notSheet, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]))
     expect((await post(0, notSheet, { codigo_dominio: 'ruim' })).status).toBe(400)
     const unknown = await post(0, other, { codigo_dominio: 'ninguem' })
     expect(unknown.status).toBe(404)

@@ -101,9 +101,9 @@ export const overlap = record({
 export const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>): JsonSchema =>
   ({ ...schema, properties: { ...(schema.properties as Record<string, JsonSchema>), ...optional } })
 
-export const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx or legacy .xls, at most IMPORT_MAX_UPLOAD_BYTES.' }
+export const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx, legacy .xls, or CSV/TXT text (an addition beyond spec 1: docs/import.md, "CSV and TXT ledgers"), decided by its bytes; at most IMPORT_MAX_UPLOAD_BYTES.' }
 export const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
-export const sheet = str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet.')
+export const sheet = str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet. Ignored for a CSV.')
 export const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
 
 export const analyzeFailures = {
