@@ -39,6 +39,8 @@ let facts: LedgerFacts
 let unbalanced: string
 let unbalancedFacts: LedgerFacts
 let invalid: string
+/** 300 rows whose ids are the first 300 of `ledger`'s, in another file: refused for overlap. */
+let overlapping: string
 const problems: string[] = []
 const apiCalls: Array<{ url: string, key: string | undefined }> = []
 
@@ -50,9 +52,11 @@ beforeAll(async () => {
   app = await buildImportApp({ shared: config.shared, config: config.import, apiKey: API_KEY, pool, database: { url: db.url, pool: db.pool }, logger: false, progressWriteMs: 200 })
   base = await app.listen({ host: '127.0.0.1', port: 0 })
   ledger = join(dir, 'razao-marco.xlsx')
-  facts = await generateLedger({ path: ledger, format: 'xlsx', rows: ROWS, seed: 411 })
+  facts = await generateLedger({ path: ledger, format: 'xlsx', rows: ROWS, seed: 411, firstRowId: 1 })
   unbalanced = join(dir, 'razao-desbalanceado.xlsx')
   unbalancedFacts = await generateLedger({ path: unbalanced, format: 'xlsx', rows: 400, seed: 412, firstRowId: 500_001, unbalancedGroups: 2 })
+  overlapping = join(dir, 'razao-marco-parcial.xlsx')
+  await generateLedger({ path: overlapping, format: 'xlsx', rows: 300, seed: 413, firstRowId: 1 })
   invalid = join(dir, 'celulas-ruins.xlsx')
   await writeTinyXlsx(invalid, { sheet: ledgerXml([
     [1, 10, '01/02/2024', '100,00', ''],
@@ -224,9 +228,20 @@ describe('imports screen in Chromium', () => {
     await expect.poll(() => card(id).locator('[data-field=diagnosis]').textContent(), { timeout: 30_000 }).toMatch(/não é o arquivo desta importação/)
   }, 60_000)
 
+  it('shows a load refused for overlap with the earlier imports it names', async () => {
+    const first = await page.locator('#imports article[data-status=VALIDADO]').getAttribute('data-id')
+    const id = await startImport(overlapping, '4521')
+    await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 60_000 }).toBe('FALHOU')
+    await expect.poll(() => card(id).locator('[data-field=error]').textContent()).toMatch(/^IMPORT_OVERLAP — /)
+    const named = card(id).locator('[data-field=overlap] tbody tr')
+    await expect.poll(() => named.count()).toBe(1)
+    const cells = await named.first().locator('td').allTextContents()
+    expect([cells[0], cells[1], cells[3], cells[4], cells[5]]).toEqual([first, 'razao-marco.xlsx', ROWS.toLocaleString('pt-BR'), '300', (ROWS - 300).toLocaleString('pt-BR')])
+  }, 90_000)
+
   it('lists newest first, sent the key on every call, and hit no script or policy error beyond the probe', async () => {
     const order = await page.locator('#imports article').evaluateAll((as) => as.map((a) => a.getAttribute('data-status')))
-    expect(order).toEqual(['FALHOU', 'FALHOU', 'VALIDADO'])
+    expect(order).toEqual(['FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
     expect(apiCalls.length).toBeGreaterThan(5)
     expect(apiCalls.map((c) => c.url)).toEqual(expect.arrayContaining(['GET /v1/imports', 'POST /v1/diagnose-unbalanced']))
     expect(apiCalls.filter((c) => c.key === undefined)).toEqual([])
