@@ -57,7 +57,8 @@ beforeAll(async () => {
   unbalancedFacts = await generateLedger({ path: unbalanced, format: 'xlsx', rows: 400, seed: 412, firstRowId: 500_001, unbalancedGroups: 2 })
   overlapping = join(dir, 'razao-marco-parcial.xlsx')
   await generateLedger({ path: overlapping, format: 'xlsx', rows: 300, seed: 413, firstRowId: 1 })
-  invalid = join(dir, 'celulas-ruins.xlsx')
+  // A file name with markup in it: shown as text, never parsed.
+  invalid = join(dir, 'celulas-<img src=x>-ruins.xlsx')
   await writeTinyXlsx(invalid, { sheet: ledgerXml([
     [1, 10, '01/02/2024', '100,00', ''],
     [2, 10, '31/02/2024', '', '100,00'],
@@ -191,6 +192,8 @@ describe('imports screen in Chromium', () => {
     const id = await startImport(invalid, '4522')
     await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 30_000 }).toBe('FALHOU')
     await expect.poll(() => card(id).locator('[data-field=error]').textContent()).toMatch(/^LEDGER_INVALID_CELLS — The file has 3 cells that cannot be imported/)
+    expect(await card(id).locator('h3').textContent()).toBe('celulas-<img src=x>-ruins.xlsx · empresa 4522 · NORMAL')
+    expect(await page.locator('img').count()).toBe(0)
     const cells = card(id).locator('[data-field=cells] tbody tr')
     await expect.poll(() => cells.count()).toBe(3)
     const rows = await Promise.all([0, 1, 2].map(async (i) => (await cells.nth(i).locator('td').allTextContents()).slice(0, 3)))
