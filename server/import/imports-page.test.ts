@@ -41,6 +41,8 @@ let unbalancedFacts: LedgerFacts
 let invalid: string
 /** 300 rows whose ids are the first 300 of `ledger`'s, in another file: refused for overlap. */
 let overlapping: string
+/** 250 rows, each with a date that does not exist: more rejected cells than the page shows. */
+let manyInvalid: string
 const problems: string[] = []
 const apiCalls: Array<{ url: string, key: string | undefined }> = []
 
@@ -67,7 +69,9 @@ beforeAll(async () => {
     [5, 12, '01/02/2024', '-12,50', ''],
     [6, 12, '01/02/2024', '', '12,50']
   ]) })
-  for (const code of ['4521', '4522', '4523']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
+  manyInvalid = join(dir, 'datas-ruins.xlsx')
+  await writeTinyXlsx(manyInvalid, { sheet: ledgerXml(Array.from({ length: 250 }, (_, i) => [i + 1, i + 1, '30/02/2024', '1,00', '1,00'])) })
+  for (const code of ['4521', '4522', '4523', '4524']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -210,6 +214,14 @@ describe('imports screen in Chromium', () => {
     expect(saved.subarray(3).toString('utf8').split('\r\n')[1]).toBe('3;data;31/02/2024;INVALID_DATE: The date cannot be read or does not exist: use a date cell, dd/mm/yyyy or yyyy-mm-dd.')
   }, 60_000)
 
+  it('shows the first 200 of 250 rejected cells, in order, and says how many there are', async () => {
+    const id = await startImport(manyInvalid, '4524')
+    await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 30_000 }).toBe('FALHOU')
+    await expect.poll(() => card(id).locator('[data-field=cells] tbody tr').count()).toBe(200)
+    expect(await card(id).locator('[data-field=cells] tbody tr td:first-child').allTextContents()).toEqual(Array.from({ length: 200 }, (_, i) => String(i + 2)))
+    expect(await card(id).locator('p', { hasText: 'Células inválidas' }).textContent()).toBe('Células inválidas: 250 (as primeiras 200 abaixo). Nada foi gravado.')
+  }, 60_000)
+
   it('shows an unbalanced ledger\'s difference, and its groups with their rows once the file is picked', async () => {
     const id = await startImport(unbalanced, '4523')
     await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 30_000 }).toBe('FALHOU')
@@ -244,7 +256,7 @@ describe('imports screen in Chromium', () => {
 
   it('lists newest first, sent the key on every call, and hit no script or policy error beyond the probe', async () => {
     const order = await page.locator('#imports article').evaluateAll((as) => as.map((a) => a.getAttribute('data-status')))
-    expect(order).toEqual(['FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
+    expect(order).toEqual(['FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
     expect(apiCalls.length).toBeGreaterThan(5)
     expect(apiCalls.map((c) => c.url)).toEqual(expect.arrayContaining(['GET /v1/imports', 'POST /v1/diagnose-unbalanced']))
     expect(apiCalls.filter((c) => c.key === undefined)).toEqual([])

@@ -181,6 +181,21 @@ export const IMPORTS_JS = `'use strict';
     if (rows.length < max && (field !== '' || row.length > 0)) { row.push(field); rows.push(row); }
     return rows;
   }
+  // Reads the file only until it holds max records (the list may run to 100,000 lines); the
+  // last record read may be cut by the chunk's end, so one more than needed is asked for.
+  function firstRecords(res, max) {
+    var reader = res.body.getReader(); var decoder = new TextDecoder(); var text = '';
+    function more() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) return parseCsv(text + decoder.decode(), max);
+        text += decoder.decode(chunk.value, { stream: true });
+        var records = parseCsv(text, max + 1);
+        if (records.length > max) return reader.cancel().then(function () { return records.slice(0, max); });
+        return more();
+      });
+    }
+    return more();
+  }
   function unguard(value) { return /^'[=+\\-@\\t\\r]/.test(value) ? value.slice(1) : value; }
   function invalidCells(box, full) {
     var pr = full.problemas;
@@ -190,8 +205,8 @@ export const IMPORTS_JS = `'use strict';
     box.appendChild(button);
     call(pr.url).then(function (res) {
       if (!res.ok) return res.json().catch(function () { return {}; }).then(function (data) { refused(res, data); });
-      return res.text().then(function (text) {
-        var rows = parseCsv(text, CELLS + 2).slice(1).filter(function (r) { return r[0] !== ''; }).slice(0, CELLS);
+      return firstRecords(res, CELLS + 2).then(function (records) {
+        var rows = records.slice(1).filter(function (r) { return r[0] !== ''; }).slice(0, CELLS);
         var t = table(['Linha', 'Coluna', 'Valor', 'Motivo'], rows.map(function (r) { return [r[0], r[1], unguard(r[2] || ''), r[3]]; }));
         t.dataset.field = 'cells'; box.appendChild(t);
       });
