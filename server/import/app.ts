@@ -26,7 +26,8 @@ import { companyNotFound, findCompany } from '../../core/db/companies.js'
 import { overlapOfIds } from '../../core/importer/movement-keys.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { analyzeSchema, diagnoseSchema, healthSchema, processSchema } from './schemas.js'
-import { apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { IMPORTS_CSS, IMPORTS_HTML, IMPORTS_JS, IMPORTS_PAGE_CSP } from './imports-page.js'
 import type { EventsOptions } from './import-events.js'
 import { ImportJobs } from './jobs.js'
 import { registerImportJobRoutes } from './jobs-routes.js'
@@ -195,6 +196,16 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       await upload.remove()
     }
   })
+
+  // The imports screen (imports-page.ts): public static files; the data behind it needs the key.
+  const page = (body: string, type: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.type(type).header('content-security-policy', IMPORTS_PAGE_CSP).header('x-frame-options', 'DENY')
+      .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-cache').send(body)
+  app.get('/imports', { schema: HIDDEN }, page(IMPORTS_HTML, 'text/html; charset=utf-8'))
+  app.get('/imports-ui/app.js', { schema: HIDDEN }, page(IMPORTS_JS, 'text/javascript; charset=utf-8'))
+  app.get('/imports-ui/app.css', { schema: HIDDEN }, page(IMPORTS_CSS, 'text/css; charset=utf-8'))
+  // Browsers ask for it on their own; no icon, and no 404 in the console.
+  app.get('/favicon.ico', { schema: HIDDEN }, async (_request, reply) => reply.code(204).send())
 
   registerImportJobRoutes(app, { shared, config, database: options.database, jobs: () => jobs, events: options.events })
   return app
