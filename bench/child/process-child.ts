@@ -73,7 +73,7 @@ async function main (): Promise<void> {
     for (let round = 0; round < job.warmupRounds + job.rounds; round++) {
       const order = job.cases.map((_, i) => job.cases[(i + round) % job.cases.length]!)
       for (const name of order) {
-        await db.query('TRUNCATE movimentos, movimentos_ativos, importacoes')
+        await db.query('TRUNCATE movimentos, movimentos_ativos, importacao_problemas, importacoes')
         await db.query('CHECKPOINT')
         const started = performance.now()
         const rows = await steps[name]!()
