@@ -6,7 +6,7 @@
  * scans from starving text-layer documents are tested in lanes.test.ts (real OCR, one
  * Node line).
  */
-import { deflateSync } from 'node:zlib'
+import { createDeflate } from 'node:zlib'
 import { PDFDocument, PDFName } from 'pdf-lib'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -45,11 +45,24 @@ async function extract (bytes: Uint8Array, to = base): Promise<{ status: number,
   return { status: res.status, body: await res.json(), ms: performance.now() - started }
 }
 
-/** A one-page PDF whose content stream inflates to 200 MB from about 200 KB. */
+/**
+ * A one-page PDF whose content stream inflates to 200 MB from about 200 KB, deflated a MiB at
+ * a time: the 200 MB never sit in this process (the test measures the process's peak memory).
+ */
 async function deflateBomb (): Promise<Uint8Array> {
+  const deflate = createDeflate({ level: 9 })
+  const parts: Buffer[] = []
+  deflate.on('data', (chunk: Buffer) => parts.push(chunk))
+  const done = new Promise((resolve, reject) => { deflate.on('end', resolve).on('error', reject) })
+  const mib = Buffer.alloc(1 << 20, 0x20)
+  for (let i = 0; i < 200; i++) {
+    if (!deflate.write(mib)) await new Promise((resolve) => deflate.once('drain', resolve))
+  }
+  deflate.end()
+  await done
   const doc = await PDFDocument.create()
   const page = doc.addPage([595, 842])
-  const bomb = doc.context.register(doc.context.stream(deflateSync(Buffer.alloc(200 << 20, 0x20), { level: 9 }), { Filter: 'FlateDecode' }))
+  const bomb = doc.context.register(doc.context.stream(Buffer.concat(parts), { Filter: 'FlateDecode' }))
   page.node.set(PDFName.of('Contents'), bomb)
   return await doc.save({ useObjectStreams: false })
 }
@@ -85,9 +98,13 @@ describe('extraction, hostile', () => {
     expect(body.errors[0]).toMatchObject({ code: 'PDF_CONTENT_TOO_LARGE', message: expect.stringMatching(/^Page 1 of the PDF draws images of 256\.0 million pixels together/) })
   })
 
-  it('still answers, and the process stayed under 600 MB through the group', async () => {
+  it('still answers, and the process stayed under 800 MB through the group', async () => {
     const res = await fetch(`${base}/api/v1/health`)
     expect(res.status).toBe(200)
-    expect(peakRssMiB()).toBeLessThan(600)
+    // Measured here: 310 MB on Node 20, 520 on 22, 650 on 24, since the bomb's 200 MB input is
+    // deflated a MiB at a time (680-743 MB on 20-22 when it was built whole in this process). Most
+    // of it is the scan path's first use and each line's heap policy. A bomb decoded past its bound
+    // adds 0.9-1.9 GB.
+    expect(peakRssMiB()).toBeLessThan(800)
   })
 })
