@@ -231,7 +231,8 @@ describe('POST /v1/imports, followed over Server-Sent Events', () => {
       expect(same(shown.body.resultado)).toEqual(same(direct))
       expect(shown.body.resultado).toMatchObject({ importacao_id: id, codigo_dominio: 'seguir', status: 'VALIDADO', inserted_rows: facts.totalRows })
       expect(await movementsOf(id)).toEqual({ movements: facts.totalRows, keys: facts.totalRows })
-      expect(await readdir(instances[0]!.uploads)).toEqual([])
+      // The runner removes a job's upload once its task has returned, just after the commit shows.
+      await expect.poll(async () => await readdir(instances[0]!.uploads)).toEqual([])
     } finally {
       await gate.release()
     }
@@ -301,7 +302,8 @@ describe('the jobs an instance takes', () => {
       ids.push(elsewhere.body.importacao_id as string)
       await gate.release()
       for (const id of ids) await expect.poll(async () => (await call(0, 'GET', `/v1/imports/${id}`)).body.status).toMatch(/^(VALIDADO|SUBSTITUIDO)$/)
-      expect(await readdir(instances[0]!.uploads)).toEqual([])
+      // The runner removes a job's upload once its task has returned, just after the commit shows.
+      await expect.poll(async () => await readdir(instances[0]!.uploads)).toEqual([])
     } finally {
       await gate.release()
     }
