@@ -10,6 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { holdLoadsAt as holdLoadsAtRow } from '../fixtures/db/load-gate.js'
+import type { LoadGate } from '../fixtures/db/load-gate.js'
 import { freshDatabase } from '../fixtures/db/test-database.js'
 import type { TestDatabase } from '../fixtures/db/test-database.js'
 import { generateLedger } from '../fixtures/ledger/generate.js'
@@ -43,23 +45,8 @@ function start (args: string[]): ChildProcess {
   })
 }
 
-/** Holds every load at `row` until `release` (a trigger waits on a lock the test holds). */
-async function holdLoadsAt (row: number): Promise<{ release: () => Promise<void> }> {
-  const gate = await db.pool.connect()
-  await gate.query('SELECT pg_advisory_lock(7316, $1)', [row])
-  await db.pool.query(`CREATE OR REPLACE FUNCTION cli_gate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock_shared(7316, ${row}); RETURN NEW; END $$`)
-  await db.pool.query(`CREATE TRIGGER cli_gate BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = ${row}) EXECUTE FUNCTION cli_gate()`)
-  let released = false
-  return {
-    release: async () => {
-      if (released) return
-      released = true
-      await gate.query('SELECT pg_advisory_unlock(7316, $1)', [row])
-      gate.release()
-      await db.pool.query('DROP TRIGGER cli_gate ON movimentos')
-    }
-  }
-}
+/** Every load of this file's database held at `row` (fixtures/db/load-gate.ts). */
+const holdLoadsAt = async (row: number): Promise<LoadGate> => await holdLoadsAtRow(db.pool, 7316, row)
 
 /** A running razao whose stderr lines can be waited for. */
 function watch (args: string[]) {

@@ -11,6 +11,8 @@ import type { FastifyInstance } from 'fastify'
 import { chromium } from 'playwright-core'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { holdLoadsAt as holdLoadsAtRow } from '../../fixtures/db/load-gate.js'
+import type { LoadGate } from '../../fixtures/db/load-gate.js'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
@@ -112,24 +114,8 @@ async function startImport (file: string, codigoDominio: string): Promise<string
   return ((await res.json()) as { importacao_id: string }).importacao_id
 }
 
-/** Holds every load at `row` until the returned function lets it go (a trigger waits on a lock the test holds). */
-async function holdLoadsAt (row: number): Promise<{ waiting: () => Promise<number>, release: () => Promise<void> }> {
-  const gate = await db.pool.connect()
-  await gate.query('SELECT pg_advisory_lock(7316, $1)', [row])
-  await db.pool.query(`CREATE OR REPLACE FUNCTION page_gate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock_shared(7316, ${row}); RETURN NEW; END $$`)
-  await db.pool.query(`CREATE TRIGGER page_gate BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = ${row}) EXECUTE FUNCTION page_gate()`)
-  let released = false
-  return {
-    waiting: async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7316 AND NOT granted")).rows[0]!.n,
-    release: async () => {
-      if (released) return
-      released = true
-      await gate.query('SELECT pg_advisory_unlock(7316, $1)', [row])
-      gate.release()
-      await db.pool.query('DROP TRIGGER page_gate ON movimentos')
-    }
-  }
-}
+/** Every load of this file's database held at `row` (fixtures/db/load-gate.ts). */
+const holdLoadsAt = async (row: number): Promise<LoadGate> => await holdLoadsAtRow(db.pool, 7317, row)
 
 const card = (id: string) => page.locator(`article[data-id="${id}"]`)
 const message = () => page.locator('#message')

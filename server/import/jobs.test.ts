@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
+import { holdLoadsAt as holdLoadsAtRow } from '../../fixtures/db/load-gate.js'
+import type { LoadGate } from '../../fixtures/db/load-gate.js'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
@@ -102,24 +104,8 @@ async function call (instance: number, method: string, path: string): Promise<Re
   return { status: res.status, headers: res.headers, body: type.startsWith('application/json') ? await res.json() as Record<string, any> : { text: await res.text() } }
 }
 
-/** Holds every load at `row` until the returned function lets them go (a trigger waits on a lock the test holds). */
-async function holdLoadsAt (row: number): Promise<{ waiting: () => Promise<number>, release: () => Promise<void> }> {
-  const gate = await db.pool.connect()
-  await gate.query('SELECT pg_advisory_lock(7315, $1)', [row])
-  await db.pool.query(`CREATE OR REPLACE FUNCTION jobs_gate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock_shared(7315, ${row}); RETURN NEW; END $$`)
-  await db.pool.query(`CREATE TRIGGER jobs_gate BEFORE INSERT ON movimentos FOR EACH ROW WHEN (NEW.linha_origem = ${row}) EXECUTE FUNCTION jobs_gate()`)
-  let released = false
-  return {
-    waiting: async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7315 AND NOT granted")).rows[0]!.n,
-    release: async () => {
-      if (released) return
-      released = true
-      await gate.query('SELECT pg_advisory_unlock(7315, $1)', [row])
-      gate.release()
-      await db.pool.query('DROP TRIGGER jobs_gate ON movimentos')
-    }
-  }
-}
+/** Every load of this file's database held at `row` (fixtures/db/load-gate.ts). */
+const holdLoadsAt = async (row: number): Promise<LoadGate> => await holdLoadsAtRow(db.pool, 7315, row)
 
 interface ServerEvent { event: string, id: string | undefined, data: string }
 
