@@ -18,19 +18,11 @@ import { randomBytes } from 'node:crypto'
 import { open, readFile, rename, rm } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { FileRecord } from './files.js'
 import type { AgentLogger } from './log.js'
 
 /** A file record as kept: the public record's fields, the real path, and the identity of the file registered. */
-export interface StoredFile {
-  fileId: string
-  jobId: string
-  fileName: string
-  mimeType: string
-  sizeBytes: number
-  createdAt: string
-  expiresAt: string
-  downloadedAt: string | null
-  downloadUrl: string
+export interface StoredFile extends FileRecord {
   /** The real path (symbolic links resolved) checked at registration. */
   path: string
   /** Device and inode numbers (decimal) of the file registered; absent in records of an index written before them. */
