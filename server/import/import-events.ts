@@ -25,6 +25,12 @@ const RECONNECT_HINT_MS = 10_000
 export const EVENTS_MAX_STREAMS = 200
 
 export interface EventsOptions {
+  /**
+   * Where the stream learns at once that a job of this instance has settled: it then reads
+   * the row without waiting for the next poll (the client of a local job sees its end in
+   * milliseconds). Returns how to stop listening.
+   */
+  onSettled?: ((id: string, listener: () => void) => () => void) | undefined
   pollMs?: number
   heartbeatMs?: number
   maxStreams?: number
@@ -76,6 +82,7 @@ export function streamImportEvents (
     ended = true
     clearInterval(poll)
     clearInterval(heartbeat)
+    stopListening?.()
     streams.delete(end)
     raw.off('close', end)
     if (!raw.writableEnded) raw.end()
@@ -91,7 +98,7 @@ export function streamImportEvents (
       end()
     }
   }
-  const poll = setInterval(() => {
+  const refresh = (): void => {
     if (polling || ended) return
     polling = true
     read().then((record) => {
@@ -104,11 +111,27 @@ export function streamImportEvents (
       }
     }, (err: unknown) => {
       request.log.warn({ err }, 'import events: the row could not be read')
-    }).finally(() => { polling = false })
-  }, options.pollMs ?? EVENTS_POLL_MS)
+    }).finally(() => {
+      polling = false
+      // A wake that came during this read must not be lost: read once more.
+      if (woken && !ended) {
+        woken = false
+        refresh()
+      }
+    })
+  }
+  let woken = false
+  const wake = (): void => {
+    if (polling) woken = true
+    else refresh()
+  }
+  const poll = setInterval(refresh, options.pollMs ?? EVENTS_POLL_MS)
+  const stopListening = options.onSettled?.(first.id, wake)
   const heartbeat = setInterval(() => { raw.write(': keepalive\n\n') }, options.heartbeatMs ?? EVENTS_HEARTBEAT_MS)
   streams.add(end)
   raw.on('close', end)
   raw.write(`retry: ${RECONNECT_HINT_MS}\n\n`)
   show(first)
+  // A job that settled between reading `first` and listening above called no one: read once more.
+  if (stopListening !== undefined) refresh()
 }

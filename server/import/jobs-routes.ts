@@ -116,7 +116,10 @@ export function registerImportJobRoutes (app: FastifyInstance, options: ImportJo
         detail: `This instance has as many event streams open as it serves; poll GET /v1/imports/${first.id} instead, or try again in ${BUSY_RETRY_AFTER_S} seconds.`
       })
     }
-    streamImportEvents(app, request, reply, first, () => getImportation(pool, first.id), options.events)
+    streamImportEvents(app, request, reply, first, () => getImportation(pool, first.id), {
+      ...options.events,
+      onSettled: (id, listener) => options.jobs()?.onSettled(id, listener) ?? (() => undefined)
+    })
   })
 
   app.delete('/v1/imports/:id', { schema: importDeleteSchema }, async (request: IdRequest, reply) => {

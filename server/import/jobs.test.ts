@@ -256,6 +256,40 @@ describe('POST /v1/imports, followed over Server-Sent Events', () => {
   })
 })
 
+describe('the end of a job of this instance', () => {
+  it('reaches its event streams at once, not at their next poll (here an hour away)', async () => {
+    const uploads = join(dir, 'uploads-c')
+    const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data-c'), RAZAO_TMP_DIR: uploads, LOG_LEVEL: 'silent' })
+    const pool = createPool({ maxThreads: 1 })
+    const app = await buildImportApp({
+      shared: config.shared, config: config.import, apiKey: API_KEY, pool, database: { url: db.url, pool: db.pool }, logger: false,
+      events: { pollMs: 3_600_000, heartbeatMs: 3_600_000 }
+    })
+    const index = instances.push({ app, pool, base: await app.listen({ host: '127.0.0.1', port: 0 }), uploads }) - 1
+    const small = join(dir, 'avisada.xlsx')
+    const smallFacts = await generateLedger({ path: small, format: 'xlsx', rows: 300, seed: 314, firstRowId: 700_001 })
+    await addCompany(db.pool, { codigoDominio: 'avisada', nome: 'Empresa avisada' })
+    const gate = await holdLoadsAt(100)
+    try {
+      const accepted = await post(index, small, { codigo_dominio: 'avisada' })
+      expect(accepted.status).toBe(202)
+      const stream = await openEvents(index, accepted.body.importacao_id as string)
+      await expect.poll(() => gate.waiting()).toBe(1)
+      // Held mid-load: the stream has shown the import running, and its next poll is an hour away.
+      await stream.until((e) => e.event === 'importacao')
+      await gate.release()
+      const end = await stream.until((e) => e.event === 'fim')
+      expect(JSON.parse(end.data)).toMatchObject({ status: 'VALIDADO' })
+      const last = importacao(stream.events.filter((e) => e.event === 'importacao').at(-1)!)
+      expect(last.status).toBe('VALIDADO')
+      expect(last.resultado.total_rows).toBe(smallFacts.totalRows)
+      await stream.finished
+    } finally {
+      await gate.release()
+    }
+  })
+})
+
 describe('the jobs an instance takes', () => {
   it('loads an XLS, read in its isolate thread (the progress port moves on to that thread)', async () => {
     const accepted = await post(1, xls, { codigo_dominio: 'xls' })

@@ -58,6 +58,8 @@ const SHUTDOWN_TEXT = 'interrupted: the instance running this import was stopped
 
 export class ImportJobs {
   private readonly running = new Map<string, RunningJob>()
+  /** Called once a job of this instance has settled (its row final, or left to recovery). */
+  private readonly settledListeners = new Map<string, Set<() => void>>()
   private reserved = 0
   private closing = false
   private ticking = false
@@ -122,10 +124,25 @@ export class ImportJobs {
       } finally {
         port1.close()
         this.running.delete(id)
+        for (const listener of this.settledListeners.get(id) ?? []) listener()
+        this.settledListeners.delete(id)
         await upload.remove()
       }
     })()
     return job.done
+  }
+
+  /**
+   * Calls `listener` once the job `id`, running here, has settled, so that its event streams
+   * on this instance answer at once instead of at their next poll. Returns the way to stop
+   * listening; a job not running here never calls (its streams poll).
+   */
+  onSettled (id: string, listener: () => void): () => void {
+    if (!this.running.has(id)) return () => undefined
+    let listeners = this.settledListeners.get(id)
+    if (listeners === undefined) this.settledListeners.set(id, listeners = new Set())
+    listeners.add(listener)
+    return () => { listeners.delete(listener) }
   }
 
   /** Stops a job of this instance at once (its cancel is recorded already); false when it is not here. */
