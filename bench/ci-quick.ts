@@ -51,7 +51,7 @@ async function processGate (distDir: string, suite: SuiteBuilder): Promise<boole
   processFigures(suite, [run!], 'process/')
   const gate = `gate: process over HTTP / (analyze + raw COPY) at most ${ratio(maxRatio)}`
   const base = baselineMs(run!)
-  const http = run!.outcome.ok ? run!.outcome.report.timings['process-http']?.medianMs : undefined
+  const http = run!.outcome?.ok === true ? run!.outcome.report.timings['process-http']?.medianMs : undefined
   if (base === undefined || http === undefined) {
     process.stdout.write('gate: process could not be measured: FAIL\n')
     suite.check(gate, 'not measured', false)

@@ -6,6 +6,7 @@
  *
  *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,ocr,gateway,agent]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
+ *                    [--memory-rows 1000000] (the service's peak RSS alone at these sizes; 0 for none)
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
  *                    [--json FILE]
  *
@@ -37,6 +38,8 @@ interface RunPlan {
   httpRows: number | undefined
   processSizes: number[] | undefined
   processRounds: number
+  /** Sizes at which only the service's memory over /v1/process is measured (after the timed sizes). */
+  memoryRows: number[]
   sign: boolean
   extract: boolean
   ocr: boolean
@@ -65,6 +68,7 @@ function planFromArgs (argv: string[]): RunPlan {
       'http-rows': { type: 'string' },
       'process-rows': { type: 'string' },
       'process-rounds': { type: 'string' },
+      'memory-rows': { type: 'string' },
       seed: { type: 'string' },
       'budget-s': { type: 'string' },
       'min-runs': { type: 'string' },
@@ -92,6 +96,7 @@ function planFromArgs (argv: string[]): RunPlan {
     httpRows: wanted('http', false) ? positiveInt('http-rows', values['http-rows'], 500_000) : undefined,
     processSizes: wanted('process', false) ? (values['process-rows'] ?? '100000,500000').split(',').map((s) => positiveInt('process-rows', s.trim(), 0)) : undefined,
     processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
+    memoryRows: (values['memory-rows'] ?? '1000000').split(',').filter((v) => v.trim() !== '' && v.trim() !== '0').map((v) => positiveInt('memory-rows', v.trim(), 0)),
     sign: wanted('sign', false),
     extract: wanted('extract', false),
     ocr: wanted('ocr', false),
@@ -171,7 +176,8 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings, recorder: Resu
       sizes,
       seed: plan.seed,
       batchSize: 1000,
-      cases: ['raw-copy', 'analyze', 'process-stream', 'process-per-batch', 'process-http'],
+      cases: ['raw-copy', 'psql-copy', 'binary-copy', 'analyze', 'process-stream', 'process-progress', 'process-per-batch', 'process-http', 'imports-http', 'csv-http'],
+      memoryOnlySizes: plan.memoryRows,
       warmupRounds: 1,
       rounds: plan.processRounds,
       timeoutMs: settings.timeoutMs,

@@ -1,6 +1,7 @@
 /**
  * The benchmark's HTTP client, a process of its own (a real client is another
- * machine): posts the ledger to the service (/v1/analyze or /v1/process) once per
+ * machine): posts the ledger to the service (/v1/analyze, /v1/process, or /v1/imports then
+ * following its events to the end) once per
  * 'post' message, as a multipart form whose file part streams from disk, never a
  * copy. Being outside the service's process, its buffers do
  * not count in the service's peak RSS. Start it with `startClient`.
@@ -20,6 +21,13 @@ export interface ClientSetup {
   file: string
   /** Form fields sent before the file (codigo_dominio for /v1/process). */
   fields?: Record<string, string>
+  /**
+   * A job route (POST /v1/imports): the answer is 202, and the upload is done only once the
+   * import's event stream ends VALIDADO, as a client following it would see it.
+   */
+  follow?: boolean
+  /** The file part's Content-Type (default XLSX). */
+  contentType?: string
 }
 
 export type ClientReply = { ok: true, totalRows: number, cpuMs: number } | { ok: false, error: string }
@@ -71,7 +79,7 @@ async function postOnce (setup: ClientSetup): Promise<ClientReply> {
   const fieldParts = Object.entries(setup.fields ?? {}).map(([name, value]) =>
     `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('')
   const head = Buffer.from(`${fieldParts}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${basename(setup.file)}"\r\n` +
-    'Content-Type: application/vnd.openxmlformats-officedocument.spreadsheetml.sheet\r\n\r\n')
+    `Content-Type: ${setup.contentType ?? 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'}\r\n\r\n`)
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
   const { size } = await stat(setup.file)
   const url = new URL(setup.url)
@@ -95,9 +103,53 @@ async function postOnce (setup: ClientSetup): Promise<ClientReply> {
     file.on('end', () => request.end(tail))
     file.pipe(request, { end: false })
   })
+  if (setup.follow === true) {
+    if (status !== 202) return { ok: false, error: `HTTP ${status}: ${body.slice(0, 300)}` }
+    const accepted = JSON.parse(body) as { eventos_url: string }
+    const totalRows = await followToEnd(new URL(accepted.eventos_url, url), setup.apiKey)
+    const cpu = process.cpuUsage(cpuBefore)
+    return { ok: true, totalRows, cpuMs: (cpu.user + cpu.system) / 1000 }
+  }
   if (status !== 200) return { ok: false, error: `HTTP ${status}: ${body.slice(0, 300)}` }
   const cpu = process.cpuUsage(cpuBefore)
   return { ok: true, totalRows: (JSON.parse(body) as { total_rows: number }).total_rows, cpuMs: (cpu.user + cpu.system) / 1000 }
+}
+
+/** Reads an import's Server-Sent Events until `fim`; its rows once VALIDADO, else an error naming the status. */
+async function followToEnd (events: URL, apiKey: string): Promise<number> {
+  return await new Promise<number>((resolve, reject) => {
+    const request = httpRequest({ host: events.hostname, port: events.port, path: events.pathname, headers: { 'X-API-Key': apiKey } }, (response) => {
+      if (response.statusCode !== 200) {
+        reject(new Error(`events: HTTP ${response.statusCode}`))
+        response.resume()
+        return
+      }
+      let buffer = ''
+      let last: { status?: string, resultado?: { total_rows?: number }, erro?: unknown } | undefined
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => {
+        buffer += chunk
+        let end: number
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const event = /^event: (.*)$/m.exec(block)?.[1]
+          const data = /^data: (.*)$/m.exec(block)?.[1]
+          if (event === 'importacao' && data !== undefined) last = JSON.parse(data) as typeof last
+          if (event === 'fim') {
+            response.destroy()
+            const rows = last?.resultado?.total_rows
+            if (last?.status === 'VALIDADO' && typeof rows === 'number') resolve(rows)
+            else reject(new Error(`the import ended ${last?.status ?? 'unknown'}: ${JSON.stringify(last?.erro ?? last).slice(0, 300)}`))
+          }
+        }
+      })
+      response.on('error', reject)
+      response.on('end', () => reject(new Error('the event stream ended without `fim`')))
+    })
+    request.on('error', reject)
+    request.end()
+  })
 }
 
 // Run as the forked client: answer each 'post' with one upload.

@@ -110,7 +110,8 @@ export interface PairReport {
 }
 
 /** Rows of the /v1/process benchmark (bench/child/process-child.ts). */
-export type ProcessCase = 'raw-copy' | 'analyze' | 'process-stream' | 'process-per-batch' | 'process-http'
+export type ProcessCase = 'raw-copy' | 'binary-copy' | 'psql-copy' | 'analyze' | 'process-stream' | 'process-progress' | 'process-per-batch' |
+  'process-http' | 'imports-http' | 'csv-http'
 
 export interface ProcessJob {
   file: string
@@ -124,6 +125,8 @@ export interface ProcessJob {
   cases: ProcessCase[]
   warmupRounds: number
   rounds: number
+  /** The same ledger as CSV (the csv-http case), with the same data rows. */
+  csvFile?: string | undefined
 }
 
 export interface ProcessReport {

@@ -120,17 +120,29 @@ export function httpFigures (s: SuiteBuilder, run: HttpRun, cores = availablePar
 
 const PROCESS_LABELS: Record<ProcessCase, string> = {
   'raw-copy': 'raw COPY of the same rows as CSV',
+  'psql-copy': 'psql \\copy of the same rows as CSV',
+  'binary-copy': 'binary COPY of our encoded rows (the database\'s floor)',
   analyze: 'analyze alone',
   'process-stream': 'process in-process, one COPY',
+  'process-progress': 'process in-process, one COPY, reporting progress',
   'process-per-batch': 'process in-process, one COPY per batch',
-  'process-http': 'process over HTTP (upload → VALIDADO)'
+  'process-http': 'process over HTTP (upload → VALIDADO)',
+  'imports-http': 'POST /v1/imports followed to VALIDADO',
+  'csv-http': 'the ledger as CSV over /v1/process'
 }
+
+/** Peers and floors among the process cases; the rest are ours. */
+const PROCESS_ROLES: Partial<Record<ProcessCase, Role>> = { 'raw-copy': 'baseline', 'psql-copy': 'peer', 'binary-copy': 'floor' }
 
 /** `/v1/process` against analyze + raw COPY, per ledger size; `scope` prefixes the ids (bench:quick: `process`). */
 export function processFigures (s: SuiteBuilder, runs: readonly ProcessRun[], scope = ''): void {
   for (const run of runs) {
     const size = `${scope}${sizeLabel(run.ledger.rows)}`
     const rows = run.ledger.facts.totalRows
+    if (run.service?.ok === true) {
+      s.add({ id: `${size}/service/peak-rss`, label: `${sizeLabel(run.ledger.rows)} rows: peak RSS of the service process (HTTP case alone, uploads adding up to 256 MB)`, value: run.service.report.maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role: 'ours' })
+    }
+    if (run.outcome === undefined) continue
     if (!run.outcome.ok) {
       s.notes.push(`/v1/process at ${sizeLabel(run.ledger.rows)} rows: ${run.outcome.failure} (${run.outcome.detail})`)
       continue
@@ -139,7 +151,7 @@ export function processFigures (s: SuiteBuilder, runs: readonly ProcessRun[], sc
     for (const name of Object.keys(PROCESS_LABELS) as ProcessCase[]) {
       const t = timings[name]
       if (t === undefined) continue
-      const role: Role = name === 'raw-copy' ? 'baseline' : 'ours'
+      const role: Role = PROCESS_ROLES[name] ?? 'ours'
       const label = `${sizeLabel(run.ledger.rows)} rows: ${PROCESS_LABELS[name]}`
       const samples = t.samplesMs.length
       s.add({ id: `${size}/${name}/median`, label: `${label}, median`, value: t.medianMs / 1000, unit: 's', better: 'lower', role, samples, spread: spreadOf(t.samplesMs.map((ms) => ms / 1000)) })
@@ -160,9 +172,9 @@ export function processFigures (s: SuiteBuilder, runs: readonly ProcessRun[], sc
       })
       for (const name of Object.keys(PROCESS_LABELS) as ProcessCase[]) s.ratio(`${size}/${name}/median`, `${size}/analyze+raw-copy/median`)
     }
-    if (run.service?.ok === true) {
-      s.add({ id: `${size}/service/peak-rss`, label: `${sizeLabel(run.ledger.rows)} rows: peak RSS of the service process (HTTP case alone, uploads adding up to 256 MB)`, value: run.service.report.maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role: 'ours' })
-    }
+    s.ratio(`${size}/imports-http/median`, `${size}/process-http/median`)
+    s.ratio(`${size}/csv-http/median`, `${size}/psql-copy/median`)
+    s.ratio(`${size}/process-progress/median`, `${size}/process-stream/median`)
     s.add({ id: `${size}/measuring-process/peak-rss`, label: `${sizeLabel(run.ledger.rows)} rows: peak RSS of the measuring process (all cases)`, value: maxRssKb * 1024 / 1e6, unit: 'MB', better: 'lower', role: 'ours' })
   }
 }

@@ -64,6 +64,30 @@ export async function ensureLedger (rows: number, seed: number): Promise<BenchLe
   }
 }
 
+/** The same ledger (rows and seed) as a CSV export: `;`, `1.234,56`, UTF-8, the way ERPs write it. */
+export async function ensureCsvLedger (rows: number, seed: number): Promise<{ path: string, facts: LedgerFacts, fileBytes: number }> {
+  await mkdir(OUT_DIR, { recursive: true })
+  const base = join(OUT_DIR, `ledger-${rows}r-s${seed}-csv`)
+  const path = `${base}.csv`
+  const metaPath = `${base}.json`
+  try {
+    const [fileStat, metaStat] = await Promise.all([stat(path), stat(metaPath)])
+    const meta = JSON.parse(await readFile(metaPath, 'utf8')) as { facts: LedgerFacts, fileBytes: number }
+    if (metaStat.mtimeMs >= await newestGeneratorSourceMs() && meta.fileBytes === fileStat.size) return { path, ...meta }
+  } catch { /* not cached yet */ }
+  process.stderr.write(`generating a ${rows.toLocaleString('en-US')}-row CSV ledger (seed ${seed}) into bench/out/ ...\n`)
+  const partial = `${base}.partial-${process.pid}.csv`
+  try {
+    const facts = await generateLedger({ path: partial, format: 'csv', rows, seed })
+    await rename(partial, path)
+    const meta = { facts, fileBytes: (await stat(path)).size }
+    await writeFile(metaPath, JSON.stringify(meta))
+    return { path, ...meta }
+  } finally {
+    await rm(partial, { force: true })
+  }
+}
+
 async function readCached (path: string, metaPath: string): Promise<CachedMeta | undefined> {
   try {
     const [fileStat, metaStat] = await Promise.all([stat(path), stat(metaPath)])
