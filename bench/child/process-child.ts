@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { execFile } from 'node:child_process'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, readFileSync, readdirSync } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -89,22 +89,37 @@ async function main (): Promise<void> {
         closers.push(http.close)
       }
     }
-    const samples: Partial<Record<ProcessCase, number[]>> = {}
+    const samples: Partial<Record<ProcessCase, Array<{ ms: number, cpuMs: number, databaseCpuMs: number | undefined }>>> = {}
+    const server = serverProcesses((await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid)
     for (let round = 0; round < job.warmupRounds + job.rounds; round++) {
       const order = cases.map((_, i) => cases[(i + round) % cases.length]!)
       for (const name of order) {
         await db.query('TRUNCATE movimentos, movimentos_ativos, importacao_problemas, importacoes')
         await db.query('CHECKPOINT')
+        const databaseBefore = server?.()
+        const cpuBefore = process.cpuUsage()
         const started = performance.now()
         const rows = await steps[name]!()
         const ms = performance.now() - started
+        const cpu = process.cpuUsage(cpuBefore)
+        const databaseAfter = server?.()
         if (rows !== job.dataRows) throw new Error(`${name} handled ${rows} rows, the ledger has ${job.dataRows}`)
-        if (round >= job.warmupRounds) (samples[name] ??= []).push(ms)
+        const databaseCpuMs = databaseBefore === undefined || databaseAfter === undefined ? undefined : databaseAfter - databaseBefore
+        if (round >= job.warmupRounds) (samples[name] ??= []).push({ ms, cpuMs: (cpu.user + cpu.system) / 1000, databaseCpuMs })
       }
     }
     const timings: Partial<Record<ProcessCase, Timing>> = {}
-    for (const [name, ms] of Object.entries(samples) as Array<[ProcessCase, number[]]>) {
-      timings[name] = { samplesMs: ms, medianMs: median(ms), minMs: Math.min(...ms), warmupRuns: job.warmupRounds }
+    for (const [name, runs] of Object.entries(samples) as Array<[ProcessCase, Array<{ ms: number, cpuMs: number, databaseCpuMs: number | undefined }>]>) {
+      const ms = runs.map((r) => r.ms)
+      const database = runs.map((r) => r.databaseCpuMs).filter((v): v is number => v !== undefined)
+      timings[name] = {
+        samplesMs: ms,
+        medianMs: median(ms),
+        minMs: Math.min(...ms),
+        warmupRuns: job.warmupRounds,
+        cpuMedianMs: median(runs.map((r) => r.cpuMs)),
+        ...(database.length === runs.length ? { databaseCpuMedianMs: median(database) } : {})
+      }
     }
     const report: ProcessReport = { timings, maxRssKb: process.resourceUsage().maxRSS }
     process.stdout.write(`${REPORT_PREFIX}${JSON.stringify(report)}\n`)
@@ -114,6 +129,36 @@ async function main (): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
     await admin.end()
     await rm(job.scratchDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * CPU time, ms, of the PostgreSQL server that `backendPid` belongs to, when it runs on this
+ * machine: its postmaster and every process it started (backends, WAL writer, checkpointer),
+ * read from /proc. Undefined elsewhere (another host, no /proc). A backend that exits
+ * between two readings takes its share with it; the cases keep their connections open.
+ */
+function serverProcesses (backendPid: number): (() => number) | undefined {
+  const stat = (pid: string): string[] | undefined => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return text.slice(text.lastIndexOf(')') + 2).split(' ')
+    } catch {
+      return undefined
+    }
+  }
+  const postmaster = stat(String(backendPid))?.[1]
+  if (postmaster === undefined) return undefined
+  const ticksToMs = 10
+  return () => {
+    let ticks = 0
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue
+      const fields = stat(pid)
+      if (fields === undefined || (pid !== postmaster && fields[1] !== postmaster)) continue
+      ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return ticks * ticksToMs
   }
 }
 

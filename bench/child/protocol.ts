@@ -82,6 +82,12 @@ export interface Timing {
    * the wall time it tells how many cores a run kept busy.
    */
   cpuMedianMs?: number
+  /**
+   * The process benchmark: CPU time of the PostgreSQL server's processes during a run,
+   * median, ms (when the server runs on this machine; Linux /proc). With cpuMedianMs it
+   * gives a run's CPU floor: (ours + database) / cores.
+   */
+  databaseCpuMedianMs?: number
 }
 
 export interface MeasureReport {
