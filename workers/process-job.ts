@@ -60,12 +60,12 @@ export async function runProcessJob (
   const report = reporter ?? port?.reporter
   const options = { adopt: input.adopt, origin: input.origin, keepRefused: input.keepRefused, ...report?.loadOptions() }
   try {
-    return await processLedger(client, (onRow, afterChunk) => read(input.path, onRow, {
+    return await processLedger(client, (onRow, afterChunk, quiet) => read(input.path, onRow, {
       maxInflatedBytes: input.maxInflatedBytes,
       sheet: input.sheet,
       headerColumns: REQUIRED_COLUMNS,
       afterChunk,
-      ...(report === undefined ? {} : { onProgress: report.bytes })
+      ...(report === undefined || quiet === true ? {} : { onProgress: report.bytes })
     }), request, options)
   } catch (err) {
     if (err instanceof EngineError) throw err

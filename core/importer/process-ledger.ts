@@ -25,8 +25,8 @@ import type { ClientBase } from 'pg'
 import { EngineError } from '../errors.js'
 import { companyInactive, companyNotFound } from '../db/companies.js'
 import { isUniqueViolation } from '../db/pg-errors.js'
-import { LedgerAnalyzer, PROBLEM_MESSAGES, countBlocking, isBlocking } from '../ledger/index.js'
-import type { LedgerAnalysis, ProblemSink } from '../ledger/index.js'
+import { LedgerAnalyzer, PROBLEM_MESSAGES, countBlocking, diagnoseLedger, isBlocking } from '../ledger/index.js'
+import type { LedgerAnalysis, LedgerDiagnosis, ProblemSink } from '../ledger/index.js'
 import { centsToDecimal, centsToNumber, decimalToCents } from '../money/index.js'
 import type { ReadSummary, RowVisitor } from '../xlsx/index.js'
 import { openBatchSink } from './copy-sink.js'
@@ -85,9 +85,9 @@ export interface ProcessResult {
 /**
  * Reads the sheet once per call, handing rows to `onRow`; `afterChunk` is awaited
  * between chunks of the file (backpressure from the database) and may reject to
- * stop the read.
+ * stop the read. `quiet`: a read that reports no progress (the diagnosis of a refused job).
  */
-export type ProcessSource = (onRow: RowVisitor, afterChunk: () => Promise<void> | undefined) => Promise<ReadSummary>
+export type ProcessSource = (onRow: RowVisitor, afterChunk: () => Promise<void> | undefined, quiet?: boolean) => Promise<ReadSummary>
 
 interface Precheck {
   company: { id: string, ativo: boolean } | undefined
@@ -128,11 +128,43 @@ export async function processLedger (db: ClientBase, source: ProcessSource, requ
   } catch (err) {
     await rollbackQuietly(db)
     const failure = asEngineError(err, request)
-    await settleFailedImportation(db, importation.id, failure, { keepRefused: options.keepRefused === true, problems, phase, counters: options.counters })
+    const stored = options.keepRefused === true ? await withDiagnosis(failure, source, request) : failure
+    await settleFailedImportation(db, importation.id, stored, { keepRefused: options.keepRefused === true, problems, phase, counters: options.counters })
     throw failure
   } finally {
     // The row is settled (or, when even that failed, left for recovery, which the free lock allows).
     await releaseLoadLock(db, importation).catch(() => undefined)
+  }
+}
+
+/** Rows of unbalanced groups a refused job keeps for GET /v1/imports/{id} and the /imports page. */
+export const STORED_DIAGNOSIS_LINES = 2000
+
+/** The diagnosis a job keeps (LedgerDiagnosis without the analysis's samples and counts). */
+export type StoredDiagnosis = Omit<LedgerDiagnosis, 'analysis'> & {
+  analysis: Pick<LedgerAnalysis, 'totalRows' | 'distinctGroups' | 'totalDebitCents' | 'totalCreditCents' | 'differenceCents' | 'unbalancedGroups' | 'totalBatches'>
+}
+
+/**
+ * A job refused as unbalanced keeps its unbalanced groups and their first rows (the error's
+ * `diagnosis` detail), so that whoever looks at it later sees them without sending the
+ * file again: the file is read twice more here, while the upload still exists. A
+ * diagnosis that fails leaves the refusal as it was.
+ */
+async function withDiagnosis (failure: unknown, source: ProcessSource, request: ProcessRequest): Promise<unknown> {
+  if (!(failure instanceof EngineError) || failure.code !== 'LEDGER_UNBALANCED') return failure
+  try {
+    const d = await diagnoseLedger((visit) => source(visit, () => undefined, true), { batchSize: request.batchSize, maxLines: STORED_DIAGNOSIS_LINES })
+    const a = d.analysis
+    const diagnosis: StoredDiagnosis = {
+      analysis: { totalRows: a.totalRows, distinctGroups: a.distinctGroups, totalDebitCents: a.totalDebitCents, totalCreditCents: a.totalCreditCents, differenceCents: a.differenceCents, unbalancedGroups: a.unbalancedGroups, totalBatches: a.totalBatches },
+      groups: d.groups,
+      omittedGroups: d.omittedGroups,
+      omittedLines: d.omittedLines
+    }
+    return new EngineError(failure.code, failure.message, { ...failure.details, diagnosis })
+  } catch {
+    return failure
   }
 }
 

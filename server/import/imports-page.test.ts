@@ -73,7 +73,7 @@ beforeAll(async () => {
   ]) })
   manyInvalid = join(dir, 'datas-ruins.xlsx')
   await writeTinyXlsx(manyInvalid, { sheet: ledgerXml(Array.from({ length: 250 }, (_, i) => [i + 1, i + 1, '30/02/2024', '1,00', '1,00'])) })
-  for (const code of ['4521', '4522', '4523', '4524']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
+  for (const code of ['4521', '4522', '4523', '4524', '4525']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -208,12 +208,10 @@ describe('imports screen in Chromium', () => {
     expect(await card(id).locator('p', { hasText: 'Células inválidas' }).textContent()).toBe('Células inválidas: 250 (as primeiras 200 abaixo). Nada foi gravado.')
   }, 60_000)
 
-  it('shows an unbalanced ledger\'s difference, and its groups with their rows once the file is picked', async () => {
+  it('shows an unbalanced ledger\'s difference and its groups with their rows, as the job kept them', async () => {
     const id = await startImport(unbalanced, '4523')
     await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 30_000 }).toBe('FALHOU')
     await expect.poll(() => card(id).locator('[data-field=error]').textContent()).toMatch(/^LEDGER_UNBALANCED — The file is not balanced/)
-    await card(id).locator('form[data-action=diagnose] input[type=file]').setInputFiles(unbalanced)
-    await card(id).locator('form[data-action=diagnose] button[type=submit]').click()
     const groups = card(id).locator('[data-field=diagnosis] .group')
     await expect.poll(() => groups.count(), { timeout: 30_000 }).toBe(unbalancedFacts.unbalancedGroupIds.length)
     for (const groupId of unbalancedFacts.unbalancedGroupIds) {
@@ -221,6 +219,20 @@ describe('imports screen in Chromium', () => {
       const lines = await group.locator('tbody tr td:first-child').allTextContents()
       expect(lines.map(Number)).toEqual(unbalancedFacts.unbalancedGroupRows[groupId])
     }
+    // Nothing to pick: the rows came with the import.
+    expect(await card(id).locator('form[data-action=diagnose]').count()).toBe(0)
+    await expect(card(id).locator('[data-field=diagnosis]').textContent()).resolves.not.toMatch(/não é o arquivo/)
+  }, 60_000)
+
+  it('asks for the file of an unbalanced import that kept no groups (one from before they were kept), and diagnoses it', async () => {
+    const id = await startImport(unbalanced, '4525')
+    await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 30_000 }).toBe('FALHOU')
+    await db.pool.query("UPDATE importacoes SET erro_detalhes = erro_detalhes - 'diagnosis' WHERE id = $1", [id])
+    await page.reload()
+    await card(id).locator('form[data-action=diagnose] input[type=file]').setInputFiles(unbalanced)
+    await card(id).locator('form[data-action=diagnose] button[type=submit]').click()
+    const groups = card(id).locator('[data-field=diagnosis] .group')
+    await expect.poll(() => groups.count(), { timeout: 30_000 }).toBe(unbalancedFacts.unbalancedGroupIds.length)
     await expect(card(id).locator('[data-field=diagnosis]').textContent()).resolves.not.toMatch(/não é o arquivo/)
 
     // Another file is diagnosed too, but the page says it is not this import's.
@@ -242,7 +254,7 @@ describe('imports screen in Chromium', () => {
 
   it('lists newest first, sent the key on every call, and hit no script or policy error beyond the probe', async () => {
     const order = await page.locator('#imports article').evaluateAll((as) => as.map((a) => a.getAttribute('data-status')))
-    expect(order).toEqual(['FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
+    expect(order).toEqual(['FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
     expect(apiCalls.length).toBeGreaterThan(5)
     expect(apiCalls.map((c) => c.url)).toEqual(expect.arrayContaining(['GET /v1/imports', 'POST /v1/diagnose-unbalanced']))
     expect(apiCalls.filter((c) => c.key === undefined)).toEqual([])

@@ -222,9 +222,15 @@ export const IMPORTS_JS = `'use strict';
       });
     }).catch(fail);
   }
-  // The import keeps the difference, not the groups: the file is diagnosed again, here,
-  // by /v1/diagnose-unbalanced, when the person picks it.
+  // A job keeps its diagnosis (erro.diagnostico, the first rows); an import of /v1/process
+  // keeps only the difference, so its file is diagnosed again, here, by
+  // /v1/diagnose-unbalanced, when the person picks it.
   function unbalanced(box, full) {
+    if (full.erro.diagnostico) {
+      var kept = el('div'); kept.dataset.field = 'diagnosis';
+      box.appendChild(kept); diagnosis(kept, full.erro.diagnostico, full);
+      return;
+    }
     var form = el('form'); form.dataset.action = 'diagnose';
     var label = el('label', 'Para ver os grupos desbalanceados e suas linhas, escolha o mesmo arquivo (' + full.nome_arquivo + '):');
     var input = el('input'); input.type = 'file'; input.name = 'file'; input.accept = '.xlsx,.xls'; input.required = true;
@@ -254,6 +260,7 @@ export const IMPORTS_JS = `'use strict';
       out.appendChild(div);
     });
     if (d.grupos_omitidos > 0) out.appendChild(el('p', 'Mais ' + count(d.grupos_omitidos) + ' grupo(s) não listado(s).', 'small'));
+    if (d.linhas_omitidas > 0) out.appendChild(el('p', 'Mais ' + count(d.linhas_omitidas) + ' linha(s) de grupos desbalanceados não listada(s); razao diagnose ARQUIVO lista todas.', 'small'));
   }
   function overlap(box, s) {
     box.appendChild(el('p', count(s.movimentos_sobrepostos) + ' movimento(s) do arquivo já estão ativos nestas importações da empresa ' + s.codigo_dominio + ' (REIMPORTAR as substitui):'));

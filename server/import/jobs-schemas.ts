@@ -5,7 +5,7 @@
 import { IMPORT_STATUSES } from '../../core/importer/import-jobs.js'
 import { answers, int, list, num, orNull, record, str } from '../openapi.js'
 import { IDEMPOTENCY_KEY_MAX, IMPORT_LIST_LIMIT_DEFAULT, IMPORT_LIST_LIMIT_MAX } from './params.js'
-import { analyzeFailures, batchSize, detail, file, mode, overlap, processResponse, security, sheet, withOptional } from './schemas.js'
+import { analyzeFailures, batchSize, detail, diagnosis, file, mode, overlap, processResponse, security, sheet, withOptional } from './schemas.js'
 
 const PHASES = ['recebido', 'lendo', 'carregando', 'validando', 'finalizando']
 const status = { type: 'string', enum: [...IMPORT_STATUSES], description: 'RECEBIDO (waiting for a worker thread), PROCESSANDO, then VALIDADO, FALHOU or CANCELADO; SUBSTITUIDO once a REIMPORTAR replaced it.' }
@@ -19,7 +19,10 @@ const importError = withOptional(record({
   code: str('The error catalog\'s code: LEDGER_INVALID_CELLS, LEDGER_UNBALANCED, IMPORT_OVERLAP, IMPORT_CANCELLED, IMPORT_INTERRUPTED, …'),
   detail: str('What happened, for a person.'),
   fase: orNull(str('The phase it was in when it ended.'))
-}), { sobreposicao: overlap })
+}), {
+  sobreposicao: overlap,
+  diagnostico: { ...diagnosis, description: 'LEDGER_UNBALANCED, in GET /v1/imports/{id} and its events only: the unbalanced groups and their rows, as /v1/diagnose-unbalanced answers, listing at most the first 2,000 rows (grupos_omitidos and linhas_omitidas count the rest).' }
+})
 
 const importBody = {
   importacao_id: str(),

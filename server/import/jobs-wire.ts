@@ -9,8 +9,9 @@ import { RUNNING_STATUSES } from '../../core/importer/import-jobs.js'
 import { MAX_STORED_PROBLEMS } from '../../core/importer/load-state.js'
 import type { LoadOrigin } from '../../core/importer/load-state.js'
 import type { OverlapReport } from '../../core/importer/movement-keys.js'
-import { toProcessResponse, toWireOverlap } from './wire.js'
-import type { ProcessResponse, WireOverlap } from './wire.js'
+import type { StoredDiagnosis } from '../../core/importer/process-ledger.js'
+import { toDiagnoseResponse, toProcessResponse, toWireOverlap } from './wire.js'
+import type { DiagnoseResponse, ProcessResponse, WireOverlap } from './wire.js'
 
 /** A phase while the import runs; its status once it has ended (the "then VALIDADO, FALHOU or CANCELADO"). */
 export type WirePhase = 'recebido' | 'lendo' | 'carregando' | 'validando' | 'finalizando' | Exclude<ImportStatus, 'RECEBIDO' | 'PROCESSANDO'>
@@ -21,6 +22,8 @@ export interface WireImportError {
   /** The phase it was in when it ended (null for imports older than this API). */
   fase: string | null
   sobreposicao?: WireOverlap
+  /** LEDGER_UNBALANCED of a job, in GET /v1/imports/{id} only: /v1/diagnose-unbalanced's answer, its first rows. */
+  diagnostico?: DiagnoseResponse
 }
 
 export interface WireImport {
@@ -107,7 +110,12 @@ export function toWireImportWithResult (r: ImportationRecord): WireImportWithRes
   const resultado = r.result === null || r.codigoDominio === null
     ? null
     : toProcessResponse({ fileName: r.fileName, sha256: r.sha256 }, r.codigoDominio, r.mode, r.result)
-  return { ...toWireImport(r), resultado }
+  const wire = toWireImport(r)
+  const diagnosis = r.errorDetails?.diagnosis as StoredDiagnosis | undefined
+  if (wire.erro?.code === 'LEDGER_UNBALANCED' && diagnosis !== undefined) {
+    wire.erro.diagnostico = toDiagnoseResponse({ fileName: r.fileName, sha256: r.sha256 }, diagnosis)
+  }
+  return { ...wire, resultado }
 }
 
 function toWireError (r: ImportationRecord): WireImportError | null {

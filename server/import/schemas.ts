@@ -52,7 +52,7 @@ const diagnosticLine = record({
   historico_origem: orNull(str())
 })
 
-const diagnosis = record({
+export const diagnosis = record({
   success: bool(),
   diagnostico: { type: 'string', enum: ['ARQUIVO_BALANCEADO', 'ARQUIVO_DESBALANCEADO'] },
   nome_arquivo: str(),

@@ -3,11 +3,11 @@
  * contract; core keeps English names and integer cents, converted only here.
  */
 import { centsToNumber } from '../../core/money/index.js'
-import type { ProcessResult } from '../../core/importer/process-ledger.js'
+import type { ProcessResult, StoredDiagnosis } from '../../core/importer/process-ledger.js'
 import type { OverlapReport, OverlappedImport } from '../../core/importer/movement-keys.js'
 import type { Code } from '../../core/errors.js'
 import { PROBLEM_MESSAGES, countBlocking } from '../../core/ledger/index.js'
-import type { CellProblem, DiagnosticGroup, LedgerAnalysis, LedgerDiagnosis, ProblemKind } from '../../core/ledger/index.js'
+import type { CellProblem, DiagnosticGroup, LedgerAnalysis, ProblemKind } from '../../core/ledger/index.js'
 
 export interface FileFacts { fileName: string, sha256: string }
 
@@ -92,7 +92,7 @@ function toWireProblem (p: CellProblem): AnalyzeResponse['cell_problems'][number
   return { linha: p.rowNumber, coluna: p.column, valor: p.value, problema: p.kind, mensagem: PROBLEM_MESSAGES[p.kind] }
 }
 
-export function toDiagnoseResponse (file: FileFacts, d: LedgerDiagnosis) {
+export function toDiagnoseResponse (file: FileFacts, d: StoredDiagnosis) {
   const a = d.analysis
   return {
     success: true as const,
