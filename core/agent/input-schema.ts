@@ -17,10 +17,17 @@ export type InputCheck = (input: Record<string, unknown>) => string | undefined
 
 export type SchemaOutcome = { ok: true, check: InputCheck } | { ok: false, problem: string }
 
-export function compileInputSchema (schema: unknown): SchemaOutcome {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { ok: false, problem: '"inputSchema" must be a JSON Schema object' }
-  // One instance a schema: a package's "$id" cannot clash with another's, nor with its own after a reload.
-  const ajv = new Ajv({
+/**
+ * One Ajv instance compiles every schema: a new one a schema cost about 150 ms (its
+ * meta-schema compiled again). It keeps about 17 KB of each compiled schema for good, so
+ * compiled schemas are kept by their text (a reload of unchanged descriptors compiles
+ * nothing), and past MAX_COMPILED distinct ones the instance and its cache are replaced.
+ */
+const MAX_COMPILED = 100
+let shared: { ajv: Ajv, compiled: Map<string, SchemaOutcome> } | undefined
+
+function newAjv (): Ajv {
+  return new Ajv({
     allErrors: false,
     verbose: true,
     coerceTypes: false,
@@ -32,11 +39,28 @@ export function compileInputSchema (schema: unknown): SchemaOutcome {
     strictRequired: false,
     logger: false
   })
+}
+
+export function compileInputSchema (schema: unknown): SchemaOutcome {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { ok: false, problem: '"inputSchema" must be a JSON Schema object' }
+  const key = JSON.stringify(schema)
+  if (shared === undefined || shared.compiled.size >= MAX_COMPILED) shared = { ajv: newAjv(), compiled: new Map() }
+  const known = shared.compiled.get(key)
+  if (known !== undefined) return known
+  const outcome = compile(shared.ajv, schema)
+  shared.compiled.set(key, outcome)
+  return outcome
+}
+
+function compile (ajv: Ajv, schema: object): SchemaOutcome {
   let validate: ReturnType<Ajv['compile']>
   try {
     validate = ajv.compile(schema)
   } catch (err) {
     return { ok: false, problem: `"inputSchema" is not a JSON Schema this agent reads (draft-07): ${oneLine((err as Error).message)}` }
+  } finally {
+    // Out of the instance's own cache (kept above by text instead), and a package's "$id" free again.
+    ajv.removeSchema(schema)
   }
   return {
     ok: true,
