@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { checkDescriptor } from './descriptor.js'
+import type { AutomationPackage } from './descriptor.js'
 import { packageEnvironment } from './environment.js'
 import { placementProblem } from './file-check.js'
 import { cleanFileName, MAX_NAME_BYTES } from './file-name.js'
@@ -11,7 +13,7 @@ describe('checkDescriptor', () => {
   const good = { schemaVersion: '1.0', id: 'dec-poa', name: 'DEC', version: '1.2.0', enabled: true, command: ['node', 'index.mjs'] }
 
   it('reads a descriptor with its defaults', () => {
-    expect(checkDescriptor(good, '/pkgs/dec')).toEqual({ ok: true, pkg: { ...good, timeoutMs: undefined, singleton: false, env: [], dir: '/pkgs/dec' } })
+    expect(checkDescriptor(good, '/pkgs/dec')).toEqual({ ok: true, pkg: { ...good, timeoutMs: undefined, singleton: false, env: [], dir: '/pkgs/dec', inputSchema: undefined, checkInput: undefined } })
     expect(checkDescriptor({ ...good, timeoutMs: 600_000, singleton: true, description: 'extra fields are ignored' }, '/d')).toMatchObject({ ok: true, pkg: { timeoutMs: 600_000, singleton: true } })
   })
 
@@ -35,6 +37,62 @@ describe('checkDescriptor', () => {
     }
     const reserved = checkDescriptor({ ...good, env: ['GATEWAY_MASTER_KEY', 'SIGN_TSA_URL', 'DATABASE_URL', 'AGENT_API_KEY', 'OK_ONE'] }, '/d')
     expect(reserved).toEqual({ ok: false, problems: [expect.stringMatching(/GATEWAY_MASTER_KEY, SIGN_TSA_URL, DATABASE_URL, AGENT_API_KEY$/)] })
+  })
+
+  it('refuses an inputSchema that is not a JSON Schema the agent reads, naming the keyword', () => {
+    for (const inputSchema of [[], 'object', { type: 'objekt' }, { type: 'object', propertys: {} }, { type: 'string', format: 'cnpj' }, { $schema: 'https://json-schema.org/draft/2020-12/schema' }]) {
+      const outcome = checkDescriptor({ ...good, inputSchema }, '/d')
+      expect(outcome, JSON.stringify(inputSchema)).toMatchObject({ ok: false, problems: [expect.stringContaining('"inputSchema"')] })
+    }
+    expect(checkDescriptor({ ...good, inputSchema: { type: 'object', propertys: {} } }, '/d')).toMatchObject({ ok: false, problems: [expect.stringContaining('propertys')] })
+  })
+
+  it('words the other refusals of a declared shape', () => {
+    const outcome = checkDescriptor({ ...good, inputSchema: { type: 'object', additionalProperties: false, properties: { mode: { enum: ['a', 'b'] }, 'odd key': { type: ['string', 'null'], maxLength: 3 }, code: { type: 'string', const: 'x' } } } }, '/d')
+    const check = outcome.ok ? outcome.pkg.checkInput! : () => 'not read'
+    expect(check({ other: 1 })).toBe('input.other is not a field this automation reads.')
+    expect(check({ mode: 'c' })).toBe('input.mode must be one of "a", "b".')
+    expect(check({ 'odd key': 5 })).toBe('input["odd key"] must be a string or null.')
+    expect(check({ 'odd key': 'long' })).toBe('input["odd key"] must be at most 3 characters long.')
+    expect(check({ code: 'y' })).toBe('input.code is not valid: it must be equal to constant.')
+    expect(check({ mode: 'a', 'odd key': null, code: 'x' })).toBeUndefined()
+  })
+})
+
+describe('the DEC package\'s declared input shape', () => {
+  // The descriptor as shipped: what the agent checks a DEC run against before queueing it.
+  const descriptor = JSON.parse(readFileSync(new URL('../../plugins/automations/dec-issqn-poa/automation.json', import.meta.url), 'utf8')) as unknown
+  const outcome = checkDescriptor(descriptor, '/d')
+  const pkg = (outcome.ok ? outcome.pkg : undefined) as AutomationPackage
+  const company = { razaoSocial: 'Clínica', cnpj: '11.222.333/0001-81', senha: 's3nh@', inscricaoMunicipal: '1', competenciaAno: '2026', competenciaMes: '7' }
+  const check = (input: Record<string, unknown>): string | undefined => pkg.checkInput!(input)
+
+  it('is read, and lets through every input the package runs', () => {
+    expect(outcome.ok).toBe(true)
+    expect(pkg.inputSchema).toMatchObject({ type: 'object', required: ['empresas'] })
+    for (const input of [
+      { empresas: [company] },
+      { empresas: [{ ...company, cnpj: '12ABC34501DE35', competenciaAno: 2026, competenciaMes: 12 }], headless: false, slowMo: 250 },
+      { empresas: [{ ...company, cnpj: '11222333000181', competenciaMes: '07', razaoSocial: undefined }], extra: 'ignored' }
+    ]) expect(check(JSON.parse(JSON.stringify(input))), JSON.stringify(input)).toBeUndefined()
+  })
+
+  it('names the field of a bad input and says what it must be, never quoting the value', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{}, 'input.empresas is required (the companies to declare, 1 to 500).'],
+      [{ empresas: [] }, 'input.empresas must hold at least 1 item(s) (the companies to declare, 1 to 500).'],
+      [{ empresas: 'x' }, 'input.empresas must be an array (the companies to declare, 1 to 500).'],
+      [{ empresas: [company], headless: 'yes' }, 'input.headless must be a boolean (false opens a browser window).'],
+      [{ empresas: [company], slowMo: 9000 }, 'input.slowMo must be <= 5000 (milliseconds between browser actions, 0 to 5000).'],
+      [{ empresas: [company, { ...company, senha: undefined }] }, 'input.empresas[1].senha is required (the company\'s portal password).'],
+      [{ empresas: [{ ...company, senha: '' }] }, 'input.empresas[0].senha must not be empty (the company\'s portal password).'],
+      [{ empresas: [{ ...company, cnpj: '1122233300018' }] }, 'input.empresas[0].cnpj is not valid (a CNPJ: 14 characters, digits or (alphanumeric CNPJ) letters then 2 digits, punctuation allowed).'],
+      [{ empresas: [{ ...company, competenciaAno: '1999' }] }, 'input.empresas[0].competenciaAno is not valid (the year, 4 digits, 2000 or later: "2026" or 2026).'],
+      [{ empresas: [{ ...company, competenciaMes: 13 }] }, 'input.empresas[0].competenciaMes is not valid (the month, 1 to 12: "7", "07" or 7).'],
+      [{ empresas: [null] }, 'input.empresas[0] must be an object.']
+    ]
+    for (const [input, message] of cases) expect(check(JSON.parse(JSON.stringify(input))), JSON.stringify(input)).toBe(message)
+    expect(check({ empresas: [{ ...company, senha: 7 }] })).not.toContain('7')
   })
 })
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { appendFileSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AutomationPackage } from './descriptor.js'
 import { FileIndex } from './files.js'
@@ -20,6 +20,7 @@ import { pruneJobLogs } from './output.js'
 import { describeProcesses, findJobProcesses, signalProcesses } from './process-tree.js'
 import { Registry } from './registry.js'
 import { runPackage } from './runner.js'
+import type { JobLogs } from './runner.js'
 import { lockRuntimeDir } from './runtime-lock.js'
 
 export interface AgentOptions {
@@ -71,6 +72,27 @@ interface Entry {
   resultBytes: number
 }
 
+interface RunningJob {
+  entry: Entry
+  done: Promise<void>
+  /** Aborted by `cancel`: the runner stops the job's process tree. */
+  cancel: AbortController
+  /** The job's logs once the runner opened them: read while it runs. */
+  logs?: JobLogs
+}
+
+/** What `cancel` did: nothing (no such job, or it had ended on its own), or cancelled it. */
+export type CancelOutcome =
+  | { kind: 'missing' }
+  | { kind: 'finished', job: Job }
+  | { kind: 'cancelled', job: Job }
+
+/** Which of a job's logs `jobLog` reads; `all` is both, each under a heading line. */
+export type LogStream = 'stdout' | 'stderr' | 'all'
+
+/** Job ids are the agent's UUIDs: only those name a log file. */
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
 /** A run refused because `maxQueuedJobs` jobs are waiting already. */
 export class QueueFullError extends Error {
   constructor (readonly maxQueuedJobs: number) {
@@ -85,7 +107,7 @@ export class Agent {
   private readonly jobs = new Map<string, Entry>()
   private readonly byRequest = new Map<string, string[]>()
   private readonly queue: Entry[] = []
-  private readonly running = new Map<string, { entry: Entry, done: Promise<void> }>()
+  private readonly running = new Map<string, RunningJob>()
   private readonly shutdown = new AbortController()
   private idleWaiters: Array<() => void> = []
   private sweepTimer: NodeJS.Timeout | undefined
@@ -213,6 +235,66 @@ export class Agent {
     return this.files.forJob(jobId)
   }
 
+  /**
+   * Cancels a job (DELETE /api/v1/jobs/:id). A queued job leaves the queue and is FAILED
+   * (AGENT_CANCELLED) at once; a running one has its process tree stopped as at its time
+   * limit (SIGTERM, SIGKILL after the grace period, escapees included) and is answered
+   * once it has ended, FAILED (AGENT_CANCELLED) with whatever result it had printed. A job
+   * that ended on its own is left as it is (`finished`); one cancelled before is
+   * `cancelled` again, so a repeated DELETE gets the same answer.
+   */
+  async cancel (id: string): Promise<CancelOutcome> {
+    const entry = this.jobs.get(id)
+    if (entry === undefined) return { kind: 'missing' }
+    const index = this.queue.indexOf(entry)
+    if (index !== -1) {
+      this.queue.splice(index, 1)
+      Object.assign(entry.job, { status: 'FAILED', finishedAt: new Date(this.now()).toISOString(), error: { code: 'AGENT_CANCELLED', message: 'The job was cancelled (DELETE /api/v1/jobs/:id) before it started.' } })
+      entry.input = undefined
+      this.options.log.info({ jobId: id, automationId: entry.pkg.id }, 'queued job cancelled')
+      this.dropOldJobs()
+      this.pump()
+    }
+    const running = this.running.get(id)
+    if (running !== undefined) {
+      this.options.log.info({ jobId: id, automationId: entry.pkg.id }, 'stopping a cancelled job')
+      running.cancel.abort()
+      await running.done
+    }
+    const job = this.view(entry)
+    return { kind: job.error?.code === 'AGENT_CANCELLED' ? 'cancelled' : 'finished', job }
+  }
+
+  /**
+   * A job's log (its stdout, its stderr, or both under `==> stdout <==` and `==> stderr <==`
+   * lines), while it runs or after; undefined for a job neither in memory nor with a log on
+   * disk (logs outlive the job in memory until FILE_RETENTION_DAYS).
+   */
+  async jobLog (id: string, stream: LogStream): Promise<Buffer | undefined> {
+    if (!JOB_ID.test(id)) return undefined
+    const live = this.running.get(id)?.logs
+    const read = async (name: 'stdout' | 'stderr'): Promise<Buffer | undefined> => {
+      const held = live?.[name].held()
+      if (held !== undefined) return held
+      try {
+        return await readFile(join(this.logRoot, `${id}.${name}.log`))
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+        throw err
+      }
+    }
+    const [stdout, stderr] = await Promise.all([read('stdout'), read('stderr')])
+    if (stdout === undefined && stderr === undefined && !this.jobs.has(id)) return undefined
+    const empty = Buffer.alloc(0)
+    if (stream === 'stdout') return stdout ?? empty
+    if (stream === 'stderr') return stderr ?? empty
+    const section = (name: string, body: Buffer | undefined): Buffer[] => {
+      const text = body ?? empty
+      return [Buffer.from(`==> ${name} <==\n`), text, Buffer.from(text.length > 0 && text[text.length - 1] !== 0x0a ? '\n' : '')]
+    }
+    return Buffer.concat([...section('stdout', stdout), ...section('stderr', stderr)])
+  }
+
   /** Resolves when no job is queued or running. */
   async idle (): Promise<void> {
     if (this.queue.length === 0 && this.running.size === 0) return
@@ -252,7 +334,11 @@ export class Agent {
       const index = this.queue.findIndex((e) => !e.pkg.singleton || ![...this.running.values()].some((r) => r.entry.pkg.id === e.pkg.id))
       if (index === -1) break
       const [entry] = this.queue.splice(index, 1)
-      this.running.set(entry!.job.id, { entry: entry!, done: this.run(entry!) })
+      const cancel = new AbortController()
+      // In the map before the run starts: the runner hands its logs over before its first await.
+      const running: RunningJob = { entry: entry!, cancel, done: Promise.resolve() }
+      this.running.set(entry!.job.id, running)
+      running.done = this.run(entry!, cancel.signal)
     }
     if (this.queue.length === 0 && this.running.size === 0) {
       const waiters = this.idleWaiters
@@ -261,12 +347,13 @@ export class Agent {
     }
   }
 
-  private async run (entry: Entry): Promise<void> {
+  private async run (entry: Entry, cancel: AbortSignal): Promise<void> {
     const { job, pkg } = entry
     const input = entry.input ?? {}
     entry.input = undefined
     job.status = 'RUNNING'
-    job.startedAt = new Date(this.now()).toISOString()
+    const started = this.now()
+    job.startedAt = new Date(started).toISOString()
     const log = this.options.log
     try {
       const outcome = await runPackage({
@@ -281,6 +368,18 @@ export class Agent {
         killGraceMs: this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
         env: this.options.env,
         signal: this.shutdown.signal,
+        cancel,
+        onLogs: (logs) => {
+          const running = this.running.get(job.id)
+          if (running !== undefined) running.logs = logs
+        },
+        onResult: (result, chars) => {
+          // The job's result so far: visible while it runs, replaced by the next one.
+          if (job.status !== 'RUNNING') return
+          job.result = { success: false, status: 'RUNNING', exitCode: null, signal: null, durationMs: Math.max(0, this.now() - started), result }
+          this.heldBytes += chars - entry.resultBytes
+          entry.resultBytes = chars
+        },
         onNotice: (message) => log.warn({ jobId: job.id, automationId: pkg.id }, message),
         onFile: async (claim) => {
           const registered = await this.files.register(job.id, claim, pkg.dir)
@@ -290,8 +389,8 @@ export class Agent {
       job.result = outcome.runner
       job.error = outcome.error
       job.status = outcome.status
+      this.heldBytes += outcome.resultChars - entry.resultBytes
       entry.resultBytes = outcome.resultChars
-      this.heldBytes += outcome.resultChars
     } catch (err) {
       // Our side failed (the runtime folder became unwritable, say): the job failed to start.
       log.error({ jobId: job.id, automationId: pkg.id, errno: (err as NodeJS.ErrnoException).code }, 'the job could not be prepared')

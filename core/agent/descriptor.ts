@@ -6,6 +6,8 @@
 import { join } from 'node:path'
 import { readRegularFile } from '../files/index.js'
 import { ENV_NAME, RESERVED_ENV } from './environment.js'
+import { compileInputSchema } from './input-schema.js'
+import type { InputCheck } from './input-schema.js'
 
 export const DESCRIPTOR_FILE = 'automation.json'
 /** The only descriptor schema this agent reads (spec 3 §9 C). */
@@ -36,6 +38,10 @@ export interface AutomationPackage {
   env: string[]
   /** The package directory: the process's working directory. */
   dir: string
+  /** The declared shape of its input (`inputSchema`), as given; undefined: any object. */
+  inputSchema: Record<string, unknown> | undefined
+  /** Checks an input against `inputSchema` before it is queued: a message naming the field, or undefined when it fits. */
+  checkInput: InputCheck | undefined
 }
 
 export type DescriptorOutcome =
@@ -96,6 +102,12 @@ export function checkDescriptor (json: unknown, dir: string): DescriptorOutcome 
     const reserved = (env as string[]).filter((name) => RESERVED_ENV.test(name))
     if (reserved.length > 0) problems.push(`"env" names variables no package receives (the services' settings and secrets, the database, AGENT_*): ${reserved.join(', ')}`)
   }
+  let checkInput: InputCheck | undefined
+  if (d.inputSchema !== undefined) {
+    const compiled = compileInputSchema(d.inputSchema)
+    if (compiled.ok) checkInput = compiled.check
+    else problems.push(compiled.problem)
+  }
   if (problems.length > 0) return { ok: false, problems }
   return {
     ok: true,
@@ -109,7 +121,9 @@ export function checkDescriptor (json: unknown, dir: string): DescriptorOutcome 
       timeoutMs: timeoutMs as number | undefined,
       singleton: d.singleton === true,
       env: [...new Set(env as string[])],
-      dir
+      dir,
+      inputSchema: checkInput === undefined ? undefined : d.inputSchema as Record<string, unknown>,
+      checkInput
     }
   }
 }

@@ -1,6 +1,6 @@
 /** The local automation agent's core (spec 3 part C): packages, jobs, runner, file index. */
 export { Agent, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_JOB_BYTES_IN_MEMORY, DEFAULT_MAX_JOBS_IN_MEMORY, DEFAULT_MAX_LOG_BYTES, LIST_FIELD_BYTES, QueueFullError } from './agent.js'
-export type { AgentOptions } from './agent.js'
+export type { AgentOptions, CancelOutcome, LogStream } from './agent.js'
 export { packageEnvironment, RESERVED_ENV } from './environment.js'
 export { checkDescriptor, DESCRIPTOR_FILE, readDescriptor, SCHEMA_VERSION } from './descriptor.js'
 export type { AutomationPackage } from './descriptor.js'

@@ -24,7 +24,11 @@ export const JobErrorCode = {
   /** The last `AGENT_RESULT_JSON=` line does not hold a JSON object. */
   AGENT_RESULT_INVALID: 'AGENT_RESULT_INVALID',
   /** The agent stopped before the job could finish (or start); a running package was killed. */
-  AGENT_SHUTDOWN: 'AGENT_SHUTDOWN'
+  AGENT_SHUTDOWN: 'AGENT_SHUTDOWN',
+  /** The package ran to its end (exit code 0) but its result says `success: false` (the DEC package: a company failed). */
+  AGENT_REPORTED_FAILURE: 'AGENT_REPORTED_FAILURE',
+  /** A client cancelled the job (DELETE /api/v1/jobs/:id): still queued, it never ran; running, its process tree was stopped. */
+  AGENT_CANCELLED: 'AGENT_CANCELLED'
 } as const
 export type JobErrorCode = keyof typeof JobErrorCode
 
@@ -34,13 +38,14 @@ export interface JobError {
 }
 
 /**
- * `result` of a finished job: what the runner saw, with the package's own JSON (its
+ * `result` of a job: what the runner saw, with the package's own JSON (its
  * `AGENT_RESULT_JSON=` line) in `result`. `success` is true when the job SUCCEEDED;
- * `status` is FAILED_TO_START when the program could not be spawned (spec 3 §3 C).
+ * `status` is FAILED_TO_START when the program could not be spawned (spec 3 §3 C), and
+ * RUNNING while the job runs and has printed an intermediate result.
  */
 export interface RunnerResult {
   success: boolean
-  status: 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'FAILED_TO_START'
+  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'FAILED_TO_START'
   exitCode: number | null
   signal: string | null
   durationMs: number

@@ -28,6 +28,7 @@ export class BoundedLog {
   private pendingBytes = 0
   private written = 0
   private dropped = 0
+  private closed = false
 
   constructor (private readonly path: string, private readonly maxBytes: number) {}
 
@@ -53,7 +54,16 @@ export class BoundedLog {
     }
   }
 
+  /**
+   * What a job still running has printed: the bytes held in memory, or undefined once
+   * they went to the file (read the file then; a write in flight may not be there yet).
+   */
+  held (): Buffer | undefined {
+    return this.stream === undefined && !this.closed ? Buffer.concat(this.pending) : undefined
+  }
+
   async close (): Promise<void> {
+    this.closed = true
     const note = this.dropped > 0 ? `\n[agent: log cut at ${this.maxBytes} bytes; ${this.dropped} more bytes were not kept]\n` : ''
     const stream = this.stream
     if (stream === undefined) {

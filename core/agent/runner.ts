@@ -55,6 +55,17 @@ export interface RunRequest {
   onNotice: (message: string) => void
   /** Aborted when the agent shuts down. */
   signal: AbortSignal
+  /** Aborted when a client cancels the job (DELETE /api/v1/jobs/:id). */
+  cancel?: AbortSignal
+  /** Each result line as it comes, parsed (an intermediate result while the job runs), with its length. */
+  onResult?: (result: Record<string, unknown>, chars: number) => void
+  /** The job's two logs, as soon as they exist: what they hold can be read while the job runs. */
+  onLogs?: (logs: JobLogs) => void
+}
+
+export interface JobLogs {
+  stdout: BoundedLog
+  stderr: BoundedLog
 }
 
 export interface RunOutcome {
@@ -83,12 +94,18 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
 
   const stdoutLog = new BoundedLog(join(req.logDir, `${req.jobId}.stdout.log`), req.maxLogBytes)
   const stderrLog = new BoundedLog(join(req.logDir, `${req.jobId}.stderr.log`), req.maxLogBytes)
+  req.onLogs?.({ stdout: stdoutLog, stderr: stderrLog })
   let registered: Promise<void> = Promise.resolve()
   let resultLine: string | undefined
+  // Set in the line callback: a plain annotation would let the compiler narrow it to the initial value.
+  let parsed = { ok: false } as ReturnType<typeof parseResult>
   const lines = new LineSplitter((line) => {
     if (line.startsWith(RESULT_PREFIX)) {
-      // The last one counts: a package may print progress results before its final one.
+      // The last one counts: a package may print intermediate results before its final one,
+      // and each one is the job's result so far.
       resultLine = line.slice(RESULT_PREFIX.length)
+      parsed = parseResult(resultLine)
+      if (parsed.ok) req.onResult?.(parsed.value, resultLine.length)
     } else if (line.startsWith(FILE_PREFIX)) {
       const claim = parseFileClaim(line.slice(FILE_PREFIX.length))
       if (claim === undefined) req.onNotice(`ignored an ${FILE_PREFIX} line that is not {"path": "...", "fileName"?: "...", "mimeType"?: "..."}`)
@@ -120,7 +137,7 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
     req.onNotice(text)
   }
   let spawnError: unknown
-  let stopReason: 'timeout' | 'shutdown' | undefined
+  let stopReason: 'timeout' | 'shutdown' | 'cancel' | undefined
   let killTimer: NodeJS.Timeout | undefined
   let killRound: Promise<void> | undefined
   /** Every process of the job seen so far: a stray found at SIGTERM is killed at SIGKILL even after its parent died. */
@@ -133,10 +150,10 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
     killTree(child, signal)
     // The group's members had the signal through kill(-pid) already.
     signalProcesses(alive.filter((p) => p.outsideGroup), signal)
-    const why = stopReason === 'timeout' ? `time limit of ${req.timeoutMs} ms passed` : 'the agent is shutting down'
+    const why = stopReason === 'timeout' ? `time limit of ${req.timeoutMs} ms passed` : stopReason === 'cancel' ? 'the job was cancelled' : 'the agent is shutting down'
     if (alive.length > 0) note(`${why}: ${signal} sent to ${alive.length} process(es): ${describeProcesses(alive)}`)
   }
-  const stop = (reason: 'timeout' | 'shutdown'): void => {
+  const stop = (reason: 'timeout' | 'shutdown' | 'cancel'): void => {
     if (stopReason !== undefined || child.pid === undefined) return
     stopReason = reason
     signalJob('SIGTERM')
@@ -151,6 +168,9 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   const onAbort = (): void => stop('shutdown')
   req.signal.addEventListener('abort', onAbort)
   if (req.signal.aborted) onAbort()
+  const onCancel = (): void => stop('cancel')
+  req.cancel?.addEventListener('abort', onCancel)
+  if (req.cancel?.aborted === true) onCancel()
 
   child.stdin!.on('error', () => { /* a package that never reads its stdin closes it early: fine */ })
   child.stdin!.end(inputJson)
@@ -171,6 +191,7 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   })
   clearTimeout(timer)
   req.signal.removeEventListener('abort', onAbort)
+  req.cancel?.removeEventListener('abort', onCancel)
   if (child.pid !== undefined) {
     // Whatever the package left in its group goes with it.
     killTree(child, 'SIGKILL')
@@ -189,8 +210,8 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   await Promise.all([stdoutLog.close(), stderrLog.close()])
 
   if (spawnError !== undefined && child.pid === undefined) return finish('FAILED', { ...base, status: 'FAILED_TO_START' }, startError(program!, spawnError))
-  const parsed = parseResult(resultLine)
   const ran = { exitCode, signal, result: parsed.ok ? parsed.value : null }
+  if (stopReason === 'cancel') return finish('FAILED', ran, { code: 'AGENT_CANCELLED', message: 'The job was cancelled (DELETE /api/v1/jobs/:id); its processes were stopped.' })
   if (stopReason === 'shutdown') return finish('FAILED', ran, { code: 'AGENT_SHUTDOWN', message: 'The agent was shut down while the job ran; its processes were stopped.' })
   if (stopReason === 'timeout') return finish('TIMED_OUT', ran, { code: 'AGENT_TIMED_OUT', message: `The job did not finish within ${req.timeoutMs} ms; its processes were stopped.` })
   if (exitCode !== 0) {
@@ -199,7 +220,26 @@ export async function runPackage (req: RunRequest): Promise<RunOutcome> {
   }
   if (resultLine === undefined) return finish('FAILED', ran, { code: 'AGENT_NO_RESULT', message: `The package ended without printing a ${RESULT_PREFIX} line.` })
   if (!parsed.ok) return finish('FAILED', ran, { code: 'AGENT_RESULT_INVALID', message: `The package's ${RESULT_PREFIX} line does not hold a JSON object nested at most ${MAX_JSON_DEPTH} levels deep.` })
+  const reported = reportedFailure(parsed.value)
+  if (reported !== undefined) return finish('FAILED', ran, reported)
   return finish('SUCCEEDED', ran, null)
+}
+
+/**
+ * A result whose own `success` is false: the run went through (exit code 0), but the
+ * package says it did not do what was asked, such as the DEC package when a company
+ * failed. The job is FAILED, so that a client reading `status` is not told otherwise; the
+ * result, with each item's outcome, and the files of what succeeded are kept. The
+ * package's own words stay in its result: the message only counts.
+ */
+function reportedFailure (result: Record<string, unknown>): JobError | undefined {
+  if (result.success !== false) return undefined
+  const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+  const { total, failed } = result
+  const message = count(total) && count(failed) && failed > 0 && failed <= total
+    ? `The package reported that ${failed} of ${total} item(s) failed; result.result says which and why, and what succeeded is kept.`
+    : 'The package reported that it did not succeed (success: false in its result); result.result says why.'
+  return { code: 'AGENT_REPORTED_FAILURE', message }
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { link, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -630,5 +630,150 @@ describe('file names and downloads (issue 32, item 12)', () => {
     expect(await downloadedAt()).toBeNull()
     expect(await get('GET', false)).toBe(200)
     expect(Date.parse(await downloadedAt() ?? '')).toBeGreaterThan(0)
+  })
+})
+
+describe('a job tells the truth (issue 36, item 4)', () => {
+  // The DEC package's descriptor as shipped: its inputSchema is what the agent checks runs against.
+  const decDescriptor = JSON.parse(readFileSync(new URL('../../plugins/automations/dec-issqn-poa/automation.json', import.meta.url), 'utf8')) as { inputSchema: unknown }
+  const company = { razaoSocial: 'Clínica', cnpj: '11222333000181', senha: 'p"ortal-secret-1', competenciaAno: '2026', competenciaMes: '7' }
+
+  /** A package speaking the contract: prints `lines` (result lines and log lines), waits for input.release when given, exits 0. */
+  const SCRIPTED = `
+import { existsSync } from 'node:fs'
+let stdin = ''
+for await (const chunk of process.stdin) stdin += chunk
+const { steps = [], release } = JSON.parse(stdin)
+for (const step of steps) {
+  if (step.wait) while (!existsSync(release)) await new Promise((r) => setTimeout(r, 20))
+  if (step.result) console.log('AGENT_RESULT_JSON=' + JSON.stringify(step.result))
+  if (step.log) console.error(step.log)
+}
+`
+
+  it('refuses an input that breaks the package\'s declared shape with 400 naming the field, before queueing; the shape is shown', async () => {
+    const s = await start()
+    const dir = await installPackage(root(s), { id: 'dec-shape', script: ECHO })
+    const descriptor = JSON.parse(await readFile(join(dir, 'automation.json'), 'utf8')) as Record<string, unknown>
+    await writeFile(join(dir, 'automation.json'), JSON.stringify({ ...descriptor, inputSchema: decDescriptor.inputSchema }))
+    await installPackage(root(s), { id: 'bad-shape', script: ECHO })
+    const bad = JSON.parse(await readFile(join(root(s), 'bad-shape', 'automation.json'), 'utf8')) as Record<string, unknown>
+    await writeFile(join(root(s), 'bad-shape', 'automation.json'), JSON.stringify({ ...bad, inputSchema: { type: 'object', requried: ['x'] } }))
+    await reload(s)
+    expect(s.logs.some((l) => l.includes('automation package skipped') && l.includes('bad-shape') && l.includes('inputSchema') && l.includes('requried'))).toBe(true)
+
+    const refusals: Array<[unknown, string]> = [
+      [{}, 'input.empresas is required (the companies to declare, 1 to 500).'],
+      [{ empresas: [] }, 'input.empresas must hold at least 1 item(s) (the companies to declare, 1 to 500).'],
+      [{ empresas: [company, { ...company, cnpj: '123' }] }, 'input.empresas[1].cnpj is not valid (a CNPJ: 14 characters, digits or (alphanumeric CNPJ) letters then 2 digits, punctuation allowed).'],
+      [{ empresas: [{ ...company, senha: undefined }] }, 'input.empresas[0].senha is required (the company\'s portal password).'],
+      [{ empresas: [company], headless: 'no' }, 'input.headless must be a boolean (false opens a browser window).']
+    ]
+    for (const [input, message] of refusals) {
+      const res = await post(s, 'dec-shape', JSON.stringify({ input }))
+      expect(res.status, JSON.stringify(input)).toBe(400)
+      expect(res.body).toEqual({ error: message })
+    }
+    // No body at all is the input {}: refused the same way.
+    expect((await s.call('/api/v1/automations/dec-shape/run', { method: 'POST' })).body).toEqual({ error: refusals[0]![1] })
+    // Nothing was queued, nothing was spawned, no input file (with its passwords) was written.
+    expect(s.app.agent.recentJobs(10)).toHaveLength(0)
+    expect(await readdir(join(s.dir, 'runtime', 'inputs'))).toEqual([])
+    expect(s.logs.join('\n')).not.toContain('p"ortal-secret-1')
+
+    const shown = await s.call('/api/v1/automations/dec-shape')
+    expect(shown.body).toMatchObject({ id: 'dec-shape', inputSchema: decDescriptor.inputSchema })
+    expect((await s.call('/api/v1/automations')).body.items.every((p: any) => !('inputSchema' in p))).toBe(true)
+    const ok = await post(s, 'dec-shape', JSON.stringify({ input: { empresas: [company] } }))
+    expect(ok.status).toBe(202)
+    expect((await untilJob(s, ok.body.id, isTerminal)).result.result.input.empresas[0].senha).toBe(company.senha)
+  })
+
+  it('ends a job FAILED (AGENT_REPORTED_FAILURE) when the package reports success: false, keeping its result', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'scripted', script: SCRIPTED })
+    await reload(s)
+    const item = { success: false, cnpj: company.cnpj, competencia: '07/2026', download: null, mode: null, error: 'login: refused' }
+    const cases: Array<[Record<string, unknown>, string, string | null]> = [
+      [{ success: false, total: 1, succeeded: 0, failed: 1, items: [item] }, 'FAILED', 'The package reported that 1 of 1 item(s) failed; result.result says which and why, and what succeeded is kept.'],
+      [{ success: false, total: 2, succeeded: 1, failed: 1, items: [{ ...item, success: true }, item] }, 'FAILED', 'The package reported that 1 of 2 item(s) failed; result.result says which and why, and what succeeded is kept.'],
+      [{ success: false, error: 'no companies' }, 'FAILED', 'The package reported that it did not succeed (success: false in its result); result.result says why.'],
+      [{ success: true, total: 1, succeeded: 1, failed: 0 }, 'SUCCEEDED', null],
+      [{ done: 1 }, 'SUCCEEDED', null]
+    ]
+    for (const [result, status, message] of cases) {
+      const queued = await post(s, 'scripted', JSON.stringify({ input: { steps: [{ result }] } }))
+      const job = await untilJob(s, queued.body.id, isTerminal)
+      expect(job.status, JSON.stringify(result)).toBe(status)
+      expect(job.error).toEqual(message === null ? null : { code: 'AGENT_REPORTED_FAILURE', message })
+      expect(job.result).toMatchObject({ success: status === 'SUCCEEDED', status, exitCode: 0, result })
+    }
+  })
+
+  it('shows the package\'s intermediate results and its log while the job runs', async () => {
+    const s = await start()
+    await installPackage(root(s), { id: 'scripted', script: SCRIPTED })
+    await reload(s)
+    const release = join(s.dir, 'release')
+    const first = { success: false, total: 2, succeeded: 1, failed: 0, pending: 1, items: [{ success: true, cnpj: company.cnpj }] }
+    const last = { success: true, total: 2, succeeded: 2, failed: 0, items: [{ success: true, cnpj: company.cnpj }, { success: true, cnpj: '11444777000161' }] }
+    const queued = await post(s, 'scripted', JSON.stringify({ input: { release, steps: [{ log: '[1/2] done' }, { result: first }, { wait: true, log: '[2/2] done' }, { result: last }] } }))
+    const running = await untilJob(s, queued.body.id, (j) => j.result !== null)
+    expect(running).toMatchObject({ status: 'RUNNING', finishedAt: null, error: null, result: { success: false, status: 'RUNNING', exitCode: null, signal: null, result: first } })
+    expect((await s.call('/api/v1/jobs')).body.items[0].result.result).toEqual(first)
+    // The log so far (held in memory while it is small), both streams by default. Two pipes
+    // are read in no set order: the stderr line may come in just after the result line.
+    let log = await s.call(`/api/v1/jobs/${queued.body.id}/log`)
+    for (let i = 0; i < 400 && !String(log.body).includes('[1/2] done'); i++) {
+      await new Promise((r) => setTimeout(r, 25))
+      log = await s.call(`/api/v1/jobs/${queued.body.id}/log`)
+    }
+    expect(log.status).toBe(200)
+    expect(log.headers.get('content-type')).toBe('text/plain; charset=utf-8')
+    expect(log.body).toBe(`==> stdout <==\nAGENT_RESULT_JSON=${JSON.stringify(first)}\n==> stderr <==\n[1/2] done\n`)
+    await writeFile(release, '')
+    const done = await untilJob(s, queued.body.id, isTerminal)
+    expect(done).toMatchObject({ status: 'SUCCEEDED', result: { success: true, status: 'SUCCEEDED', result: last } })
+    expect((await s.call(`/api/v1/jobs/${queued.body.id}/log?stream=stderr`)).body).toBe('[1/2] done\n[2/2] done\n')
+    expect((await s.call(`/api/v1/jobs/${queued.body.id}/log?stream=stdout`)).body).toBe(`AGENT_RESULT_JSON=${JSON.stringify(first)}\nAGENT_RESULT_JSON=${JSON.stringify(last)}\n`)
+    const badStream = await s.call(`/api/v1/jobs/${queued.body.id}/log?stream=both`)
+    expect([badStream.status, badStream.body]).toEqual([400, { error: 'stream must be stdout, stderr or all (the default).' }])
+    for (const id of ['00000000-0000-0000-0000-000000000000', '..%2F..%2Fetc%2Fpasswd', 'x']) {
+      const missing = await s.call(`/api/v1/jobs/${id}/log`)
+      expect([missing.status, missing.body], id).toEqual([404, { error: 'Job not found.' }])
+    }
+    expect((await s.call(`/api/v1/jobs/${queued.body.id}/log`, { key: null })).status).toBe(401)
+  })
+
+  it.runIf(linux)('cancels a queued job at once and a running one by killing its process tree, escapees included; the queue moves on', async () => {
+    const s = await start({ MAX_CONCURRENT_JOBS: '1' })
+    await installPackage(root(s), { id: 'escape', script: ESCAPE })
+    await installPackage(root(s), { id: 'echo', script: ECHO })
+    await reload(s)
+    const { job: running, pid } = await escapee(s, 'cancel', { stay: true })
+    const queued = await post(s, 'echo', JSON.stringify({ input: {} }))
+    const after = await post(s, 'echo', JSON.stringify({ input: { after: true } }))
+    await untilJob(s, running.id, (j) => j.status === 'RUNNING')
+
+    const cancelledQueued = await s.call(`/api/v1/jobs/${queued.body.id}`, { method: 'DELETE' })
+    expect(cancelledQueued.status).toBe(200)
+    expect(cancelledQueued.body).toMatchObject({ id: queued.body.id, status: 'FAILED', startedAt: null, result: null, error: { code: 'AGENT_CANCELLED' } })
+    expect(Date.parse(cancelledQueued.body.finishedAt)).toBeGreaterThan(0)
+
+    const cancelled = await s.call(`/api/v1/jobs/${running.id}`, { method: 'DELETE' })
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body).toMatchObject({ status: 'FAILED', error: { code: 'AGENT_CANCELLED', message: 'The job was cancelled (DELETE /api/v1/jobs/:id); its processes were stopped.' }, result: { success: false, status: 'FAILED' } })
+    // The setsid grandchild (outside the job's process group) went with it: the answer came after the kill.
+    expect(await untilDead(pid)).toBe(true)
+    expect(await stderrLog(s, running.id)).toMatch(/\[agent\] the job was cancelled: SIGTERM sent to \d process\(es\): .*outside the job's process group/)
+    // Again: the same answer; a job that ended on its own: 409; an unknown one: 404.
+    expect((await s.call(`/api/v1/jobs/${running.id}`, { method: 'DELETE' })).body).toMatchObject({ status: 'FAILED', error: { code: 'AGENT_CANCELLED' } })
+    const next = await untilJob(s, after.body.id, isTerminal)
+    expect(next.status).toBe('SUCCEEDED')
+    expect(s.app.agent.job(queued.body.id)?.startedAt).toBeNull()
+    const ended = await s.call(`/api/v1/jobs/${after.body.id}`, { method: 'DELETE' })
+    expect([ended.status, ended.body]).toEqual([409, { error: 'The job already ended (SUCCEEDED); there is nothing to cancel.' }])
+    expect((await s.call('/api/v1/jobs/00000000-0000-0000-0000-000000000000', { method: 'DELETE' })).status).toBe(404)
+    expect((await s.call(`/api/v1/jobs/${after.body.id}`, { method: 'DELETE', key: null })).status).toBe(401)
   })
 })

@@ -14,9 +14,9 @@ import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
 import type { AgentConfig } from './config.js'
 import { clientErrorHandler } from '../http-errors.js'
-import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, serializeJobList, toPackage, toPackageList } from './wire.js'
+import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, parseLogStream, serializeJobList, toPackageDetail, toPackageList } from './wire.js'
 import {
-  automationSchema, automationsSchema, fileSchema, healthSchema, jobByRequestSchema, jobFilesSchema, jobSchema, jobsSchema, reloadSchema, runSchema
+  automationSchema, automationsSchema, cancelSchema, fileSchema, healthSchema, jobByRequestSchema, jobFilesSchema, jobLogSchema, jobSchema, jobsSchema, reloadSchema, runSchema
 } from './schemas.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
 
@@ -176,7 +176,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   app.get<{ Params: { id: string } }>('/api/v1/automations/:id', { schema: automationSchema }, async (request) => {
     const pkg = agent.registry.get(request.params.id)
     if (pkg === undefined) throw new HttpRefusal(404, MESSAGES.automationNotFound)
-    return toPackage(pkg)
+    return toPackageDetail(pkg)
   })
 
   // A body over twice the input cap cannot hold an acceptable input (unless padded with
@@ -188,6 +188,9 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     // The package exists (GET shows it, enabled false): 409, not 404, says it cannot run now.
     if (!pkg.enabled) throw new HttpRefusal(409, MESSAGES.automationDisabled)
     const body = parseRunBody(request.body, config.maxInputBytes)
+    // The shape the package declares (inputSchema): a run it would refuse is not queued.
+    const refused = pkg.checkInput?.(body.input)
+    if (refused !== undefined) throw new HttpRefusal(400, refused)
     let job
     try {
       job = agent.submit(pkg, body.requestId, body.input, body.inputBytes)
@@ -214,6 +217,21 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     const job = agent.job(request.params.jobId)
     if (job === undefined) throw new HttpRefusal(404, MESSAGES.jobNotFound)
     return job
+  })
+
+  app.delete<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId', { schema: cancelSchema }, async (request) => {
+    const outcome = await agent.cancel(request.params.jobId)
+    if (outcome.kind === 'missing') throw new HttpRefusal(404, MESSAGES.jobNotFound)
+    if (outcome.kind === 'finished') throw new HttpRefusal(409, `The job already ended (${outcome.job.status}); there is nothing to cancel.`)
+    request.log.info({ jobId: outcome.job.id, automationId: outcome.job.automationId }, 'job cancelled')
+    return outcome.job
+  })
+
+  app.get<{ Params: { jobId: string }, Querystring: { stream?: string } }>('/api/v1/jobs/:jobId/log', { schema: jobLogSchema }, async (request, reply) => {
+    const stream = parseLogStream(request.query.stream)
+    const log = await agent.jobLog(request.params.jobId, stream)
+    if (log === undefined) throw new HttpRefusal(404, MESSAGES.jobNotFound)
+    return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').send(log)
   })
 
   app.get<{ Params: { jobId: string } }>('/api/v1/jobs/:jobId/files', { schema: jobFilesSchema }, async (request) => {

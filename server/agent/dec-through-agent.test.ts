@@ -72,6 +72,17 @@ async function runDec (scenario: Scenario, requestId: string): Promise<any> {
   return res.body
 }
 
+/** Polls a job while `waiting` holds (hang catcher: 240 s; the two jobs of the test below took 37 s together here). */
+async function settleWhile (id: string, waiting: (job: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 240_000
+  for (;;) {
+    const job = (await call(`/api/v1/jobs/${id}`)).body
+    if (!waiting(job) || TERMINAL.has(job.status)) return job
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status as string}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
 async function settle (id: string): Promise<any> {
   const deadline = Date.now() + 240_000
   for (;;) {
@@ -89,17 +100,37 @@ describe('the DEC package through the agent', () => {
     expect(res.body).toMatchObject({ schemaVersion: '1.0', id: 'dec-issqn-poa', enabled: true })
   })
 
+  it('refuses a run whose input breaks the package\'s declared shape before queueing it, naming the field', async () => {
+    for (const [input, error] of [
+      [{}, 'input.empresas is required (the companies to declare, 1 to 500).'],
+      [{ empresas: [{ cnpj: '11222333000181', competenciaAno: '2026', competenciaMes: '7' }] }, 'input.empresas[0].senha is required (the company\'s portal password).']
+    ] as const) {
+      const res = await call('/api/v1/automations/dec-issqn-poa/run', { method: 'POST', body: JSON.stringify({ input }) })
+      expect([res.status, res.body]).toEqual([400, { error }])
+    }
+    expect(app.agent.recentJobs(10)).toHaveLength(0)
+    expect((await call('/api/v1/automations/dec-issqn-poa')).body.inputSchema).toMatchObject({ required: ['empresas'] })
+  })
+
   it('runs all three modes and a failing company in the middle, one job after the other (queued singleton), keeping every result', async () => {
     const modes = seedThreeModes(portal)
     const failing = seedFailingMiddle(portal)
     // Two jobs posted at once with two free slots: the singleton package still runs them in turn.
     const first = await runDec(modes, 'dec-modes')
     const second = await runDec(failing, 'dec-failing')
+    // While the first runs, its result so far: the companies done, the rest pending.
+    const during = await settleWhile(first.id, (job) => job.result === null || job.status === 'QUEUED')
+    expect(during).toMatchObject({ status: 'RUNNING', result: { status: 'RUNNING', result: { success: false, total: 3, pending: expect.any(Number) } } })
     const jobs = [await settle(first.id), await settle(second.id)]
     expect(Date.parse(jobs[1].startedAt)).toBeGreaterThanOrEqual(Date.parse(jobs[0].finishedAt))
+    // Two companies of four failed: the job says so (it is not SUCCEEDED), and keeps every item and file.
+    expect(jobs[0]).toMatchObject({ status: 'SUCCEEDED', error: null })
+    expect(jobs[1]).toMatchObject({ status: 'FAILED', error: { code: 'AGENT_REPORTED_FAILURE', message: 'The package reported that 2 of 4 item(s) failed; result.result says which and why, and what succeeded is kept.' } })
+    // The job's log: the package's progress lines, no password.
+    const log = await call(`/api/v1/jobs/${second.id}/log?stream=stderr`)
+    expect(log.bytes.toString()).toMatch(/\[2\/4\] 07\/2026 failed: login/)
 
     for (const [job, scenario] of [[jobs[0], modes], [jobs[1], failing]] as const) {
-      expect(job.status).toBe('SUCCEEDED')
       const result = job.result.result
       expect(result.total).toBe(scenario.expected.length)
       expect(result.items.map((i: any) => ({ success: i.success, cnpj: i.cnpj, competencia: i.competencia, mode: i.mode })))

@@ -14,7 +14,7 @@ const when = {
   400: 'The body or a parameter breaks its rule (the message says which).',
   401: 'X-AGENT-API-KEY missing or invalid.',
   404: 'No such automation.',
-  409: 'The automation is disabled.',
+  409: 'The automation is disabled, or (DELETE of a job) the job already ended.',
   410: 'The file has expired and was removed.',
   413: 'The body is larger than JSON_LIMIT, or the input larger than AGENT_MAX_INPUT_BYTES.',
   429: 'The queue holds AGENT_MAX_QUEUED_JOBS jobs already: try again after Retry-After seconds.',
@@ -31,6 +31,10 @@ const automation = record({
   enabled: bool()
 })
 const automationList = record({ count: int(), items: list(automation) })
+const automationDetail = record({
+  ...(automation.properties as Record<string, JsonSchema>),
+  inputSchema: orNull(openObject('The JSON Schema (draft-07) the package declares for its input: a run whose input breaks it is refused with 400 naming the field. Null: any object.'))
+})
 
 const file = record({
   fileId: str(),
@@ -49,21 +53,21 @@ const job = record({
   jobId: str('The same as id.'),
   requestId: str('The caller\'s idempotency key, or one made by the agent.'),
   automationId: str(),
-  status: { type: 'string', enum: ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT'] },
+  status: { type: 'string', enum: ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT'], description: 'FAILED also when the package\'s own result says success: false (error.code AGENT_REPORTED_FAILURE) and when the job was cancelled (AGENT_CANCELLED).' },
   createdAt: str(),
   startedAt: orNull(str()),
   finishedAt: orNull(str()),
   input: openObject('The request\'s input, every senha or password field masked.'),
   result: orNull(record({
     success: bool(),
-    status: { type: 'string', enum: ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'FAILED_TO_START'] },
+    status: { type: 'string', enum: ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'FAILED_TO_START'], description: 'RUNNING: the job runs, and result is the last intermediate result the package printed.' },
     exitCode: orNull(int()),
     signal: orNull(str()),
     durationMs: int(),
-    result: orNull(openObject('The package\'s AGENT_RESULT_JSON object.'))
+    result: orNull(openObject('The package\'s last AGENT_RESULT_JSON object (while the job runs: its result so far).'))
   })),
   files: list(file),
-  error: orNull(record({ code: str('AGENT_FAILED_TO_START, AGENT_TIMED_OUT, AGENT_EXIT_NON_ZERO, AGENT_NO_RESULT, AGENT_RESULT_INVALID, AGENT_SHUTDOWN.'), message: str() }))
+  error: orNull(record({ code: str('AGENT_FAILED_TO_START, AGENT_TIMED_OUT, AGENT_EXIT_NON_ZERO, AGENT_NO_RESULT, AGENT_RESULT_INVALID, AGENT_SHUTDOWN, AGENT_REPORTED_FAILURE, AGENT_CANCELLED.'), message: str() }))
 })
 
 const param = (name: string, description: string): JsonSchema =>
@@ -106,7 +110,7 @@ export const automationSchema = {
   tags: ['automations'],
   security,
   params: param('id', 'The package id.'),
-  response: { 200: { ...automation, description: 'The package.' }, ...failures(401, 404, 500) }
+  response: { 200: { ...automationDetail, description: 'The package.' }, ...failures(401, 404, 500) }
 }
 
 export const runSchema = {
@@ -147,6 +151,28 @@ export const jobSchema = {
   security,
   params: param('jobId', 'The job id.'),
   response: { 200: { ...job, description: 'The job.' }, ...failures(401, 404, 500) }
+}
+
+export const cancelSchema = {
+  summary: 'Cancel a job',
+  description: 'A queued job never runs; a running job has its whole process tree stopped (SIGTERM, then SIGKILL after the grace period), and the answer comes once it has ended. Either way the job is FAILED with error.code AGENT_CANCELLED, keeping the result and files it had. Repeating the call answers the same.',
+  tags: ['jobs'],
+  security,
+  params: param('jobId', 'The job id.'),
+  response: { 200: { ...job, description: 'The job, cancelled.' }, ...failures(401, 404, 409, 500) }
+}
+
+export const jobLogSchema = {
+  summary: 'The output of a job (its log)',
+  description: 'What the package printed on stdout and stderr, while it runs or after (kept FILE_RETENTION_DAYS, at most 1 MiB each). By default both, each under a "==> stdout <==" or "==> stderr <==" line.',
+  tags: ['jobs'],
+  security,
+  params: param('jobId', 'The job id.'),
+  querystring: { type: 'object', properties: { stream: { description: 'stdout, stderr or all (default).' } } },
+  response: {
+    200: { description: 'The log as text.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    ...failures(400, 401, 404, 500)
+  }
 }
 
 export const jobFilesSchema = {

@@ -3,7 +3,7 @@
  * shape already): packages, lists, error bodies, download headers.
  */
 import { depthWithin, MAX_JSON_DEPTH } from '../../core/agent/index.js'
-import type { AutomationPackage, Job } from '../../core/agent/index.js'
+import type { AutomationPackage, Job, LogStream } from '../../core/agent/index.js'
 
 /** Spec 3 §6 C: every error body is `{ "error": "..." }`. */
 export const MESSAGES = {
@@ -15,7 +15,8 @@ export const MESSAGES = {
   fileNotFound: 'File not found.',
   fileGone: 'File is no longer available.',
   badLimit: 'limit must be a whole number from 1 to 200.',
-  badUrl: 'The request URL is malformed.'
+  badUrl: 'The request URL is malformed.',
+  badLogStream: 'stream must be stdout, stderr or all (the default).'
 } as const
 
 /** Seconds a client is asked to wait when the queue is full (Retry-After). */
@@ -32,6 +33,11 @@ export class HttpRefusal extends Error {
 /** The package as the API shows it (spec 3 §2 C): the command and directory stay private. */
 export function toPackage (pkg: AutomationPackage): Record<string, unknown> {
   return { schemaVersion: pkg.schemaVersion, id: pkg.id, name: pkg.name, version: pkg.version, enabled: pkg.enabled }
+}
+
+/** One package (`GET /api/v1/automations/:id`): the list's fields and the shape it declares for its input (null: any object). */
+export function toPackageDetail (pkg: AutomationPackage): Record<string, unknown> {
+  return { ...toPackage(pkg), inputSchema: pkg.inputSchema ?? null }
 }
 
 export function toPackageList (packages: AutomationPackage[]): { count: number, items: Array<Record<string, unknown>> } {
@@ -92,6 +98,13 @@ export function parseLimit (value: unknown): number {
   const n = Number(text)
   if (n < 1 || n > 200) throw new HttpRefusal(400, MESSAGES.badLimit)
   return n
+}
+
+/** `stream` of the job log: `stdout`, `stderr`, or `all` (the default, both). */
+export function parseLogStream (value: unknown): LogStream {
+  if (value === undefined) return 'all'
+  if (value === 'stdout' || value === 'stderr' || value === 'all') return value
+  throw new HttpRefusal(400, MESSAGES.badLogStream)
 }
 
 /**

@@ -44,7 +44,7 @@ afterAll(async () => {
 })
 
 describe('dec-issqn-poa package: descriptor', () => {
-  it('declares the agent contract: schema 1.0, a node command, 10 minutes, queued singleton', async () => {
+  it('declares the agent contract: schema 1.0, a node command, 10 minutes, queued singleton, the input\'s shape', async () => {
     expect(await readDescriptor(PACKAGE_DIR)).toEqual({
       schemaVersion: '1.0',
       id: 'dec-issqn-poa',
@@ -54,7 +54,10 @@ describe('dec-issqn-poa package: descriptor', () => {
       command: ['node', 'main.mjs'],
       timeoutMs: 600_000,
       singleton: true,
-      env: ['DEC_PORTAL_URL', 'DEC_PORTAL_CONFIG', 'DEC_CHROMIUM_PATH', 'DEC_ACTION_TIMEOUT_MS', 'DISPLAY', 'XAUTHORITY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR']
+      env: ['DEC_PORTAL_URL', 'DEC_PORTAL_CONFIG', 'DEC_CHROMIUM_PATH', 'DEC_ACTION_TIMEOUT_MS', 'DISPLAY', 'XAUTHORITY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR'],
+      // What the agent checks a run against (core/agent/agent-parts.test.ts tests its messages).
+      inputSchema: expect.objectContaining({ type: 'object', required: ['empresas'] }),
+      checkInput: expect.any(Function)
     })
   })
 })
@@ -80,11 +83,15 @@ describe('dec-issqn-poa package: the three modes in one run', () => {
     expect(agents.every((a) => a.includes('HeadlessChrome'))).toBe(true)
   })
 
-  it('creates, resumes and reprints, and ends with one result line', () => {
+  it('creates, resumes and reprints, printing the items so far after each company and the final result last', () => {
     expect(r.exitCode, r.stderr).toBe(0)
-    expect(r.resultLines).toBe(1)
     expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(/^AGENT_RESULT_JSON=/)
-    expect(r.result).toEqual({ success: true, total: 3, succeeded: 3, failed: 0, items: s.expected.map((x) => itemOf(x, r.jobDir)) })
+    const items = s.expected.map((x) => itemOf(x, r.jobDir))
+    expect(r.results).toEqual([
+      { success: false, total: 3, succeeded: 1, failed: 0, pending: 2, items: items.slice(0, 1) },
+      { success: false, total: 3, succeeded: 2, failed: 0, pending: 1, items: items.slice(0, 2) },
+      { success: true, total: 3, succeeded: 3, failed: 0, items }
+    ])
   })
 
   it('leaves each period sent exactly once on the portal (a reprint sends nothing)', () => {
@@ -146,7 +153,9 @@ describe('dec-issqn-poa package: one company failing keeps the others', () => {
 
   it('reports the wrong password and the portal error on their own items, the others sent', () => {
     expect(r.exitCode, r.stderr).toBe(0)
-    expect(r.resultLines).toBe(1)
+    // Three intermediate results (the failures among them as they came), then the final one.
+    expect(r.resultLines).toBe(4)
+    expect(r.results[1]).toMatchObject({ success: false, total: 4, succeeded: 1, failed: 1, pending: 2 })
     expect(r.result).toEqual({ success: false, total: 4, succeeded: 2, failed: 2, items: s.expected.map((x) => itemOf(x, r.jobDir)) })
     expect(portal.period(s.companies[1]!.cnpj, 2026, 7)).toBeUndefined()
     expect(portal.period(s.companies[2]!.cnpj, 2026, 7)).toMatchObject({ status: 'OPEN', sends: 0 })

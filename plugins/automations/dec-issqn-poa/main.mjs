@@ -1,7 +1,8 @@
 /**
  * The DEC package's program, run by the agent as `node main.mjs` in the package folder
  * (plugins/automations/README.md: input on stdin and in $AGENT_JOB_INPUT, outputs in
- * $AGENT_JOB_DIR, `AGENT_FILE_JSON=` per file, one `AGENT_RESULT_JSON=` line at the end).
+ * $AGENT_JOB_DIR, `AGENT_FILE_JSON=` per file, an intermediate `AGENT_RESULT_JSON=` line after
+ * each company but the last, and the final one at the end).
  *
  * Companies run one after another in one browser, each in a fresh browser context (its own
  * cookies). A company's failure becomes its item and the next company runs. Exit code 0 when
@@ -108,12 +109,15 @@ async function main () {
   }
   onStop = stop
 
+  // After each company but the last (the final line follows it at once), the items so far.
+  const progress = () => { if (!stopping && items.length < companies.length) out.progress(items, companies.length) }
   for (const [index, check] of companies.entries()) {
     if (stopping) return
     const tag = `[${index + 1}/${companies.length}]`
     if (!check.ok) {
       out.log(`${tag} skipped: ${check.error}`)
       items.push({ success: false, cnpj: check.cnpj, competencia: check.competencia, download: null, mode: null, error: check.error })
+      progress()
       continue
     }
     const company = check.company
@@ -142,6 +146,7 @@ async function main () {
       out.log(`${tag} ${company.competencia} failed: ${message}`)
       items.push({ success: false, cnpj: company.cnpj, competencia: company.competencia, download: null, mode: null, error: message })
     }
+    progress()
   }
   await browser?.close().catch(() => undefined)
   finish(items, 0)

@@ -63,6 +63,20 @@ export class Output {
   }
 
   /**
+   * Prints an intermediate result, the companies done so far: the agent shows it as the job's
+   * result while the job runs. `success` is false (the run is not over), `total` counts every
+   * company of the run and `pending` those still to come. Nothing after the final line.
+   * @param {Item[]} items
+   * @param {number} total
+   */
+  progress (items, total) {
+    if (this.resultPrinted) return
+    const succeeded = items.filter((i) => i.success).length
+    const result = { success: false, total, succeeded, failed: items.length - succeeded, pending: total - items.length, items }
+    this.stdout.write(`AGENT_RESULT_JSON=${this.json(result)}\n`)
+  }
+
+  /**
    * Prints the final line once: `success` is true when there was at least one company and
    * every company succeeded.
    * @param {Item[]} items

@@ -40,4 +40,17 @@ describe('dec-issqn-poa output', () => {
     expect(stdout().match(/AGENT_RESULT_JSON=/g)).toHaveLength(1)
     expect(JSON.parse(stdout().slice('AGENT_RESULT_JSON='.length))).toEqual({ success: false, total: 0, succeeded: 0, failed: 0, items: [], error: 'stopped' })
   })
+  it('prints intermediate results (masked, success false, with what is pending) and none after the final one', () => {
+    const { out, stdout } = capture()
+    out.addSecrets(['s3cr"t'])
+    const failed = { success: false, cnpj: '11222333000181', competencia: '07/2026', download: null, mode: null, error: 'login: s3cr"t refused' }
+    out.progress([failed], 3)
+    out.result([failed, failed, failed])
+    out.progress([failed], 3)
+    const lines = stdout().trimEnd().split('\n').map((l) => JSON.parse(l.slice('AGENT_RESULT_JSON='.length)))
+    expect(lines).toEqual([
+      { success: false, total: 3, succeeded: 0, failed: 1, pending: 2, items: [{ ...failed, error: 'login: *** refused' }] },
+      { success: false, total: 3, succeeded: 0, failed: 3, items: [1, 2, 3].map(() => ({ ...failed, error: 'login: *** refused' })) }
+    ])
+  })
 })
