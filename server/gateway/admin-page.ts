@@ -100,8 +100,10 @@ td button { margin: 0 0.2rem 0.2rem 0; font-size: 0.8rem; }
    "Ativa" box of the new-company form showed although hidden. */
 [hidden] { display: none !important; }
 #message { min-height: 1.2rem; font-weight: 600; }
-.hint { font-size: 0.85rem; color: #4a5866; max-width: 48rem; }
+.hint { font-size: 0.85rem; color: #4a5866; max-width: 48rem; line-height: 1.8; }
+.search { display: flex; align-items: center; }
 .search label { flex-direction: row; align-items: center; gap: 0.5rem; }
+td[data-field=cnpj] { white-space: nowrap; }
 #search { min-width: 24rem; }
 #search-count { font-size: 0.85rem; color: #4a5866; margin-left: 0.8rem; }
 #message.error { color: #a1221a; } #message.ok { color: #1e6b30; }
