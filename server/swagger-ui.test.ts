@@ -166,6 +166,7 @@ describe('/docs works with what it shows, on every service', () => {
       const dialog = page.locator('.dialog-ux .modal-ux')
       // The gateway's dialog holds two schemes: the admin token's is the one for /admin.
       const scheme = dialog.locator('.auth-container', { hasText: t.file })
+      await scheme.waitFor()
       await expect(scheme.count()).resolves.toBe(1)
       const text = await scheme.innerText()
       expect(text).toContain(t.header)
@@ -207,6 +208,8 @@ describe('/docs works with what it shows, on every service', () => {
           await block.locator('button.try-out__btn').click()
           for (const name of form.files) {
             const row = block.locator('.parameters tr, .opblock-section-request-body tr', { has: page.locator('.parameter__name', { hasText: new RegExp(`^${name}\\b`) }) })
+            // Waits for the form Swagger UI renders after "Try it out"; a field with no picker never gets one.
+            await row.locator('input').first().waitFor()
             await expect(row.locator('input[type=file]').count(), `${service} ${form.method} ${form.path} ${name}`).resolves.toBeGreaterThanOrEqual(1)
             pickers++
           }
