@@ -111,6 +111,39 @@ describe.each(['import', 'sign', 'extract', 'gateway', 'agent'])('the %s service
     expect(new Set(ids).size).toBe(ids.length)
   })
 
+  it('gives every field a request takes an example, a default or a list of values (so "Try it out" fills in something valid)', async () => {
+    const doc = await description()
+    const bare: string[] = []
+    const filled = (schema: Record<string, any> | undefined, where: string): void => {
+      if (schema === undefined) { bare.push(where); return }
+      const isFile = schema.format === 'binary' || (schema.items?.format === 'binary')
+      if (isFile || schema.examples !== undefined || schema.example !== undefined || schema.default !== undefined || schema.enum !== undefined) return
+      bare.push(where)
+    }
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(methods)) {
+        for (const p of op.parameters ?? []) filled(p.example === undefined ? p.schema : { ...p.schema, example: p.example }, `${method} ${path} ${p.in} ${p.name}`)
+        for (const [type, media] of Object.entries(op.requestBody?.content ?? {}) as Array<[string, any]>) {
+          if (media.example !== undefined) continue
+          for (const [name, field] of Object.entries(media.schema?.properties ?? {})) filled(field as Record<string, any>, `${method} ${path} ${type} ${name}`)
+        }
+      }
+    }
+    expect(bare).toEqual([])
+  })
+
+  it('says, for each key it asks for, the header it goes in and where its value lives', async () => {
+    const schemes = (await description()).components.securitySchemes as Record<string, { type: string, name?: string, scheme?: string, description?: string }>
+    expect(Object.keys(schemes).length).toBeGreaterThan(0)
+    for (const [name, scheme] of Object.entries(schemes)) {
+      const header = scheme.type === 'apiKey' ? scheme.name! : 'Authorization'
+      expect(scheme.description, name).toContain(header)
+      // A key file of the data folder, or (the gateway's operational key, only hashed) how to get one.
+      expect(scheme.description, name).toMatch(/\.data\/[a-z-]+-api-key|api-key\/rotate/)
+      expect(scheme.description, name).toMatch(/[A-Z]+_(API_KEY|ADMIN_TOKEN)/)
+    }
+  })
+
   it('serves /docs and /docs/plain without credentials, the page under a same-origin script policy', async () => {
     const page = await app().inject({ method: 'GET', url: '/docs' })
     expect(page.statusCode).toBe(200)
@@ -121,6 +154,13 @@ describe.each(['import', 'sign', 'extract', 'gateway', 'agent'])('the %s service
     const doc = await description()
     for (const path of Object.keys(doc.paths)) expect(plain.body).toContain(path)
   })
+})
+
+it('names the agent\'s automations folder by its variable, AUTOMATIONS_ROOT', async () => {
+  const doc = (await apps.get('agent')!.inject({ method: 'GET', url: '/openapi.json' })).json()
+  expect(JSON.stringify(doc)).not.toContain('AGENT_AUTOMATIONS_DIR')
+  expect(doc.info.description).toContain('AUTOMATIONS_ROOT')
+  expect(doc.paths['/api/v1/automations'].get.summary).toContain('AUTOMATIONS_ROOT')
 })
 
 it('leaves the gateway\'s admin screen its own strict policy', async () => {

@@ -31,6 +31,18 @@ export interface ServiceDescription {
 export const apiKeyScheme = (header: string, description?: string): Record<string, unknown> =>
   ({ type: 'apiKey', in: 'header', name: header, ...(description === undefined ? {} : { description }) })
 
+/**
+ * Where a generated key lives, for the Authorize dialog of /docs (it shows a scheme's
+ * description): the data folder's file `<service>-api-key` (server/secrets.ts), or the
+ * variable that replaces it. The folder is named as its default, `.data/`, beside the
+ * variable that moves it: the page is public and does not show this machine's paths.
+ */
+export function keyWhereabouts (header: string, file: string, variable: string): string {
+  return `Send the key in the \`${header}\` header. Its value: the content of the file \`.data/${file}\`, ` +
+    `generated on the first start (\`cat .data/${file}\` in the repository folder; \`RAZAO_DATA_DIR\` moves \`.data/\`), ` +
+    `or, when the variable \`${variable}\` is set, that value.`
+}
+
 /** Route schemas of the pages that are not API (docs, the gateway's admin screen). */
 export const HIDDEN = { hide: true } as const
 

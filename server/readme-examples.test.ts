@@ -6,7 +6,7 @@
  * checkout. curl is made to fail on an HTTP error, so every call must succeed.
  */
 import { execFile, spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -130,4 +130,13 @@ describe('the README walk-through', () => {
     expect(all).toMatch(/"empresa_codigo":"EMP[0-9A-F]{10}"/)
     expect(all).toContain('"id":"dec-issqn-poa"')
   }, 300_000)
+
+  it('writes, run from a checkout, only into what the repository ignores', async () => {
+    // The walk-through ran in `dir` as it runs in a clone: whatever it left there would show
+    // in `git status` unless .gitignore names it (a top-level entry, as `samples/` or `.data/`).
+    const ignored = (await readFile(join(root, '.gitignore'), 'utf8')).split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
+    const written = await readdir(dir)
+    expect(written).toEqual(expect.arrayContaining(['.data', 'samples']))
+    for (const name of written) expect(ignored.some((l) => l.replace(/^\//, '').replace(/\/$/, '') === name), `${name} is git-ignored`).toBe(true)
+  })
 })

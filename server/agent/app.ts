@@ -18,7 +18,7 @@ import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QU
 import {
   automationSchema, automationsSchema, cancelSchema, fileSchema, healthSchema, jobByRequestSchema, jobFilesSchema, jobLogSchema, jobSchema, jobsSchema, reloadSchema, runSchema
 } from './schemas.js'
-import { apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
 
 export interface AgentAppOptions {
   shared: SharedConfig
@@ -150,8 +150,8 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   await registerOpenApi(app, {
     title: 'razao automation agent',
     version: AGENT_API_VERSION,
-    description: 'Runs the automation packages of this machine as jobs and keeps the files they produce for download. Failures answer { "error": "..." }.',
-    securitySchemes: { agentKey: apiKeyScheme('X-AGENT-API-KEY') }
+    description: 'Runs the automation packages of this machine (each a folder under AUTOMATIONS_ROOT) as jobs and keeps the files they produce for download. Failures answer { "error": "..." }.',
+    securitySchemes: { agentKey: apiKeyScheme('X-AGENT-API-KEY', keyWhereabouts('X-AGENT-API-KEY', 'agent-api-key', 'AGENT_API_KEY')) }
   })
 
   app.get('/health', { schema: healthSchema }, async () => {

@@ -70,8 +70,20 @@ const job = record({
   error: orNull(record({ code: str('AGENT_FAILED_TO_START, AGENT_TIMED_OUT, AGENT_EXIT_NON_ZERO, AGENT_NO_RESULT, AGENT_RESULT_INVALID, AGENT_SHUTDOWN, AGENT_REPORTED_FAILURE, AGENT_CANCELLED.'), message: str() }))
 })
 
-const param = (name: string, description: string): JsonSchema =>
-  ({ type: 'object', required: [name], properties: { [name]: str(description) } })
+const param = (name: string, description: string, example: string): JsonSchema =>
+  ({ type: 'object', required: [name], properties: { [name]: { ...str(description), examples: [example] } } })
+
+// Examples for /docs' "Try it out": the package we ship, and ids in the shape the agent makes
+// them (a job's and a file's ids are random UUIDs: GET /api/v1/jobs lists the real ones).
+const EXAMPLE_AUTOMATION = 'dec-issqn-poa'
+const EXAMPLE_REQUEST_ID = 'dec-2024-03-4521'
+const EXAMPLE_JOB_ID = '3f9a7c2e-1b4d-4e8a-9c6f-2d5b8a1e7f40'
+const EXAMPLE_FILE_ID = 'a1c4e7b2-5d8f-4a3c-b6e9-0f2d4c6a8e13'
+/** The DEC package's input (its README): one company, one month; the portal password is the company's own. */
+const EXAMPLE_DEC_INPUT = {
+  empresas: [{ razaoSocial: 'Padaria Pão Quente Ltda', cnpj: '11222333000181', inscricaoMunicipal: '1234567', senha: 'senha-do-portal', competenciaAno: 2024, competenciaMes: 3 }],
+  headless: true
+}
 
 export const healthSchema = {
   summary: 'Availability',
@@ -92,7 +104,7 @@ export const healthSchema = {
 }
 
 export const automationsSchema = {
-  summary: 'The automation packages found under AGENT_AUTOMATIONS_DIR',
+  summary: 'The automation packages found under AUTOMATIONS_ROOT',
   tags: ['automations'],
   security,
   response: { 200: { ...automationList, description: 'Every package, enabled or not.' }, ...failures(401, 500) }
@@ -109,7 +121,7 @@ export const automationSchema = {
   summary: 'One automation package',
   tags: ['automations'],
   security,
-  params: param('id', 'The package id.'),
+  params: param('id', 'The package id.', EXAMPLE_AUTOMATION),
   response: { 200: { ...automationDetail, description: 'The package.' }, ...failures(401, 404, 500) }
 }
 
@@ -118,12 +130,12 @@ export const runSchema = {
   description: 'The same requestId answers the same job again (idempotent).',
   tags: ['jobs'],
   security,
-  params: param('id', 'The package id.'),
+  params: param('id', 'The package id.', EXAMPLE_AUTOMATION),
   jsonBody: {
     type: 'object',
     properties: {
-      requestId: str('At most 200 characters; absent: the agent makes one.'),
-      input: openObject('Handed to the package; absent: {}.')
+      requestId: { ...str('At most 200 characters; absent: the agent makes one. Sending it again answers the same job.'), examples: [EXAMPLE_REQUEST_ID] },
+      input: { ...openObject('Handed to the package; absent: {}. The example is the DEC package\'s (plugins/automations/dec-issqn-poa/README.md).'), examples: [EXAMPLE_DEC_INPUT] }
     }
   },
   response: { 202: { ...job, description: 'The job, queued (or the earlier job of this requestId).' }, ...failures(400, 401, 404, 409, 413, 415, 429, 500) }
@@ -133,7 +145,7 @@ export const jobsSchema = {
   summary: 'The most recent jobs, newest first',
   tags: ['jobs'],
   security,
-  querystring: { type: 'object', properties: { limit: { description: 'A whole number from 1 to 200 (default 50).' } } },
+  querystring: { type: 'object', properties: { limit: { description: 'A whole number from 1 to 200 (default 50).', examples: ['50'] } } },
   response: { 200: record({ count: int(), items: list(job) }, 'The jobs.'), ...failures(400, 401, 500) }
 }
 
@@ -141,7 +153,7 @@ export const jobByRequestSchema = {
   summary: 'The job of a requestId',
   tags: ['jobs'],
   security,
-  params: param('requestId', 'The requestId the job was queued with.'),
+  params: param('requestId', 'The requestId the job was queued with.', EXAMPLE_REQUEST_ID),
   response: { 200: { ...job, description: 'The job.' }, ...failures(401, 404, 500) }
 }
 
@@ -149,7 +161,7 @@ export const jobSchema = {
   summary: 'One job',
   tags: ['jobs'],
   security,
-  params: param('jobId', 'The job id.'),
+  params: param('jobId', 'The job id.', EXAMPLE_JOB_ID),
   response: { 200: { ...job, description: 'The job.' }, ...failures(401, 404, 500) }
 }
 
@@ -158,7 +170,7 @@ export const cancelSchema = {
   description: 'A queued job never runs; a running job has its whole process tree stopped (SIGTERM, then SIGKILL after the grace period), and the answer comes once it has ended. Either way the job is FAILED with error.code AGENT_CANCELLED, keeping the result and files it had. Repeating the call answers the same.',
   tags: ['jobs'],
   security,
-  params: param('jobId', 'The job id.'),
+  params: param('jobId', 'The job id.', EXAMPLE_JOB_ID),
   response: { 200: { ...job, description: 'The job, cancelled.' }, ...failures(401, 404, 409, 500) }
 }
 
@@ -167,8 +179,8 @@ export const jobLogSchema = {
   description: 'What the package printed on stdout and stderr, while it runs or after (kept FILE_RETENTION_DAYS, at most 1 MiB each). By default both, each under a "==> stdout <==" or "==> stderr <==" line.',
   tags: ['jobs'],
   security,
-  params: param('jobId', 'The job id.'),
-  querystring: { type: 'object', properties: { stream: { description: 'stdout, stderr or all (default).' } } },
+  params: param('jobId', 'The job id.', EXAMPLE_JOB_ID),
+  querystring: { type: 'object', properties: { stream: { description: 'stdout, stderr or all (default).', examples: ['all'] } } },
   response: {
     200: { description: 'The log as text.', content: { 'text/plain': { schema: { type: 'string' } } } },
     ...failures(400, 401, 404, 500)
@@ -179,7 +191,7 @@ export const jobFilesSchema = {
   summary: 'The files a job registered',
   tags: ['jobs'],
   security,
-  params: param('jobId', 'The job id.'),
+  params: param('jobId', 'The job id.', EXAMPLE_JOB_ID),
   response: { 200: record({ jobId: str(), count: int(), items: list(file) }, 'The files.'), ...failures(401, 404, 500) }
 }
 
@@ -187,7 +199,7 @@ export const fileSchema = {
   summary: 'Download a file of a job',
   tags: ['jobs'],
   security,
-  params: { type: 'object', required: ['jobId', 'fileId'], properties: { jobId: str(), fileId: str() } },
+  params: { type: 'object', required: ['jobId', 'fileId'], properties: { jobId: { ...str('The job id.'), examples: [EXAMPLE_JOB_ID] }, fileId: { ...str('The file id, as the job\'s files list it.'), examples: [EXAMPLE_FILE_ID] } } },
   response: {
     200: { description: 'The file, with its MIME type and a Content-Disposition naming it.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
     ...failures(401, 404, 410, 500)

@@ -27,7 +27,7 @@ import { clientErrorHandler } from '../http-errors.js'
 import { extractStoredFile, warmPool } from './run.js'
 import type { PoolWarmUp } from './run.js'
 import { ExtractMetrics } from './metrics.js'
-import { apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
 import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
 
 export interface ExtractAppOptions {
@@ -134,7 +134,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Extr
     title: 'razao document-extraction service',
     version: EXTRACT_API_VERSION,
     description: 'Identifies the type of a PDF, extracts its fields and reports the confidence; the engine version and the active parsers are at /api/v1/info. Every answer carries requestId, also in the X-Request-Id header.',
-    securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key', keyWhereabouts('X-API-Key', 'extract-api-key', 'EXTRACT_API_KEY')) }
   })
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))

@@ -144,7 +144,7 @@ const diagnosticsResponse = {
 
 const evidenceQuery = {
   type: 'object',
-  properties: { evidence: { type: 'string', enum: ['true', 'false'], description: 'true: add `evidence` (beyond the spec).' } }
+  properties: { evidence: { type: 'string', enum: ['true', 'false'], description: 'true: add `evidence` (beyond the spec). Absent: false.', examples: ['false'] } }
 } as const
 
 const STATUS_TEXT: Record<number, string> = {

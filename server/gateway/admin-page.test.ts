@@ -81,9 +81,16 @@ describe('admin screen in Chromium', () => {
     expect(res?.status()).toBe(200)
     await expect(page.locator('#token-form').isVisible()).resolves.toBe(true)
     await expect(page.locator('#app').isHidden()).resolves.toBe(true)
+    // Where the token is: the file a first start writes, or the variable that replaces it.
+    const hint = await page.locator('#login').innerText()
+    expect(hint).toContain('.data/gateway-admin-api-key')
+    expect(hint).toContain('GATEWAY_ADMIN_TOKEN')
     await page.fill('#token', 'not-the-admin-token')
     await page.click('#token-form button')
-    await expect.poll(() => message().textContent()).toMatch(/Token recusado/)
+    await expect.poll(() => message().textContent()).toMatch(/^Token recusado\. Use o conteúdo de \.data\/gateway-admin-api-key/)
+    // In Portuguese: the service's English sentence is only in the tooltip.
+    expect(await message().textContent()).not.toMatch(/Invalid|missing|admin token/)
+    expect(await message().getAttribute('title')).toMatch(/^Resposta do serviço: /)
     await expect(page.locator('#app').isHidden()).resolves.toBe(true)
     await page.fill('#token', ADMIN)
     await page.click('#token-form button')
@@ -92,8 +99,10 @@ describe('admin screen in Chromium', () => {
   })
 
   it('adds companies (alphanumeric CNPJ, head office, inheriting branch) and edits one', async () => {
+    // A new company is active: the form does not offer "Ativa" (it showed, and was ignored).
+    await expect(page.locator('#company-form [name=ativo]').isVisible()).resolves.toBe(false)
     await addCompany({ razao: 'Alfa Nova Ltda', cnpj: '12.abc.345/01de-35' })
-    await expect.poll(() => row('Alfa Nova Ltda').locator('td').nth(1).textContent()).toBe('12ABC34501DE35')
+    await expect.poll(() => row('Alfa Nova Ltda').locator('[data-field=cnpj]').textContent()).toBe('12.ABC.345/01DE-35')
     await expect.poll(() => row('Alfa Nova Ltda').locator('[data-field=certificado_status]').textContent()).toBe('AUSENTE')
     await addCompany({ razao: 'Matriz Teste SA', cnpj: '11.222.333/0001-81' })
     const matriz = await codeOf('Matriz Teste SA')
@@ -103,14 +112,45 @@ describe('admin screen in Chromium', () => {
     await page.fill('#company-form [name=cnpj]', '11.222.333/0001-82')
     await page.fill('#company-form [name=razao_social]', 'Com CNPJ errado')
     await page.click('#company-form button[type=submit]')
-    await expect.poll(() => message().textContent()).toMatch(/not a valid CNPJ/)
+    await expect.poll(() => message().textContent()).toMatch(/^CNPJ inválido: são 14 caracteres/)
+    expect(await message().getAttribute('title')).toMatch(/not a valid CNPJ/)
+    await page.click('#company-cancel')
+    await page.fill('#company-form [name=razao_social]', 'Outra Matriz')
+    await page.fill('#company-form [name=cnpj]', '11.222.333/0001-81')
+    await page.click('#company-form button[type=submit]')
+    await expect.poll(() => message().textContent()).toMatch(/^Já existe uma empresa ativa com este CNPJ \(EMP[0-9A-F]+\)/)
     await page.click('#company-cancel')
 
     await row('Alfa Nova Ltda').locator('button[data-action=edit]').click()
+    await expect(page.locator('#company-form [name=cnpj]').inputValue()).resolves.toBe('12.ABC.345/01DE-35')
+    await expect(page.locator('#company-form [name=ativo]').isVisible()).resolves.toBe(true)
     await page.fill('#company-form [name=razao_social]', 'Alfa Nova Comércio Ltda')
     await page.click('#company-form button[type=submit]')
     await row('Alfa Nova Comércio Ltda').waitFor()
     await expect.poll(() => message().textContent()).toMatch(/Empresa atualizada/)
+    await expect(page.locator('#company-form [name=ativo]').isVisible()).resolves.toBe(false)
+  })
+
+  it('finds a company by any word of its name (accents and case aside), its codes or its CNPJ, with or without punctuation', async () => {
+    const visible = async (): Promise<string[]> => (await page.locator('#companies tbody tr:visible td:first-child').allTextContents()).sort()
+    const search = async (text: string): Promise<void> => { await page.fill('#search', text) }
+    await search('comercio')
+    await expect.poll(visible).toEqual(['Alfa Nova Comércio Ltda'])
+    await search('11222333')
+    await expect.poll(visible).toEqual(['Filial Teste', 'Matriz Teste SA'])
+    await search('11.222.333/0002-62')
+    await expect.poll(visible).toEqual(['Filial Teste'])
+    await expect.poll(() => page.locator('#search-count').textContent()).toBe('1 de 3 empresas')
+    await search(await codeOf('Matriz Teste SA'))
+    await expect.poll(visible).toEqual(['Matriz Teste SA'])
+    await search('TESTE sa')
+    await expect.poll(visible).toEqual(['Matriz Teste SA'])
+    await search('padaria')
+    await expect.poll(visible).toEqual([])
+    await expect.poll(() => page.locator('#search-count').textContent()).toBe('Nenhuma empresa encontrada.')
+    await search('')
+    await expect.poll(visible).toEqual(['Alfa Nova Comércio Ltda', 'Filial Teste', 'Matriz Teste SA'])
+    await expect.poll(() => page.locator('#search-count').textContent()).toBe('')
   })
 
   it('uploads a certificate from a file; the branch shows it inherited; removes it', async () => {
@@ -122,10 +162,10 @@ describe('admin screen in Chromium', () => {
     await page.fill('#cert-form [name=senha]', 'senha-errada')
     await page.click('#cert-form button[type=submit]')
     // The gateway opens a certificate in a thread of its own (seconds on a loaded machine).
-    await expect.poll(() => message().textContent(), { timeout: 30_000 }).toMatch(/password/)
+    await expect.poll(() => message().textContent(), { timeout: 30_000 }).toBe('O certificado não abriu com esta senha.')
     await page.fill('#cert-form [name=senha]', 'senha-do-arquivo')
     await page.click('#cert-form button[type=submit]')
-    await expect.poll(() => message().textContent(), { timeout: 30_000 }).toMatch(/Certificado de 11222333000181 guardado/)
+    await expect.poll(() => message().textContent(), { timeout: 30_000 }).toMatch(/Certificado de 11\.222\.333\/0001-81 guardado/)
     await expect.poll(() => row('Matriz Teste SA').locator('[data-field=certificado_status]').textContent()).toBe('VALIDO')
     const days = Number(await row('Matriz Teste SA').locator('[data-field=days_to_expiry]').textContent())
     expect(days).toBeGreaterThanOrEqual(363)
@@ -141,6 +181,14 @@ describe('admin screen in Chromium', () => {
   })
 
   it('deactivates a company and rotates the key, showing the new key once', async () => {
+    await row('Filial Teste').locator('button[data-action=deactivate]').click()
+    await expect.poll(() => row('Filial Teste').locator('td').nth(5).textContent()).toBe('não')
+    // "Ativa", when editing, is sent and kept: the branch comes back.
+    await row('Filial Teste').locator('button[data-action=edit]').click()
+    await expect(page.locator('#company-form [name=ativo]').isChecked()).resolves.toBe(false)
+    await page.check('#company-form [name=ativo]')
+    await page.click('#company-form button[type=submit]')
+    await expect.poll(() => row('Filial Teste').locator('td').nth(5).textContent()).toBe('sim')
     await row('Filial Teste').locator('button[data-action=deactivate]').click()
     await expect.poll(() => row('Filial Teste').locator('td').nth(5).textContent()).toBe('não')
 
@@ -166,6 +214,6 @@ describe('admin screen in Chromium', () => {
     expect(calls.length).toBeGreaterThan(10)
     expect(calls.map((c) => c.url)).toEqual(expect.arrayContaining(['POST /admin/empresas', 'POST /admin/certificados', 'POST /admin/api-key/rotate']))
     expect(calls.filter((c) => c.authorization === undefined || !c.authorization.startsWith('Bearer '))).toEqual([])
-    expect(problems.filter((p) => !/401|422|400/.test(p))).toEqual([])
+    expect(problems.filter((p) => !/401|422|409|400/.test(p))).toEqual([])
   })
 })

@@ -4,6 +4,11 @@
  * loads without the token; it asks for the token, keeps it in sessionStorage (gone
  * when the tab closes) and sends it as `Authorization: Bearer` on every call to the
  * admin API. Data is written with textContent only, never parsed as HTML.
+ *
+ * The screen speaks Portuguese throughout (issue 36): a refusal of the API, whose `detail`
+ * is English, is told in Portuguese from its status, its `code` when the answer carries one,
+ * and the field or fact the detail names (wire names, which do not change); the service's own
+ * sentence stays in the message's tooltip for whoever reports the problem.
  */
 
 export const ADMIN_PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
@@ -24,15 +29,21 @@ export const ADMIN_HTML = `<!doctype html>
 <section id="login">
   <h2>Entrar</h2>
   <form id="token-form" autocomplete="off">
-    <label>Token de administração (GATEWAY_ADMIN_TOKEN)
-      <input id="token" name="token" type="password" required autocomplete="off"></label>
+    <label>Token de administração
+      <input id="token" name="token" type="password" required autocomplete="off" aria-describedby="token-hint"></label>
     <button type="submit">Entrar</button>
   </form>
+  <p id="token-hint" class="hint">O token é o conteúdo do arquivo <code>.data/gateway-admin-api-key</code>, criado na primeira
+    execução do gateway (num terminal, na pasta do repositório: <code>cat .data/gateway-admin-api-key</code>; a variável
+    <code>RAZAO_DATA_DIR</code> muda a pasta <code>.data/</code>). Se a variável <code>GATEWAY_ADMIN_TOKEN</code> estiver definida,
+    o token é o valor dela.</p>
 </section>
 
 <main id="app" hidden>
   <section>
     <h2>Empresas</h2>
+    <p class="search"><label>Buscar <input id="search" type="search" autocomplete="off" placeholder="razão social, CNPJ, empresa_codigo ou código domínio"></label>
+      <span id="search-count" aria-live="polite"></span></p>
     <table id="companies">
       <thead><tr><th>Razão social</th><th>CNPJ</th><th>empresa_codigo</th><th>Código domínio</th><th>Matriz</th><th>Ativa</th><th>Certificado</th><th>Dias até vencer</th><th>Ações</th></tr></thead>
       <tbody></tbody>
@@ -85,7 +96,16 @@ label { display: flex; flex-direction: column; font-size: 0.85rem; gap: 0.2rem; 
 label.check { flex-direction: row; align-items: center; }
 button { padding: 0.3rem 0.7rem; cursor: pointer; }
 td button { margin: 0 0.2rem 0.2rem 0; font-size: 0.8rem; }
+/* The hidden attribute must win over the display rules above (label, form): without this the
+   "Ativa" box of the new-company form showed although hidden. */
+[hidden] { display: none !important; }
 #message { min-height: 1.2rem; font-weight: 600; }
+.hint { font-size: 0.85rem; color: #4a5866; max-width: 48rem; line-height: 1.8; }
+.search { display: flex; align-items: center; }
+.search label { flex-direction: row; align-items: center; gap: 0.5rem; }
+td[data-field=cnpj] { white-space: nowrap; }
+#search { min-width: 24rem; }
+#search-count { font-size: 0.85rem; color: #4a5866; margin-left: 0.8rem; }
 #message.error { color: #a1221a; } #message.ok { color: #1e6b30; }
 .VALIDO { color: #1e6b30; } .VENCE_EM_BREVE { color: #9a6700; } .VENCIDO, .AUSENTE { color: #a1221a; }
 code { background: #eef1f4; padding: 0.2rem 0.4rem; user-select: all; word-break: break-all; }
@@ -98,24 +118,89 @@ export const ADMIN_JS = `'use strict';
   var companies = [];
   function $(id) { return document.getElementById(id); }
   function token() { return sessionStorage.getItem(TOKEN_KEY); }
-  function say(text, ok) {
+  function say(text, ok, detail) {
     var m = $('message'); m.textContent = text; m.className = ok ? 'ok' : 'error';
+    if (detail) m.title = 'Resposta do serviço: ' + detail; else m.removeAttribute('title');
+  }
+  /** A CNPJ as people read it: 11.222.333/0001-81 (the alphanumeric one the same way). */
+  function formatCnpj(cnpj) {
+    if (!cnpj || cnpj.length !== 14) return cnpj || '';
+    return cnpj.slice(0, 2) + '.' + cnpj.slice(2, 5) + '.' + cnpj.slice(5, 8) + '/' + cnpj.slice(8, 12) + '-' + cnpj.slice(12);
+  }
+  /** Text for the search: no accents, no case; a CNPJ also without its punctuation. */
+  function fold(text) {
+    return String(text || '').normalize('NFD').replace(/[\\u0300-\\u036f]/g, '').toLowerCase();
+  }
+  function bare(text) { return fold(text).replace(/[^0-9a-z]/g, ''); }
+  /**
+   * A refusal of the admin API, in Portuguese. "what" is the action: 'empresa' (save),
+   * 'certificado' (upload or removal), or another. The detail is English; it is read only
+   * for the field or fact it names, and kept in the tooltip.
+   */
+  function explain(status, data, what, requestId) {
+    var d = String(data.detail || ''); var code = data.code || '';
+    var has = function (re) { return re.test(d); };
+    if (status === 401) return 'Token recusado. Use o conteúdo de .data/gateway-admin-api-key (ou o valor de GATEWAY_ADMIN_TOKEN, se estiver definida) e entre de novo.';
+    if (status === 413) return 'O envio é grande demais: o arquivo do certificado tem no máximo 256 KiB.';
+    if (status === 409 || code === 'COMPANY_CNPJ_EXISTS') {
+      var other = /EMP[0-9A-F]{6,}/.exec(d);
+      return 'Já existe uma empresa ativa com este CNPJ' + (other ? ' (' + other[0] + ')' : '') + '. Edite aquela empresa ou desative-a antes.';
+    }
+    if (status === 404) return what === 'certificado' || what === 'empresa' ? 'Empresa não encontrada: ela não está mais cadastrada. A lista foi recarregada.' : 'Não encontrado.';
+    if (status === 503) {
+      if (code === 'GATEWAY_STORE_KEY_MISMATCH' || has(/master key|decrypt|sealed|layout/i)) return 'O certificado guardado não abre com a chave mestra atual (GATEWAY_MASTER_KEY mudou?). Restaure a chave ou envie o certificado de novo.';
+      return 'O banco de dados do gateway não responde agora. Tente de novo em instantes.';
+    }
+    if (status >= 500) return 'Erro interno do gateway' + (requestId ? ' (requisição ' + requestId + ')' : '') + '. Tente de novo; se persistir, informe este código a quem mantém o sistema.';
+    if (status === 422) {
+      if (code === 'COMPANY_EXISTS' || has(/codigo_dominio/)) return 'Já existe uma empresa com este código domínio.';
+      if (code === 'GATEWAY_CERT_MISSING' || has(/no certificate/)) return 'Esta empresa não tem certificado próprio para remover.';
+      if (code === 'GATEWAY_CERT_EXPIRED' || has(/expired|not valid before/)) return 'O certificado está fora da validade (vencido, ou ainda não vale). Envie um certificado vigente.';
+      if (code === 'GATEWAY_CERT_CNPJ_MISMATCH' || has(/root|no CNPJ to match/)) {
+        if (has(/no CNPJ to match/)) return 'A empresa não tem CNPJ para conferir o certificado: informe o CNPJ dela antes.';
+        return what === 'empresa'
+          ? 'O novo CNPJ tem outra raiz (8 primeiros caracteres) que o certificado guardado desta empresa: remova o certificado antes.'
+          : 'O certificado é de outro CNPJ: a raiz (8 primeiros caracteres) não é a da empresa escolhida.';
+      }
+      if (has(/password/)) return 'O certificado não abriu com esta senha.';
+      if (has(/private key/)) return 'O arquivo não traz a chave privada: exporte o certificado A1 junto com a chave.';
+      if (has(/names no CNPJ/)) return 'O certificado não traz CNPJ: o gateway precisa de um certificado e-CNPJ A1.';
+      if (has(/check digits/)) return 'O CNPJ que o certificado traz tem dígitos verificadores inválidos.';
+      if (has(/iterations|too long/)) return 'O arquivo do certificado pede processamento demais para ser aberto; exporte-o de novo.';
+      return what === 'certificado' ? 'O arquivo não é um certificado PKCS#12 (.pfx/.p12) legível.' : 'O gateway recusou o pedido.';
+    }
+    if (status === 400) {
+      if (has(/herda_certificado_matriz needs/)) return 'Só uma filial usa o certificado da matriz: escolha a matriz.';
+      if (has(/names the company itself/)) return 'Uma empresa não pode ser matriz de si mesma.';
+      if (has(/names no registered/)) return 'A matriz escolhida não está cadastrada.';
+      if (has(/is itself a branch/)) return 'A matriz escolhida é uma filial: escolha uma matriz.';
+      if (has(/branches of its own/)) return 'Esta empresa tem filiais, então não pode virar filial.';
+      if (has(/branches/)) return 'O novo CNPJ tem outra raiz (8 primeiros caracteres) que as filiais desta empresa.';
+      if (has(/head office|CNPJ root/)) return 'Uma filial tem a mesma raiz de CNPJ (8 primeiros caracteres) que a matriz.';
+      if (has(/cnpj|CNPJ/)) return 'CNPJ inválido: são 14 caracteres (números, ou letras e números no CNPJ alfanumérico) com os dígitos verificadores corretos.';
+      if (has(/razao_social|name/)) return 'Informe a razão social (de 1 a 200 caracteres).';
+      if (has(/codigo_dominio/)) return 'O código domínio tem no máximo 64 caracteres.';
+      if (has(/pfx_base64/)) return 'Escolha o arquivo do certificado (.pfx ou .p12).';
+      if (has(/senha/)) return 'Informe a senha do certificado.';
+      return 'O gateway recusou os dados enviados.';
+    }
+    return 'O gateway recusou o pedido (erro ' + status + ').';
   }
   function showApp(on) {
     $('login').hidden = on; $('app').hidden = !on; $('logout').hidden = !on;
   }
-  function api(method, path, body) {
+  function refusal(text, detail) { var err = new Error(text); err.detail = detail; return err; }
+  function api(method, path, body, what) {
     var headers = { 'Authorization': 'Bearer ' + token() };
     var init = { method: method, headers: headers };
     if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
-    return fetch(path, init).then(function (res) {
+    return fetch(path, init).catch(function () {
+      throw refusal('Sem resposta do gateway: confira se ele está rodando e tente de novo.');
+    }).then(function (res) {
       if (res.status === 204) return null;
       return res.json().catch(function () { return {}; }).then(function (data) {
-        if (res.status === 401) {
-          sessionStorage.removeItem(TOKEN_KEY); showApp(false);
-          throw new Error('Token recusado: ' + (data.detail || 'entre novamente.'));
-        }
-        if (!res.ok) throw new Error(data.detail || ('Erro ' + res.status));
+        if (res.status === 401) { sessionStorage.removeItem(TOKEN_KEY); showApp(false); }
+        if (!res.ok) throw refusal(explain(res.status, data, what, data.requestId || res.headers.get('x-request-id')), data.detail);
         return data;
       });
     });
@@ -132,7 +217,8 @@ export const ADMIN_JS = `'use strict';
     var body = $('companies').tBodies[0]; body.textContent = '';
     companies.forEach(function (c) {
       var tr = document.createElement('tr'); tr.dataset.empresaCodigo = c.empresa_codigo;
-      cell(tr, c.razao_social); cell(tr, c.cnpj); cell(tr, c.empresa_codigo); cell(tr, c.codigo_dominio);
+      cell(tr, c.razao_social); cell(tr, formatCnpj(c.cnpj)).dataset.field = 'cnpj'; cell(tr, c.empresa_codigo); cell(tr, c.codigo_dominio);
+      tr.dataset.search = fold([c.razao_social, c.empresa_codigo, c.codigo_dominio].join(' ')) + ' ' + bare(c.cnpj);
       cell(tr, c.matriz_empresa_codigo ? c.matriz_empresa_codigo + (c.herda_certificado_matriz ? ' (herda certificado)' : '') : '');
       cell(tr, c.ativo ? 'sim' : 'não');
       var cert = c.certificado;
@@ -145,6 +231,7 @@ export const ADMIN_JS = `'use strict';
       if (c.ativo) button(actions, 'Desativar', 'deactivate', function () { deactivate(c); });
       body.appendChild(tr);
     });
+    filter();
     var matriz = document.querySelector('#company-form [name=matriz_empresa_codigo]');
     var certCompany = document.querySelector('#cert-form [name=empresa_codigo]');
     var keepMatriz = matriz.value; var keepCert = certCompany.value;
@@ -155,10 +242,21 @@ export const ADMIN_JS = `'use strict';
     });
     matriz.value = keepMatriz; if (keepCert) certCompany.value = keepCert;
   }
+  /** Shows the rows the search box finds: every word of it in the name, codes or CNPJ. */
+  function filter() {
+    var words = fold($('search').value).split(/\\s+/).filter(function (w) { return w !== ''; });
+    var rows = $('companies').tBodies[0].rows; var shown = 0;
+    for (var i = 0; i < rows.length; i++) {
+      var text = rows[i].dataset.search;
+      var hit = words.every(function (w) { return text.indexOf(w) >= 0 || (bare(w) !== '' && text.indexOf(bare(w)) >= 0); });
+      rows[i].hidden = !hit; if (hit) shown++;
+    }
+    $('search-count').textContent = words.length === 0 ? '' : (shown === 0 ? 'Nenhuma empresa encontrada.' : shown + ' de ' + rows.length + (rows.length === 1 ? ' empresa' : ' empresas'));
+  }
   function load() {
     return api('GET', '/admin/empresas').then(function (list) { companies = list; showApp(true); render(); });
   }
-  function fail(err) { say(err.message, false); }
+  function fail(err) { say(err.message, false, err.detail); }
   function field(name) { return document.querySelector('#company-form [name=' + name + ']'); }
   function resetCompanyForm() {
     $('company-form').reset(); field('empresa_codigo').value = '';
@@ -166,7 +264,7 @@ export const ADMIN_JS = `'use strict';
   }
   function edit(c) {
     field('empresa_codigo').value = c.empresa_codigo; field('razao_social').value = c.razao_social;
-    field('cnpj').value = c.cnpj || ''; field('codigo_dominio').value = c.codigo_dominio || '';
+    field('cnpj').value = formatCnpj(c.cnpj); field('codigo_dominio').value = c.codigo_dominio || '';
     field('matriz_empresa_codigo').value = c.matriz_empresa_codigo || '';
     field('herda_certificado_matriz').checked = c.herda_certificado_matriz; field('ativo').checked = c.ativo;
     $('ativo-label').hidden = false; $('company-title').textContent = 'Editar ' + c.empresa_codigo;
@@ -182,21 +280,22 @@ export const ADMIN_JS = `'use strict';
       herda_certificado_matriz: field('herda_certificado_matriz').checked
     };
     var call;
-    if (codigo) { body.ativo = field('ativo').checked; call = api('PATCH', '/admin/empresas/' + encodeURIComponent(codigo), body); }
-    else call = api('POST', '/admin/empresas', body);
+    // "Ativa" is offered only when editing: a new company is always active.
+    if (codigo) { body.ativo = field('ativo').checked; call = api('PATCH', '/admin/empresas/' + encodeURIComponent(codigo), body, 'empresa'); }
+    else call = api('POST', '/admin/empresas', body, 'empresa');
     call.then(function (c) {
       say((codigo ? 'Empresa atualizada: ' : 'Empresa cadastrada: ') + c.empresa_codigo, true);
       resetCompanyForm(); return load();
-    }).catch(fail);
+    }).catch(function (err) { fail(err); if (/não encontrada/.test(err.message)) load().catch(function () {}); });
   }
   function deactivate(c) {
     if (!confirm('Desativar ' + c.razao_social + '?')) return;
-    api('DELETE', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo))
+    api('DELETE', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo), undefined, 'empresa')
       .then(function () { say('Empresa desativada: ' + c.empresa_codigo, true); return load(); }).catch(fail);
   }
   function removeCertificate(c) {
     if (!confirm('Remover o certificado de ' + c.razao_social + '?')) return;
-    api('DELETE', '/admin/certificados/' + encodeURIComponent(c.empresa_codigo))
+    api('DELETE', '/admin/certificados/' + encodeURIComponent(c.empresa_codigo), undefined, 'certificado')
       .then(function () { say('Certificado removido: ' + c.empresa_codigo, true); return load(); }).catch(fail);
   }
   function toBase64(buffer) {
@@ -209,10 +308,10 @@ export const ADMIN_JS = `'use strict';
     var form = $('cert-form'); var file = form.elements.pfx.files[0];
     if (!file) { say('Escolha o arquivo do certificado.', false); return; }
     file.arrayBuffer().then(function (buffer) {
-      return api('POST', '/admin/certificados', { empresa_codigo: form.elements.empresa_codigo.value, pfx_base64: toBase64(buffer), senha: form.elements.senha.value });
+      return api('POST', '/admin/certificados', { empresa_codigo: form.elements.empresa_codigo.value, pfx_base64: toBase64(buffer), senha: form.elements.senha.value }, 'certificado');
     }).then(function (cert) {
       form.elements.senha.value = ''; form.elements.pfx.value = '';
-      say('Certificado de ' + cert.cnpj + ' guardado; vence em ' + cert.valid_until.slice(0, 10) + ' (' + cert.days_to_expiry + ' dias).', true);
+      say('Certificado de ' + formatCnpj(cert.cnpj) + ' guardado; vence em ' + cert.valid_until.slice(0, 10) + ' (' + cert.days_to_expiry + ' dias).', true);
       return load();
     }).catch(fail);
   }
@@ -237,6 +336,7 @@ export const ADMIN_JS = `'use strict';
     $('company-cancel').addEventListener('click', resetCompanyForm);
     $('cert-form').addEventListener('submit', uploadCertificate);
     $('rotate').addEventListener('click', rotate);
+    $('search').addEventListener('input', filter);
     if (token()) load().catch(fail); else showApp(false);
   });
 })();

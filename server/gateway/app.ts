@@ -120,8 +120,14 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     version: GATEWAY_API_VERSION,
     description: 'Queries the NF-e distribution (SEFAZ) and the NFS-e national distribution (ADN) with each company\'s A1 certificate over mutual TLS, and keeps the companies and their certificates (the admin API). Failures answer { "detail": "..." }.',
     securitySchemes: {
-      apiKey: apiKeyScheme('X-API-Key', 'The operational key, for the query routes (its rotation answers it once).'),
-      adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN, for /admin/*.' }
+      apiKey: apiKeyScheme('X-API-Key', 'The operational key, for the query routes: send it in the `X-API-Key` header. Its value: the key the gateway printed once on its first start, ' +
+        'or `GATEWAY_API_KEY` when that was set then. Only its hash is stored, so no file holds it: lost, get a new one with POST /admin/api-key/rotate (it answers the new key once).'),
+      adminToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'The admin token, for /admin/*: sent as `Authorization: Bearer <token>` (paste only the token here). Its value: the content of the file `.data/gateway-admin-api-key`, ' +
+          'generated on the first start (`cat .data/gateway-admin-api-key` in the repository folder; `RAZAO_DATA_DIR` moves `.data/`), or, when the variable `GATEWAY_ADMIN_TOKEN` is set, that value.'
+      }
     }
   })
 

@@ -6,6 +6,7 @@
  * `{ "detail": "..." }`; a refused NF-e query adds the SEFAZ answer's fields.
  */
 import { answers, bool, failuresOf, int, list, openObject, orNull, record, str } from '../openapi.js'
+import type { JsonSchema } from '../openapi.js'
 
 const detail = record({ detail: str('What went wrong, for a person.') })
 const when = {
@@ -22,7 +23,12 @@ const failures = failuresOf(detail, when)
 
 const admin = [{ adminToken: [] }]
 const operational = [{ apiKey: [] }]
-const codeParam = { type: 'object', required: ['empresa_codigo'], properties: { empresa_codigo: str('The company\'s code in the registry.') } }
+// Examples are the README's company (as `razao companies add` registers it in step 1), so
+// /docs' "Try it out" sends values the gateway accepts. An empresa_codigo is made at
+// registration: the example shows its shape; GET /admin/empresas lists the real ones.
+const EXAMPLE_CODE = 'EMP00A1B2C3D4'
+const companyCodeField = (description: string): JsonSchema => ({ ...str(description), examples: [EXAMPLE_CODE] })
+const codeParam = { type: 'object', required: ['empresa_codigo'], properties: { empresa_codigo: companyCodeField('The company\'s code in the registry (`empresa_codigo`, as GET /admin/empresas lists it).') } }
 
 const certificateStatus = { type: 'string', enum: ['VALIDO', 'VENCE_EM_BREVE', 'VENCIDO'] }
 const certificateProperties = {
@@ -52,11 +58,11 @@ const storedCertificate = record({ empresa_codigo: str(), ...certificateProperti
 const listedCertificate = record({ empresa_codigo: str(), razao_social: str(), ...certificateProperties })
 
 const companyFields = {
-  razao_social: str(),
-  cnpj: str('14 characters; punctuation allowed.'),
-  codigo_dominio: orNull(str()),
-  matriz_empresa_codigo: orNull(str('The head office, for a branch.')),
-  herda_certificado_matriz: bool('A branch queries with its head office\'s certificate.')
+  razao_social: { ...str(), examples: ['Padaria Pão Quente Ltda'] },
+  cnpj: { ...str('14 characters; punctuation allowed.'), examples: ['11.222.333/0001-81'] },
+  codigo_dominio: { ...orNull(str()), examples: ['4521'] },
+  matriz_empresa_codigo: { ...orNull(str('The head office, for a branch; null for a head office.')), examples: [null] },
+  herda_certificado_matriz: { ...bool('A branch queries with its head office\'s certificate.'), examples: [false] }
 }
 
 export const healthSchema = {
@@ -90,7 +96,7 @@ export const getCompanySchema = {
 
 export const updateCompanySchema = {
   summary: 'Change fields of a company', tags: ['admin'], security: admin, params: codeParam,
-  jsonBody: { type: 'object', minProperties: 1, additionalProperties: false, properties: { ...companyFields, ativo: bool() } },
+  jsonBody: { type: 'object', minProperties: 1, additionalProperties: false, properties: { ...companyFields, ativo: { ...bool(), examples: [true] } } },
   response: { 200: { ...company, description: 'The company, changed.' }, ...failures(400, 401, 404, 409, 413, 422, 500, 503) }
 }
 
@@ -110,7 +116,12 @@ export const storeCertificateSchema = {
     type: 'object',
     required: ['empresa_codigo', 'pfx_base64', 'senha'],
     additionalProperties: false,
-    properties: { empresa_codigo: str(), pfx_base64: str('The .pfx file in Base64, at most 256 KiB.'), senha: str('The file\'s password; never stored in clear, never answered.') }
+    properties: {
+      empresa_codigo: companyCodeField('The company the certificate is for.'),
+      // No example file: a certificate is the company's own (`base64 -w0 empresa.pfx`).
+      pfx_base64: { ...str('The .pfx file in Base64 (`base64 -w0 empresa.pfx`), at most 256 KiB.'), examples: [''] },
+      senha: { ...str('The file\'s password; never stored in clear, never answered.'), examples: [''] }
+    }
   },
   response: { 201: { ...storedCertificate, description: 'The certificate, stored.' }, ...failures(400, 401, 404, 413, 422, 500, 503) }
 }
@@ -150,7 +161,7 @@ export const nfeSchema = {
   jsonBody: {
     type: 'object',
     required: ['empresa_codigo', 'cnpj_consulta', 'ult_nsu'],
-    properties: { empresa_codigo: str(), cnpj_consulta: str('14 characters, of the certificate\'s CNPJ root.'), ult_nsu: str('15 digits, zero-padded; 000000000000000 to start.') }
+    properties: { empresa_codigo: companyCodeField('The company whose certificate queries.'), cnpj_consulta: { ...str('14 characters, of the certificate\'s CNPJ root.'), examples: ['11222333000181'] }, ult_nsu: { ...str('15 digits, zero-padded; 000000000000000 to start.'), examples: ['000000000000000'] } }
   },
   response: {
     200: record({
@@ -171,7 +182,7 @@ export const adnSchema = {
   jsonBody: {
     type: 'object',
     required: ['empresa_codigo', 'cnpj_consulta', 'nsu'],
-    properties: { empresa_codigo: str(), cnpj_consulta: str('14 characters, of the certificate\'s CNPJ root.'), nsu: int('0 or more.') }
+    properties: { empresa_codigo: companyCodeField('The company whose certificate queries.'), cnpj_consulta: { ...str('14 characters, of the certificate\'s CNPJ root.'), examples: ['11222333000181'] }, nsu: { ...int('0 or more.'), examples: [0] } }
   },
   response: {
     200: record({

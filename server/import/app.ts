@@ -26,7 +26,7 @@ import { companyNotFound, findCompany } from '../../core/db/companies.js'
 import { overlapOfIds } from '../../core/importer/movement-keys.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { analyzeSchema, diagnoseSchema, healthSchema, processSchema } from './schemas.js'
-import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { HIDDEN, apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
 import { IMPORTS_CSS, IMPORTS_HTML, IMPORTS_JS, IMPORTS_PAGE_CSP } from './imports-page.js'
 import type { EventsOptions } from './import-events.js'
 import { ImportJobs } from './jobs.js'
@@ -124,7 +124,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     title: 'razao spreadsheet-import service',
     version: IMPORT_API_VERSION,
     description: 'Analyses accounting ledgers (XLSX or legacy XLS), lists their unbalanced groups and imports them into PostgreSQL. Failures answer { "detail": "..." }.',
-    securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key', keyWhereabouts('X-API-Key', 'import-api-key', 'IMPORT_API_KEY')) }
   })
 
   app.get('/health', { schema: healthSchema }, async () => ({ success: true, service: IMPORT_SERVICE_NAME, environment: shared.environment, runtime: await runtimeReport() }))

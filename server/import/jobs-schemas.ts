@@ -5,7 +5,7 @@
 import { IMPORT_STATUSES } from '../../core/importer/import-jobs.js'
 import { answers, int, list, num, orNull, record, str } from '../openapi.js'
 import { IDEMPOTENCY_KEY_MAX, IMPORT_LIST_LIMIT_DEFAULT, IMPORT_LIST_LIMIT_MAX } from './params.js'
-import { analyzeFailures, batchSize, detail, diagnosis, file, mode, overlap, processResponse, security, sheet, withOptional } from './schemas.js'
+import { analyzeFailures, batchSize, companyCode, detail, diagnosis, file, mode, overlap, processResponse, security, sheet, withOptional } from './schemas.js'
 
 const PHASES = ['recebido', 'lendo', 'carregando', 'validando', 'finalizando']
 const status = { type: 'string', enum: [...IMPORT_STATUSES], description: 'RECEBIDO (waiting for a worker thread), PROCESSANDO, then VALIDADO, FALHOU or CANCELADO; SUBSTITUIDO once a REIMPORTAR replaced it.' }
@@ -14,7 +14,7 @@ const phase = {
   enum: [...PHASES, ...IMPORT_STATUSES.filter((s) => s !== 'RECEBIDO' && s !== 'PROCESSANDO')],
   description: 'While it runs: recebido, lendo (opening the workbook), carregando (reading rows and sending them to the database, one pass), validando (checking the file and what was stored), finalizando (the commit). Once ended: its status.'
 }
-const idParam = { type: 'object', required: ['id'], properties: { id: str('The import\'s id (importacao_id).') } }
+const idParam = { type: 'object', required: ['id'], properties: { id: { ...str('The import\'s id (`importacao_id`, as POST /v1/imports and GET /v1/imports answer it).'), examples: ['0b6f2c1e-8d4a-4f3b-9c2e-5a7d1e9f3b21'] } } }
 const importError = withOptional(record({
   code: str('The error catalog\'s code: LEDGER_INVALID_CELLS, LEDGER_UNBALANCED, IMPORT_OVERLAP, IMPORT_CANCELLED, IMPORT_INTERRUPTED, …'),
   detail: str('What happened, for a person.'),
@@ -74,11 +74,11 @@ export const importsPostSchema = {
     `With an Idempotency-Key (a quoted string of 1 to ${IDEMPOTENCY_KEY_MAX} characters, best a UUID) the same key with the same file and fields answers the same import for 24 hours; with another file or fields, 422.`,
   tags: ['imports'],
   security,
-  headers: { type: 'object', properties: { 'idempotency-key': { description: 'Optional: a key naming this request, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".' } } },
+  headers: { type: 'object', properties: { 'idempotency-key': { description: 'Optional: a key naming this request, best a new UUID for each file. Left empty: none.', examples: [''] } } },
   multipart: {
     type: 'object',
     required: ['file', 'codigo_dominio'],
-    properties: { file, codigo_dominio: str('The company\'s code in Domínio, at most 64 characters.'), modo_importacao: mode, batch_size: batchSize, sheet }
+    properties: { file, codigo_dominio: companyCode, modo_importacao: mode, batch_size: batchSize, sheet }
   },
   response: {
     202: { ...accepted, description: 'Stored and queued (or, for a repeated Idempotency-Key, the import it stands for). Location: its URL.' },
@@ -99,9 +99,9 @@ export const importsListSchema = {
   querystring: {
     type: 'object',
     properties: {
-      codigo_dominio: { description: 'Only this company\'s imports.' },
-      status: { description: `Only imports in this status: ${IMPORT_STATUSES.join(', ')}.` },
-      limit: { description: `At most this many, 1 to ${IMPORT_LIST_LIMIT_MAX} (default ${IMPORT_LIST_LIMIT_DEFAULT}).` }
+      codigo_dominio: { description: 'Only this company\'s imports (4521: the README\'s). Left empty: every company\'s.', examples: [''] },
+      status: { description: `Only imports in this status: ${IMPORT_STATUSES.join(', ')}. Left empty: any.`, examples: [''] },
+      limit: { description: `At most this many, 1 to ${IMPORT_LIST_LIMIT_MAX} (default ${IMPORT_LIST_LIMIT_DEFAULT}).`, examples: [String(IMPORT_LIST_LIMIT_DEFAULT)] }
     }
   },
   response: {

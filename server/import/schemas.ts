@@ -102,9 +102,13 @@ export const withOptional = (schema: JsonSchema, optional: Record<string, JsonSc
   ({ ...schema, properties: { ...(schema.properties as Record<string, JsonSchema>), ...optional } })
 
 export const file = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The ledger: .xlsx, legacy .xls, or CSV/TXT text (an addition beyond spec 1: docs/import.md, "CSV and TXT ledgers"), decided by its bytes; at most IMPORT_MAX_UPLOAD_BYTES.' }
-export const batchSize = str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`)
-export const sheet = str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet. Ignored for a CSV.')
-export const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
+// Each form field carries a default or an example that works on the samples `razao samples`
+// writes (the README's walk-through), so /docs' "Try it out" succeeds with what it fills in.
+export const batchSize = { ...str(`Rows per batch, ${BATCH_SIZE_MIN} to ${BATCH_SIZE_MAX} (default ${BATCH_SIZE_DEFAULT}); changes only total_batches.`), default: String(BATCH_SIZE_DEFAULT) }
+export const sheet = { ...str('Beyond the spec: the sheet to read, by name or by its position from 1 (hidden tabs counted). Default: the first visible sheet. Ignored for a CSV.'), examples: ['1'] }
+/** A registered company's code; 4521 is the one the README's walk-through registers. */
+export const companyCode = { ...str('The company\'s code in Domínio, at most 64 characters (register it first: `razao companies add`; 4521 is the README\'s).'), examples: ['4521'] }
+export const mode = { type: 'string', enum: ['NORMAL', 'REIMPORTAR'], default: 'NORMAL', description: 'REIMPORTAR replaces, whole, the earlier import of the same file and every import sharing movements (same `id`) with it.' }
 
 export const analyzeFailures = {
   400: 'Not a readable spreadsheet (format, encryption, zip bomb, DTD), missing columns, empty ledger, or a malformed form.',
@@ -145,7 +149,7 @@ export const analyzeSchema = {
       batch_size: batchSize,
       modo_importacao: mode,
       sheet,
-      codigo_dominio: str('Optional: a company\'s code. The answer then says which of the file\'s movements that company already has active (`sobreposicao`); nothing is stored.')
+      codigo_dominio: { ...str('Optional: a company\'s code, e.g. 4521 (the company the README registers). The answer then says which of the file\'s movements that company already has active (`sobreposicao`); nothing is stored. Left empty: the file alone.'), examples: [''] }
     }
   },
   response: {
@@ -184,7 +188,7 @@ export const processSchema = {
   multipart: {
     type: 'object',
     required: ['file', 'codigo_dominio'],
-    properties: { file, codigo_dominio: str('The company\'s code in Domínio, at most 64 characters.'), modo_importacao: mode, batch_size: batchSize, sheet }
+    properties: { file, codigo_dominio: companyCode, modo_importacao: mode, batch_size: batchSize, sheet }
   },
   response: {
     200: { ...processResponse, description: 'The ledger was loaded and validated.' },

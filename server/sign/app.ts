@@ -26,7 +26,7 @@ import type { PublicCode } from './errors.js'
 import { CertificateWatch } from './health.js'
 import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
 import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
-import { apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
 
 export interface SignAppOptions {
   shared: SharedConfig
@@ -198,7 +198,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     title: 'razao PDF-signature service',
     version: SIGN_API_VERSION,
     description: 'Signs PDFs with the firm\'s certificate (PAdES-B, or PAdES-T when a timestamp authority is configured). Every answer carries requestId, also in the X-Request-Id header; failures use one envelope (success false, errors[] with code, message and field).',
-    securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key', keyWhereabouts('X-API-Key', 'sign-api-key', 'SIGN_API_KEY')) }
   })
 
   app.post('/api/v1/sign', { schema: signSchema }, async (request, reply) => {

@@ -7,6 +7,34 @@
 import { answers, bool, int, list, openObject, orNull, record, str } from '../openapi.js'
 import type { JsonSchema } from '../openapi.js'
 
+/**
+ * The example of `pdfBase64` in /docs: a one-page A4 PDF reading "Contrato de exemplo", written
+ * here with its cross-reference offsets counted, so "Try it out" signs something real without
+ * a file to encode first.
+ */
+function examplePdf (): Buffer {
+  const text = 'BT /F1 18 Tf 72 770 Td (Contrato de exemplo) Tj ET'
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    `<< /Length ${text.length} >>\nstream\n${text}\nendstream`
+  ]
+  let pdf = '%PDF-1.4\n'
+  const offsets = objects.map((body, i) => {
+    const at = pdf.length
+    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`
+    return at
+  })
+  const xref = pdf.length
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return Buffer.from(pdf, 'latin1')
+}
+
+export const EXAMPLE_PDF_BASE64 = examplePdf().toString('base64')
+
 const certificate = record({
   signerName: str(),
   signerDocument: str('CPF or CNPJ of the holder, digits only.'),
@@ -45,8 +73,8 @@ export const signSchema = {
     type: 'object',
     required: ['pdfBase64'],
     properties: {
-      pdfBase64: str('The PDF in Base64, or a data:application/pdf;base64, URI; at most SIGN_MAX_PDF_BYTES once decoded.'),
-      originalFileName: str('1 to 255 characters; the answer names the signed file after it.')
+      pdfBase64: { ...str('The PDF in Base64, or a data:application/pdf;base64, URI; at most SIGN_MAX_PDF_BYTES once decoded. The example is a one-page PDF that signs as it is (`base64 -w0 samples/contrato.pdf` gives the README\'s).'), examples: [EXAMPLE_PDF_BASE64] },
+      originalFileName: { ...str('1 to 255 characters; the answer names the signed file after it.'), examples: ['contrato.pdf'] }
     }
   },
   response: {
