@@ -163,10 +163,11 @@ describe('imports screen in Chromium', () => {
       // The page polls: the import appears, and its bar fills while the load is held mid-file.
       await card(id).waitFor()
       await expect.poll(() => gate.waiting(), { timeout: 60_000 }).toBe(1)
-      await expect.poll(async () => await card(id).getAttribute('data-status') === 'PROCESSANDO' && await bar(id) > 0, { timeout: 30_000 }).toBe(true)
+      // A poll may first show the load still opening the workbook (lendo, some bytes read): wait
+      // for the held state itself, which the page shows at its next poll.
+      await expect.poll(async () => await bar(id) > 0 && /^PROCESSANDO · fase: carregando/.test(await card(id).locator('[data-field=status]').textContent() ?? ''), { timeout: 30_000 }).toBe(true)
       const held = await bar(id)
       expect(held).toBeLessThan(100)
-      expect(await card(id).locator('[data-field=status]').textContent()).toMatch(/^PROCESSANDO · fase: carregando/)
       expect(await card(id).locator('[data-field=figures]').textContent()).toMatch(/linhas lidas · .* carregadas · .* linhas\/s/)
     } finally {
       await gate.release()
