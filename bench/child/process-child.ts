@@ -135,8 +135,8 @@ async function main (): Promise<void> {
 /**
  * CPU time, ms, of the PostgreSQL server that `backendPid` belongs to, when it runs on this
  * machine: its postmaster and every process it started (backends, WAL writer, checkpointer),
- * read from /proc. Undefined elsewhere (another host, no /proc). A backend that exits
- * between two readings takes its share with it; the cases keep their connections open.
+ * read from /proc (USER_HZ ticks of 10 ms), the backends it has reaped included (their time is
+ * its children's). Undefined elsewhere (another host, no /proc).
  */
 function serverProcesses (backendPid: number): (() => number) | undefined {
   const stat = (pid: string): string[] | undefined => {
@@ -157,6 +157,8 @@ function serverProcesses (backendPid: number): (() => number) | undefined {
       const fields = stat(pid)
       if (fields === undefined || (pid !== postmaster && fields[1] !== postmaster)) continue
       ticks += Number(fields[11]) + Number(fields[12])
+      // The postmaster also carries the time of the backends it has reaped (a psql session's).
+      if (pid === postmaster) ticks += Number(fields[13]) + Number(fields[14])
     }
     return ticks * ticksToMs
   }
