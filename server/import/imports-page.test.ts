@@ -73,7 +73,7 @@ beforeAll(async () => {
   ]) })
   manyInvalid = join(dir, 'datas-ruins.xlsx')
   await writeTinyXlsx(manyInvalid, { sheet: ledgerXml(Array.from({ length: 250 }, (_, i) => [i + 1, i + 1, '30/02/2024', '1,00', '1,00'])) })
-  for (const code of ['4521', '4522', '4523', '4524', '4525']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
+  for (const code of ['4521', '4522', '4523', '4524', '4525', '4526']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -253,11 +253,49 @@ describe('imports screen in Chromium', () => {
     expect([cells[0], cells[1], cells[3], cells[4], cells[5]]).toEqual([first, 'razao-marco.xlsx', ROWS.toLocaleString('pt-BR'), '300', (ROWS - 300).toLocaleString('pt-BR')])
   }, 90_000)
 
+  it('cancels a running import with two clicks, keeping nothing of it, and filters the list by company and status', async () => {
+    const gate = await holdLoadsAt(GATE_ROW)
+    let id: string
+    try {
+      id = await startImport(ledger, '4526')
+      await expect.poll(() => gate.waiting(), { timeout: 60_000 }).toBe(1)
+      await expect.poll(() => card(id).getAttribute('data-status')).toBe('PROCESSANDO')
+      const button = card(id).locator('button[data-action=cancel]')
+      await button.click()
+      // The first click only asks.
+      expect(await button.textContent()).toMatch(/^Confirmar o cancelamento/)
+      const { rows } = await db.pool.query<{ asked: boolean }>('SELECT cancelamento_pedido_em IS NOT NULL AS asked FROM importacoes WHERE id = $1', [id])
+      expect(rows[0]!.asked).toBe(false)
+      await button.click()
+      await expect.poll(() => card(id).getAttribute('data-status'), { timeout: 30_000 }).toBe('CANCELADO')
+    } finally {
+      await gate.release()
+    }
+    expect(await card(id).locator('button[data-action=cancel]').isHidden()).toBe(true)
+    const kept = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM movimentos m JOIN importacoes i ON i.seq = m.importacao_seq WHERE i.id = $1', [id])
+    expect(kept.rows[0]!.n).toBe(0)
+
+    const listed = async (): Promise<string[]> => await page.locator('#imports article').evaluateAll((as) => as.map((a) => a.getAttribute('data-id') ?? ''))
+    await page.locator('#filter-company').fill('4526')
+    await page.locator('#filter-status').selectOption('CANCELADO')
+    await page.locator('#filter button[type=submit]').click()
+    await expect.poll(listed).toEqual([id])
+    await page.locator('#filter-status').selectOption('VALIDADO')
+    await page.locator('#filter button[type=submit]').click()
+    await expect.poll(() => page.locator('#empty').isVisible()).toBe(true)
+    expect(await page.locator('#empty').textContent()).toBe('Nenhuma importação com estes filtros.')
+    await page.locator('#filter-company').fill('')
+    await page.locator('#filter-status').selectOption('')
+    await page.locator('#filter button[type=submit]').click()
+    await expect.poll(async () => (await listed()).length).toBe(7)
+  }, 120_000)
+
   it('lists newest first, sent the key on every call, and hit no script or policy error beyond the probe', async () => {
     const order = await page.locator('#imports article').evaluateAll((as) => as.map((a) => a.getAttribute('data-status')))
-    expect(order).toEqual(['FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
+    expect(order).toEqual(['CANCELADO', 'FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'FALHOU', 'VALIDADO'])
     expect(apiCalls.length).toBeGreaterThan(5)
     expect(apiCalls.map((c) => c.url)).toEqual(expect.arrayContaining(['GET /v1/imports', 'POST /v1/diagnose-unbalanced']))
+    expect(apiCalls.filter((c) => /^DELETE \/v1\/imports\/[0-9a-f-]{36}$/.test(c.url))).toHaveLength(1)
     expect(apiCalls.filter((c) => c.key === undefined)).toEqual([])
     // The wrong key's 401, and the inline script the first test wrote on purpose.
     expect(problems.filter((p) => !/401|Content Security Policy/.test(p))).toEqual([])

@@ -41,6 +41,17 @@ export const IMPORTS_HTML = `<!doctype html>
 
 <main id="app" hidden>
   <h2>Importações recentes</h2>
+  <form id="filter" autocomplete="off">
+    <label>Empresa (código domínio)
+      <input id="filter-company" name="codigo_dominio" maxlength="100"></label>
+    <label>Situação
+      <select id="filter-status" name="status">
+        <option value="">todas</option>
+        <option>RECEBIDO</option><option>PROCESSANDO</option><option>VALIDADO</option>
+        <option>FALHOU</option><option>CANCELADO</option><option>SUBSTITUIDO</option>
+      </select></label>
+    <button type="submit">Filtrar</button>
+  </form>
   <p id="empty" hidden>Nenhuma importação ainda.</p>
   <div id="imports"></div>
 </main>
@@ -64,6 +75,8 @@ table { border-collapse: collapse; width: 100%; font-size: 0.85rem; margin: 0.4r
 th, td { border-bottom: 1px solid #d5dbe2; padding: 0.25rem 0.4rem; text-align: left; vertical-align: top; }
 .error-code { font-family: monospace; font-weight: 600; }
 .group { margin-top: 0.6rem; }
+#filter { margin-bottom: 0.8rem; }
+button.cancel { margin-top: 0.4rem; }
 `
 
 // Plain ES2017 without template literals (this file is itself a template literal).
@@ -116,11 +129,25 @@ export const IMPORTS_JS = `'use strict';
     var c = cards[imp.importacao_id];
     if (c) return c;
     var a = el('article'); a.dataset.id = imp.importacao_id;
-    c = { article: a, title: el('h3'), status: el('p', null, 'status'), bar: el('progress'), figures: el('p', null, 'figures'), detail: el('div', null, 'detail'), done: null };
+    c = { article: a, title: el('h3'), status: el('p', null, 'status'), bar: el('progress'), figures: el('p', null, 'figures'), cancel: el('button', 'Cancelar', 'cancel'), detail: el('div', null, 'detail'), done: null };
     c.status.dataset.field = 'status'; c.bar.max = 100; c.bar.dataset.field = 'progress'; c.figures.dataset.field = 'figures';
-    a.appendChild(c.title); a.appendChild(c.status); a.appendChild(c.bar); a.appendChild(c.figures); a.appendChild(c.detail);
+    c.cancel.type = 'button'; c.cancel.dataset.action = 'cancel';
+    c.cancel.addEventListener('click', function () { cancel(imp.importacao_id, c); });
+    a.appendChild(c.title); a.appendChild(c.status); a.appendChild(c.bar); a.appendChild(c.figures); a.appendChild(c.cancel); a.appendChild(c.detail);
     cards[imp.importacao_id] = c;
     return c;
+  }
+  // Two clicks: the first asks, the second sends DELETE (nothing of a cancelled import is kept).
+  function cancel(id, c) {
+    if (c.cancel.dataset.armed !== 'true') {
+      c.cancel.dataset.armed = 'true'; c.cancel.textContent = 'Confirmar o cancelamento (nada desta importação será gravado)';
+      return;
+    }
+    c.cancel.disabled = true;
+    getJson('/v1/imports/' + encodeURIComponent(id), { method: 'DELETE' }).then(function (imp) {
+      say('Importação ' + id + ': ' + (imp.status === 'CANCELADO' ? 'cancelada.' : 'cancelamento pedido; ela para em instantes.'), true);
+      update(imp);
+    }).catch(fail);
   }
   function update(imp) {
     var c = card(imp);
@@ -135,6 +162,7 @@ export const IMPORTS_JS = `'use strict';
     }
     c.figures.textContent = parts.join(' · ');
     c.bar.hidden = !RUNNING[imp.status] && imp.status !== 'VALIDADO';
+    c.cancel.hidden = !RUNNING[imp.status];
     // An ended import's detail is read once: its row no longer changes (but for SUBSTITUIDO).
     if (!RUNNING[imp.status] && c.done !== imp.status) { c.done = imp.status; detail(imp.importacao_id, c); }
     return c;
@@ -270,8 +298,15 @@ export const IMPORTS_JS = `'use strict';
     t.dataset.field = 'overlap'; box.appendChild(t);
   }
 
+  function query() {
+    var q = '?limit=' + LIMIT;
+    var company = $('filter-company').value.trim(); var status = $('filter-status').value;
+    if (company) q += '&codigo_dominio=' + encodeURIComponent(company);
+    if (status) q += '&status=' + encodeURIComponent(status);
+    return q;
+  }
   function refresh() {
-    return getJson('/v1/imports?limit=' + LIMIT).then(function (data) {
+    return getJson('/v1/imports' + query()).then(function (data) {
       showApp(true);
       var list = $('imports'); var seen = {};
       data.importacoes.forEach(function (imp, i) {
@@ -280,6 +315,7 @@ export const IMPORTS_JS = `'use strict';
       });
       Object.keys(cards).forEach(function (id) { if (!seen[id]) { cards[id].article.remove(); delete cards[id]; } });
       $('empty').hidden = data.importacoes.length > 0;
+      $('empty').textContent = $('filter-company').value.trim() || $('filter-status').value ? 'Nenhuma importação com estes filtros.' : 'Nenhuma importação ainda.';
     });
   }
   function tick() {
@@ -292,6 +328,10 @@ export const IMPORTS_JS = `'use strict';
     $('key-form').addEventListener('submit', function (event) {
       event.preventDefault();
       sessionStorage.setItem(KEY, $('key').value.trim()); $('key').value = '';
+      start().then(function () { say('', true); }).catch(fail);
+    });
+    $('filter').addEventListener('submit', function (event) {
+      event.preventDefault();
       start().then(function () { say('', true); }).catch(fail);
     });
     $('logout').addEventListener('click', function () {
