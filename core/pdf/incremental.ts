@@ -12,9 +12,10 @@
  * and the comparison catches each case.
  */
 import { randomBytes } from 'node:crypto'
-import { PDFArray, PDFDict, PDFHexString, PDFName, PDFRef, PDFStream } from 'pdf-lib'
+import { PDFArray, PDFContext, PDFDict, PDFHexString, PDFName, PDFRef, PDFStream } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
 import { encryptObject } from './crypt.js'
+import { findStartXref, readLastSection } from './open.js'
 import type { OpenedPdf } from './open.js'
 import { encryptBytes } from './security.js'
 
@@ -52,6 +53,17 @@ export function track (opened: OpenedPdf): Tracked {
   const { context } = opened.doc
   context.largestObjectNumber = Math.max(context.largestObjectNumber, originalMax, opened.last.size - 1)
   return { opened, originalMax: context.largestObjectNumber, before }
+}
+
+/**
+ * The snapshot for one more update on top of `bytes`: a file that `writeUpdate` made from
+ * `tracked` (its placeholders filled since, same objects). The new section chains to the
+ * newest one in `bytes` and every object is compared with its state now, so only what
+ * changes after this call is written again (a DSS, then a document timestamp's field).
+ */
+export function trackAfter (tracked: Tracked, bytes: Uint8Array): Tracked {
+  const last = readLastSection(PDFContext.create(), bytes, findStartXref(bytes))
+  return track({ ...tracked.opened, bytes, last })
 }
 
 /** `N G obj`, the body, `endobj`. */
