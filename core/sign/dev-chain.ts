@@ -143,13 +143,6 @@ export interface DevChainOptions {
   document?: string
   password?: string
   algorithm?: 'aes256' | '3des'
-  /** Reuse these issuers instead of making a new root and intermediate (a second signer of the same test PKI). */
-  issuers?: { root: IssuedCertificate, intermediate: IssuedCertificate }
-  /** Where the intermediate's status is published (its CRL distribution points). */
-  intermediateRevocation?: { ocspUrls?: string[], crlUrls?: string[] }
-  /** Where the signer's status is published, and its serial number (hex). */
-  signerRevocation?: { ocspUrls?: string[], crlUrls?: string[] }
-  signerSerialNumber?: string
 }
 
 const DAY_MS = 86_400_000
@@ -158,14 +151,13 @@ const DAY_MS = 86_400_000
 export function createDevChain (o: DevChainOptions = {}): DevChain {
   const now = o.now ?? new Date()
   const start = new Date(now.getTime() - 3_600_000)
-  const root = o.issuers?.root ?? issueCertificate({
+  const root = issueCertificate({
     kind: 'root', commonName: 'AC RAIZ RAZAO DESENVOLVIMENTO - NAO CONFIAVEL', organization: 'ICP-Brasil TESTE (desenvolvimento)',
     notBefore: start, notAfter: new Date(start.getTime() + 3650 * DAY_MS)
   })
-  const intermediate = o.issuers?.intermediate ?? issueCertificate({
+  const intermediate = issueCertificate({
     kind: 'ca', commonName: 'AC RAZAO DESENVOLVIMENTO v1 - TESTE', organization: 'ICP-Brasil TESTE (desenvolvimento)',
-    issuer: root, notBefore: start, notAfter: new Date(start.getTime() + 1825 * DAY_MS),
-    ...o.intermediateRevocation
+    issuer: root, notBefore: start, notAfter: new Date(start.getTime() + 1825 * DAY_MS)
   })
   const holder = o.holder ?? 'CNPJ'
   const document = o.document ?? (holder === 'CNPJ' ? '11222333000181' : '52998224725')
@@ -177,8 +169,7 @@ export function createDevChain (o: DevChainOptions = {}): DevChain {
   const signer = issueCertificate({
     kind: 'signer', commonName: `${name}:${document}`, organization: 'ICP-Brasil TESTE (desenvolvimento)',
     organizationalUnit: holder === 'CNPJ' ? 'Certificado PJ A1 TESTE' : 'Certificado PF A1 TESTE',
-    issuer: intermediate, otherNames, ...o.signerRevocation,
-    ...(o.signerSerialNumber === undefined ? {} : { serialNumber: o.signerSerialNumber }),
+    issuer: intermediate, otherNames,
     notBefore: o.signerNotBefore ?? start, notAfter: o.signerNotAfter ?? new Date(start.getTime() + 365 * DAY_MS)
   })
   const password = o.password ?? randomBytes(18).toString('base64url')

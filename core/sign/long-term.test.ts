@@ -7,22 +7,22 @@
  * cannot be had (no source, a hung server, an error, junk).
  */
 import { execFile } from 'node:child_process'
-import { createHash, randomBytes } from 'node:crypto'
+import { X509Certificate, createHash, createPrivateKey, randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makePdf } from '../../fixtures/pdf/samples.js'
+import { makePdf, qpdf, withObjectStreams } from '../../fixtures/pdf/samples.js'
 import { makeCrl, startCrlServer, startOcspResponder } from '../../fixtures/pdf/revocation-server.js'
 import type { CrlServer, OcspResponder } from '../../fixtures/pdf/revocation-server.js'
 import { startLocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import type { LocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import { findSignatures, opensslVerify, pdfsig, toolsAvailable } from '../../fixtures/pdf/verify.js'
-import { loadPkcs12 } from './certificate.js'
+import { materialFrom } from './certificate.js'
 import type { SigningMaterial } from './certificate.js'
-import { createDevChain, issueCertificate } from './dev-chain.js'
+import { issueCertificate } from './dev-chain.js'
 import type { IssuedCertificate } from './dev-chain.js'
 import { signPdf } from './sign-pdf.js'
 import type { SignPdfOptions } from './sign-pdf.js'
@@ -51,9 +51,14 @@ let pdf: Uint8Array
 
 const serial = (): string => { const b = randomBytes(16); b[0] = (b[0]! & 0x3f) | 0x10; return b.toString('hex').toUpperCase() }
 
+/** A signer of the test PKI, as loadPkcs12 would give it (no PKCS#12 round trip: forge's takes seconds). */
 function signer (serialHex: string, revocation: { ocspUrls?: string[], crlUrls?: string[] }): SigningMaterial {
-  const chain = createDevChain({ issuers: { root, intermediate }, signerRevocation: revocation, signerSerialNumber: serialHex, password: 'x' })
-  return loadPkcs12(chain.pkcs12, 'x')
+  const start = new Date(Date.now() - 3_600_000)
+  const leaf = issueCertificate({
+    kind: 'signer', commonName: 'EMPRESA LT TESTE LTDA:11222333000181', issuer: intermediate, serialNumber: serialHex,
+    notBefore: start, notAfter: new Date(start.getTime() + 365 * DAY_MS), ...revocation
+  })
+  return materialFrom(createPrivateKey(leaf.keyPem), [leaf, intermediate, root].map((c) => new X509Certificate(c.certPem)))
 }
 
 beforeAll(async () => {
@@ -178,6 +183,29 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
     // Each CRL was fetched once.
     expect(crl.requests.filter((r) => r === '/raiz.crl')).toHaveLength(1)
   }, 60_000)
+
+  it('updates a cross-reference-stream file, an encrypted one and an LT-signed one, merging into the DSS already there', async () => {
+    const streams = await signPdf(await withObjectStreams(dir, pdf, 'lt-objstm'), options({ level: 'LT', visualMode: 'STAMP_ONLY' }))
+    const encrypted = await signPdf(await qpdf(dir, pdf, ['--encrypt', '', 'dono', '256', '--'], 'lt-enc'), options({ level: 'LTA', visualMode: 'STAMP_ONLY' }))
+    const again = await signPdf(streams.pdf, options({ level: 'LT', material: crlOnly }))
+    for (const [name, signed] of [['objstm', streams], ['enc', encrypted], ['again', again]] as const) {
+      const path = join(dir, `lt-${name}.pdf`)
+      await writeFile(path, signed.pdf)
+      await qpdfCheck(path)
+      expect((await pdfsig(path)).signatures.filter((s) => /ETSI\.CAdES\.detached/.test(s.text)).every((s) => s.valid)).toBe(true)
+    }
+    // The encrypted file's DSS streams are encrypted like its other streams: decrypted, they are the DER we fetched.
+    const decrypted = await qpdf(dir, encrypted.pdf, ['--decrypt', '--stream-data=uncompress'], 'lt-enc-clear')
+    const clear = await readDss(decrypted)
+    expect(clear.certs.map(sha256)).toEqual(expect.arrayContaining(good.chain.map(sha256)))
+    expect(Buffer.from(encrypted.pdf).includes(good.chain[1]!)).toBe(false)
+    // The second signature adds only what the DSS lacked: the intermediate CA's CRL and that signer's certificate.
+    const first = await readDss(streams.pdf)
+    const second = await readDss(again.pdf)
+    expect(second.certs.length).toBe(first.certs.length + 1)
+    expect(second.crls.length).toBe(first.crls.length + 1)
+    expect(second.ocsps.length).toBe(first.ocsps.length)
+  }, 120_000)
 
   it('falls back to the CRL when the certificate names no OCSP responder', async () => {
     const signed = await signPdf(pdf, options({ level: 'LT', material: crlOnly }))

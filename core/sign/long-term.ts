@@ -9,7 +9,7 @@
  * entry of /Certs, /OCSPs and /CRLs without it, and implementations disagree on which
  * bytes its SHA-1 key is taken over, so a key that one of them computes differently
  * would point nowhere. A DSS already in the file (an earlier LT signature) keeps its
- * entries; ours are appended.
+ * entries; ours are appended, leaving out what it already holds byte for byte.
  *
  * The document timestamp is a /DocTimeStamp signature dictionary, SubFilter
  * /ETSI.RFC3161, whose /Contents is the authority's TimeStampToken over the SHA-256 of
@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
 import { Signer } from '@signpdf/utils'
-import { PDFArray, PDFDict, PDFName } from 'pdf-lib'
+import { PDFArray, PDFDict, PDFName, PDFRawStream } from 'pdf-lib'
 import type { PDFRef } from 'pdf-lib'
 import { addSignatureField, resolve, writeUpdate } from '../pdf/index.js'
 import type { Tracked } from '../pdf/index.js'
@@ -38,10 +38,12 @@ export function addDss (tracked: Tracked, data: ValidationData): Buffer {
     catalog.set(PDFName.of('DSS'), context.register(dss))
   }
   const entries: Array<[string, Buffer[]]> = [['Certs', data.certificates], ['OCSPs', data.ocsps], ['CRLs', data.crls]]
-  for (const [key, items] of entries) {
+  for (const [key, all] of entries) {
+    const existing = resolve<PDFArray>(tracked, dss.get(PDFName.of(key)))
+    const held = new Set(existing instanceof PDFArray ? existing.asArray().map((item) => unfiltered(tracked, item)).filter((b) => b !== undefined) : [])
+    const items = all.filter((der) => !held.has(der.toString('base64')))
     if (items.length === 0) continue
     const refs: PDFRef[] = items.map((der) => context.register(context.stream(der)))
-    const existing = resolve<PDFArray>(tracked, dss.get(PDFName.of(key)))
     if (existing instanceof PDFArray) {
       for (const ref of refs) existing.push(ref)
     } else {
@@ -49,6 +51,13 @@ export function addDss (tracked: Tracked, data: ValidationData): Buffer {
     }
   }
   return writeUpdate(tracked, [])
+}
+
+/** A DSS entry's bytes (Base64, to compare) when it is a stream without filters; undefined otherwise. */
+function unfiltered (tracked: Tracked, item: ReturnType<PDFArray['get']>): string | undefined {
+  const stream = resolve(tracked, item)
+  if (!(stream instanceof PDFRawStream) || stream.dict.has(PDFName.of('Filter'))) return undefined
+  return Buffer.from(stream.getContents()).toString('base64')
 }
 
 /** Bytes reserved for the document timestamp's token: twice what the authority's signature token took, at least 16 KiB. */
