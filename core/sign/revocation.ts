@@ -47,20 +47,34 @@ interface Cert {
   der: Buffer
   x509: X509Certificate
   pki: pkijs.Certificate
+  sources: { ocsp: string[], crl: string[] }
+  selfSigned: boolean
 }
 
+/**
+ * Parsed certificates, kept between signatures: a thread signs with one chain for its life,
+ * and asn1js parsing a certificate costs more than checking the answers about it. Bounded;
+ * the oldest entry goes first.
+ */
+const parsed = new Map<string, Cert>()
+const PARSED_MAX = 64
+
 function parse (der: Buffer): Cert {
-  return { der, x509: new X509Certificate(der), pki: pkijs.Certificate.fromBER(der) }
+  const key = der.toString('base64')
+  let cert = parsed.get(key)
+  if (cert === undefined) {
+    const x509 = new X509Certificate(der)
+    cert = { der, x509, pki: pkijs.Certificate.fromBER(der), sources: revocationSources(der), selfSigned: x509.checkIssued(x509) && x509.verify(x509.publicKey) }
+    if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!)
+    parsed.set(key, cert)
+  }
+  return cert
 }
 
 /** The certificate as a person reads it in a message: its subject's CN and its serial. */
 function describe (cert: Cert): string {
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(cert.x509.subject)?.[1] ?? cert.x509.subject.replace(/\n/g, ', ')
   return `"${cn}" (serial ${cert.x509.serialNumber})`
-}
-
-function selfSigned (cert: Cert): boolean {
-  return cert.x509.checkIssued(cert.x509) && cert.x509.verify(cert.x509.publicKey)
 }
 
 function uris (names: pkijs.GeneralName[] | undefined): string[] {
@@ -157,14 +171,12 @@ async function ocspStatus (url: string, cert: Cert, issuer: Cert, known: Cert[],
     if (err instanceof SourceFailed) throw err
     throw new SourceFailed(`The OCSP responder ${url} sent an answer that is not a DER OCSPResponse`)
   }
-  let signed = false
-  try {
-    // The issuer itself may answer; a delegated responder must chain to the certificates
-    // given (the signer's and the authority's chains), and pkijs checks its OCSPSigning EKU.
-    signed = await basic.verify({ trustedResponders: [issuer.pki], trustedCerts: known.map((c) => c.pki), issuerCerts: [issuer.pki] })
-  } catch {
-    signed = false
-  }
+  // The issuer itself may answer (the common case, checked first: pkijs compares every
+  // certificate it is given by re-encoding it); otherwise a delegated responder must chain to
+  // the certificates given (the signer's and the authority's chains), and pkijs checks its
+  // OCSPSigning EKU.
+  let signed = await basic.verify({ trustedResponders: [issuer.pki], issuerCerts: [issuer.pki] }).catch(() => false)
+  if (!signed) signed = await basic.verify({ trustedCerts: known.map((c) => c.pki), issuerCerts: [issuer.pki] }).catch(() => false)
   if (!signed) throw new SourceFailed(`The OCSP response from ${url} is not signed by the certificate's issuer or a responder it authorized`)
   const echoed = basic.tbsResponseData.responseExtensions?.find((e) => e.extnID === OID_OCSP_NONCE)
   if (echoed !== undefined) {
@@ -225,7 +237,7 @@ async function crlStatus (url: string, cert: Cert, issuer: Cert, options: Revoca
 
 /** The status of one certificate: each OCSP responder in turn, then each CRL; the first usable answer decides. */
 async function statusOf (cert: Cert, issuer: Cert, known: Cert[], options: RevocationOptions, crls: Map<string, Promise<Buffer>>): Promise<Status & { kind: 'good' }> {
-  const sources = revocationSources(cert.der)
+  const { sources } = cert
   if (sources.ocsp.length === 0 && sources.crl.length === 0) {
     throw new SignError('SIGN_REVOCATION_UNAVAILABLE', `The certificate ${describe(cert)} names no OCSP responder and no CRL distribution point (http), so its revocation status cannot be embedded for PAdES-B-LT.`)
   }
@@ -259,13 +271,10 @@ async function statusOf (cert: Cert, issuer: Cert, known: Cert[], options: Revoc
  */
 export async function collectValidationData (chains: Buffer[][], options: RevocationOptions): Promise<ValidationData> {
   const all = new Map<string, Cert>()
-  for (const der of chains.flat()) {
-    const key = der.toString('base64')
-    if (!all.has(key)) all.set(key, parse(der))
-  }
+  for (const der of chains.flat()) all.set(der.toString('base64'), parse(der))
   const certs = [...all.values()]
   const crls = new Map<string, Promise<Buffer>>()
-  const statuses = await Promise.all(certs.filter((c) => !selfSigned(c)).map(async (cert) => {
+  const statuses = await Promise.all(certs.filter((c) => !c.selfSigned).map(async (cert) => {
     const issuer = certs.find((c) => c !== cert && cert.x509.checkIssued(c.x509) && cert.x509.verify(c.x509.publicKey))
     if (issuer === undefined) {
       throw new SignError('SIGN_REVOCATION_UNAVAILABLE', `The issuer of the certificate ${describe(cert)} is not in the chain, so its revocation status cannot be checked; complete the chain (SIGN_CERT_CHAIN_PATH) or use the timestamp authority's full chain.`)

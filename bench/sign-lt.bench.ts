@@ -1,0 +1,170 @@
+/**
+ * PAdES-B-LT cost (issue 34): "LT costs at most the revocation fetches' own time plus 20%".
+ * One thread, core's signPdf, a 1-page and a 100-page text PDF, against a test PKI whose
+ * signer names a real OCSP responder (`openssl ocsp` on loopback) and whose CAs publish CRLs
+ * over HTTP on loopback, with the real RFC 3161 responder of the tests. Each round runs, in
+ * turn: a B-T signature; the revocation fetches alone (collectValidationData for the same
+ * chains: what LT waits for); a B-LT signature; a B-LTA signature. Medians over the rounds,
+ * so that the machine's load moves all four together.
+ *
+ * LT's extra cost is LT − T; the target is LT − T ≤ 1.2 × the fetches. What remains beyond
+ * the fetches is our own work: reading the token's certificates, checking the answers
+ * (pkijs, WebCrypto), the DSS update (snapshot of the objects, writing the section).
+ *
+ *   node --import tsx bench/sign-lt.bench.ts [--rounds 30] [--pages 1,100]
+ */
+import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { collectValidationData, issueCertificate, materialFrom, signPdf } from '../core/sign/index.js'
+import type { SignatureLevel, SigningMaterial } from '../core/sign/index.js'
+import { makeCrl, startCrlServer, startOcspResponder } from '../fixtures/pdf/revocation-server.js'
+import { startLocalTsa } from '../fixtures/pdf/tsa-server.js'
+import { makeTextPdf } from '../fixtures/pdf/samples.js'
+import { der } from '../core/sign/index.js'
+
+const DAY_MS = 86_400_000
+
+export interface LtBenchRow {
+  pages: number
+  rounds: number
+  tMs: number
+  fetchMs: number
+  ltMs: number
+  ltaMs: number
+  ltBytes: number
+  tBytes: number
+  /** CPU of this process (the responders are other processes): our own work per signature and per fetch. */
+  tCpuMs: number
+  fetchCpuMs: number
+  ltCpuMs: number
+}
+
+function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor((sorted.length - 1) / 2)]!
+}
+
+/** The certificates of the signature's timestamp token, as signPdf reads them (for the fetch-only row). */
+function tokenCertificatesOf (pdf: Buffer): Buffer[] {
+  const text = pdf.toString('latin1')
+  const m = /\/ByteRange\s*\[\s*\d+\s+(\d+)\s+(\d+)/.exec(text)!
+  const cms = der.readNode(Buffer.from(text.slice(Number(m[1]) + 1, Number(m[2]) - 1), 'hex'))
+  const signedData = der.children(der.child(der.child(cms, 1), 0))
+  const si = der.children(der.child(signedData[signedData.length - 1]!, 0))
+  const unsigned = si.find((p) => p.tag === 0xa1)!
+  const token = der.child(der.child(der.children(unsigned)[0]!, 1), 0)
+  const certs = der.children(der.child(der.child(token, 1), 0)).find((n) => n.tag === 0xa0)!
+  return der.children(certs).map((c) => Buffer.from(c.bytes))
+}
+
+export async function benchSignLt (options: { rounds?: number, pages?: number[] } = {}, log: (line: string) => void = () => {}): Promise<LtBenchRow[]> {
+  const rounds = options.rounds ?? 30
+  const dir = await mkdtemp(join(tmpdir(), 'razao-bench-lt-'))
+  const crl = await startCrlServer()
+  const start = new Date(Date.now() - 3_600_000)
+  const root = issueCertificate({ kind: 'root', commonName: 'AC RAIZ BENCH LT', notBefore: start, notAfter: new Date(start.getTime() + 3650 * DAY_MS) })
+  const ca = issueCertificate({ kind: 'ca', commonName: 'AC BENCH LT', issuer: root, notBefore: start, notAfter: new Date(start.getTime() + 1825 * DAY_MS), crlUrls: [`${crl.base}/raiz.crl`] })
+  const tsaRoot = issueCertificate({ kind: 'root', commonName: 'AC RAIZ CARIMBO BENCH', notBefore: start, notAfter: new Date(start.getTime() + 3650 * DAY_MS) })
+  const tsaCert = issueCertificate({ kind: 'tsa', commonName: 'ACT BENCH', issuer: tsaRoot, notBefore: start, notAfter: new Date(start.getTime() + 365 * DAY_MS), crlUrls: [`${crl.base}/act-raiz.crl`] })
+  const serial = randomBytes(16)
+  serial[0] = (serial[0]! & 0x3f) | 0x10
+  const ocsp = await startOcspResponder(dir, 'ac', ca, [{ serialHex: serial.toString('hex') }])
+  crl.crls.set('/raiz.crl', await makeCrl(dir, 'raiz', root, [{ serialHex: ca.cert.serialNumber }]))
+  crl.crls.set('/act-raiz.crl', await makeCrl(dir, 'act-raiz', tsaRoot, []))
+  const leaf = issueCertificate({
+    kind: 'signer', commonName: 'EMPRESA BENCH LT LTDA:11222333000181', issuer: ca, serialNumber: serial.toString('hex'),
+    notBefore: start, notAfter: new Date(start.getTime() + 365 * DAY_MS), ocspUrls: [ocsp.url]
+  })
+  const material: SigningMaterial = materialFrom(createPrivateKey(leaf.keyPem), [leaf, ca, root].map((c) => new X509Certificate(c.certPem)))
+  await writeFile(join(dir, 'act.pem'), tsaCert.certPem)
+  await writeFile(join(dir, 'act.key'), tsaCert.keyPem, { mode: 0o600 })
+  await writeFile(join(dir, 'act-root.pem'), tsaRoot.certPem)
+  const tsa = await startLocalTsa({ dir, certPath: join(dir, 'act.pem'), keyPath: join(dir, 'act.key'), rootPemPath: join(dir, 'act-root.pem') })
+  const revocation = { timeoutMs: 10_000, maxBytes: 1 << 20 }
+  const rows: LtBenchRow[] = []
+  let n = 0
+  const cpuMs = (since: NodeJS.CpuUsage): number => { const c = process.cpuUsage(since); return (c.user + c.system) / 1000 }
+  const sign = async (pdf: Uint8Array, level: SignatureLevel): Promise<{ ms: number, cpu: number, pdf: Buffer }> => {
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    const signed = await signPdf(pdf, {
+      material, visualMode: 'NONE', validatorUrl: 'https://validar.iti.gov.br/', timeZone: 'America/Sao_Paulo',
+      documentIdentifier: `RZ-BENCH-${++n}`, signedAt: new Date(), tsa: { url: tsa.url, timeoutMs: 30_000 }, level, revocation
+    })
+    return { ms: performance.now() - t0, cpu: cpuMs(cpu0), pdf: signed.pdf }
+  }
+  try {
+    for (const pages of options.pages ?? [1, 100]) {
+      const pdf = await makeTextPdf(pages)
+      const t0 = await sign(pdf, 'T')
+      const chains = [material.chain, tokenCertificatesOf(t0.pdf)]
+      const fetch = async (): Promise<{ ms: number, cpu: number }> => {
+        const cpu0 = process.cpuUsage()
+        const started = performance.now()
+        await collectValidationData(chains, revocation)
+        return { ms: performance.now() - started, cpu: cpuMs(cpu0) }
+      }
+      // Warm-up: JIT, pkijs, the responders' first answers.
+      for (let i = 0; i < 5; i++) { await sign(pdf, 'T'); await fetch(); await sign(pdf, 'LT'); await sign(pdf, 'LTA') }
+      const times = { t: [] as number[], fetch: [] as number[], lt: [] as number[], lta: [] as number[], tCpu: [] as number[], fetchCpu: [] as number[], ltCpu: [] as number[] }
+      let ltBytes = 0
+      let tBytes = 0
+      for (let i = 0; i < rounds; i++) {
+        const t = await sign(pdf, 'T')
+        times.t.push(t.ms)
+        times.tCpu.push(t.cpu)
+        tBytes = t.pdf.length
+        const f = await fetch()
+        times.fetch.push(f.ms)
+        times.fetchCpu.push(f.cpu)
+        const lt = await sign(pdf, 'LT')
+        times.lt.push(lt.ms)
+        times.ltCpu.push(lt.cpu)
+        ltBytes = lt.pdf.length
+        times.lta.push((await sign(pdf, 'LTA')).ms)
+      }
+      const row: LtBenchRow = { pages, rounds, tMs: median(times.t), fetchMs: median(times.fetch), ltMs: median(times.lt), ltaMs: median(times.lta), ltBytes, tBytes, tCpuMs: median(times.tCpu), fetchCpuMs: median(times.fetchCpu), ltCpuMs: median(times.ltCpu) }
+      rows.push(row)
+      log(`  ${pages} p: T ${row.tMs.toFixed(1)} ms, fetches ${row.fetchMs.toFixed(1)} ms, LT ${row.ltMs.toFixed(1)} ms, LTA ${row.ltaMs.toFixed(1)} ms`)
+    }
+  } finally {
+    await tsa.close()
+    await ocsp.close()
+    await crl.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+  return rows
+}
+
+export function signLtTable (rows: LtBenchRow[]): string {
+  const lines = [
+    '### PAdES-B-LT and B-LTA (one thread; OCSP by `openssl ocsp`, CRLs and RFC 3161 over HTTP, all on loopback; medians of interleaved rounds)',
+    '',
+    '| input | rounds | T ms | fetches alone ms | LT ms | LT − T ms | LTA ms | CPU T / fetches / LT ms | T KB | LT KB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  ]
+  for (const r of rows) {
+    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} | ${r.rounds} | ${r.tMs.toFixed(1)} | ${r.fetchMs.toFixed(1)} | ${r.ltMs.toFixed(1)} | ${(r.ltMs - r.tMs).toFixed(1)} | ${r.ltaMs.toFixed(1)} | ${r.tCpuMs.toFixed(1)} / ${r.fetchCpuMs.toFixed(1)} / ${r.ltCpuMs.toFixed(1)} | ${Math.round(r.tBytes / 1024)} | ${Math.round(r.ltBytes / 1024)} |`)
+  }
+  lines.push('', '| target | measured | verdict |', '|---|---|---|')
+  for (const r of rows) {
+    const extra = r.ltMs - r.tMs
+    const ratio = extra / r.fetchMs
+    lines.push(`| LT − T at most the fetches' time + 20%, ${r.pages} p | ${ratio.toFixed(2)}× (${extra.toFixed(1)} vs ${r.fetchMs.toFixed(1)} ms) | ${ratio <= 1.2 ? 'PASS' : 'FAIL'} |`)
+  }
+  lines.push('', 'CPU is this process only (the OCSP, CRL and timestamp responders run elsewhere): LT − T − fetches in CPU is what the DSS update itself costs.')
+  return lines.join('\n')
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({ options: { rounds: { type: 'string' }, pages: { type: 'string' } }, strict: true })
+  const rows = await benchSignLt({
+    ...(values.rounds === undefined ? {} : { rounds: Number(values.rounds) }),
+    ...(values.pages === undefined ? {} : { pages: values.pages.split(',').map(Number) })
+  }, (line) => process.stderr.write(`${line}\n`))
+  process.stdout.write(`${signLtTable(rows)}\n`)
+}
