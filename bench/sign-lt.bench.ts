@@ -7,9 +7,11 @@
  * chains: what LT waits for); a B-LT signature; a B-LTA signature. Medians over the rounds,
  * so that the machine's load moves all four together.
  *
- * LT's extra cost is LT − T; the target is LT − T ≤ 1.2 × the fetches. What remains beyond
- * the fetches is our own work: reading the token's certificates, checking the answers
- * (pkijs, WebCrypto), the DSS update (snapshot of the objects, writing the section).
+ * LT's extra cost is LT − T; the target is LT − T ≤ 1.2 × the fetches. "The fetches" is
+ * read two ways, both printed: collectValidationData (the round trips and the checks of the
+ * answers, which LT cannot skip), and the bare HTTP round trips (the same requests, nothing
+ * parsed), which counts our checks as cost too. Beyond the fetches is the DSS update
+ * (snapshot of the objects, writing the section).
  *
  *   node --import tsx bench/sign-lt.bench.ts [--rounds 30] [--pages 1,100]
  */
@@ -24,7 +26,8 @@ import type { SignatureLevel, SigningMaterial } from '../core/sign/index.js'
 import { makeCrl, startCrlServer, startOcspResponder } from '../fixtures/pdf/revocation-server.js'
 import { startLocalTsa } from '../fixtures/pdf/tsa-server.js'
 import { makeTextPdf } from '../fixtures/pdf/samples.js'
-import { der } from '../core/sign/index.js'
+import { der, revocationSources } from '../core/sign/index.js'
+import * as pkijs from 'pkijs'
 
 const DAY_MS = 86_400_000
 
@@ -41,6 +44,8 @@ export interface LtBenchRow {
   tCpuMs: number
   fetchCpuMs: number
   ltCpuMs: number
+  /** The same HTTP round trips with nothing parsed or checked: the network's share alone. */
+  rawMs: number
 }
 
 function median (values: number[]): number {
@@ -102,15 +107,35 @@ export async function benchSignLt (options: { rounds?: number, pages?: number[] 
       const pdf = await makeTextPdf(pages)
       const t0 = await sign(pdf, 'T')
       const chains = [material.chain, tokenCertificatesOf(t0.pdf)]
-      const fetch = async (): Promise<{ ms: number, cpu: number }> => {
+      const fetches = async (): Promise<{ ms: number, cpu: number }> => {
         const cpu0 = process.cpuUsage()
         const started = performance.now()
         await collectValidationData(chains, revocation)
         return { ms: performance.now() - started, cpu: cpuMs(cpu0) }
       }
+      // The requests LT sends (one OCSP request per certificate naming a responder, else its first CRL), sent bare.
+      const requests: Array<() => Promise<unknown>> = []
+      for (const [i, certDer] of chains.flat().entries()) {
+        const sources = revocationSources(certDer)
+        const issuerDer = chains.flat().find((c, j) => j !== i && new X509Certificate(certDer).checkIssued(new X509Certificate(c)))
+        if (issuerDer === undefined) continue
+        if (sources.ocsp.length > 0) {
+          const request = new pkijs.OCSPRequest()
+          await request.createForCertificate(pkijs.Certificate.fromBER(certDer), { hashAlgorithm: 'SHA-1', issuerCertificate: pkijs.Certificate.fromBER(issuerDer) })
+          const body = Buffer.from(request.toSchema(true).toBER())
+          requests.push(async () => await (await fetch(sources.ocsp[0]!, { method: 'POST', headers: { 'content-type': 'application/ocsp-request' }, body })).arrayBuffer())
+        } else if (sources.crl.length > 0) {
+          requests.push(async () => await (await fetch(sources.crl[0]!)).arrayBuffer())
+        }
+      }
+      const raw = async (): Promise<number> => {
+        const started = performance.now()
+        await Promise.all(requests.map(async (r) => await r()))
+        return performance.now() - started
+      }
       // Warm-up: JIT, pkijs, the responders' first answers.
-      for (let i = 0; i < 5; i++) { await sign(pdf, 'T'); await fetch(); await sign(pdf, 'LT'); await sign(pdf, 'LTA') }
-      const times = { t: [] as number[], fetch: [] as number[], lt: [] as number[], lta: [] as number[], tCpu: [] as number[], fetchCpu: [] as number[], ltCpu: [] as number[] }
+      for (let i = 0; i < 5; i++) { await sign(pdf, 'T'); await raw(); await fetches(); await sign(pdf, 'LT'); await sign(pdf, 'LTA') }
+      const times = { t: [] as number[], fetch: [] as number[], lt: [] as number[], lta: [] as number[], tCpu: [] as number[], fetchCpu: [] as number[], ltCpu: [] as number[], raw: [] as number[] }
       let ltBytes = 0
       let tBytes = 0
       for (let i = 0; i < rounds; i++) {
@@ -118,7 +143,8 @@ export async function benchSignLt (options: { rounds?: number, pages?: number[] 
         times.t.push(t.ms)
         times.tCpu.push(t.cpu)
         tBytes = t.pdf.length
-        const f = await fetch()
+        times.raw.push(await raw())
+        const f = await fetches()
         times.fetch.push(f.ms)
         times.fetchCpu.push(f.cpu)
         const lt = await sign(pdf, 'LT')
@@ -127,7 +153,7 @@ export async function benchSignLt (options: { rounds?: number, pages?: number[] 
         ltBytes = lt.pdf.length
         times.lta.push((await sign(pdf, 'LTA')).ms)
       }
-      const row: LtBenchRow = { pages, rounds, tMs: median(times.t), fetchMs: median(times.fetch), ltMs: median(times.lt), ltaMs: median(times.lta), ltBytes, tBytes, tCpuMs: median(times.tCpu), fetchCpuMs: median(times.fetchCpu), ltCpuMs: median(times.ltCpu) }
+      const row: LtBenchRow = { pages, rounds, tMs: median(times.t), fetchMs: median(times.fetch), ltMs: median(times.lt), ltaMs: median(times.lta), ltBytes, tBytes, tCpuMs: median(times.tCpu), fetchCpuMs: median(times.fetchCpu), ltCpuMs: median(times.ltCpu), rawMs: median(times.raw) }
       rows.push(row)
       log(`  ${pages} p: T ${row.tMs.toFixed(1)} ms, fetches ${row.fetchMs.toFixed(1)} ms, LT ${row.ltMs.toFixed(1)} ms, LTA ${row.ltaMs.toFixed(1)} ms`)
     }
@@ -144,17 +170,18 @@ export function signLtTable (rows: LtBenchRow[]): string {
   const lines = [
     '### PAdES-B-LT and B-LTA (one thread; OCSP by `openssl ocsp`, CRLs and RFC 3161 over HTTP, all on loopback; medians of interleaved rounds)',
     '',
-    '| input | rounds | T ms | fetches alone ms | LT ms | LT − T ms | LTA ms | CPU T / fetches / LT ms | T KB | LT KB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| input | rounds | T ms | bare HTTP ms | fetches alone ms | LT ms | LT − T ms | LTA ms | CPU T / fetches / LT ms | T KB | LT KB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of rows) {
-    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} | ${r.rounds} | ${r.tMs.toFixed(1)} | ${r.fetchMs.toFixed(1)} | ${r.ltMs.toFixed(1)} | ${(r.ltMs - r.tMs).toFixed(1)} | ${r.ltaMs.toFixed(1)} | ${r.tCpuMs.toFixed(1)} / ${r.fetchCpuMs.toFixed(1)} / ${r.ltCpuMs.toFixed(1)} | ${Math.round(r.tBytes / 1024)} | ${Math.round(r.ltBytes / 1024)} |`)
+    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} | ${r.rounds} | ${r.tMs.toFixed(1)} | ${r.rawMs.toFixed(1)} | ${r.fetchMs.toFixed(1)} | ${r.ltMs.toFixed(1)} | ${(r.ltMs - r.tMs).toFixed(1)} | ${r.ltaMs.toFixed(1)} | ${r.tCpuMs.toFixed(1)} / ${r.fetchCpuMs.toFixed(1)} / ${r.ltCpuMs.toFixed(1)} | ${Math.round(r.tBytes / 1024)} | ${Math.round(r.ltBytes / 1024)} |`)
   }
   lines.push('', '| target | measured | verdict |', '|---|---|---|')
   for (const r of rows) {
     const extra = r.ltMs - r.tMs
     const ratio = extra / r.fetchMs
     lines.push(`| LT − T at most the fetches' time + 20%, ${r.pages} p | ${ratio.toFixed(2)}× (${extra.toFixed(1)} vs ${r.fetchMs.toFixed(1)} ms) | ${ratio <= 1.2 ? 'PASS' : 'FAIL'} |`)
+    lines.push(`| the same, against the bare HTTP round trips (checks counted as cost), ${r.pages} p | ${(extra / r.rawMs).toFixed(2)}× (${extra.toFixed(1)} vs ${r.rawMs.toFixed(1)} ms) | ${extra <= 1.2 * r.rawMs ? 'PASS' : 'FAIL'} |`)
   }
   lines.push('', 'CPU is this process only (the OCSP, CRL and timestamp responders run elsewhere): LT − T − fetches in CPU is what the DSS update itself costs.')
   return lines.join('\n')

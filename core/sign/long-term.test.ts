@@ -24,6 +24,7 @@ import { materialFrom } from './certificate.js'
 import type { SigningMaterial } from './certificate.js'
 import { issueCertificate } from './dev-chain.js'
 import type { IssuedCertificate } from './dev-chain.js'
+import { forgetCachedCrls } from './revocation.js'
 import { signPdf } from './sign-pdf.js'
 import type { SignPdfOptions } from './sign-pdf.js'
 
@@ -182,6 +183,9 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
     }
     // Each CRL was fetched once.
     expect(crl.requests.filter((r) => r === '/raiz.crl')).toHaveLength(1)
+    // and is reused by the next signature, within CRL_REUSE_MS: no new request.
+    await signPdf(pdf, options({ level: 'LT' }))
+    expect(crl.requests.filter((r) => r === '/raiz.crl')).toHaveLength(1)
   }, 60_000)
 
   it('updates a cross-reference-stream file, an encrypted one and an LT-signed one, merging into the DSS already there', async () => {
@@ -243,6 +247,8 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
     // A server that never answers: the fetch's own deadline (300 ms here) ends the wait.
     ['hang', /did not answer within 300 ms/]
   ] as const)('says why when the CRL server fails (%s)', async (mode, message) => {
+    // The CRL an earlier test fetched would be reused for minutes: this one must ask again.
+    forgetCachedCrls()
     crl.mode = mode
     try {
       const err = await signPdf(pdf, options({ level: 'LT', material: crlOnly, revocation: { timeoutMs: 300, maxBytes: 1 << 20 } })).catch((e: unknown) => e)
@@ -254,6 +260,7 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
   }, 60_000)
 
   it('refuses an answer larger than the limit', async () => {
+    forgetCachedCrls()
     const err = await signPdf(pdf, options({ level: 'LT', material: crlOnly, revocation: { timeoutMs: 10_000, maxBytes: 64 } })).catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'SIGN_REVOCATION_UNAVAILABLE' })
     expect((err as Error).message).toMatch(/more than the 64 accepted/)

@@ -184,7 +184,7 @@ async function ocspStatus (url: string, cert: Cert, issuer: Cert, known: Cert[],
     const value = inner instanceof asn1js.OctetString ? Buffer.from(inner.valueBlock.valueHexView) : Buffer.alloc(0)
     if (!value.equals(nonce)) throw new SourceFailed(`The OCSP response from ${url} does not repeat the request's nonce`)
   }
-  const single = await findSingle(basic, cert, issuer)
+  const single = findSingle(basic, request.tbsRequest.requestList[0]!.reqCert)
   if (single === undefined) throw new SourceFailed(`The OCSP response from ${url} is about another certificate`)
   const stale = current(single.thisUpdate, single.nextUpdate, now)
   if (stale !== undefined) throw new SourceFailed(`The OCSP response from ${url} ${stale}`)
@@ -198,36 +198,60 @@ async function ocspStatus (url: string, cert: Cert, issuer: Cert, known: Cert[],
   return { kind: 'good', ocsp: answer, extraCerts: (basic.certs ?? []).map((c) => Buffer.from(c.toSchema().toBER())) }
 }
 
-async function findSingle (basic: pkijs.BasicOCSPResponse, cert: Cert, issuer: Cert): Promise<{ certStatus: unknown, thisUpdate: Date, nextUpdate: Date | undefined } | undefined> {
-  // The request's CertID used SHA-1; responders answer with the algorithm asked for.
-  const ours = new pkijs.CertID()
-  await ours.createForCertificate(cert.pki, { hashAlgorithm: 'SHA-1', issuerCertificate: issuer.pki })
-  for (const single of basic.tbsResponseData.responses) {
-    if (single.certID.isEqual(ours)) {
-      return { certStatus: single.certStatus, thisUpdate: single.thisUpdate, nextUpdate: single.nextUpdate }
-    }
-  }
-  return undefined
+/** The answer about the certificate our request named (its CertID, SHA-1 as asked). */
+function findSingle (basic: pkijs.BasicOCSPResponse, asked: pkijs.CertID): { certStatus: unknown, thisUpdate: Date, nextUpdate: Date | undefined } | undefined {
+  const single = basic.tbsResponseData.responses.find((r) => r.certID.isEqual(asked))
+  return single === undefined ? undefined : { certStatus: single.certStatus, thisUpdate: single.thisUpdate, nextUpdate: single.nextUpdate }
 }
 
-async function crlStatus (url: string, cert: Cert, issuer: Cert, options: RevocationOptions, crls: Map<string, Promise<Buffer>>): Promise<Status> {
-  const now = options.now ?? new Date()
-  let pending = crls.get(url)
-  if (pending === undefined) {
-    pending = download(url, options, { method: 'GET', headers: { accept: 'application/pkix-crl' } }, 'The CRL distribution point')
-    crls.set(url, pending)
-  }
-  const der = await pending
+/**
+ * CRLs downloaded, parsed and found signed by an issuer, kept for CRL_REUSE_MS (and never past
+ * their nextUpdate): a CA's CRL can run to megabytes, and within minutes a new download gives
+ * the same list. OCSP answers are never reused: each signature gets its own, newer than it.
+ */
+interface CachedCrl { der: Buffer, crl: pkijs.CertificateRevocationList, fetchedAt: number, signedBy: Set<string> }
+const crlCache = new Map<string, CachedCrl>()
+const CRL_CACHE_MAX = 16
+export const CRL_REUSE_MS = 5 * 60_000
+
+/** Forgets the CRLs kept between signatures (tests that change what a distribution point serves). */
+export function forgetCachedCrls (): void {
+  crlCache.clear()
+}
+
+async function fetchCrl (url: string, options: RevocationOptions, now: Date): Promise<CachedCrl> {
+  const kept = crlCache.get(url)
+  if (kept !== undefined && now.getTime() - kept.fetchedAt < CRL_REUSE_MS && (kept.crl.nextUpdate === undefined || kept.crl.nextUpdate.value.getTime() > now.getTime())) return kept
+  const der = await download(url, options, { method: 'GET', headers: { accept: 'application/pkix-crl' } }, 'The CRL distribution point')
   let crl: pkijs.CertificateRevocationList
   try {
     crl = pkijs.CertificateRevocationList.fromBER(der)
   } catch {
     throw new SourceFailed(`The CRL distribution point ${url} sent something that is not a DER CRL`)
   }
+  const fresh = { der, crl, fetchedAt: now.getTime(), signedBy: new Set<string>() }
+  crlCache.delete(url)
+  if (crlCache.size >= CRL_CACHE_MAX) crlCache.delete(crlCache.keys().next().value!)
+  crlCache.set(url, fresh)
+  return fresh
+}
+
+async function crlStatus (url: string, cert: Cert, issuer: Cert, options: RevocationOptions, crls: Map<string, Promise<CachedCrl>>): Promise<Status> {
+  const now = options.now ?? new Date()
+  let pending = crls.get(url)
+  if (pending === undefined) {
+    pending = fetchCrl(url, options, now)
+    crls.set(url, pending)
+  }
+  const fetched = await pending
+  const { der, crl } = fetched
   if (!crl.issuer.isEqual(cert.pki.issuer)) throw new SourceFailed(`The CRL from ${url} is issued by another authority than the certificate`)
-  let signed = false
-  try { signed = await crl.verify({ issuerCertificate: issuer.pki }) } catch { signed = false }
-  if (!signed) throw new SourceFailed(`The CRL from ${url} is not signed by the certificate's issuer`)
+  const issuerKey = issuer.der.toString('base64')
+  if (!fetched.signedBy.has(issuerKey)) {
+    const signed = await crl.verify({ issuerCertificate: issuer.pki }).catch(() => false)
+    if (!signed) throw new SourceFailed(`The CRL from ${url} is not signed by the certificate's issuer`)
+    fetched.signedBy.add(issuerKey)
+  }
   const stale = current(crl.thisUpdate.value, crl.nextUpdate?.value, now)
   if (stale !== undefined) throw new SourceFailed(`The CRL from ${url} ${stale}`)
   const entry = crl.revokedCertificates?.find((r) => Buffer.from(r.userCertificate.valueBlock.valueHexView).equals(Buffer.from(cert.pki.serialNumber.valueBlock.valueHexView)))
@@ -236,7 +260,7 @@ async function crlStatus (url: string, cert: Cert, issuer: Cert, options: Revoca
 }
 
 /** The status of one certificate: each OCSP responder in turn, then each CRL; the first usable answer decides. */
-async function statusOf (cert: Cert, issuer: Cert, known: Cert[], options: RevocationOptions, crls: Map<string, Promise<Buffer>>): Promise<Status & { kind: 'good' }> {
+async function statusOf (cert: Cert, issuer: Cert, known: Cert[], options: RevocationOptions, crls: Map<string, Promise<CachedCrl>>): Promise<Status & { kind: 'good' }> {
   const { sources } = cert
   if (sources.ocsp.length === 0 && sources.crl.length === 0) {
     throw new SignError('SIGN_REVOCATION_UNAVAILABLE', `The certificate ${describe(cert)} names no OCSP responder and no CRL distribution point (http), so its revocation status cannot be embedded for PAdES-B-LT.`)
@@ -273,7 +297,7 @@ export async function collectValidationData (chains: Buffer[][], options: Revoca
   const all = new Map<string, Cert>()
   for (const der of chains.flat()) all.set(der.toString('base64'), parse(der))
   const certs = [...all.values()]
-  const crls = new Map<string, Promise<Buffer>>()
+  const crls = new Map<string, Promise<CachedCrl>>()
   const statuses = await Promise.all(certs.filter((c) => !c.selfSigned).map(async (cert) => {
     const issuer = certs.find((c) => c !== cert && cert.x509.checkIssued(c.x509) && cert.x509.verify(c.x509.publicKey))
     if (issuer === undefined) {
