@@ -58,12 +58,25 @@ export function track (opened: OpenedPdf): Tracked {
 /**
  * The snapshot for one more update on top of `bytes`: a file that `writeUpdate` made from
  * `tracked` (its placeholders filled since, same objects). The new section chains to the
- * newest one in `bytes` and every object is compared with its state now, so only what
- * changes after this call is written again (a DSS, then a document timestamp's field).
+ * newest one in `bytes` and every object (or only those in `watch`, when the caller knows
+ * nothing else will change) is compared with its state now, so only what changes after
+ * this call is written again (a DSS, then a document timestamp's field).
  */
-export function trackAfter (tracked: Tracked, bytes: Uint8Array): Tracked {
+export function trackAfter (tracked: Tracked, bytes: Uint8Array, watch?: PDFRef[]): Tracked {
   const last = readLastSection(PDFContext.create(), bytes, findStartXref(bytes))
-  return track({ ...tracked.opened, bytes, last })
+  const opened = { ...tracked.opened, bytes, last }
+  if (watch === undefined) return track(opened)
+  // Only `watch` can change (the catalog, for a DSS): the others need no snapshot, which for
+  // a long file is most of the update's cost.
+  const { context } = opened.doc
+  const before = new Map<string, string>()
+  for (const ref of watch) {
+    const object = context.lookup(ref)
+    const print = object === undefined ? undefined : fingerprint(object)
+    if (print !== undefined) before.set(ref.tag, print)
+  }
+  context.largestObjectNumber = Math.max(context.largestObjectNumber, last.size - 1)
+  return { opened, originalMax: context.largestObjectNumber, before }
 }
 
 /** `N G obj`, the body, `endobj`. */

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
-import { StandardFonts } from 'pdf-lib'
+import { PDFName, PDFRef, StandardFonts } from 'pdf-lib'
 import { addSignatureField, appendFinalPage, missingPermissions, openPdf, stampPages, stampWarnings, track, trackAfter, writeUpdate } from '../pdf/index.js'
 import type { TextReadingBudget, Tracked } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
@@ -110,7 +110,11 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
     [options.material.chain, ...(first.token === undefined ? [] : [tokenCertificates(first.token)])],
     options.revocation ?? DEFAULT_REVOCATION
   )
-  const withDss = addDss(trackAfter(first.tracked, first.signed.pdf), data)
+  // Without a DSS yet, only the catalog changes (it gains /DSS): the snapshot can skip the rest.
+  const { doc } = first.tracked.opened
+  const catalog = doc.context.trailerInfo.Root
+  const watch = catalog instanceof PDFRef && !doc.catalog.has(PDFName.of('DSS')) ? [catalog] : undefined
+  const withDss = addDss(trackAfter(first.tracked, first.signed.pdf, watch), data)
   const pdf = level === 'LTA'
     ? (await addDocumentTimestamp(trackAfter(first.tracked, withDss), tsa, documentTimestampBudget(first.token?.length))).pdf
     : withDss
