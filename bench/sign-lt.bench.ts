@@ -46,6 +46,9 @@ export interface LtBenchRow {
   ltCpuMs: number
   /** The same HTTP round trips with nothing parsed or checked: the network's share alone. */
   rawMs: number
+  /** Inside the LT signature (SignedPdf.longTerm): its fetches with their checks, and the DSS update. */
+  ltRevocationMs: number
+  ltDssMs: number
 }
 
 function median (values: number[]): number {
@@ -93,14 +96,14 @@ export async function benchSignLt (options: { rounds?: number, pages?: number[] 
   const rows: LtBenchRow[] = []
   let n = 0
   const cpuMs = (since: NodeJS.CpuUsage): number => { const c = process.cpuUsage(since); return (c.user + c.system) / 1000 }
-  const sign = async (pdf: Uint8Array, level: SignatureLevel): Promise<{ ms: number, cpu: number, pdf: Buffer }> => {
+  const sign = async (pdf: Uint8Array, level: SignatureLevel): Promise<{ ms: number, cpu: number, pdf: Buffer, longTerm: { revocationMs: number, dssMs: number } | undefined }> => {
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
     const signed = await signPdf(pdf, {
       material, visualMode: 'NONE', validatorUrl: 'https://validar.iti.gov.br/', timeZone: 'America/Sao_Paulo',
       documentIdentifier: `RZ-BENCH-${++n}`, signedAt: new Date(), tsa: { url: tsa.url, timeoutMs: 30_000 }, level, revocation
     })
-    return { ms: performance.now() - t0, cpu: cpuMs(cpu0), pdf: signed.pdf }
+    return { ms: performance.now() - t0, cpu: cpuMs(cpu0), pdf: signed.pdf, longTerm: signed.longTerm }
   }
   try {
     for (const pages of options.pages ?? [1, 100]) {
@@ -135,7 +138,7 @@ export async function benchSignLt (options: { rounds?: number, pages?: number[] 
       }
       // Warm-up: JIT, pkijs, the responders' first answers.
       for (let i = 0; i < 5; i++) { await sign(pdf, 'T'); await raw(); await fetches(); await sign(pdf, 'LT'); await sign(pdf, 'LTA') }
-      const times = { t: [] as number[], fetch: [] as number[], lt: [] as number[], lta: [] as number[], tCpu: [] as number[], fetchCpu: [] as number[], ltCpu: [] as number[], raw: [] as number[] }
+      const times = { t: [] as number[], fetch: [] as number[], lt: [] as number[], lta: [] as number[], tCpu: [] as number[], fetchCpu: [] as number[], ltCpu: [] as number[], raw: [] as number[], ltRevocation: [] as number[], ltDss: [] as number[] }
       let ltBytes = 0
       let tBytes = 0
       for (let i = 0; i < rounds; i++) {
@@ -150,10 +153,12 @@ export async function benchSignLt (options: { rounds?: number, pages?: number[] 
         const lt = await sign(pdf, 'LT')
         times.lt.push(lt.ms)
         times.ltCpu.push(lt.cpu)
+        times.ltRevocation.push(lt.longTerm!.revocationMs)
+        times.ltDss.push(lt.longTerm!.dssMs)
         ltBytes = lt.pdf.length
         times.lta.push((await sign(pdf, 'LTA')).ms)
       }
-      const row: LtBenchRow = { pages, rounds, tMs: median(times.t), fetchMs: median(times.fetch), ltMs: median(times.lt), ltaMs: median(times.lta), ltBytes, tBytes, tCpuMs: median(times.tCpu), fetchCpuMs: median(times.fetchCpu), ltCpuMs: median(times.ltCpu), rawMs: median(times.raw) }
+      const row: LtBenchRow = { pages, rounds, tMs: median(times.t), fetchMs: median(times.fetch), ltMs: median(times.lt), ltaMs: median(times.lta), ltBytes, tBytes, tCpuMs: median(times.tCpu), fetchCpuMs: median(times.fetchCpu), ltCpuMs: median(times.ltCpu), rawMs: median(times.raw), ltRevocationMs: median(times.ltRevocation), ltDssMs: median(times.ltDss) }
       rows.push(row)
       log(`  ${pages} p: T ${row.tMs.toFixed(1)} ms, fetches ${row.fetchMs.toFixed(1)} ms, LT ${row.ltMs.toFixed(1)} ms, LTA ${row.ltaMs.toFixed(1)} ms`)
     }
@@ -170,18 +175,21 @@ export function signLtTable (rows: LtBenchRow[]): string {
   const lines = [
     '### PAdES-B-LT and B-LTA (one thread; OCSP by `openssl ocsp`, CRLs and RFC 3161 over HTTP, all on loopback; medians of interleaved rounds)',
     '',
-    '| input | rounds | T ms | bare HTTP ms | fetches alone ms | LT ms | LT − T ms | LTA ms | CPU T / fetches / LT ms | T KB | LT KB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| input | rounds | T ms | bare HTTP ms | fetches alone ms | LT ms | LT − T ms | inside LT: fetches + DSS ms | LTA ms | CPU T / fetches / LT ms | T KB | LT KB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of rows) {
-    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} | ${r.rounds} | ${r.tMs.toFixed(1)} | ${r.rawMs.toFixed(1)} | ${r.fetchMs.toFixed(1)} | ${r.ltMs.toFixed(1)} | ${(r.ltMs - r.tMs).toFixed(1)} | ${r.ltaMs.toFixed(1)} | ${r.tCpuMs.toFixed(1)} / ${r.fetchCpuMs.toFixed(1)} / ${r.ltCpuMs.toFixed(1)} | ${Math.round(r.tBytes / 1024)} | ${Math.round(r.ltBytes / 1024)} |`)
+    lines.push(`| ${r.pages} page${r.pages === 1 ? '' : 's'} | ${r.rounds} | ${r.tMs.toFixed(1)} | ${r.rawMs.toFixed(1)} | ${r.fetchMs.toFixed(1)} | ${r.ltMs.toFixed(1)} | ${(r.ltMs - r.tMs).toFixed(1)} | ${r.ltRevocationMs.toFixed(1)} + ${r.ltDssMs.toFixed(1)} | ${r.ltaMs.toFixed(1)} | ${r.tCpuMs.toFixed(1)} / ${r.fetchCpuMs.toFixed(1)} / ${r.ltCpuMs.toFixed(1)} | ${Math.round(r.tBytes / 1024)} | ${Math.round(r.ltBytes / 1024)} |`)
   }
   lines.push('', '| target | measured | verdict |', '|---|---|---|')
   for (const r of rows) {
-    const extra = r.ltMs - r.tMs
+    // LT's own extra, timed inside the signature: the difference of two whole signatures
+    // carries the timestamp authority's variance (a process spawned per token), tens of ms here.
+    const extra = r.ltRevocationMs + r.ltDssMs
     const ratio = extra / r.fetchMs
-    lines.push(`| LT − T at most the fetches' time + 20%, ${r.pages} p | ${ratio.toFixed(2)}× (${extra.toFixed(1)} vs ${r.fetchMs.toFixed(1)} ms) | ${ratio <= 1.2 ? 'PASS' : 'FAIL'} |`)
-    lines.push(`| the same, against the bare HTTP round trips (checks counted as cost), ${r.pages} p | ${(extra / r.rawMs).toFixed(2)}× (${extra.toFixed(1)} vs ${r.rawMs.toFixed(1)} ms) | ${extra <= 1.2 * r.rawMs ? 'PASS' : 'FAIL'} |`)
+    lines.push(`| LT's extra (fetches + DSS, inside LT) at most the fetches' time + 20%, ${r.pages} p | ${ratio.toFixed(2)}× (${extra.toFixed(1)} vs ${r.fetchMs.toFixed(1)} ms) | ${ratio <= 1.2 ? 'PASS' : 'FAIL'} |`)
+    lines.push(`| the same against the bare HTTP round trips (our OCSP/CRL checks counted as cost), ${r.pages} p | ${(extra / r.rawMs).toFixed(2)}× (${extra.toFixed(1)} vs ${r.rawMs.toFixed(1)} ms) | ${extra <= 1.2 * r.rawMs ? 'PASS' : 'FAIL'} |`)
+    lines.push(`| the same from outside, LT − T medians, ${r.pages} p | ${((r.ltMs - r.tMs) / r.fetchMs).toFixed(2)}× (${(r.ltMs - r.tMs).toFixed(1)} vs ${r.fetchMs.toFixed(1)} ms) | ${(r.ltMs - r.tMs) <= 1.2 * r.fetchMs ? 'PASS' : 'FAIL'} |`)
   }
   lines.push('', 'CPU is this process only (the OCSP, CRL and timestamp responders run elsewhere): LT − T − fetches in CPU is what the DSS update itself costs.')
   return lines.join('\n')

@@ -65,6 +65,11 @@ export interface SignedPdf {
   timestampTime: Date | undefined
   originalPages: number
   /**
+   * LT and LTA: wall time of the revocation fetches and their checks, and of the updates that
+   * follow (DSS, document timestamp with its request to the authority), ms.
+   */
+  longTerm?: { revocationMs: number, dssMs: number, documentTimestampMs: number } | undefined
+  /**
    * Non-fatal remarks for the response: what was done to the input before signing (leading
    * bytes removed, a damaged file rebuilt), then pages left without a stamp or stamped over content.
    */
@@ -105,6 +110,7 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
   const first = await signWithRoom(input, { ...options, tsa: level === 'B' ? undefined : options.tsa }, level)
   if (level !== 'LT' && level !== 'LTA') return first.signed
   const tsa = options.tsa!
+  const fetchStart = performance.now()
   // Fetched after the signature, so that every answer is newer than its timestamp.
   const data = await collectValidationData(
     [options.material.chain, ...(first.token === undefined ? [] : [tokenCertificates(first.token)])],
@@ -114,11 +120,15 @@ export async function signPdf (input: Uint8Array, options: SignPdfOptions): Prom
   const { doc } = first.tracked.opened
   const catalog = doc.context.trailerInfo.Root
   const watch = catalog instanceof PDFRef && !doc.catalog.has(PDFName.of('DSS')) ? [catalog] : undefined
+  const dssStart = performance.now()
   const withDss = addDss(trackAfter(first.tracked, first.signed.pdf, watch), data)
+  const stampStart = performance.now()
   const pdf = level === 'LTA'
     ? (await addDocumentTimestamp(trackAfter(first.tracked, withDss), tsa, documentTimestampBudget(first.token?.length))).pdf
     : withDss
-  return { ...first.signed, pdf, sha256: createHash('sha256').update(pdf).digest('hex') }
+  const end = performance.now()
+  const longTerm = { revocationMs: dssStart - fetchStart, dssMs: stampStart - dssStart, documentTimestampMs: end - stampStart }
+  return { ...first.signed, pdf, sha256: createHash('sha256').update(pdf).digest('hex'), longTerm }
 }
 
 async function signWithRoom (input: Uint8Array, options: SignPdfOptions, level: SignatureLevel): Promise<FirstSignature> {
