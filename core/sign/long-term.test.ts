@@ -259,6 +259,28 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
     }
   }, 60_000)
 
+  it('does not take the status from a responder that is not the issuer\'s, nor from junk', async () => {
+    // A real responder, but for another CA (the authority's root): its answer about our
+    // signer is signed by a key the signer's issuer never authorized.
+    const foreign = await startOcspResponder(dir, 'estranho', tsaRoot, [])
+    try {
+      const bySomeoneElse = signer(serial(), { ocspUrls: [foreign.url] })
+      const err = await signPdf(pdf, options({ level: 'LT', material: bySomeoneElse })).catch((e: unknown) => e)
+      expect(err).toMatchObject({ code: 'SIGN_REVOCATION_UNAVAILABLE' })
+      expect((err as Error).message).toMatch(/is not signed by the certificate's issuer or a responder it authorized/)
+    } finally {
+      await foreign.close()
+    }
+    crl.mode = 'garbage'
+    try {
+      const junk = signer(serial(), { ocspUrls: [`${crl.base}/ocsp`] })
+      const err = await signPdf(pdf, options({ level: 'LT', material: junk })).catch((e: unknown) => e)
+      expect((err as Error).message).toMatch(/sent an answer that is not a DER OCSPResponse/)
+    } finally {
+      crl.mode = 'ok'
+    }
+  }, 60_000)
+
   it('refuses an answer larger than the limit', async () => {
     forgetCachedCrls()
     const err = await signPdf(pdf, options({ level: 'LT', material: crlOnly, revocation: { timeoutMs: 10_000, maxBytes: 64 } })).catch((e: unknown) => e)
