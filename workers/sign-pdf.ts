@@ -16,7 +16,7 @@ import { statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { SignError, assertSigningKeyUsage, isSignError, isoWithOffset, loadPkcs12, newDocumentIdentifier, readPemCertificates, signPdf } from '../core/sign/index.js'
-import type { SignCode, SignerIdentity, SigningMaterial, VisualMode } from '../core/sign/index.js'
+import type { SignCode, SignatureLevel, SignatureStandard, SignerIdentity, SigningMaterial, VisualMode } from '../core/sign/index.js'
 import { defineTask } from './task.js'
 import type { TaskResult } from './task.js'
 
@@ -32,8 +32,12 @@ export interface SignPdfInput {
   pdf: Uint8Array
   certificate: CertificateSource
   visualMode: VisualMode
-  /** Set: PAdES-T. */
+  /** The timestamp authority, for levels T, LT and LTA. */
   tsa?: { url: string, timeoutMs: number } | undefined
+  /** Default: T with an authority, B without. */
+  level?: SignatureLevel | undefined
+  /** Bounds on each OCSP/CRL fetch (LT, LTA). */
+  revocation?: { timeoutMs: number, maxBytes: number } | undefined
   policy?: { oid: string, hashHex: string, uri?: string | undefined } | undefined
   validatorUrl: string
   timeZone: string
@@ -56,7 +60,7 @@ export type SignPdfOutput =
     sha256: string
     documentIdentifier: string
     signedAt: string
-    signatureStandard: 'PAdES-B' | 'PAdES-T'
+    signatureStandard: SignatureStandard
     timestampApplied: boolean
     certificate: CertificateFacts
     /** For the answer's `warnings`: what was done to the input before signing, and to its pages' stamps. */
@@ -177,6 +181,8 @@ const signOne = defineTask(async (input: SignPdfInput): Promise<SignPdfOutput> =
       material: m,
       visualMode: input.visualMode,
       tsa: input.tsa,
+      level: input.level,
+      revocation: input.revocation,
       policy: input.policy === undefined
         ? undefined
         : { oid: input.policy.oid, hash: Buffer.from(input.policy.hashHex, 'hex'), ...(input.policy.uri === undefined ? {} : { uri: input.policy.uri }) },

@@ -12,9 +12,10 @@
  * and the comparison catches each case.
  */
 import { randomBytes } from 'node:crypto'
-import { PDFArray, PDFDict, PDFHexString, PDFName, PDFRef, PDFStream } from 'pdf-lib'
+import { PDFArray, PDFContext, PDFDict, PDFHexString, PDFName, PDFRef, PDFStream } from 'pdf-lib'
 import type { PDFObject } from 'pdf-lib'
 import { encryptObject } from './crypt.js'
+import { findStartXref, readLastSection } from './open.js'
 import type { OpenedPdf } from './open.js'
 import { encryptBytes } from './security.js'
 
@@ -51,6 +52,30 @@ export function track (opened: OpenedPdf): Tracked {
   // trailer's /Size, so none reuses a number an earlier revision freed.
   const { context } = opened.doc
   context.largestObjectNumber = Math.max(context.largestObjectNumber, originalMax, opened.last.size - 1)
+  return { opened, originalMax: context.largestObjectNumber, before }
+}
+
+/**
+ * The snapshot for one more update on top of `bytes`: a file that `writeUpdate` made from
+ * `tracked` (its placeholders filled since, same objects). The new section chains to the
+ * newest one in `bytes` and every object (or only those in `watch`, when the caller knows
+ * nothing else will change) is compared with its state now, so only what changes after
+ * this call is written again (a DSS, then a document timestamp's field).
+ */
+export function trackAfter (tracked: Tracked, bytes: Uint8Array, watch?: PDFRef[]): Tracked {
+  const last = readLastSection(PDFContext.create(), bytes, findStartXref(bytes))
+  const opened = { ...tracked.opened, bytes, last }
+  if (watch === undefined) return track(opened)
+  // Only `watch` can change (the catalog, for a DSS): the others need no snapshot, which for
+  // a long file is most of the update's cost.
+  const { context } = opened.doc
+  const before = new Map<string, string>()
+  for (const ref of watch) {
+    const object = context.lookup(ref)
+    const print = object === undefined ? undefined : fingerprint(object)
+    if (print !== undefined) before.set(ref.tag, print)
+  }
+  context.largestObjectNumber = Math.max(context.largestObjectNumber, last.size - 1)
   return { opened, originalMax: context.largestObjectNumber, before }
 }
 

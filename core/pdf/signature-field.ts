@@ -19,6 +19,11 @@ export interface SignatureFieldOptions {
   pdfDate: string
   /** Entries for /Reason etc.; PAdES forbids /Reason next to a signature policy. */
   reason?: string | undefined
+  /**
+   * `document-timestamp`: a /DocTimeStamp dictionary (ISO 32000-2 §12.8.5, PAdES-B-LTA)
+   * whose /Contents is an RFC 3161 token, with no /M nor /Reason; the field is named CarimboDoTempoN.
+   */
+  kind?: 'signature' | 'document-timestamp'
 }
 
 export const BYTE_RANGE_PLACEHOLDER = '/ByteRange [0 /********** /********** /**********]'
@@ -54,11 +59,13 @@ export function addSignatureField (tracked: Tracked, options: SignatureFieldOpti
     acroForm.set(PDFName.of('Fields'), fields)
   }
   const taken = existingFieldNames(tracked, fields)
+  const timestamp = options.kind === 'document-timestamp'
+  const prefix = timestamp ? 'CarimboDoTempo' : 'Assinatura'
   let n = 1
-  while (taken.has(`Assinatura${n}`)) n++
+  while (taken.has(`${prefix}${n}`)) n++
 
   const widget = context.register(context.obj({
-    Type: 'Annot', Subtype: 'Widget', FT: 'Sig', T: PDFString.of(`Assinatura${n}`),
+    Type: 'Annot', Subtype: 'Widget', FT: 'Sig', T: PDFString.of(`${prefix}${n}`),
     V: sigRef, Rect: [0, 0, 0, 0],
     // Print + Locked: an invisible widget (zero rectangle), as for an approval signature without appearance.
     F: 4 | 128,
@@ -68,6 +75,10 @@ export function addSignatureField (tracked: Tracked, options: SignatureFieldOpti
   acroForm.set(PDFName.of('SigFlags'), PDFNumber.of(3))
   appendAnnotation(tracked, options.page.node, widget)
 
+  if (timestamp) {
+    const body = `<< /Type /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 ${BYTE_RANGE_PLACEHOLDER} /Contents <${'0'.repeat(options.contentsBytes * 2)}> >>`
+    return { ref: sigRef, body: Buffer.from(body, 'latin1') }
+  }
   // In an encrypted file /M and /Reason are encrypted like any string; /Contents never is (§12.8.1).
   const reason = options.reason === undefined ? '' : ` /Reason ${rawString(tracked, sigRef, PDFHexString.fromText(options.reason).asBytes())}`
   const date = tracked.opened.encryption === undefined ? `(${options.pdfDate})` : rawString(tracked, sigRef, Buffer.from(options.pdfDate, 'latin1'))

@@ -36,6 +36,12 @@ export interface IssueOptions {
    * meant for something else, such as a TLS server's keyEncipherment alone.
    */
   keyUsage?: KeyUsageName[]
+  /** Serial number, hex (a test's OCSP index names it before the certificate exists); default 16 random bytes. */
+  serialNumber?: string
+  /** Authority Information Access id-ad-ocsp URLs (RFC 5280 §4.2.2.1): where this certificate's status is answered. */
+  ocspUrls?: string[]
+  /** CRL distribution point URLs (RFC 5280 §4.2.1.13). */
+  crlUrls?: string[]
 }
 
 /** RFC 5280 §4.2.1.3 key usage bits, in node-forge's spelling (nonRepudiation is contentCommitment). */
@@ -59,6 +65,15 @@ function otherNamesExtension (entries: Array<[string, string]>): { id: string, v
   return { id: '2.5.29.17', value: asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, names) }
 }
 
+function infoAccessExtension (ocspUrls: string[]): { id: string, value: forge.asn1.Asn1 } {
+  const { asn1 } = forge
+  const descriptions = ocspUrls.map((url) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer('1.3.6.1.5.5.7.48.1').getBytes()),
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 6, false, url)
+  ]))
+  return { id: '1.3.6.1.5.5.7.1.1', value: asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, descriptions) }
+}
+
 /** Issues one certificate with a fresh RSA key (node:crypto generates it: forge's is far slower). */
 export function issueCertificate (o: IssueOptions): IssuedCertificate {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: o.keyBits ?? 2048 })
@@ -66,7 +81,7 @@ export function issueCertificate (o: IssueOptions): IssuedCertificate {
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString())
   const serial = randomBytes(16)
   serial[0] = (serial[0]! & 0x3f) | 0x10
-  cert.serialNumber = serial.toString('hex')
+  cert.serialNumber = o.serialNumber ?? serial.toString('hex')
   cert.validity.notBefore = o.notBefore
   cert.validity.notAfter = o.notAfter
   cert.setSubject(subjectOf(o))
@@ -94,6 +109,8 @@ export function issueCertificate (o: IssueOptions): IssuedCertificate {
     if (altNames.length > 0) extensions.push({ name: 'subjectAltName', altNames })
   }
   if (o.otherNames !== undefined && o.otherNames.length > 0) extensions.push(otherNamesExtension(o.otherNames))
+  if (o.ocspUrls !== undefined && o.ocspUrls.length > 0) extensions.push(infoAccessExtension(o.ocspUrls))
+  if (o.crlUrls !== undefined && o.crlUrls.length > 0) extensions.push({ name: 'cRLDistributionPoints', altNames: o.crlUrls.map((value) => ({ type: 6, value })) })
   cert.setExtensions(extensions)
   const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey
   cert.sign(o.issuer?.key ?? key, forge.md.sha256.create())

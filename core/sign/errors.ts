@@ -12,7 +12,11 @@ export const SignCode = {
   /** The configured certificate cannot be read, has no usable key, or is outside its validity. */
   SIGN_CERT_INVALID: 'SIGN_CERT_INVALID',
   /** The timestamp authority could not be reached or gave an unusable answer. */
-  TSA_FAILED: 'TSA_FAILED'
+  TSA_FAILED: 'TSA_FAILED',
+  /** PAdES-B-LT/LTA: a certificate's revocation status could not be obtained (no source named, unreachable, timed out, unusable answer). */
+  SIGN_REVOCATION_UNAVAILABLE: 'SIGN_REVOCATION_UNAVAILABLE',
+  /** PAdES-B-LT/LTA: an OCSP responder or CRL says a certificate of the chain is revoked. */
+  SIGN_CERT_REVOKED: 'SIGN_CERT_REVOKED'
 } as const
 export type SignCode = keyof typeof SignCode
 

@@ -1,6 +1,8 @@
 /** PAdES signing with an ICP-Brasil A1 certificate: the public surface of core/sign. */
-export { signPdf, VISUAL_MODES } from './sign-pdf.js'
-export type { SignPdfOptions, SignedPdf, VisualMode } from './sign-pdf.js'
+export { signPdf, levelOf, VISUAL_MODES, SIGNATURE_LEVELS, DEFAULT_REVOCATION } from './sign-pdf.js'
+export type { SignPdfOptions, SignedPdf, VisualMode, SignatureLevel, SignatureStandard } from './sign-pdf.js'
+export { collectValidationData, revocationSources } from './revocation.js'
+export type { RevocationOptions, ValidationData } from './revocation.js'
 export { loadPkcs12, materialFrom, assertValidAt, assertSigningKeyUsage, readPemCertificates } from './certificate.js'
 export { readKeyUsage } from './extensions.js'
 export type { KeyUsage } from './extensions.js'

@@ -2,13 +2,15 @@
  * One signature, start to finish: open the PDF, draw the configured appearance (page
  * stamps as annotations, the final manifest page), add the signature field, write our
  * incremental update with placeholders, then let @signpdf/signpdf fill the ByteRange
- * and call our CAdES signer (which, for B-T, asks the timestamp authority).
+ * and call our CAdES signer (which, for B-T, asks the timestamp authority). For B-LT
+ * the chains' revocation data is fetched and added as a DSS in a second update, and for
+ * B-LTA a document timestamp in a third (long-term.ts).
  */
 import { createHash } from 'node:crypto'
 import { SignPdf, SignPdfError } from '@signpdf/signpdf'
-import { StandardFonts } from 'pdf-lib'
-import { addSignatureField, appendFinalPage, missingPermissions, openPdf, stampPages, stampWarnings, track, writeUpdate } from '../pdf/index.js'
-import type { TextReadingBudget } from '../pdf/index.js'
+import { PDFName, PDFRef, StandardFonts } from 'pdf-lib'
+import { addSignatureField, appendFinalPage, missingPermissions, openPdf, stampPages, stampWarnings, track, trackAfter, writeUpdate } from '../pdf/index.js'
+import type { TextReadingBudget, Tracked } from '../pdf/index.js'
 import type { SigningMaterial } from './certificate.js'
 import { assertSigningKeyUsage, assertValidAt } from './certificate.js'
 import { CadesSigner, cmsSizeBudget } from './cms.js'
@@ -16,17 +18,32 @@ import type { SignaturePolicy } from './cms.js'
 import { SignError } from './errors.js'
 import { formatDocument, stampLines, finalPageContent } from './wording.js'
 import { displayDate, pdfDate } from './time.js'
-import { requestTimestamp } from './tsa.js'
+import { requestTimestamp, tokenCertificates } from './tsa.js'
 import type { TsaOptions } from './tsa.js'
+import { addDocumentTimestamp, addDss, documentTimestampBudget } from './long-term.js'
+import { collectValidationData } from './revocation.js'
+import type { RevocationOptions } from './revocation.js'
 
 export const VISUAL_MODES = ['NONE', 'STAMP_ONLY', 'PAGE_ONLY', 'STAMP_AND_PAGE'] as const
 export type VisualMode = typeof VISUAL_MODES[number]
 
+/** PAdES baseline levels (ETSI EN 319 142-1): B-B, B-T, B-LT, B-LTA. */
+export const SIGNATURE_LEVELS = ['B', 'T', 'LT', 'LTA'] as const
+export type SignatureLevel = typeof SIGNATURE_LEVELS[number]
+export type SignatureStandard = 'PAdES-B' | 'PAdES-T' | 'PAdES-LT' | 'PAdES-LTA'
+
+/** Fetch bounds when the caller gives none: 15 s a fetch, 32 MiB an answer. */
+export const DEFAULT_REVOCATION: RevocationOptions = { timeoutMs: 15_000, maxBytes: 32 * 1024 * 1024 }
+
 export interface SignPdfOptions {
   material: SigningMaterial
   visualMode: VisualMode
-  /** Set: PAdES-T with a token from this authority. */
+  /** The timestamp authority: needed by levels T, LT and LTA. */
   tsa?: TsaOptions | undefined
+  /** Default: T when `tsa` is set, B otherwise (the behaviour before levels existed). */
+  level?: SignatureLevel | undefined
+  /** Bounds on each OCSP or CRL fetch for LT and LTA; default DEFAULT_REVOCATION. */
+  revocation?: RevocationOptions | undefined
   policy?: SignaturePolicy | undefined
   validatorUrl: string
   timeZone: string
@@ -41,11 +58,17 @@ export interface SignPdfOptions {
 export interface SignedPdf {
   pdf: Buffer
   sha256: string
-  standard: 'PAdES-B' | 'PAdES-T'
+  standard: SignatureStandard
+  level: SignatureLevel
   timestampApplied: boolean
   /** The authority's time for B-T (the trusted time; `signedAt` is the claimed one). */
   timestampTime: Date | undefined
   originalPages: number
+  /**
+   * LT and LTA: wall time of the revocation fetches and their checks, and of the updates that
+   * follow (DSS, document timestamp with its request to the authority), ms.
+   */
+  longTerm?: { revocationMs: number, dssMs: number, documentTimestampMs: number } | undefined
   /**
    * Non-fatal remarks for the response: what was done to the input before signing (leading
    * bytes removed, a damaged file rebuilt), then pages left without a stamp or stamped over content.
@@ -54,6 +77,21 @@ export interface SignedPdf {
 }
 
 const signpdf = new SignPdf()
+
+/** The level `options` ask for, checked against the authority they give. */
+export function levelOf (options: Pick<SignPdfOptions, 'level' | 'tsa'>): SignatureLevel {
+  const level = options.level ?? (options.tsa === undefined ? 'B' : 'T')
+  if (level !== 'B' && options.tsa === undefined) throw new RangeError(`PAdES level ${level} needs a timestamp authority`)
+  return level
+}
+
+/** What signOnce produced, with what the long-term updates build on. */
+interface FirstSignature {
+  signed: SignedPdf
+  tracked: Tracked
+  /** The signature-time-stamp token, for levels T and above. */
+  token: Buffer | undefined
+}
 
 /** Thrown by one attempt when the CMS came out larger than the room reserved for it. */
 class PlaceholderTooSmall extends Error {
@@ -68,11 +106,37 @@ class PlaceholderTooSmall extends Error {
 export async function signPdf (input: Uint8Array, options: SignPdfOptions): Promise<SignedPdf> {
   assertValidAt(options.material, options.signedAt)
   assertSigningKeyUsage(options.material)
+  const level = levelOf(options)
+  const first = await signWithRoom(input, { ...options, tsa: level === 'B' ? undefined : options.tsa }, level)
+  if (level !== 'LT' && level !== 'LTA') return first.signed
+  const tsa = options.tsa!
+  const fetchStart = performance.now()
+  // Fetched after the signature, so that every answer is newer than its timestamp.
+  const data = await collectValidationData(
+    [options.material.chain, ...(first.token === undefined ? [] : [tokenCertificates(first.token)])],
+    options.revocation ?? DEFAULT_REVOCATION
+  )
+  // Without a DSS yet, only the catalog changes (it gains /DSS): the snapshot can skip the rest.
+  const { doc } = first.tracked.opened
+  const catalog = doc.context.trailerInfo.Root
+  const watch = catalog instanceof PDFRef && !doc.catalog.has(PDFName.of('DSS')) ? [catalog] : undefined
+  const dssStart = performance.now()
+  const withDss = addDss(trackAfter(first.tracked, first.signed.pdf, watch), data)
+  const stampStart = performance.now()
+  const pdf = level === 'LTA'
+    ? (await addDocumentTimestamp(trackAfter(first.tracked, withDss), tsa, documentTimestampBudget(first.token?.length))).pdf
+    : withDss
+  const end = performance.now()
+  const longTerm = { revocationMs: dssStart - fetchStart, dssMs: stampStart - dssStart, documentTimestampMs: end - stampStart }
+  return { ...first.signed, pdf, sha256: createHash('sha256').update(pdf).digest('hex'), longTerm }
+}
+
+async function signWithRoom (input: Uint8Array, options: SignPdfOptions, level: SignatureLevel): Promise<FirstSignature> {
   try {
-    return await signOnce(input, options, options.reserveBytes ?? cmsSizeBudget(options.material, options.tsa !== undefined, options.policy))
+    return await signOnce(input, options, level, options.reserveBytes ?? cmsSizeBudget(options.material, options.tsa !== undefined, options.policy))
   } catch (err) {
     if (!(err instanceof PlaceholderTooSmall)) throw err
-    return await signOnce(input, options, err.neededBytes + 4096)
+    return await signOnce(input, options, level, err.neededBytes + 4096)
   }
 }
 
@@ -93,15 +157,16 @@ function damaged (err: unknown): SignError {
 interface PreparedUpdate {
   /** The original bytes plus our update, with the ByteRange and /Contents placeholders. */
   bytes: Buffer
+  /** The document as written, for the updates of levels LT and LTA. */
+  tracked: Tracked
   originalPages: number
   warnings: string[]
 }
 
 /** Opens the PDF and writes the appearance and the signature field as an incremental update. */
-async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<PreparedUpdate> {
+async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, standard: SignatureStandard, contentsBytes: number): Promise<PreparedUpdate> {
   const { material, signedAt } = options
   const opened = await openPdf(input)
-  const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
   const withStamp = options.visualMode === 'STAMP_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
   const withPage = options.visualMode === 'PAGE_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
   // A certified document allows only what its DocMDP level allows after it (§12.8.2.2):
@@ -147,19 +212,20 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, conten
       pdfDate: pdfDate(signedAt, options.timeZone),
       reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
     })
-    return { bytes: writeUpdate(tracked, [sigDict]), originalPages: pages.length, warnings: [...opened.warnings, ...warnings] }
+    return { bytes: writeUpdate(tracked, [sigDict]), tracked, originalPages: pages.length, warnings: [...opened.warnings, ...warnings] }
   } catch (err) {
     if (err instanceof SignError) throw err
     throw damaged(err)
   }
 }
 
-async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsBytes: number): Promise<SignedPdf> {
+async function signOnce (input: Uint8Array, options: SignPdfOptions, level: SignatureLevel, contentsBytes: number): Promise<FirstSignature> {
   const { material } = options
-  const standard = options.tsa === undefined ? 'PAdES-B' : 'PAdES-T'
-  const { bytes: prepared, originalPages, warnings } = await prepareUpdate(input, options, contentsBytes)
+  const standard: SignatureStandard = `PAdES-${level}`
+  const { bytes: prepared, tracked, originalPages, warnings } = await prepareUpdate(input, options, standard, contentsBytes)
 
   let timestampTime: Date | undefined
+  let token: Buffer | undefined
   const tsa = options.tsa
   const signer = new CadesSigner({
     material,
@@ -169,6 +235,7 @@ async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsByt
       : async (digest) => {
         const result = await requestTimestamp(digest, tsa)
         timestampTime = result.genTime
+        token = result.token
         return result.token
       }
   })
@@ -190,12 +257,17 @@ async function signOnce (input: Uint8Array, options: SignPdfOptions, contentsByt
     throw new SignError('TSA_FAILED', 'The timestamp is later than the signing certificate\'s expiry.')
   }
   return {
-    pdf,
-    sha256: createHash('sha256').update(pdf).digest('hex'),
-    standard,
-    timestampApplied: options.tsa !== undefined,
-    timestampTime,
-    originalPages,
-    warnings
+    signed: {
+      pdf,
+      sha256: createHash('sha256').update(pdf).digest('hex'),
+      standard,
+      level,
+      timestampApplied: options.tsa !== undefined,
+      timestampTime,
+      originalPages,
+      warnings
+    },
+    tracked,
+    token
   }
 }

@@ -133,3 +133,10 @@ function parseGeneralizedTime (text: string): Date {
   if (m === null) return new Date(Number.NaN)
   return new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${m[7] ?? ''}Z`)
 }
+
+/** The certificates a TimeStampToken carries (the authority's, and its chain when it sends one), DER. */
+export function tokenCertificates (token: Buffer): Buffer[] {
+  const signedData = child(child(readNode(token), 1), 0)
+  const certs = children(signedData).find((n) => n.tag === 0xa0)
+  return certs === undefined ? [] : children(certs).map((c) => Buffer.from(c.bytes))
+}

@@ -9,7 +9,7 @@ export interface VisibleFacts {
   identity: SignerIdentity
   document: string
   when: string
-  standard: 'PAdES-B' | 'PAdES-T'
+  standard: 'PAdES-B' | 'PAdES-T' | 'PAdES-LT' | 'PAdES-LTA'
   documentIdentifier: string
   validatorUrl: string
   originalPages: number
@@ -36,10 +36,15 @@ export function stampLines (facts: VisibleFacts, pageNumber: number): string[] {
   ]
 }
 
+const STANDARD_WORDS: Record<VisibleFacts['standard'], string> = {
+  'PAdES-B': 'PAdES-B (PAdES baseline B-B, ETSI EN 319 142-1)',
+  'PAdES-T': 'PAdES-T (PAdES baseline B-T, com carimbo do tempo RFC 3161)',
+  'PAdES-LT': 'PAdES-LT (PAdES baseline B-LT, com dados de revogação)',
+  'PAdES-LTA': 'PAdES-LTA (PAdES baseline B-LTA, com carimbo do documento)'
+}
+
 export function finalPageContent (facts: VisibleFacts): FinalPageContent {
-  const standard = facts.standard === 'PAdES-T'
-    ? 'PAdES-T (PAdES baseline B-T, com carimbo do tempo RFC 3161)'
-    : 'PAdES-B (PAdES baseline B-B, ETSI EN 319 142-1)'
+  const standard = STANDARD_WORDS[facts.standard]
   return {
     title: 'Manifesto de assinatura digital',
     subtitle: 'Este documento foi assinado digitalmente com certificado ICP-Brasil. A assinatura cobre todas as páginas do arquivo, inclusive esta.',
@@ -58,6 +63,6 @@ export function finalPageContent (facts: VisibleFacts): FinalPageContent {
       caption: `Para verificar a assinatura, envie este arquivo PDF ao validador de assinaturas: ${facts.validatorUrl}`
     },
     footer: 'Qualquer alteração feita neste arquivo depois da assinatura é detectada pelo validador. A data e a hora impressas são as declaradas na assinatura' +
-      (facts.standard === 'PAdES-T' ? '; a hora confiável é a do carimbo do tempo.' : '.')
+      (facts.standard !== 'PAdES-B' ? '; a hora confiável é a do carimbo do tempo.' : '.')
   }
 }

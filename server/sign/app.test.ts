@@ -410,6 +410,27 @@ describe('errors (spec 2 §7)', () => {
     }
   })
 
+  it('VALIDATION_ERROR 400 on level for an unknown level, or a timestamped one on a service without an authority', async () => {
+    const pdfBase64 = Buffer.from(onePage).toString('base64')
+    expectError(await sign(base.t, { pdfBase64, level: 'B-LT' }), 400, 'VALIDATION_ERROR', 'level')
+    expectError(await sign(base.t, { pdfBase64, level: 3 }), 400, 'VALIDATION_ERROR', 'level')
+    const res = await sign(base.b, { pdfBase64, level: 'T' })
+    expectError(res, 400, 'VALIDATION_ERROR', 'level')
+    expect(res.body.message).toMatch(/SIGN_TSA_URL/)
+  })
+
+  it('signs at the level asked for: B on a service whose default is T', async () => {
+    const res = await sign(base.t, { pdfBase64: Buffer.from(onePage).toString('base64'), level: 'B' })
+    expect(res.status).toBe(200)
+    expect(res.body.data).toMatchObject({ signatureStandard: 'PAdES-B', timestampApplied: false })
+  })
+
+  it.skipIf(!tools)('REVOCATION_ERROR 500 for level LT when the chain names no OCSP responder nor CRL', async () => {
+    const res = await sign(base.t, { pdfBase64: Buffer.from(onePage).toString('base64'), level: 'LT' })
+    expectError(res, 500, 'REVOCATION_ERROR')
+    expect(res.body.message).toMatch(/names no OCSP responder and no CRL distribution point/)
+  })
+
   it('INVALID_CERTIFICATE 500 when the configured certificate has expired', async () => {
     const res = await sign(base.expired, { pdfBase64: Buffer.from(onePage).toString('base64') })
     expectError(res, 500, 'INVALID_CERTIFICATE')

@@ -24,7 +24,7 @@ import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors
 import { clientErrorHandler } from '../http-errors.js'
 import type { PublicCode } from './errors.js'
 import { CertificateWatch } from './health.js'
-import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
+import { cleanFileName, parseSignRequest, signatureLevel, signedFileName } from './wire.js'
 import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
 import { apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
 
@@ -208,6 +208,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       certificate: source,
       visualMode: config.visualMode,
       tsa: config.tsaUrl === undefined ? undefined : { url: config.tsaUrl, timeoutMs: config.tsaTimeoutMs },
+      level: signatureLevel(parsed.level, config),
+      revocation: { timeoutMs: config.revocationTimeoutMs, maxBytes: config.revocationMaxBytes },
       policy: config.policy === undefined ? undefined : { oid: config.policy.oid, hashHex: config.policy.hashHex, uri: config.policy.uri },
       validatorUrl: config.validatorUrl,
       timeZone: config.timeZone

@@ -26,6 +26,10 @@ export interface SignConfig {
   /** Set: PAdES-T with tokens from this RFC 3161 authority. */
   tsaUrl: string | undefined
   tsaTimeoutMs: number
+  /** PAdES-B-LT/LTA: longest one OCSP request or CRL download may take. */
+  revocationTimeoutMs: number
+  /** PAdES-B-LT/LTA: largest OCSP answer or CRL accepted, bytes. */
+  revocationMaxBytes: number
   /** Longest a signature may take in the pool (queueing included) before its thread is stopped. */
   taskTimeoutMs: number
   /**
@@ -82,6 +86,8 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     certChainPath: chainPathRaw === '' ? undefined : resolve(cwd, chainPathRaw),
     tsaUrl,
     tsaTimeoutMs: read.integer('SIGN_TSA_TIMEOUT_MS', 30_000, 100, 600_000),
+    revocationTimeoutMs: read.integer('SIGN_REVOCATION_TIMEOUT_MS', 15_000, 100, 600_000),
+    revocationMaxBytes: read.integer('SIGN_REVOCATION_MAX_BYTES', 32 * MIB, 1024, 512 * MIB),
     taskTimeoutMs: read.integer('SIGN_TASK_TIMEOUT_MS', 120_000, 10, 3_600_000),
     maxInFlight: read.integer('SIGN_MAX_IN_FLIGHT', 0, 0, 10_000),
     requestTimeoutMs: read.integer('SIGN_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),

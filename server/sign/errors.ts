@@ -10,6 +10,7 @@ import type { Code } from '../../core/errors.js'
 export type PublicCode =
   | 'UNAUTHORIZED' | 'VALIDATION_ERROR' | 'INVALID_JSON' | 'INVALID_REQUEST' | 'INVALID_PDF' | 'FILE_TOO_LARGE'
   | 'TIMESTAMP_ERROR' | 'INTERNAL_ERROR' | 'INVALID_CERTIFICATE' | 'UNSUPPORTED_MEDIA_TYPE' | 'RESOURCE_NOT_FOUND'
+  | 'REVOCATION_ERROR'
 
 /** Status and public code of every signing failure (the compiler flags a missing code). */
 export const SIGN_ERRORS: Record<SignCode, { code: PublicCode, status: number }> = {
@@ -17,7 +18,11 @@ export const SIGN_ERRORS: Record<SignCode, { code: PublicCode, status: number }>
   SIGN_PDF_UNSUPPORTED: { code: 'INVALID_REQUEST', status: 400 },
   // Spec 2 §7 "500 internal failure, certificate, timestamp authority".
   SIGN_CERT_INVALID: { code: 'INVALID_CERTIFICATE', status: 500 },
-  TSA_FAILED: { code: 'TIMESTAMP_ERROR', status: 500 }
+  TSA_FAILED: { code: 'TIMESTAMP_ERROR', status: 500 },
+  // Not in spec 2 (it predates PAdES-B-LT): an outside service failed, as for TIMESTAMP_ERROR.
+  SIGN_REVOCATION_UNAVAILABLE: { code: 'REVOCATION_ERROR', status: 500 },
+  // "certificate invalid or unavailable" (spec 2 §7).
+  SIGN_CERT_REVOKED: { code: 'INVALID_CERTIFICATE', status: 500 }
 }
 
 /**

@@ -53,7 +53,7 @@ const errorEnvelope = record({
   message: str(),
   requestId: str(),
   data: { type: 'null' },
-  errors: list(record({ code: str('UNAUTHORIZED, VALIDATION_ERROR, INVALID_JSON, INVALID_REQUEST, INVALID_PDF, FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, INVALID_CERTIFICATE, TIMESTAMP_ERROR, INTERNAL_ERROR, RESOURCE_NOT_FOUND.'), message: str(), field: orNull(str('The request field it is about.')) })),
+  errors: list(record({ code: str('UNAUTHORIZED, VALIDATION_ERROR, INVALID_JSON, INVALID_REQUEST, INVALID_PDF, FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, INVALID_CERTIFICATE, TIMESTAMP_ERROR, REVOCATION_ERROR, INTERNAL_ERROR, RESOURCE_NOT_FOUND.'), message: str(), field: orNull(str('The request field it is about.')) })),
   warnings: list(str()),
   code: str('The first error\'s code (the earlier release\'s shape).'),
   timestamp: str(),
@@ -66,7 +66,7 @@ const unauthorized = {
 }
 
 export const signSchema = {
-  summary: 'Sign a PDF (PAdES-B, or PAdES-T with a timestamp authority) with the service\'s certificate',
+  summary: 'Sign a PDF (PAdES-B, -T, -LT or -LTA; T and above need a timestamp authority) with the service\'s certificate',
   tags: ['signature'],
   security: [{ apiKey: [] }],
   jsonBody: {
@@ -74,7 +74,8 @@ export const signSchema = {
     required: ['pdfBase64'],
     properties: {
       pdfBase64: { ...str('The PDF in Base64, or a data:application/pdf;base64, URI; at most SIGN_MAX_PDF_BYTES once decoded. The example is a one-page PDF that signs as it is (`base64 -w0 samples/contrato.pdf` gives the README\'s).'), examples: [EXAMPLE_PDF_BASE64] },
-      originalFileName: { ...str('1 to 255 characters; the answer names the signed file after it.'), examples: ['contrato.pdf'] }
+      originalFileName: { ...str('1 to 255 characters; the answer names the signed file after it.'), examples: ['contrato.pdf'] },
+      level: { type: 'string', enum: ['B', 'T', 'LT', 'LTA'], description: 'PAdES baseline level: B (B-B), T (B-T, signature timestamp), LT (B-T plus a DSS with the chain\'s revocation data), LTA (B-LT plus a document timestamp). Default: T when the service has a timestamp authority (SIGN_TSA_URL), B otherwise.' }
     }
   },
   response: {
@@ -83,7 +84,7 @@ export const signSchema = {
         signedPdfBase64: str(),
         documentIdentifier: str(),
         signedAt: str('ISO 8601 with offset, in SIGN_TIME_ZONE.'),
-        signatureStandard: { type: 'string', enum: ['PAdES-B', 'PAdES-T'] },
+        signatureStandard: { type: 'string', enum: ['PAdES-B', 'PAdES-T', 'PAdES-LT', 'PAdES-LTA'] },
         signatureFormat: { type: 'string', enum: ['PAdES'] },
         timestampApplied: bool(),
         certificate,
@@ -108,7 +109,7 @@ export const signSchema = {
       408: 'The upload sent nothing for SIGN_BODY_TIMEOUT_MS (INVALID_REQUEST).',
       413: 'The PDF is larger than SIGN_MAX_PDF_BYTES.',
       415: 'The body is not application/json.',
-      500: 'The certificate or the timestamp authority failed, or an internal error: quote the requestId.'
+      500: 'The certificate failed or is revoked (INVALID_CERTIFICATE), the timestamp authority failed (TIMESTAMP_ERROR), revocation data for LT/LTA could not be obtained (REVOCATION_ERROR), or an internal error: quote the requestId.'
     })
   }
 }

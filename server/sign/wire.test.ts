@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decodedLength, parseSignRequest, signedFileName } from './wire.js'
+import { decodedLength, parseSignRequest, signatureLevel, signedFileName } from './wire.js'
 
 const pdf = Buffer.from('%PDF-1.7 tiny')
 
@@ -39,5 +39,32 @@ describe('signedFileName', () => {
     expect(signedFileName('C:\\docs\\nota fiscal.pdf')).toBe('nota fiscal_assinado.pdf')
     expect(signedFileName('relatorio')).toBe('relatorio_assinado.pdf')
     expect(signedFileName('../')).toBe('documento_assinado.pdf')
+  })
+})
+
+describe('signatureLevel', () => {
+  const tsa = 'http://127.0.0.1:1/tsa'
+  it('defaults to T with an authority and B without, as before the field existed', () => {
+    expect(signatureLevel(undefined, { tsaUrl: tsa, policy: undefined })).toBe('T')
+    expect(signatureLevel(undefined, { tsaUrl: undefined, policy: undefined })).toBe('B')
+    expect(signatureLevel('LTA', { tsaUrl: tsa, policy: undefined })).toBe('LTA')
+    expect(signatureLevel('B', { tsaUrl: tsa, policy: undefined })).toBe('B')
+  })
+
+  it('refuses, on the field level, what the configuration cannot give', () => {
+    const refused = expect.objectContaining({ status: 400, publicCode: 'VALIDATION_ERROR', field: 'level' })
+    expect(() => signatureLevel('LT', { tsaUrl: undefined, policy: undefined })).toThrow(refused)
+    expect(() => signatureLevel('B', { tsaUrl: tsa, policy: { name: 'AD-RT' } })).toThrow(refused)
+    expect(() => signatureLevel('T', { tsaUrl: tsa, policy: { name: 'AD-RB' } })).toThrow(refused)
+    expect(signatureLevel('LT', { tsaUrl: tsa, policy: { name: 'AD-RT' } })).toBe('LT')
+  })
+
+  it('is read from the request only when it is one of B, T, LT, LTA', () => {
+    const pdfBase64 = pdf.toString('base64')
+    expect(parseSignRequest({ pdfBase64, level: 'LTA' }, 1024).level).toBe('LTA')
+    expect(parseSignRequest({ pdfBase64 }, 1024).level).toBeUndefined()
+    for (const level of ['lt', 'B-LT', 'PAdES-T', 1, true]) {
+      expect(() => parseSignRequest({ pdfBase64, level }, 1024)).toThrow(expect.objectContaining({ publicCode: 'VALIDATION_ERROR', field: 'level' }))
+    }
   })
 })

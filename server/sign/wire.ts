@@ -4,11 +4,15 @@
  * `data:application/pdf;base64,` URI; anything else in `pdfBase64` is VALIDATION_ERROR,
  * valid Base64 that is not a PDF is left to the signer (INVALID_PDF).
  */
+import { SIGNATURE_LEVELS } from '../../core/sign/index.js'
+import type { SignatureLevel } from '../../core/sign/index.js'
 import { HttpRefusal } from './errors.js'
 
 export interface SignRequest {
   pdf: Buffer
   originalFileName: string | undefined
+  /** The PAdES level asked for; undefined: the service's default (T with SIGN_TSA_URL, B without). */
+  level: SignatureLevel | undefined
 }
 
 const DATA_URI = /^data:([^;,]*)((?:;[^;,=]+=[^;,]*)*);base64,/i
@@ -26,12 +30,15 @@ export function decodedLength (base64: string): number {
 
 export function parseSignRequest (body: unknown, maxPdfBytes: number): SignRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('The body must be a JSON object with the field "pdfBase64".', null)
-  const { pdfBase64, originalFileName } = body as Record<string, unknown>
+  const { pdfBase64, originalFileName, level } = body as Record<string, unknown>
   if (pdfBase64 === undefined || pdfBase64 === null) throw invalid('The field "pdfBase64" is required.', 'pdfBase64')
   if (typeof pdfBase64 !== 'string') throw invalid('The field "pdfBase64" must be a string.', 'pdfBase64')
   if (originalFileName !== undefined && originalFileName !== null) {
     if (typeof originalFileName !== 'string') throw invalid('The field "originalFileName" must be a string.', 'originalFileName')
     if (originalFileName.length > 255 || originalFileName.trim() === '') throw invalid('The field "originalFileName" must have 1 to 255 characters.', 'originalFileName')
+  }
+  if (level !== undefined && level !== null && (typeof level !== 'string' || !(SIGNATURE_LEVELS as readonly string[]).includes(level))) {
+    throw invalid(`The field "level" must be one of ${SIGNATURE_LEVELS.join(', ')} (PAdES baseline B-B, B-T, B-LT, B-LTA).`, 'level')
   }
   let text = pdfBase64
   const uri = DATA_URI.exec(text)
@@ -47,8 +54,25 @@ export function parseSignRequest (body: unknown, maxPdfBytes: number): SignReque
   if (!BASE64.test(text) || text.length % 4 === 1) throw invalid('"pdfBase64" is not valid Base64.', 'pdfBase64')
   return {
     pdf: Buffer.from(text, 'base64'),
-    originalFileName: typeof originalFileName === 'string' ? originalFileName : undefined
+    originalFileName: typeof originalFileName === 'string' ? originalFileName : undefined,
+    level: typeof level === 'string' ? level as SignatureLevel : undefined
   }
+}
+
+/**
+ * The level a request signs at: the one asked for, or T when the service has a timestamp
+ * authority and B when it has none (the behaviour before the field existed). A level the
+ * configuration cannot give (T and above without SIGN_TSA_URL, or one the configured
+ * ICP-Brasil policy does not describe) is VALIDATION_ERROR on `level`.
+ */
+export function signatureLevel (asked: SignatureLevel | undefined, service: { tsaUrl: string | undefined, policy: { name: 'AD-RB' | 'AD-RT' } | undefined }): SignatureLevel {
+  const level = asked ?? (service.tsaUrl === undefined ? 'B' : 'T')
+  if (level !== 'B' && service.tsaUrl === undefined) {
+    throw invalid(`Level ${level} needs a timestamp authority, and this service has none configured (SIGN_TSA_URL); ask for level B.`, 'level')
+  }
+  if (service.policy?.name === 'AD-RB' && level !== 'B') throw invalid(`This service signs under the ICP-Brasil policy AD-RB, which describes level B only; level ${level} would contradict it.`, 'level')
+  if (service.policy?.name === 'AD-RT' && level === 'B') throw invalid('This service signs under the ICP-Brasil policy AD-RT, which requires a timestamp; ask for level T, LT or LTA.', 'level')
+  return level
 }
 
 /** `Contrato 2024.pdf` → `Contrato 2024_assinado.pdf`; directories and control characters dropped. */
