@@ -12,6 +12,7 @@ import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
 import { writeTinyXlsx } from '../fixtures/tiny-xlsx.js'
 import { razaoArgs, runRazao } from '../fixtures/razao-cli.js'
+import { centsToDecimal } from '../core/money/index.js'
 import type { RazaoRun } from '../fixtures/razao-cli.js'
 
 let dir: string
@@ -29,8 +30,8 @@ afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
 
 type Run = RazaoRun
 
-async function razao (args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return await runRazao(args, { cwd: join(import.meta.dirname, '..'), env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env } })
+async function razao (args: string[], env: Record<string, string> = {}, stdin?: Buffer): Promise<Run> {
+  return await runRazao(args, { cwd: join(import.meta.dirname, '..'), env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env }, stdin })
 }
 
 describe('razao', () => {
@@ -39,6 +40,54 @@ describe('razao', () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/razao serve \[import\|sign\|extract\|gateway\|agent\|all\]/)
     expect(run.stdout).toMatch(/razao rows FILE \[--limit N\]/)
+    expect(run.stdout).toMatch(/razao COMMAND --help/)
+  })
+
+  it('prints its version, and each command\'s usage and options with --help (exit 0, nothing run)', async () => {
+    const version = await razao(['--version'])
+    expect(version).toMatchObject({ code: 0, stdout: `razao ${(JSON.parse(await readFile(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version}\n` })
+    // Four of the ten: the table (server/cli-usage.ts) gives every command the same handling.
+    const commands = ['serve', 'analyze', 'imports', 'gateway']
+    const helps = await Promise.all(commands.map(async (c) => await razao([c, '--help'], { IMPORT_MAX_INFLATED_BYTES: 'not read for --help' })))
+    for (const [i, run] of helps.entries()) {
+      expect(run.code).toBe(0)
+      expect(run.stdout).toMatch(new RegExp(`^Usage:\n  razao ${commands[i]!}`))
+    }
+    expect(helps[1]!.stdout).toMatch(/--problems OUT\.csv +also write every problem cell/)
+    expect((await razao(['help', 'rows'])).stdout).toBe((await razao(['rows', '-h'])).stdout)
+  })
+
+  it('refuses wrong usage with exit 2 and a message naming the option and the command\'s help, not Node\'s', async () => {
+    const runs = await Promise.all([
+      razao(['analyze', ledger, '--bogus']),
+      razao(['rows', ledger, '--limit']),
+      razao(['samples', dir, '--force=yes']),
+      razao(['--frob']),
+      razao(['analyze', ledger, ledger]),
+      razao(['rows', ledger, '--limit', '0'])
+    ])
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2])
+    expect(runs.map((r) => r.stdout)).toEqual(['', '', '', '', '', ''])
+    expect(runs[0]!.stderr).toBe('razao: unknown option --bogus for razao analyze; it accepts --batch-size, --sheet, --problems; see razao analyze --help\n')
+    expect(runs[1]!.stderr).toBe('razao: option --limit needs a value (--limit N); see razao rows --help\n')
+    expect(runs[2]!.stderr).toBe('razao: option --force is a switch and takes no value; see razao samples --help\n')
+    expect(runs[3]!.stderr).toMatch(/^razao: unknown option --frob: the command comes first/)
+    expect(runs[4]!.stderr).toMatch(/^razao: analyze takes at most 1 argument; not expected: ".*ledger\.xlsx"/)
+    for (const run of runs) expect(run.stderr).not.toMatch(/ERR_PARSE_ARGS|TypeError|at .*\.[jt]s:\d+/)
+  })
+
+  it('reads a ledger from standard input with -, with the same answer as from its file (file name "stdin")', async () => {
+    const [fromStdin, fromFile, rows] = await Promise.all([
+      razao(['analyze', '-'], {}, await readFile(ledger)),
+      razao(['analyze', ledger]),
+      razao(['rows', '-', '--limit', '3'], {}, await readFile(ledger))
+    ])
+    expect(fromStdin.code).toBe(0)
+    const { file_name: name, ...body } = JSON.parse(fromStdin.stdout) as Record<string, unknown>
+    const { file_name: _name, ...expected } = JSON.parse(fromFile.stdout) as Record<string, unknown>
+    expect(name).toBe('stdin')
+    expect(body).toEqual(expected)
+    expect(rows.stdout.trim().split('\n')).toHaveLength(3)
   })
 
   it('analyze prints the /v1/analyze JSON', async () => {
@@ -86,9 +135,10 @@ describe('razao', () => {
     ])
   })
 
-  it('diagnose prints the unbalanced groups with their sheet rows', async () => {
+  it('diagnose prints the unbalanced groups with their sheet rows, and exits 1 as the ledger is unbalanced', async () => {
     const run = await razao(['diagnose', ledger])
-    expect(run.code).toBe(0)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe(`razao: ledger.xlsx is not balanced: 2 unbalanced group(s), difference ${centsToDecimal(facts.totalDebitCents - facts.totalCreditCents)}\n`)
     const body = JSON.parse(run.stdout) as { grupos_desbalanceados: Array<{ id_movim_finan: number, linhas: Array<{ linha_origem: number }> }> }
     expect(body.grupos_desbalanceados.map((g) => g.id_movim_finan).sort((a, b) => a - b)).toEqual(facts.unbalancedGroupIds)
     for (const g of body.grupos_desbalanceados) {

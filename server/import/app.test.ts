@@ -108,7 +108,8 @@ describe('authentication', () => {
     for (const headers of [{}, { 'x-api-key': 'wrong' }, { 'x-api-key': `${API_KEY}x` }]) {
       const { status, body } = await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' }, headers)
       expect(status).toBe(401)
-      expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
+      // It names the header and where the key is, with the stable code and the request id.
+      expect(body).toEqual({ detail: expect.stringMatching(/^Invalid or missing API key\. Send the key in the X-API-Key header\. .*IMPORT_API_KEY.*\.data\/import-api-key/), code: 'UNAUTHORIZED', requestId: expect.any(String) })
     }
   })
 
@@ -133,7 +134,7 @@ describe('authentication', () => {
     for (const path of ['/%761/analyze', '/v%31/diagnose-unbalanced', '/%76%31/process']) {
       const { status, body } = await post(path, {}, { path: files.balanced!, name: 'b.xlsx' }, {})
       expect(status, path).toBe(401)
-      expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
+      expect(body).toMatchObject({ detail: expect.stringMatching(/API key/), code: 'UNAUTHORIZED' })
     }
   })
 })
@@ -309,7 +310,7 @@ describe('POST /v1/analyze', () => {
     const fields = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`f${i}`, 'x']))
     const { status, body } = await post('/v1/analyze', fields, { path: files.balanced!, name: 'b.xlsx' })
     expect(status).toBe(400)
-    expect(body).toEqual({ detail: 'The request has too many form fields.' })
+    expect(body).toEqual({ detail: 'The request has too many form fields.', code: 'REQUEST_INVALID', requestId: expect.any(String) })
     expect(await uploadsLeft()).toEqual([])
   })
 
@@ -323,9 +324,9 @@ describe('POST /v1/analyze', () => {
   })
 
   it('answers a URL with a bad percent-escape with 400 in the usual shape', async () => {
-    const res = await fetch(`${base}/v1/%zz`, { method: 'POST', headers: { 'x-api-key': API_KEY } })
+    const res = await fetch(`${base}/v1/%zz`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'x-request-id': 'bad-url-1' } })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ detail: 'The request URL is malformed.' })
+    expect(await res.json()).toEqual({ detail: 'The request URL is malformed.', code: 'REQUEST_INVALID', requestId: 'bad-url-1' })
   })
 
   it('refuses a malformed multipart body with 400, keeping nothing', async () => {
@@ -334,7 +335,7 @@ describe('POST /v1/analyze', () => {
     for (const [type, body] of cases) {
       const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body, headers: { 'content-type': type, 'x-api-key': API_KEY } })
       expect(res.status, `${type} ${body.slice(0, 10)}`).toBe(400)
-      expect(await res.json()).toEqual({ detail: expect.stringMatching(/multipart/) })
+      expect(await res.json()).toEqual({ detail: expect.stringMatching(/multipart/), code: 'REQUEST_INVALID', requestId: expect.any(String) })
     }
     expect(await uploadsLeft()).toEqual([])
   })
