@@ -3,6 +3,8 @@
  * through tsx when the build is out of date: fixtures/razao-cli.ts), real files, real exit codes.
  */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -258,6 +260,23 @@ describe('razao', () => {
     expect(second.stderr).not.toMatch(/Generated/)
     expect(second.stderr).not.toContain(key)
     expect(second.authorized).toBe(400)
+  })
+
+  it('serve all names the service that cannot listen and its port variable, and leaves nothing running (exit 1)', async () => {
+    const busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    const port = (busy.address() as AddressInfo).port
+    try {
+      // The data folder of the test above: its database is initialised already.
+      const run = await razao(['serve', 'all'], {
+        RAZAO_DATA_DIR: join(dir, 'serve-data'), IMPORT_PORT: String(port), SIGN_PORT: '0', EXTRACT_PORT: '0', GATEWAY_PORT: '0', PORT: '0', NODE_ENV: '', LOG_LEVEL: 'warn'
+      })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toContain(`razao: the import service could not start: port ${port} on 127.0.0.1 is already in use (another razao, or another program, listens there). Stop it, or set IMPORT_PORT to a free port (0 picks one). Nothing is left running`)
+      expect(run.stderr).not.toMatch(/listening on|unexpected failure|at .*\.[jt]s:\d+/)
+    } finally {
+      busy.close()
+    }
   })
 })
 

@@ -35,7 +35,7 @@ import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { errorBody, toResponse } from './extract/wire.js'
 import { createPool } from '../workers/pool.js'
-import { SERVICES, startServices } from './serve.js'
+import { SERVICES, ServiceStartError, startServices } from './serve.js'
 import { rekeyCertificates } from '../core/gateway/index.js'
 import { rekeyKeys } from './gateway/rekey-command.js'
 import type { ServiceName } from './serve.js'
@@ -189,7 +189,12 @@ async function serve (which: string, config: Config): Promise<void> {
   if (which === 'all') names = [...SERVICES]
   else if ((SERVICES as readonly string[]).includes(which)) names = [which as ServiceName]
   else throw new UsageError(`unknown service "${which}"; choose one of ${SERVICES.join(', ')} or all`)
-  const running = await startServices(names, config, (line) => process.stderr.write(`${line}\n`))
+  const running = await startServices(names, config, (line) => process.stderr.write(`${line}\n`)).catch((err: unknown) => {
+    if (err instanceof ServiceStartError && names.length > 1) {
+      throw new ServiceStartError(err.service, `${err.message} Nothing is left running: razao serve ${which} starts all of ${names.join(', ')} or none.`)
+    }
+    throw err
+  })
   for (const { name, url } of running.apps) process.stderr.write(`razao ${name} service listening on ${url}\n`)
   let closing = false
   const shutdown = (signal: string): void => {
@@ -460,7 +465,7 @@ main(process.argv.slice(2)).finally(() => { settled = true }).catch((err: unknow
     process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)
   }
-  if (err instanceof DatabaseError) {
+  if (err instanceof DatabaseError || err instanceof ServiceStartError) {
     process.stderr.write(`razao: ${err.message}\n`)
     process.exit(1)
   }

@@ -58,7 +58,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     clientErrorHandler: clientErrorHandler((status, message, requestId) => ({ error: message, code: codeForStatus(status), requestId })),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
-      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl })
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl, code: 'INVALID_URL', requestId: request.id })
     }
   })
   stampErrorBodies(app, 'error', errorCodeOf)

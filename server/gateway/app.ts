@@ -77,7 +77,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     clientErrorHandler: clientErrorHandler(detailBody),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
-      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.' })
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.', code: 'REQUEST_INVALID', requestId: request.id })
     }
   })
   registerErrorHandler(app, GATEWAY_STATUSES)

@@ -74,7 +74,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     // answer it as every other error, not in Fastify's own shape.
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
-      void (reply as FastifyReply).code(400).send({ detail: 'The request URL is malformed.' })
+      void (reply as FastifyReply).code(400).send({ detail: 'The request URL is malformed.', code: 'REQUEST_INVALID', requestId: request.id })
     }
   })
   registerErrorHandler(app, IMPORT_STATUSES, importErrorFields)
