@@ -3,7 +3,7 @@
  * open more than once (format sniffing, the hash, the sheet's parts, an XLS isolate), so
  * the input is first copied into a private temporary folder, removed when the command ends.
  */
-import { createWriteStream } from 'node:fs'
+import { createWriteStream, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
@@ -32,11 +32,16 @@ export async function withInputFiles<T> (args: string[], work: (files: InputFile
   const stdin = options.stdin ?? process.stdin
   refuseTerminal(stdin)
   const dir = await mkdtemp(join(tmpdir(), 'razao-stdin-'))
+  // A command may leave through process.exit (a reader gone: `razao rows - | head`; a second
+  // Ctrl-C), which runs no finally: the copy goes then too.
+  const removeAtExit = (): void => { rmSync(dir, { recursive: true, force: true }) }
+  process.once('exit', removeAtExit)
   try {
     const path = join(dir, 'input')
     await pipeline(stdin, bounded(options.maxBytes), createWriteStream(path, { mode: 0o600 }))
     return await work(args.map((a) => a === '-' ? { path, name: STDIN_NAME, fromStdin: true } : { path: a, name: basename(a), fromStdin: false }))
   } finally {
+    process.off('exit', removeAtExit)
     await rm(dir, { recursive: true, force: true })
   }
 }
