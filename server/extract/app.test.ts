@@ -126,7 +126,7 @@ describe('POST /api/v1/pdf/extract', () => {
     for (const headers of [{}, { 'x-api-key': 'wrong' }]) {
       const res = await extract(pdf, '', headers)
       expect(res.status).toBe(401)
-      expect(res.body).toMatchObject({ success: false, errors: [{ code: 'UNAUTHORIZED' }] })
+      expect(res.body).toMatchObject({ success: false, errors: [{ code: 'UNAUTHORIZED', message: expect.stringMatching(/X-API-Key header\. .*EXTRACT_API_KEY.*\.data\/extract-api-key/) }] })
     }
   })
 })
