@@ -155,7 +155,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   await registerOpenApi(app, {
     title: 'razao automation agent',
     version: AGENT_API_VERSION,
-    description: 'Runs the automation packages of this machine as jobs and keeps the files they produce for download. Failures answer { "error": "..." }.',
+    description: 'Runs the automation packages of this machine as jobs and keeps the files they produce for download. Failures answer { "error": "...", "code": "...", "requestId": "..." }.',
     securitySchemes: { agentKey: apiKeyScheme('X-AGENT-API-KEY') }
   })
 

@@ -118,7 +118,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   await registerOpenApi(app, {
     title: 'razao tax-document gateway',
     version: GATEWAY_API_VERSION,
-    description: 'Queries the NF-e distribution (SEFAZ) and the NFS-e national distribution (ADN) with each company\'s A1 certificate over mutual TLS, and keeps the companies and their certificates (the admin API). Failures answer { "detail": "..." }.',
+    description: 'Queries the NF-e distribution (SEFAZ) and the NFS-e national distribution (ADN) with each company\'s A1 certificate over mutual TLS, and keeps the companies and their certificates (the admin API). Failures answer { "detail": "...", "code": "...", "requestId": "..." }.',
     securitySchemes: {
       apiKey: apiKeyScheme('X-API-Key', 'The operational key, for the query routes (its rotation answers it once).'),
       adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN, for /admin/*.' }

@@ -123,7 +123,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   await registerOpenApi(app, {
     title: 'razao spreadsheet-import service',
     version: IMPORT_API_VERSION,
-    description: 'Analyses accounting ledgers (XLSX or legacy XLS), lists their unbalanced groups and imports them into PostgreSQL. Failures answer { "detail": "..." }.',
+    description: 'Analyses accounting ledgers (XLSX or legacy XLS), lists their unbalanced groups and imports them into PostgreSQL. Failures answer { "detail": "...", "code": "...", "requestId": "..." }.',
     securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
   })
 
