@@ -2,7 +2,7 @@
  * `razao extract` as a user runs it: a child process on the TypeScript sources, PDFs
  * written by the fixture generators, the real pool and pdf.js, real exit codes.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -31,10 +31,11 @@ beforeAll(async () => {
 })
 afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
 
-async function razao (args: string[], env: Record<string, string> = {}): Promise<RazaoRun> {
+async function razao (args: string[], env: Record<string, string> = {}, stdin?: Buffer): Promise<RazaoRun> {
   return await runRazao(args, {
     cwd: join(import.meta.dirname, '..'),
-    env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '2', ...env }
+    env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_POOL_SIZE: '2', ...env },
+    stdin
   })
 }
 
@@ -58,12 +59,12 @@ describe('razao extract', () => {
     expect(objects(run.stdout)[0]!.evidence.cnpjBasico).toMatchObject({ page: 1 })
   }, 60_000)
 
-  it('prints one object per file in order, with name and status, and exits 1 when any file fails', async () => {
-    const run = await razao(['extract', unknown, extrato, notPdf])
+  it('prints one object per file in order, with name and status, and exits 1 when any file fails (- reads one from stdin)', async () => {
+    const run = await razao(['extract', unknown, '-', notPdf], {}, await readFile(extrato))
     expect(run.code).toBe(1)
     expect(objects(run.stdout).map((o) => [o.fileName, o.status, o.success, o.documentType, o.errors[0]?.code])).toEqual([
       ['contrato.pdf', 200, false, 'UNKNOWN', 'PLUGIN_NO_MATCH'],
-      ['extrato.pdf', 200, true, 'PGDAS_EXTRATO', undefined],
+      ['stdin', 200, true, 'PGDAS_EXTRATO', undefined],
       ['planilha.pdf', 415, false, null, 'PDF_NOT_PDF']
     ])
     expect(run.stderr).toBe('')

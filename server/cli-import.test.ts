@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -37,12 +37,14 @@ afterAll(async () => {
 
 interface Run { code: number | null, stdout: string, stderr: string }
 
-function start (args: string[]): ChildProcess {
-  return spawn(process.execPath, [...razaoArgs(), ...args], {
+function start (args: string[], stdin?: Buffer): ChildProcess {
+  const child = spawn(process.execPath, [...razaoArgs(), ...args], {
     cwd: join(import.meta.dirname, '..'),
     env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), DATABASE_URL: db.url },
-    stdio: ['ignore', 'pipe', 'pipe']
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']
   })
+  if (stdin !== undefined) child.stdin!.end(stdin)
+  return child
 }
 
 /** Every load of this file's database held at `row` (fixtures/db/load-gate.ts). */
@@ -80,9 +82,9 @@ function watch (args: string[]) {
   }
 }
 
-function razao (args: string[]): Promise<Run> {
+function razao (args: string[], stdin?: Buffer): Promise<Run> {
   return new Promise((resolve) => {
-    const child = start(args)
+    const child = start(args, stdin)
     let stdout = ''
     let stderr = ''
     child.stdout!.on('data', (c: Buffer) => { stdout += c.toString() })
@@ -151,7 +153,8 @@ describe('razao import', () => {
     const { rows } = await db.pool.query<{ debito: string }>('SELECT sum(debito)::text AS debito FROM movimentos WHERE importacao_seq = (SELECT seq FROM importacoes WHERE id = $1)', [body.importacao_id])
     expect(rows[0]!.debito).toBe(centsToDecimal(facts.totalDebitCents))
 
-    const dup = await razao(['import', ledger, '--codigo-dominio', '9001'])
+    // The same bytes from standard input: the same file, refused as the duplicate.
+    const dup = await razao(['import', '-', '--codigo-dominio', '9001'], await readFile(ledger))
     expect(dup.code).toBe(1)
     expect(dup.stderr).toMatch(/already has an active import/)
     const again = await razao(['import', ledger, '--codigo-dominio', '9001', '--reimportar'])

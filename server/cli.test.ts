@@ -3,6 +3,8 @@
  * through tsx when the build is out of date: fixtures/razao-cli.ts), real files, real exit codes.
  */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +14,7 @@ import { generateLedger } from '../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../fixtures/ledger/generate.js'
 import { writeTinyXlsx } from '../fixtures/tiny-xlsx.js'
 import { razaoArgs, runRazao } from '../fixtures/razao-cli.js'
+import { centsToDecimal } from '../core/money/index.js'
 import type { RazaoRun } from '../fixtures/razao-cli.js'
 
 let dir: string
@@ -29,8 +32,8 @@ afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
 
 type Run = RazaoRun
 
-async function razao (args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return await runRazao(args, { cwd: join(import.meta.dirname, '..'), env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env } })
+async function razao (args: string[], env: Record<string, string> = {}, stdin?: Buffer): Promise<Run> {
+  return await runRazao(args, { cwd: join(import.meta.dirname, '..'), env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data'), ...env }, stdin })
 }
 
 describe('razao', () => {
@@ -39,6 +42,54 @@ describe('razao', () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/razao serve \[import\|sign\|extract\|gateway\|agent\|all\]/)
     expect(run.stdout).toMatch(/razao rows FILE \[--limit N\]/)
+    expect(run.stdout).toMatch(/razao COMMAND --help/)
+  })
+
+  it('prints its version, and each command\'s usage and options with --help (exit 0, nothing run)', async () => {
+    const version = await razao(['--version'])
+    expect(version).toMatchObject({ code: 0, stdout: `razao ${(JSON.parse(await readFile(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version}\n` })
+    // Four of the ten: the table (server/cli-usage.ts) gives every command the same handling.
+    const commands = ['serve', 'analyze', 'imports', 'gateway']
+    const helps = await Promise.all(commands.map(async (c) => await razao([c, '--help'], { IMPORT_MAX_INFLATED_BYTES: 'not read for --help' })))
+    for (const [i, run] of helps.entries()) {
+      expect(run.code).toBe(0)
+      expect(run.stdout).toMatch(new RegExp(`^Usage:\n  razao ${commands[i]!}`))
+    }
+    expect(helps[1]!.stdout).toMatch(/--problems OUT\.csv +also write every problem cell/)
+    expect((await razao(['help', 'rows'])).stdout).toBe((await razao(['rows', '-h'])).stdout)
+  })
+
+  it('refuses wrong usage with exit 2 and a message naming the option and the command\'s help, not Node\'s', async () => {
+    const runs = await Promise.all([
+      razao(['analyze', ledger, '--bogus']),
+      razao(['rows', ledger, '--limit']),
+      razao(['samples', dir, '--force=yes']),
+      razao(['--frob']),
+      razao(['analyze', ledger, ledger]),
+      razao(['rows', ledger, '--limit', '0'])
+    ])
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2])
+    expect(runs.map((r) => r.stdout)).toEqual(['', '', '', '', '', ''])
+    expect(runs[0]!.stderr).toBe('razao: unknown option --bogus for razao analyze; it accepts --batch-size, --sheet, --problems; see razao analyze --help\n')
+    expect(runs[1]!.stderr).toBe('razao: option --limit needs a value (--limit N); see razao rows --help\n')
+    expect(runs[2]!.stderr).toBe('razao: option --force is a switch and takes no value; see razao samples --help\n')
+    expect(runs[3]!.stderr).toMatch(/^razao: unknown option --frob: the command comes first/)
+    expect(runs[4]!.stderr).toMatch(/^razao: analyze takes at most 1 argument; not expected: ".*ledger\.xlsx"/)
+    for (const run of runs) expect(run.stderr).not.toMatch(/ERR_PARSE_ARGS|TypeError|at .*\.[jt]s:\d+/)
+  })
+
+  it('reads a ledger from standard input with -, with the same answer as from its file (file name "stdin")', async () => {
+    const [fromStdin, fromFile, rows] = await Promise.all([
+      razao(['analyze', '-'], {}, await readFile(ledger)),
+      razao(['analyze', ledger]),
+      razao(['rows', '-', '--limit', '3'], {}, await readFile(ledger))
+    ])
+    expect(fromStdin.code).toBe(0)
+    const { file_name: name, ...body } = JSON.parse(fromStdin.stdout) as Record<string, unknown>
+    const { file_name: _name, ...expected } = JSON.parse(fromFile.stdout) as Record<string, unknown>
+    expect(name).toBe('stdin')
+    expect(body).toEqual(expected)
+    expect(rows.stdout.trim().split('\n')).toHaveLength(3)
   })
 
   it('analyze prints the /v1/analyze JSON', async () => {
@@ -86,9 +137,10 @@ describe('razao', () => {
     ])
   })
 
-  it('diagnose prints the unbalanced groups with their sheet rows', async () => {
+  it('diagnose prints the unbalanced groups with their sheet rows, and exits 1 as the ledger is unbalanced', async () => {
     const run = await razao(['diagnose', ledger])
-    expect(run.code).toBe(0)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe(`razao: ledger.xlsx is not balanced: 2 unbalanced group(s), difference ${centsToDecimal(facts.totalDebitCents - facts.totalCreditCents)}\n`)
     const body = JSON.parse(run.stdout) as { grupos_desbalanceados: Array<{ id_movim_finan: number, linhas: Array<{ linha_origem: number }> }> }
     expect(body.grupos_desbalanceados.map((g) => g.id_movim_finan).sort((a, b) => a - b)).toEqual(facts.unbalancedGroupIds)
     for (const g of body.grupos_desbalanceados) {
@@ -208,6 +260,23 @@ describe('razao', () => {
     expect(second.stderr).not.toMatch(/Generated/)
     expect(second.stderr).not.toContain(key)
     expect(second.authorized).toBe(400)
+  })
+
+  it('serve all names the service that cannot listen and its port variable, and leaves nothing running (exit 1)', async () => {
+    const busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    const port = (busy.address() as AddressInfo).port
+    try {
+      // The data folder of the test above: its database is initialised already.
+      const run = await razao(['serve', 'all'], {
+        RAZAO_DATA_DIR: join(dir, 'serve-data'), IMPORT_PORT: String(port), SIGN_PORT: '0', EXTRACT_PORT: '0', GATEWAY_PORT: '0', PORT: '0', NODE_ENV: '', LOG_LEVEL: 'warn'
+      })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toContain(`razao: the import service could not start: port ${port} on 127.0.0.1 is already in use (another razao, or another program, listens there). Stop it, or set IMPORT_PORT to a free port (0 picks one). Nothing is left running`)
+      expect(run.stderr).not.toMatch(/listening on|unexpected failure|at .*\.[jt]s:\d+/)
+    } finally {
+      busy.close()
+    }
   })
 })
 

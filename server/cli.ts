@@ -2,14 +2,14 @@
 /**
  * The `razao` command: runs the services and gives command-line access to the same
  * operations (`analyze`, `diagnose`, `rows`). JSON goes to stdout, progress and
- * messages to stderr, so output can be piped.
+ * messages to stderr, so output can be piped. Exit codes: 1 the file or operation
+ * failed, 2 wrong usage or configuration (server/cli-usage.ts).
  */
 import { randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
-import { basename, join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { join } from 'node:path'
 import dotenv from 'dotenv'
 import { EngineError, hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
@@ -27,6 +27,7 @@ import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '.
 import { runXlsInIsolate } from '../workers/xls-isolate.js'
 import type { CellProblem } from '../core/ledger/index.js'
 import { loadProgressLine, progressBar } from './progress.js'
+import { centsToDecimal } from '../core/money/index.js'
 import { ImportStopped, runCliImport } from './import/cli-load.js'
 import { importsCommand } from './import/cli-imports.js'
 import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
@@ -34,94 +35,152 @@ import { loadExtractConfig } from './extract/config.js'
 import { extractStoredFile } from './extract/run.js'
 import { errorBody, toResponse } from './extract/wire.js'
 import { createPool } from '../workers/pool.js'
-import { SERVICES, startServices } from './serve.js'
+import { SERVICES, ServiceStartError, startServices } from './serve.js'
 import { rekeyCertificates } from '../core/gateway/index.js'
 import { rekeyKeys } from './gateway/rekey-command.js'
 import type { ServiceName } from './serve.js'
+import { UsageError, parseCommandLine } from './cli-usage.js'
+import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
+import { withInputFile, withInputFiles } from './cli-stdin.js'
+import type { InputFile } from './cli-stdin.js'
 
-const HELP = `razao — back-office services of the firm
+const env = (): Config => loadConfig(process.env)
+const text = (values: OptionValues, name: string): string | undefined => typeof values[name] === 'string' ? values[name] : undefined
+const flag = (values: OptionValues, name: string): boolean => values[name] === true
+const BATCH: OptionSpec = { type: 'string', value: 'N', help: 'rows per batch, 100 to 10000 (default 1000), as the service\'s batch_size' }
+const SHEET: OptionSpec = { type: 'string', value: 'S', help: 'the sheet, by name or position from 1 (default: the first visible one)' }
+const CODIGO: OptionSpec = { type: 'string', value: 'CODE', help: 'the company\'s code in the accounting system (codigo_dominio)' }
 
-Usage:
-  razao serve [import|sign|extract|gateway|agent|all]   start services (default: all built ones)
-  razao analyze FILE [--batch-size N] [--sheet S] [--problems OUT.csv]
-                                                        the /v1/analyze JSON for a ledger file (and every problem cell as CSV)
-  razao diagnose FILE [--batch-size N] [--sheet S]      the /v1/diagnose-unbalanced JSON
-  razao rows FILE [--limit N] [--sheet S]               the sheet (a CSV: its records) as read, one JSON line per row
-  razao import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--sheet S] [--follow]
-                                                        the /v1/process operation: load the ledger into the database
-                                                        (--follow: phase, rows, rate and time left on stderr; Ctrl-C cancels it)
-  razao imports list [--codigo-dominio CODE] [--status S] [--limit N]
-                                                        the imports, newest first, as JSON
-  razao imports show ID                                 one import: phase, progress, result or error
-  razao imports cancel ID                               cancel an import wherever it runs, and wait for its end
-  razao companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]
-  razao companies list                                  every registered company, as JSON
-  razao companies deactivate --codigo-dominio CODE
-  razao companies activate --codigo-dominio CODE
-  razao extract FILE... [--evidence]                    the /api/v1/pdf/extract JSON of each PDF
-  razao gateway rekey [--old-key-file F] [--new-key-file F]
-                                                        re-encrypt the stored certificates under a new master key
-                                                        (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
-  razao samples DIR [--force]                           write files to try every service on (invented data);
-                                                        an existing file is kept unless --force, a link always refused
-  razao --help                                          this text
-
-Configuration comes from environment variables and an optional .env file in the
-working directory (see docs/configuration.md). Services: ${SERVICES.join(', ')}.
-`
-
-/** Exit codes: 1 the file or operation failed, 2 wrong usage or configuration. */
-class UsageError extends Error {}
-
-async function main (argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
+/**
+ * Every command: its usage, options and what runs it (server/cli-usage.ts reads this table
+ * for --help, for refusing options a command does not take, and for exit 2). A new command
+ * is one more entry here; its code lives in a module of its own.
+ */
+const COMMANDS: CommandTable = {
+  serve: {
+    usage: [['serve [import|sign|extract|gateway|agent|all]', 'start services (default: all built ones)']],
+    options: {},
+    maxArgs: 1,
+    details: 'Each service listens on its own port (IMPORT_PORT, SIGN_PORT, EXTRACT_PORT, GATEWAY_PORT, and PORT for the agent); Ctrl-C or SIGTERM stops them cleanly.',
+    run: async ([which]) => { await serve(which ?? 'all', env()) }
+  },
+  analyze: {
+    usage: [['analyze FILE [--batch-size N] [--sheet S] [--problems OUT.csv]', 'the /v1/analyze JSON for a ledger file (and every problem cell as CSV)']],
+    options: { 'batch-size': BATCH, sheet: SHEET, problems: { type: 'string', value: 'OUT.csv', help: 'also write every problem cell found, as CSV for Excel' } },
+    maxArgs: 1,
+    details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input.',
+    run: async (args, v) => { await analyzeFile('analyze', requireFile(args, 'analyze'), text(v, 'batch-size'), text(v, 'sheet'), env(), text(v, 'problems')) }
+  },
+  diagnose: {
+    usage: [['diagnose FILE [--batch-size N] [--sheet S]', 'the /v1/diagnose-unbalanced JSON (exit 1 when the ledger is unbalanced)']],
+    options: { 'batch-size': BATCH, sheet: SHEET },
+    maxArgs: 1,
+    details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input. The JSON is printed either way;\nthe exit code is 1 when some group (id_movim_finan) is unbalanced, so scripts can test it.',
+    run: async (args, v) => { await analyzeFile('diagnose', requireFile(args, 'diagnose'), text(v, 'batch-size'), text(v, 'sheet'), env()) }
+  },
+  rows: {
+    usage: [['rows FILE [--limit N] [--sheet S]', 'the sheet (a CSV: its records) as read, one JSON line per row']],
+    options: { limit: { type: 'string', value: 'N', help: 'stop after N rows' }, sheet: SHEET },
+    maxArgs: 1,
+    details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input.',
+    run: async (args, v) => { await printRows(requireFile(args, 'rows'), text(v, 'limit'), text(v, 'sheet'), env()) }
+  },
+  import: {
+    usage: [
+      ['import FILE --codigo-dominio CODE [--reimportar] [--batch-size N] [--sheet S] [--follow]', 'the /v1/process operation: load the ledger into the database'],
+      ['', '(--follow: phase, rows, rate and time left on stderr; Ctrl-C cancels it)']
+    ],
     options: {
-      help: { type: 'boolean', short: 'h' },
-      limit: { type: 'string' },
-      'batch-size': { type: 'string' },
-      sheet: { type: 'string' },
-      'codigo-dominio': { type: 'string' },
-      nome: { type: 'string' },
-      cnpj: { type: 'string' },
-      reimportar: { type: 'boolean' },
-      evidence: { type: 'boolean' },
-      follow: { type: 'boolean' },
-      status: { type: 'string' },
-      problems: { type: 'string' },
-      'old-key-file': { type: 'string' },
-      'new-key-file': { type: 'string' },
-      force: { type: 'boolean' }
+      'codigo-dominio': CODIGO,
+      reimportar: { type: 'boolean', help: 'replace the company\'s active import of the same file (modo_importacao REIMPORTAR)' },
+      'batch-size': BATCH,
+      sheet: SHEET,
+      follow: { type: 'boolean', help: 'show the phase, rows read, rate and time left on stderr, also when it is not a terminal' }
+    },
+    maxArgs: 1,
+    details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input (its file name is then "stdin").\nCtrl-C stops the load and rolls it back (exit 130).',
+    run: async (args, v) => { await importFile(requireFile(args, 'import'), v, env()) }
+  },
+  imports: {
+    usage: [
+      ['imports list [--codigo-dominio CODE] [--status S] [--limit N]', 'the imports, newest first, as JSON'],
+      ['imports show ID', 'one import: phase, progress, result or error'],
+      ['imports cancel ID', 'cancel an import wherever it runs, and wait for its end']
+    ],
+    options: { 'codigo-dominio': CODIGO, status: { type: 'string', value: 'S', help: 'only imports in this status (RECEBIDO, PROCESSANDO, VALIDADO, SUBSTITUIDO, FALHOU, CANCELADO)' }, limit: { type: 'string', value: 'N', help: 'at most N imports (default 50)' } },
+    maxArgs: 2,
+    run: async (args, v) => {
+      const config = env()
+      await importsCommand(args, { 'codigo-dominio': text(v, 'codigo-dominio'), status: text(v, 'status'), limit: text(v, 'limit') }, (work) => withDatabase(config, work), (message) => new UsageError(message))
     }
-  })
-  const [command, ...rest] = positionals
-  if (values.help === true || command === undefined || command === 'help') {
-    process.stdout.write(HELP)
-    return
-  }
-  dotenv.config({ quiet: true })
-  switch (command) {
-    case 'serve': return await serve(rest[0] ?? 'all', loadConfig(process.env))
-    case 'analyze':
-    case 'diagnose': return await analyzeFile(command, requireFile(rest), values['batch-size'], values.sheet, loadConfig(process.env), command === 'analyze' ? values.problems : undefined)
-    case 'rows': return await printRows(requireFile(rest), values.limit, values.sheet, loadConfig(process.env))
-    case 'import': return await importFile(requireFile(rest), values, loadConfig(process.env))
-    case 'companies': return await companies(rest[0], values, loadConfig(process.env))
-    case 'imports': {
-      const config = loadConfig(process.env)
-      return await importsCommand(rest, values, (work) => withDatabase(config, work), (message) => new UsageError(message))
-    }
-    case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
-    case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
-    case 'samples': return await writeSampleFiles(rest[0], values.force === true)
-    default: throw new UsageError(`unknown command "${command}"; see razao --help`)
+  },
+  companies: {
+    usage: [
+      ['companies add --codigo-dominio CODE --nome NAME [--cnpj CNPJ]', 'register a company'],
+      ['companies list', 'every registered company, as JSON'],
+      ['companies deactivate --codigo-dominio CODE'],
+      ['companies activate --codigo-dominio CODE']
+    ],
+    options: { 'codigo-dominio': CODIGO, nome: { type: 'string', value: 'NAME', help: 'the company\'s name' }, cnpj: { type: 'string', value: 'CNPJ', help: 'its CNPJ, formatted or not (check digits are verified)' } },
+    maxArgs: 1,
+    run: async ([action], v) => { await companies(action, v, env()) }
+  },
+  extract: {
+    usage: [['extract FILE... [--evidence]', 'the /api/v1/pdf/extract JSON of each PDF']],
+    options: { evidence: { type: 'boolean', help: 'also show where each field was read (evidence, candidates)' } },
+    details: 'One FILE: the route\'s body. Several: one object per file, in the order given. - reads one PDF from standard input.\nExit 1 when any file was not extracted (its JSON is printed all the same).',
+    run: async (args, v) => { await extractFiles(args, flag(v, 'evidence'), env()) }
+  },
+  gateway: {
+    usage: [
+      ['gateway rekey [--old-key-file F] [--new-key-file F]', 're-encrypt the stored certificates under a new master key'],
+      ['', '(GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)']
+    ],
+    options: { 'old-key-file': { type: 'string', value: 'F', help: 'the old master key\'s file (- : standard input)' }, 'new-key-file': { type: 'string', value: 'F', help: 'the new master key\'s file (- : standard input)' } },
+    maxArgs: 1,
+    run: async ([action], v) => { await gateway(action, text(v, 'old-key-file'), text(v, 'new-key-file'), env()) }
+  },
+  samples: {
+    usage: [
+      ['samples DIR [--force]', 'write files to try every service on (invented data);'],
+      ['', 'an existing file is kept unless --force, a link always refused']
+    ],
+    options: { force: { type: 'boolean', help: 'replace existing regular files (links, folders and devices are still left alone)' } },
+    maxArgs: 1,
+    run: async ([dir], v) => { await writeSampleFiles(dir, flag(v, 'force')) }
   }
 }
 
-function requireFile (rest: string[]): string {
+const FOOTER = `Configuration comes from environment variables and an optional .env file in the
+working directory (see docs/configuration.md). Services: ${SERVICES.join(', ')}.
+`
+
+async function main (argv: string[]): Promise<void> {
+  const parsed = parseCommandLine(COMMANDS, argv, FOOTER)
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.text)
+    return
+  }
+  if (parsed.kind === 'version') {
+    process.stdout.write(`razao ${await version()}\n`)
+    return
+  }
+  dotenv.config({ quiet: true })
+  await parsed.command.run(parsed.positionals, parsed.values)
+}
+
+/** package.json's version: beside server/ in the sources, beside dist/ once built. */
+async function version (): Promise<string> {
+  for (const path of [join(import.meta.dirname, '..', 'package.json'), join(import.meta.dirname, '..', '..', 'package.json')]) {
+    const found = await readFile(path, 'utf8').then((t) => JSON.parse(t) as { name?: string, version?: string }, () => undefined)
+    if (found?.name === 'razao' && typeof found.version === 'string') return found.version
+  }
+  return 'unknown'
+}
+
+function requireFile (rest: string[], command: string): string {
   const file = rest[0]
-  if (file === undefined) throw new UsageError('missing FILE; see razao --help')
+  if (file === undefined) throw new UsageError(`missing FILE (- reads standard input); see razao ${command} --help`)
   return file
 }
 
@@ -130,7 +189,12 @@ async function serve (which: string, config: Config): Promise<void> {
   if (which === 'all') names = [...SERVICES]
   else if ((SERVICES as readonly string[]).includes(which)) names = [which as ServiceName]
   else throw new UsageError(`unknown service "${which}"; choose one of ${SERVICES.join(', ')} or all`)
-  const running = await startServices(names, config, (line) => process.stderr.write(`${line}\n`))
+  const running = await startServices(names, config, (line) => process.stderr.write(`${line}\n`)).catch((err: unknown) => {
+    if (err instanceof ServiceStartError && names.length > 1) {
+      throw new ServiceStartError(err.service, `${err.message} Nothing is left running: razao serve ${which} starts all of ${names.join(', ')} or none.`)
+    }
+    throw err
+  })
   for (const { name, url } of running.apps) process.stderr.write(`razao ${name} service listening on ${url}\n`)
   let closing = false
   const shutdown = (signal: string): void => {
@@ -143,25 +207,33 @@ async function serve (which: string, config: Config): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'))
 }
 
-async function analyzeFile (operation: 'analyze' | 'diagnose', path: string, batchSizeText: string | undefined, sheetText: string | undefined, config: Config, problemsPath?: string): Promise<void> {
+async function analyzeFile (operation: 'analyze' | 'diagnose', given: string, batchSizeText: string | undefined, sheetText: string | undefined, config: Config, problemsPath?: string): Promise<void> {
   const batchSize = parseBatchSize(batchSizeText)
   const sheet = parseSheet(sheetText)
-  const format = await detectFormat(path)
-  const problems = problemsPath === undefined ? undefined : new ProblemsFile(problemsPath)
-  const progress = progressBar(`${operation} ${basename(path)}`)
-  const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, sheet, withProblems: problems !== undefined && format === 'xls' }
-  // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
-  const [sha256, result] = await Promise.all([
-    sha256File(path),
-    format === 'xls' ? runXlsInIsolate({ job: 'ledger', input }) : runLedgerJob(input, format, progress.update, problems?.write)
-  ]).finally(() => progress.finish())
-  if (problems !== undefined) {
-    if (result.operation === 'analyze') for (const p of result.problems ?? []) problems.write(p)
-    await problems.close()
-  }
-  const file = { fileName: basename(path), sha256 }
-  const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
-  process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
+  if (problemsPath === '-') throw new UsageError('--problems - is not possible: standard output carries the JSON; give a file name')
+  await withInputFile(given, async ({ path, name }) => {
+    const format = await detectFormat(path)
+    const problems = problemsPath === undefined ? undefined : new ProblemsFile(problemsPath)
+    const progress = progressBar(`${operation} ${name}`)
+    const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, sheet, withProblems: problems !== undefined && format === 'xls' }
+    // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
+    const [sha256, result] = await Promise.all([
+      sha256File(path),
+      format === 'xls' ? runXlsInIsolate({ job: 'ledger', input }) : runLedgerJob(input, format, progress.update, problems?.write)
+    ]).finally(() => progress.finish())
+    if (problems !== undefined) {
+      if (result.operation === 'analyze') for (const p of result.problems ?? []) problems.write(p)
+      await problems.close()
+    }
+    const file = { fileName: name, sha256 }
+    const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
+    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
+    // An unbalanced ledger is a failed check: scripts can test `razao diagnose` directly.
+    if (result.operation === 'diagnose' && (result.diagnosis.groups.length > 0 || result.diagnosis.analysis.differenceCents !== 0)) {
+      process.stderr.write(`razao: ${name} is not balanced: ${result.diagnosis.analysis.unbalancedGroups} unbalanced group(s), difference ${centsToDecimal(result.diagnosis.analysis.differenceCents)}\n`)
+      process.exitCode = 1
+    }
+  })
 }
 
 /** `razao analyze --problems`: every problem cell, written as the analysis finds it (problems-csv.ts). */
@@ -188,21 +260,10 @@ class ProblemsFile {
   }
 }
 
-type Flags = {
-  'codigo-dominio'?: string | undefined
-  nome?: string | undefined
-  cnpj?: string | undefined
-  reimportar?: boolean | undefined
-  'batch-size'?: string | undefined
-  follow?: boolean | undefined
-  status?: string | undefined
-  limit?: string | undefined
-  sheet?: string | undefined
-}
 
-function requireFlag (values: Flags, name: 'codigo-dominio' | 'nome'): string {
-  const value = values[name]
-  if (value === undefined || value.trim() === '') throw new UsageError(`missing --${name}; see razao --help`)
+function requireFlag (values: OptionValues, name: 'codigo-dominio' | 'nome', command: string): string {
+  const value = text(values, name)
+  if (value === undefined || value.trim() === '') throw new UsageError(`missing --${name}; see razao ${command} --help`)
   return value
 }
 
@@ -216,27 +277,27 @@ async function withDatabase<T> (config: Config, work: (db: Database) => Promise<
   }
 }
 
-async function companies (action: string | undefined, values: Flags, config: Config): Promise<void> {
+async function companies (action: string | undefined, values: OptionValues, config: Config): Promise<void> {
   const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
   switch (action) {
     case 'add': {
-      const input = { codigoDominio: requireFlag(values, 'codigo-dominio'), nome: requireFlag(values, 'nome'), cnpj: values.cnpj }
+      const input = { codigoDominio: requireFlag(values, 'codigo-dominio', 'companies'), nome: requireFlag(values, 'nome', 'companies'), cnpj: text(values, 'cnpj') }
       normalizeCompany(input)
       return await withDatabase(config, async (db) => print(toWireCompany(await addCompany(db.pool, input))))
     }
     case 'list': return await withDatabase(config, async (db) => print((await listCompanies(db.pool)).map(toWireCompany)))
     case 'activate':
     case 'deactivate': {
-      const code = requireFlag(values, 'codigo-dominio')
+      const code = requireFlag(values, 'codigo-dominio', 'companies')
       return await withDatabase(config, async (db) => print(toWireCompany(await setCompanyActive(db.pool, code, action === 'activate'))))
     }
-    default: throw new UsageError(`razao companies needs add, list, activate or deactivate${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
+    default: throw new UsageError(`razao companies needs add, list, activate or deactivate${action === undefined ? '' : `, not "${action}"`}; see razao companies --help`)
   }
 }
 
 /** `razao gateway rekey`: one transaction; refused, changing nothing, when a stored value does not open with the old key. */
 async function gateway (action: string | undefined, oldKeyFile: string | undefined, newKeyFile: string | undefined, config: Config): Promise<void> {
-  if (action !== 'rekey') throw new UsageError(`razao gateway needs rekey${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
+  if (action !== 'rekey') throw new UsageError(`razao gateway needs rekey${action === undefined ? '' : `, not "${action}"`}; see razao gateway --help`)
   const { oldKey, newKey } = await rekeyKeys(process.env, { oldKeyFile, newKeyFile }, config.shared.dataDir)
   await withDatabase(config, async (db) => {
     const count = await rekeyCertificates(db.pool, oldKey, newKey)
@@ -245,38 +306,33 @@ async function gateway (action: string | undefined, oldKeyFile: string | undefin
   })
 }
 
-async function importFile (path: string, values: Flags, config: Config): Promise<void> {
-  const codigoDominio = requireFlag(values, 'codigo-dominio').trim()
-  const batchSize = parseBatchSize(values['batch-size'])
-  const sheet = parseSheet(values.sheet)
-  const mode = values.reimportar === true ? 'REIMPORTAR' : 'NORMAL'
-  const format = await detectFormat(path)
-  const sha256 = await sha256File(path)
-  const fileName = basename(path)
-  await withDatabase(config, async (db) => {
-    const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url, sheet } as const
-    const bar = progressBar(`import ${fileName}`)
-    const line = values.follow === true ? loadProgressLine(`import ${fileName}`) : undefined
-    try {
-      const result = await runCliImport(db, input, format, {
-        onSnapshot: (s) => {
-          if (line !== undefined) line.show(s)
-          else if (s.bytesTotal !== null) bar.update(s.bytesRead, s.bytesTotal)
-        },
-        onInterrupt: () => {
-          line?.finish()
-          bar.finish()
-          process.stderr.write('razao: interrupted; stopping the import (Ctrl-C again to leave at once)\n')
-        }
-      })
-      line?.finish()
-      bar.finish()
-      process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
-    } catch (err) {
-      line?.finish()
-      bar.finish()
-      throw err
-    }
+async function importFile (given: string, values: OptionValues, config: Config): Promise<void> {
+  const codigoDominio = requireFlag(values, 'codigo-dominio', 'import').trim()
+  const batchSize = parseBatchSize(text(values, 'batch-size'))
+  const sheet = parseSheet(text(values, 'sheet'))
+  const mode = flag(values, 'reimportar') ? 'REIMPORTAR' : 'NORMAL'
+  await withInputFile(given, async ({ path, name: fileName }) => {
+    const format = await detectFormat(path)
+    const sha256 = await sha256File(path)
+    await withDatabase(config, async (db) => {
+      const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url, sheet } as const
+      // On a terminal always; elsewhere (a log, a pipe) with --follow.
+      const line = flag(values, 'follow') || process.stderr.isTTY ? loadProgressLine(`import ${fileName}`) : undefined
+      try {
+        const result = await runCliImport(db, input, format, {
+          onSnapshot: (s) => { line?.show(s) },
+          onInterrupt: () => {
+            line?.finish()
+            process.stderr.write('razao: interrupted; stopping the import (Ctrl-C again to leave at once)\n')
+          }
+        })
+        line?.finish()
+        process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
+      } catch (err) {
+        line?.finish()
+        throw err
+      }
+    })
   })
 }
 
@@ -285,7 +341,7 @@ async function importFile (path: string, values: Flags, config: Config): Promise
  * stdout; each file not written named on stderr, and then exit 1.
  */
 async function writeSampleFiles (dir: string | undefined, force: boolean): Promise<void> {
-  if (dir === undefined) throw new UsageError('missing DIR; see razao --help')
+  if (dir === undefined) throw new UsageError('missing DIR; see razao samples --help')
   // Loaded here only: the generators are of no use to any other command.
   const { writeSamples } = await import('./samples.js')
   const { written, notWritten } = await writeSamples(dir, { force })
@@ -305,9 +361,15 @@ async function writeSampleFiles (dir: string | undefined, force: boolean): Promi
  * order given, each the batch route's result (`fileName`, `status`, then the body).
  * Exit 1 when any file was not extracted (`success: false`); its JSON is printed all the same.
  */
-async function extractFiles (paths: string[], evidence: boolean, config: Config): Promise<void> {
-  if (paths.length === 0) throw new UsageError('missing FILE; see razao --help')
+async function extractFiles (given: string[], evidence: boolean, config: Config): Promise<void> {
+  if (given.length === 0) throw new UsageError('missing FILE (- reads standard input); see razao extract --help')
   const extract = loadExtractConfig(process.env)
+  // One byte past the limit is enough to refuse a PDF read from standard input.
+  await withInputFiles(given, async (files) => { await extractInputs(files, evidence, config, extract) }, { maxBytes: extract.maxFileBytes + 1 })
+}
+
+async function extractInputs (files: InputFile[], evidence: boolean, config: Config, extract: ReturnType<typeof loadExtractConfig>): Promise<void> {
+  const paths = files.map((f) => f.path)
   for (const path of paths) {
     const facts = await stat(path).catch(() => undefined)
     if (facts === undefined || !facts.isFile()) throw new UsageError(`cannot read ${path}: not a file`)
@@ -326,7 +388,7 @@ async function extractFiles (paths: string[], evidence: boolean, config: Config)
       }
     }))
     for (const [i, { status, body }] of answers.entries()) {
-      const printed = paths.length === 1 ? body : { fileName: basename(paths[i]!), status, ...body }
+      const printed = paths.length === 1 ? body : { fileName: files[i]!.name, status, ...body }
       process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`)
     }
     if (answers.some((a) => a.body.success !== true)) process.exitCode = 1
@@ -335,13 +397,17 @@ async function extractFiles (paths: string[], evidence: boolean, config: Config)
   }
 }
 
-async function printRows (path: string, limitText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
+async function printRows (given: string, limitText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
   const sheet = parseSheet(sheetText)
   let limit = Infinity
   if (limitText !== undefined) {
     limit = Number(limitText)
     if (!/^\d+$/.test(limitText) || limit < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}"`)
   }
+  await withInputFile(given, async ({ path }) => { await printSheetRows(path, limit, sheet, config) })
+}
+
+async function printSheetRows (path: string, limit: number, sheet: ReturnType<typeof parseSheet>, config: Config): Promise<void> {
   const out = process.stdout
   let printed = 0
   let buffer = ''
@@ -399,7 +465,7 @@ main(process.argv.slice(2)).finally(() => { settled = true }).catch((err: unknow
     process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)
   }
-  if (err instanceof DatabaseError) {
+  if (err instanceof DatabaseError || err instanceof ServiceStartError) {
     process.stderr.write(`razao: ${err.message}\n`)
     process.exit(1)
   }

@@ -2,7 +2,8 @@
  * Turning thrown errors into the `{ "detail": ... }` bodies every service spec uses.
  * Engine errors map by code through the service's table; Fastify's own errors (body
  * parsing, multipart limits) by their code; anything else is a 500 whose body says
- * only that something failed and which request id to quote.
+ * only that something failed and which request id to quote. Beside the spec's fields,
+ * every error body carries a stable `code` and the `requestId` (stampErrorBodies).
  */
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
@@ -33,9 +34,52 @@ const FRAMEWORK_ERRORS: Record<string, { status: number, detail: string }> = {
  */
 export type ErrorFields = (code: Code, details: Record<string, unknown> | undefined) => Record<string, unknown> | undefined
 
+/** The code of an error body that names none, from its status: stable, as statuses are. */
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'REQUEST_INVALID',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  410: 'GONE',
+  413: 'REQUEST_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'REQUEST_INCOMPLETE',
+  429: 'TOO_MANY_REQUESTS',
+  431: 'REQUEST_HEADERS_TOO_LARGE',
+  499: 'ABORTED',
+  503: 'SERVICE_UNAVAILABLE'
+}
+
+export function codeForStatus (status: number): string {
+  return CODE_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'REQUEST_INVALID')
+}
+
+/**
+ * Adds `code` and `requestId` to every JSON error body (status 400 and up, carrying the
+ * service's `field`: `detail` or `error`) the app sends that lacks them, wherever it is answered (a hook, a route, the not-found or error
+ * handler): a client can branch on `code` and quote `requestId` whatever refused it.
+ * `codeOf` names the code of bodies the service does not code itself; the status decides
+ * otherwise. Register it before any route, so that every route's hooks include it; a
+ * route's response schema must list both fields (Fastify serializes by it).
+ */
+export function stampErrorBodies (app: FastifyInstance, field: 'detail' | 'error', codeOf?: (status: number, body: Record<string, unknown>) => string | undefined): void {
+  app.addHook('preSerialization', async (request, reply, payload: unknown) => {
+    if (reply.statusCode < 400 || payload === null || typeof payload !== 'object' || Array.isArray(payload) || Buffer.isBuffer(payload)) return payload
+    const body = payload as Record<string, unknown>
+    // A 503 health report is an answer, not an error body: only the service's error shape is stamped.
+    if (!(field in body)) return payload
+    if (typeof body.code === 'string' && typeof body.requestId === 'string') return payload
+    const code = typeof body.code === 'string' ? body.code : codeOf?.(reply.statusCode, body) ?? codeForStatus(reply.statusCode)
+    return { ...body, code, requestId: typeof body.requestId === 'string' ? body.requestId : request.id }
+  })
+}
+
 export function registerErrorHandler (app: FastifyInstance, statuses: StatusTable, errorFields?: ErrorFields): void {
+  stampErrorBodies(app, 'detail')
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.` })
+    void reply.code(404).send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.`, code: 'ROUTE_NOT_FOUND' })
   })
   app.setErrorHandler((error: FastifyError & { details?: unknown }, request, reply) => {
     const code = error.code
@@ -51,11 +95,11 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
         // INTERNAL messages are ours to read, not the client's; other 5xx codes carry
         // messages written for people (and never holding secrets).
         const what = code === 'INTERNAL' ? 'Internal error' : error.message.replace(/\.$/, '')
-        return reply.code(status).send({ detail: `${what}; quote request id ${request.id} when reporting it.` })
+        return reply.code(status).send({ detail: `${what}; quote request id ${request.id} when reporting it.`, code })
       }
       request.log.info({ code, status }, 'request refused')
       const details = typeof error.details === 'object' && error.details !== null ? error.details as Record<string, unknown> : undefined
-      return reply.code(status).send({ detail: error.message, ...errorFields?.(code as Code, details) })
+      return reply.code(status).send({ detail: error.message, code, ...errorFields?.(code as Code, details) })
     }
     const framework = typeof code === 'string' ? FRAMEWORK_ERRORS[code] : undefined
     if (framework !== undefined) {
@@ -76,8 +120,8 @@ export function registerErrorHandler (app: FastifyInstance, statuses: StatusTabl
 /** A service's error body, for an answer given before any request object exists; `path` when the request line could be read. */
 export type EarlyErrorBody = (status: number, message: string, requestId: string, path: string | undefined) => unknown
 
-/** The `{ "detail": ... }` shape of the import service and the gateway. */
-export const detailBody: EarlyErrorBody = (_status, message) => ({ detail: message })
+/** The `{ "detail": ... }` shape of the import service and the gateway, with its code and request id. */
+export const detailBody: EarlyErrorBody = (status, message, requestId) => ({ detail: message, code: codeForStatus(status), requestId })
 
 /** Node's parser errors we answer with a status of their own; any other is a malformed request (400). */
 const PARSER_ERRORS: Record<string, { status: number, message: string }> = {

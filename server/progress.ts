@@ -3,24 +3,37 @@
  * redirected output and CI logs stay clean. Redraws at most ten times a second.
  */
 export interface Progress {
-  update: (done: number, total: number) => void
+  /** Bytes read of the file's total, and the rows read so far. */
+  update: (done: number, total: number, rows?: number) => void
   finish: () => void
 }
 
 const WIDTH = 30
 
-export function progressBar (label: string, stream: NodeJS.WriteStream = process.stderr): Progress {
+/** `rows read, N rows/s, about T s left`: rate and time left from the first figures, on this process's clock. */
+function figures (rows: number, done: number, total: number | null, elapsedS: number): string {
+  const rate = elapsedS > 0 ? Math.round(rows / elapsedS) : 0
+  const left = total !== null && total > 0 && done > 0 && elapsedS > 0
+    ? Math.max(0, (total - done) / (done / elapsedS))
+    : undefined
+  return `${rows} rows read, ${rate} rows/s${left === undefined ? '' : `, about ${Math.ceil(left)} s left`}`
+}
+
+/** `razao analyze` and `diagnose`: a bar with the rows read, the rate and the time left, on a terminal only. */
+export function progressBar (label: string, stream: NodeJS.WriteStream = process.stderr, now: () => number = Date.now): Progress {
   if (stream.isTTY !== true) return { update: () => {}, finish: () => {} }
+  let started: number | undefined
   let last = 0
   let drawn = false
   return {
-    update (done, total) {
-      const now = Date.now()
-      if (now - last < 100 && done < total) return
-      last = now
+    update (done, total, rows = 0) {
+      const t = now()
+      started ??= t
+      if (t - last < 100 && done < total) return
+      last = t
       const ratio = total > 0 ? Math.min(1, done / total) : 0
       const filled = Math.round(ratio * WIDTH)
-      stream.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}%`)
+      stream.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}% ${figures(rows, done, total, (t - started) / 1000)}\x1b[K`)
       drawn = true
     },
     finish () {
@@ -54,12 +67,8 @@ export function loadProgressLine (label: string, stream: NodeJS.WriteStream = pr
   let drawn = false
   const describe = (f: LoadFigures): string => {
     const elapsedS = started === undefined ? 0 : (now() - started) / 1000
-    const rate = elapsedS > 0 ? Math.round(f.rowsRead / elapsedS) : 0
-    const left = f.bytesTotal !== null && f.bytesTotal > 0 && f.bytesRead > 0 && elapsedS > 0
-      ? Math.max(0, (f.bytesTotal - f.bytesRead) / (f.bytesRead / elapsedS))
-      : undefined
     const id = f.importacaoId === null ? '' : ` ${f.importacaoId}`
-    return `${label}${id}: ${f.phase ?? 'starting'}, ${f.rowsRead} rows read, ${rate} rows/s${left === undefined ? '' : `, about ${Math.ceil(left)} s left`}`
+    return `${label}${id}: ${f.phase ?? 'starting'}, ${figures(f.rowsRead, f.bytesRead, f.bytesTotal, elapsedS)}`
   }
   return {
     show (f) {

@@ -45,3 +45,11 @@ export function keyMatches (expected: string, given: string | undefined): boolea
   const b = createHash('sha256').update(given).digest()
   return timingSafeEqual(a, b)
 }
+
+/**
+ * What a 401 adds after the spec's sentence: the header to send and where the key is found
+ * (the variable, or the file generated in the data folder). It names places, never a value.
+ */
+export function keyHelp (header: string, variable: string, service: string): string {
+  return `Send the key in the ${header} header. The key is the value of ${variable} where the service runs or, when that is not set, the one generated in .data/${service}-api-key (in RAZAO_DATA_DIR when that is set).`
+}

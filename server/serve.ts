@@ -21,6 +21,33 @@ import type { WorkerPool } from '../workers/pool.js'
 export const SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
 export type ServiceName = typeof SERVICES[number]
 
+/** Each service's listening variables (the agent keeps the spec's names). */
+const ADDRESS_VARIABLES: Record<ServiceName, { host: string, port: string }> = {
+  import: { host: 'IMPORT_HOST', port: 'IMPORT_PORT' },
+  sign: { host: 'SIGN_HOST', port: 'SIGN_PORT' },
+  extract: { host: 'EXTRACT_HOST', port: 'EXTRACT_PORT' },
+  gateway: { host: 'GATEWAY_HOST', port: 'GATEWAY_PORT' },
+  agent: { host: 'HOST', port: 'PORT' }
+}
+
+/** A service could not listen: which one, on what, and the variable that moves it. The services started before it are stopped. */
+export class ServiceStartError extends Error {
+  constructor (readonly service: ServiceName, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'ServiceStartError'
+  }
+}
+
+function listenError (name: ServiceName, host: string, port: number, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException).code
+  const { host: hostVariable, port: portVariable } = ADDRESS_VARIABLES[name]
+  const where = `${host}:${port}`
+  if (code === 'EADDRINUSE') return new ServiceStartError(name, `the ${name} service could not start: port ${port} on ${host} is already in use (another razao, or another program, listens there). Stop it, or set ${portVariable} to a free port (0 picks one).`, { cause: err })
+  if (code === 'EACCES') return new ServiceStartError(name, `the ${name} service could not start: this user may not listen on ${where} (ports below 1024 need privileges). Set ${portVariable} to a port from 1024 up.`, { cause: err })
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ServiceStartError(name, `the ${name} service could not start: ${host} is not an address of this machine (${code}). Set ${hostVariable} to one of its addresses (127.0.0.1, or 0.0.0.0 for every interface).`, { cause: err })
+  return err
+}
+
 /** The services that run work in a pool of threads of their own. */
 const POOLED: readonly ServiceName[] = ['import', 'sign', 'extract']
 
@@ -68,7 +95,14 @@ export async function startServices (names: readonly ServiceName[], config: Conf
   const apps: RunningServices['apps'] = []
   const listen = async (name: ServiceName, app: FastifyInstance, host: string, port: number): Promise<void> => {
     limitConnections(app, limits)
-    apps.push({ name, app, url: await app.listen({ host, port }) })
+    let url: string
+    try {
+      url = await app.listen({ host, port })
+    } catch (err) {
+      await app.close().catch(() => undefined)
+      throw listenError(name, host, port, err)
+    }
+    apps.push({ name, app, url })
   }
   let database: Database | undefined
   // The import service and the gateway share one database (one registry of companies).

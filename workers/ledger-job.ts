@@ -29,13 +29,15 @@ export type LedgerJobOutput =
  * `onProgress` and `onProblem` are for in-process callers (the CLI); they cannot cross a
  * thread (`withProblems` brings the problems back instead).
  */
-export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (done: number, total: number) => void, onProblem?: ProblemSink): Promise<LedgerJobOutput> {
+export async function runLedgerJob (input: LedgerJobInput, format: SpreadsheetFormat, onProgress?: (doneBytes: number, totalBytes: number, rows: number) => void, onProblem?: ProblemSink): Promise<LedgerJobOutput> {
   const read = sheetReader(format)
   // The ledger's columns choose a CSV's separator (other formats ignore them).
-  const readOptions = onProgress === undefined
-    ? { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, headerColumns: REQUIRED_COLUMNS }
-    : { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, headerColumns: REQUIRED_COLUMNS, onProgress }
-  const source = (onRow: RowVisitor) => read(input.path, onRow, readOptions)
+  const readOptions = { maxInflatedBytes: input.maxInflatedBytes, sheet: input.sheet, headerColumns: REQUIRED_COLUMNS }
+  let rows = 0
+  // Rows are counted for a progress display only (the CLI's); the pool task reads without it.
+  const source = onProgress === undefined
+    ? (onRow: RowVisitor) => read(input.path, onRow, readOptions)
+    : (onRow: RowVisitor) => read(input.path, (row, cells) => { rows++; return onRow(row, cells) }, { ...readOptions, onProgress: (done, total) => { onProgress(done, total, rows) } })
   const options = { batchSize: input.batchSize }
   if (input.operation === 'diagnose') return { operation: 'diagnose', diagnosis: await diagnoseLedger(source, options) }
   if (input.withIds === true) return { operation: 'analyze', ...await analyzeLedgerWithIds(source, options) }

@@ -147,6 +147,13 @@ function verdicts (scored: Array<{ plugin: ExtractorPlugin, score: RuleScore, co
   }))
 }
 
+/** What to do about a PDF no plugin recognised: the types there are, by documentType. */
+function noMatchMessage (plugins: readonly ExtractorPlugin[]): string {
+  const types = [...new Set(plugins.filter((p) => p.status === 'active').map((p) => p.documentType))]
+  return `The document is of no type this service knows: no parser recognised it. Supported types: ${types.join(', ')}. ` +
+    'Send a PDF of one of these types; GET /api/v1/info of the extraction service lists its parsers.'
+}
+
 /**
  * Runs the engine. `plugins` is the registry in its order: on equal confidence the
  * earlier plugin wins. Inactive plugins are skipped.
@@ -174,7 +181,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
       pages: doc.pageCount,
       data: null,
       warnings: [],
-      errors: [{ code: Code.PLUGIN_NO_MATCH, message: 'The document is of no type this service knows: no parser recognised it.' }],
+      errors: [{ code: Code.PLUGIN_NO_MATCH, message: noMatchMessage(plugins) }],
       engine: { ...emptyReport(doc), excludedRules: excluded },
       evidence: {},
       candidates

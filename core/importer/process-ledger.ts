@@ -354,7 +354,7 @@ function checkImportable (analysis: LedgerAnalysis): void {
   }
   if (analysis.differenceCents !== 0) {
     throw new EngineError('LEDGER_UNBALANCED',
-      `The file is not balanced: total debit ${centsToDecimal(analysis.totalDebitCents)} minus total credit ${centsToDecimal(analysis.totalCreditCents)} = difference ${centsToDecimal(analysis.differenceCents)}. Nothing was written; /v1/diagnose-unbalanced lists the unbalanced groups.`,
+      `The file is not balanced: total debit ${centsToDecimal(analysis.totalDebitCents)} minus total credit ${centsToDecimal(analysis.totalCreditCents)} = difference ${centsToDecimal(analysis.differenceCents)}. Nothing was written. To see the unbalanced groups, run "razao diagnose FILE" (or POST the file to /v1/diagnose-unbalanced).`,
       { difference: centsToNumber(analysis.differenceCents) })
   }
 }

@@ -35,7 +35,7 @@ export async function readXlsFirstSheet (path: string, onRow: RowVisitor, option
       throw new EngineError('SHEET_ENCRYPTED', 'The workbook is encrypted. Save it without a password and upload it again.')
     }
     if (XLSX.CFB.find(container, 'Workbook') === null && XLSX.CFB.find(container, 'Book') === null) {
-      throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an OLE2 compound document but not an Excel workbook. Upload the ledger saved as .xlsx or .xls.')
+      throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'Unsupported file format: the file is an OLE2 compound document (a Word document, say) but not an Excel workbook. The import accepts XLSX and XLS workbooks and CSV/TXT text files: save the ledger as .xlsx, .xls or .csv.')
     }
   }
   if (options.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')

@@ -3,6 +3,7 @@
  * strings. Everything here is read whole (bounded by maxMetadataBytes); only the
  * worksheet itself is streamed.
  */
+import { openDocumentRefusal } from './detect.js'
 import { posix } from 'node:path'
 import sax from 'sax'
 import type { QualifiedAttribute, QualifiedTag } from 'sax'
@@ -40,7 +41,9 @@ export async function loadWorkbookParts (zip: ZipArchive, maxMetadataBytes: numb
   const workbookPart = officeDoc?.target ?? 'xl/workbook.xml'
   const workbookXml = await readXmlPart(zip, workbookPart, maxMetadataBytes)
   if (workbookXml === undefined) {
-    throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'The file is a ZIP archive but not an Excel workbook (it has no workbook part). Upload an XLSX or XLS file.')
+    const mimetype = await zip.readPart('mimetype', 256)
+    if (mimetype !== undefined && mimetype.toString('latin1').startsWith('application/vnd.oasis.opendocument.')) throw openDocumentRefusal(mimetype.toString('latin1'))
+    throw new EngineError('SHEET_UNSUPPORTED_FORMAT', 'The file is a ZIP archive but not an Excel workbook (it has no workbook part). The import accepts XLSX and XLS workbooks and CSV/TXT text files: save the ledger as .xlsx, .xls or .csv.')
   }
   const workbook = parseWorkbook(workbookXml)
   const chosen = workbook.sheets[chooseSheet(workbook.sheets, wanted)]!

@@ -199,7 +199,7 @@ describe('a flood of jobs and large inputs', () => {
     const refused = await post(s, 'wait', body)
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe('10')
-    expect(refused.body).toEqual({ error: '3 jobs are already waiting to run; try again later.' })
+    expect(refused.body).toEqual({ error: '3 jobs are already waiting to run; try again later.', code: 'TOO_MANY_REQUESTS', requestId: expect.any(String) })
     expect((await s.call('/api/v1/jobs')).body.count).toBe(4)
     await writeFile(release, '')
     await untilJob(s, first.id, isTerminal)
@@ -225,7 +225,7 @@ describe('a flood of jobs and large inputs', () => {
       expect(sent).toMatchObject({ status: 413, body: { error: expect.stringMatching(/twice AGENT_MAX_INPUT_BYTES/) } })
       // Under the body limit, the input itself is measured.
       expect(await call(JSON.stringify({ input: { blob: 'x'.repeat(300_000) } }))).toEqual({
-        status: 413, body: { error: 'input is 300011 bytes as JSON; this agent accepts at most 262144 (AGENT_MAX_INPUT_BYTES).' }
+        status: 413, body: { error: 'input is 300011 bytes as JSON; this agent accepts at most 262144 (AGENT_MAX_INPUT_BYTES).', code: 'REQUEST_TOO_LARGE', requestId: expect.any(String) }
       })
       // Inputs just under the cap fill the queue to its default bound of 100 (one more runs), then 429.
       const largeInput = { release: join(dir, 'never'), blob: 'x'.repeat(250_000) }

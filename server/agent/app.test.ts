@@ -64,7 +64,7 @@ describe('authentication and routes', () => {
     for (const key of [null, 'wrong-key-wrong-key-wrong', '']) {
       const res = await s.call('/api/v1/automations', { key })
       expect(res.status).toBe(401)
-      expect(res.body).toEqual({ error: 'Invalid or missing API key.' })
+      expect(res.body).toEqual({ error: expect.stringMatching(/^Invalid or missing API key\. .*X-AGENT-API-KEY header.*AGENT_API_KEY.*\.data\/agent-api-key/), code: 'UNAUTHORIZED', requestId: res.headers.get('x-request-id') })
     }
     const refusedRun = await s.call('/api/v1/automations/echo/run', { method: 'POST', key: null, body: '{"input":{}}' })
     expect(refusedRun.status).toBe(401)
@@ -78,10 +78,10 @@ describe('authentication and routes', () => {
       for (const path of ['/nope', '/api/v1/nope', '/api/v2/automations']) {
         const res = await s.call(path, { key })
         expect(res.status).toBe(404)
-        expect(res.body).toEqual({ error: 'Route not found.' })
+        expect(res.body).toEqual({ error: 'Route not found.', code: 'ROUTE_NOT_FOUND', requestId: expect.any(String) })
       }
     }
-    expect((await s.call('/api/v1/automations', { method: 'DELETE' })).body).toEqual({ error: 'Route not found.' })
+    expect((await s.call('/api/v1/automations', { method: 'DELETE' })).body).toEqual({ error: 'Route not found.', code: 'ROUTE_NOT_FOUND', requestId: expect.any(String) })
   })
 
   it('refuses everyone when AGENT_API_KEY is set but empty, and says so at start-up', async () => {
@@ -103,7 +103,7 @@ describe('automations', () => {
     expect((await s.call('/api/v1/automations/echo')).body).toMatchObject({ id: 'echo', enabled: true })
     const missing = await s.call('/api/v1/automations/nope')
     expect(missing.status).toBe(404)
-    expect(missing.body).toEqual({ error: 'Automation not found.' })
+    expect(missing.body).toEqual({ error: 'Automation not found.', code: 'AUTOMATION_NOT_FOUND', requestId: expect.any(String) })
 
     await installPackage(root, { id: 'second', script: ECHO, enabled: false })
     await mkdir(join(root, 'broken-json'))
@@ -123,7 +123,7 @@ describe('automations', () => {
     expect((await s.call('/api/v1/automations/second')).body.enabled).toBe(false)
     const disabled = await s.call('/api/v1/automations/second/run', { method: 'POST', body: '{"input":{}}' })
     expect(disabled.status).toBe(409)
-    expect(disabled.body).toEqual({ error: 'Automation is disabled.' })
+    expect(disabled.body).toEqual({ error: 'Automation is disabled.', code: 'AUTOMATION_DISABLED', requestId: expect.any(String) })
   })
 })
 
@@ -166,7 +166,7 @@ describe('jobs', () => {
     expect((await s.call('/api/v1/jobs/by-request/same')).body.id).toBe(first.id)
     const none = await s.call('/api/v1/jobs/by-request/nothing')
     expect(none.status).toBe(404)
-    expect(none.body).toEqual({ error: 'Job not found.' })
+    expect(none.body).toEqual({ error: 'Job not found.', code: 'JOB_NOT_FOUND', requestId: expect.any(String) })
     expect((await s.call('/api/v1/jobs/00000000-0000-0000-0000-000000000000')).status).toBe(404)
     await s.app.agent.idle()
   })
@@ -185,7 +185,7 @@ describe('jobs', () => {
     for (const bad of ['0', '201', 'abc', '-1', '1.5', '']) {
       const res = await s.call(`/api/v1/jobs?limit=${bad}`)
       expect(res.status, bad).toBe(400)
-      expect(res.body).toEqual({ error: 'limit must be a whole number from 1 to 200.' })
+      expect(res.body).toEqual({ error: 'limit must be a whole number from 1 to 200.', code: 'INVALID_LIMIT', requestId: expect.any(String) })
     }
     await s.app.agent.idle()
   })
@@ -198,10 +198,10 @@ describe('jobs', () => {
       const res = await s.call('/api/v1/automations/echo/run', { method: 'POST', body })
       return { status: res.status, body: res.body }
     }
-    expect(await post('{ nope')).toEqual({ status: 400, body: { error: 'The body is not valid JSON.' } })
+    expect(await post('{ nope')).toEqual({ status: 400, body: { error: 'The body is not valid JSON.', code: 'REQUEST_INVALID', requestId: expect.any(String) } })
     expect((await post('[1]')).status).toBe(400)
-    expect((await post('{"input": 3}')).body).toEqual({ error: 'input must be a JSON object.' })
-    expect((await post('{"requestId": 7, "input": {}}')).body).toEqual({ error: 'requestId must be a non-empty string of at most 200 characters.' })
+    expect((await post('{"input": 3}')).body).toEqual({ error: 'input must be a JSON object.', code: 'REQUEST_INVALID', requestId: expect.any(String) })
+    expect((await post('{"requestId": 7, "input": {}}')).body).toMatchObject({ error: 'requestId must be a non-empty string of at most 200 characters.', code: 'REQUEST_INVALID' })
     expect((await post(JSON.stringify({ input: { big: 'x'.repeat(4096) } }))).status).toBe(413)
     const typed = await s.call('/api/v1/automations/echo/run', { method: 'POST', body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(typed.status).toBe(415)
@@ -375,14 +375,14 @@ describe('files', () => {
       const res = await s.call(path)
       expect(res.status, path).toBe(404)
     }
-    expect((await s.call(`/api/v1/jobs/${other.id}/files/${pdf.fileId}`)).body).toEqual({ error: 'File not found.' })
+    expect((await s.call(`/api/v1/jobs/${other.id}/files/${pdf.fileId}`)).body).toEqual({ error: 'File not found.', code: 'FILE_NOT_FOUND', requestId: expect.any(String) })
     expect((await s.call(pdf.downloadUrl, { key: null })).status).toBe(401)
 
     // The record stays, the file goes: 410.
     await rm(join(dir, 'runtime', 'jobs', job.id, 'report.pdf'))
     const gone = await s.call(pdf.downloadUrl)
     expect(gone.status).toBe(410)
-    expect(gone.body).toEqual({ error: 'File is no longer available.' })
+    expect(gone.body).toEqual({ error: 'File is no longer available.', code: 'FILE_GONE', requestId: expect.any(String) })
   })
 
   it('keeps the index across a restart and purges expired records (and the agent\'s own files)', async () => {

@@ -11,10 +11,10 @@ import { Agent, QueueFullError } from '../../core/agent/index.js'
 import type { AgentOptions } from '../../core/agent/index.js'
 import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
-import { keyMatches } from '../secrets.js'
+import { keyHelp, keyMatches } from '../secrets.js'
 import type { AgentConfig } from './config.js'
-import { clientErrorHandler } from '../http-errors.js'
-import { contentDisposition, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, parseLogStream, serializeJobList, toPackageDetail, toPackageList } from './wire.js'
+import { clientErrorHandler, codeForStatus, stampErrorBodies } from '../http-errors.js'
+import { contentDisposition, errorCodeOf, HttpRefusal, MESSAGES, parseLimit, parseRunBody, QUEUE_FULL_RETRY_AFTER_S, parseLogStream, serializeJobList, toPackageDetail, toPackageList } from './wire.js'
 import {
   automationSchema, automationsSchema, cancelSchema, fileSchema, healthSchema, jobByRequestSchema, jobFilesSchema, jobLogSchema, jobSchema, jobsSchema, reloadSchema, runSchema
 } from './schemas.js'
@@ -55,12 +55,17 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: config.jsonLimitBytes,
-    clientErrorHandler: clientErrorHandler((_status, message) => ({ error: message })),
+    clientErrorHandler: clientErrorHandler((status, message, requestId) => ({ error: message, code: codeForStatus(status), requestId })),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
-      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl })
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: MESSAGES.badUrl, code: 'INVALID_URL', requestId: request.id })
     }
   })
+  stampErrorBodies(app, 'error', errorCodeOf)
+  // The spec's sentence first, then the header and where the key is.
+  const unauthorized = apiKey === undefined
+    ? `${MESSAGES.unauthorized} AGENT_API_KEY is set but empty where the agent runs, so every caller is refused: set it to a key (16 characters or more), or unset it for a generated one (.data/agent-api-key), and send that key in the X-AGENT-API-KEY header.`
+    : `${MESSAGES.unauthorized} ${keyHelp('X-AGENT-API-KEY', 'AGENT_API_KEY', 'agent')}`
   if (apiKey === undefined) {
     app.log.warn({ code: 'AGENT_API_KEY_EMPTY' }, 'AGENT_API_KEY is set but empty: every /api/v1 route refuses every caller until a key is configured')
   }
@@ -122,7 +127,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
     if (apiKey === undefined || !keyMatches(apiKey, typeof given === 'string' ? given : undefined)) {
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
       // Connection: close, so an unauthenticated body is not read.
-      return reply.code(401).header('connection', 'close').send({ error: MESSAGES.unauthorized })
+      return reply.code(401).header('connection', 'close').send({ error: unauthorized, code: 'UNAUTHORIZED' })
     }
   })
 
@@ -150,7 +155,7 @@ export async function buildAgentApp (options: AgentAppOptions): Promise<AgentApp
   await registerOpenApi(app, {
     title: 'razao automation agent',
     version: AGENT_API_VERSION,
-    description: 'Runs the automation packages of this machine (each a folder under AUTOMATIONS_ROOT) as jobs and keeps the files they produce for download. Failures answer { "error": "..." }.',
+    description: 'Runs the automation packages of this machine (each a folder under AUTOMATIONS_ROOT) as jobs and keeps the files they produce for download. Failures answer { "error": "...", "code": "...", "requestId": "..." }.',
     securitySchemes: { agentKey: apiKeyScheme('X-AGENT-API-KEY', keyWhereabouts('X-AGENT-API-KEY', 'agent-api-key', 'AGENT_API_KEY')) }
   })
 

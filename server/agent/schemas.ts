@@ -3,12 +3,16 @@
  * the answers with them and /openapi.json is written from them (server/openapi.ts).
  * `limit` and the run body are read by wire.ts with the spec's messages; their schemas
  * here carry no type, so Fastify validates nothing the routes do not already check.
- * Every failure is `{ "error": "..." }`.
+ * Every failure is `{ "error": "...", "code": "...", "requestId": "..." }`.
  */
 import { bool, failuresOf, int, list, openObject, orNull, record, str } from '../openapi.js'
 import type { JsonSchema } from '../openapi.js'
 
-const failure = record({ error: str('What went wrong, for a person.') })
+const failure = record({
+  error: str('What went wrong, for a person.'),
+  code: str('Beyond the spec: the stable code of the error, for programs to branch on (e.g. UNAUTHORIZED, JOB_NOT_FOUND).'),
+  requestId: str('Beyond the spec: the request id (also in the X-Request-Id header), to quote when reporting a problem.')
+})
 const security = [{ agentKey: [] }]
 const when = {
   400: 'The body or a parameter breaks its rule (the message says which).',

@@ -118,3 +118,19 @@ export function contentDisposition (fileName: string): string {
   const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `${header}; filename*=UTF-8''${encoded}`
 }
+
+/** Stable codes of the bodies above (beside `error`, with `requestId`: server/http-errors.ts stampErrorBodies); others by status. */
+const CODES: Record<string, string> = {
+  [MESSAGES.notFound]: 'ROUTE_NOT_FOUND',
+  [MESSAGES.automationNotFound]: 'AUTOMATION_NOT_FOUND',
+  [MESSAGES.automationDisabled]: 'AUTOMATION_DISABLED',
+  [MESSAGES.jobNotFound]: 'JOB_NOT_FOUND',
+  [MESSAGES.fileNotFound]: 'FILE_NOT_FOUND',
+  [MESSAGES.fileGone]: 'FILE_GONE',
+  [MESSAGES.badLimit]: 'INVALID_LIMIT',
+  [MESSAGES.badUrl]: 'INVALID_URL'
+}
+
+export function errorCodeOf (_status: number, body: Record<string, unknown>): string | undefined {
+  return typeof body.error === 'string' ? CODES[body.error] : undefined
+}

@@ -86,7 +86,7 @@ describe('POST /api/v1/pdf/extract', () => {
   it('reports an unknown document and a scan with success false and a clear reason', async () => {
     const unknown = await extract(await writeTextPdf([[{ text: 'Contrato de locação comercial', x: 40, y: 780 }]], { seed: 1 }))
     expect(unknown.status).toBe(200)
-    expect(unknown.body).toMatchObject({ success: false, documentType: 'UNKNOWN', data: null, errors: [{ code: 'PLUGIN_NO_MATCH', message: expect.stringMatching(/no type this service knows/) }] })
+    expect(unknown.body).toMatchObject({ success: false, documentType: 'UNKNOWN', data: null, errors: [{ code: 'PLUGIN_NO_MATCH', message: expect.stringMatching(/no type this service knows.*Supported types: PGDAS_EXTRATO, .*DAS_MEI, DAS, DARF/) }] })
     const scan = await extract(await writeScanLikePdf())
     expect(scan.body).toMatchObject({ success: false, documentType: 'UNKNOWN', errors: [{ code: 'PDF_NO_TEXT_LAYER' }] })
   })
@@ -126,7 +126,7 @@ describe('POST /api/v1/pdf/extract', () => {
     for (const headers of [{}, { 'x-api-key': 'wrong' }]) {
       const res = await extract(pdf, '', headers)
       expect(res.status).toBe(401)
-      expect(res.body).toMatchObject({ success: false, errors: [{ code: 'UNAUTHORIZED' }] })
+      expect(res.body).toMatchObject({ success: false, errors: [{ code: 'UNAUTHORIZED', message: expect.stringMatching(/X-API-Key header\. .*EXTRACT_API_KEY.*\.data\/extract-api-key/) }] })
     }
   })
 })

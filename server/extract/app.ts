@@ -11,7 +11,7 @@ import type { SharedConfig } from '../config.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { BODY_STALL_MS, Gate } from '../gate.js'
-import { keyMatches } from '../secrets.js'
+import { keyHelp, keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import type { Upload } from '../upload.js'
 import { EngineError } from '../../core/errors.js'
@@ -89,7 +89,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Extr
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
       // Connection: close, so that no more of an unauthenticated body is read than
       // drainUnreadBodies (below) reads to let the client see this answer.
-      return reply.code(401).header('connection', 'close').send(failure(request.id, 'UNAUTHORIZED', 'API key missing or invalid: send it in the X-API-Key header.'))
+      return reply.code(401).header('connection', 'close').send(failure(request.id, 'UNAUTHORIZED', `API key missing or invalid. ${keyHelp('X-API-Key', 'EXTRACT_API_KEY', 'extract')}`))
     }
   })
 

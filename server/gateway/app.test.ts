@@ -92,7 +92,7 @@ describe('public routes', () => {
   it('answers an unknown route 404 in the JSON error shape, key or not', async () => {
     const res = await app.inject({ method: 'GET', url: '/nope' })
     expect(res.statusCode).toBe(404)
-    expect(res.json()).toEqual({ detail: 'No route GET /nope.' })
+    expect(res.json()).toEqual({ detail: 'No route GET /nope.', code: 'ROUTE_NOT_FOUND', requestId: res.headers['x-request-id'] })
     expect((await call('GET', '/admin/nope')).statusCode).toBe(404)
   })
 })
@@ -108,7 +108,7 @@ describe('authentication', () => {
     const refused = await call('POST', '/admin/api-key/rotate', undefined, { 'x-api-key': apiKey })
     expect(refused.statusCode).toBe(401)
     expect(refused.headers['www-authenticate']).toBe('Bearer')
-    expect(refused.json().detail).toMatch(/Bearer/)
+    expect(refused.json()).toMatchObject({ detail: expect.stringMatching(/Authorization: Bearer <token>.*GATEWAY_ADMIN_TOKEN.*\.data\/gateway-admin-api-key/), code: 'UNAUTHORIZED' })
     expect((await call('GET', '/admin/empresas')).statusCode).toBe(200)
   })
 
@@ -116,7 +116,7 @@ describe('authentication', () => {
     expect((await query('X', {})).statusCode).toBe(401)
     expect((await query('X', { 'x-api-key': ADMIN })).statusCode).toBe(401)
     expect((await query('X', admin)).statusCode).toBe(401)
-    expect((await query('X', { ...admin, 'x-api-key': 'not-the-key' })).json()).toEqual({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
+    expect((await query('X', { ...admin, 'x-api-key': 'not-the-key' })).json()).toEqual({ detail: expect.stringMatching(/^Invalid or missing API key\. .*X-API-Key header.*GATEWAY_API_KEY.*POST \/admin\/api-key\/rotate/), code: 'UNAUTHORIZED', requestId: expect.any(String) })
     // Past authentication: the company is unknown.
     expect((await query('X')).statusCode).toBe(404)
   })
@@ -157,7 +157,7 @@ describe('companies', () => {
     }
     const notJson = await app.inject({ method: 'POST', url: '/admin/empresas', headers: { ...admin, 'content-type': 'application/json' }, payload: '{"razao_social":' })
     expect(notJson.statusCode).toBe(400)
-    expect(notJson.json()).toEqual({ detail: expect.any(String) })
+    expect(notJson.json()).toEqual({ detail: expect.any(String), code: 'REQUEST_INVALID', requestId: expect.any(String) })
     const duplicate = await call('POST', '/admin/empresas', { razao_social: 'Outra', cnpj: '11444777000161', codigo_dominio: '501' })
     expect(duplicate.statusCode).toBe(422)
     expect(duplicate.json().detail).toMatch(/codigo_dominio "501" is already registered/)

@@ -20,7 +20,7 @@ import { registerAdminRoutes, withDatabase } from './admin-routes.js'
 import { ADMIN_CSS, ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js'
 import type { GatewayConfig } from './config.js'
 import type { QueryRouteDeps } from './query-types.js'
-import { GATEWAY_STATUSES } from './errors.js'
+import { GATEWAY_KEY_HELP, GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
@@ -77,7 +77,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     clientErrorHandler: clientErrorHandler(detailBody),
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
-      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.' })
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ detail: 'The request URL is malformed.', code: 'REQUEST_INVALID', requestId: request.id })
     }
   })
   registerErrorHandler(app, GATEWAY_STATUSES)
@@ -97,20 +97,20 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     const route = request.routeOptions.url
     // No route: answered before a body nobody wants is read.
     if (route === undefined) {
-      return reply.code(404).header('connection', 'close').send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.` })
+      return reply.code(404).header('connection', 'close').send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.`, code: 'ROUTE_NOT_FOUND' })
     }
     if (PUBLIC_ROUTES.has(route)) return
     if (route.startsWith('/admin/')) {
       if (!keyMatches(adminToken, bearerToken(request))) {
         request.log.info({ code: 'UNAUTHORIZED' }, 'admin request refused')
         return reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close')
-          .send({ detail: 'Invalid or missing admin token: send Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' })
+          .send({ detail: 'Invalid or missing admin token. Send it as Authorization: Bearer <token>. The token is the value of GATEWAY_ADMIN_TOKEN where the gateway runs or, when that is not set, the one generated in .data/gateway-admin-api-key (in RAZAO_DATA_DIR when that is set).', code: 'UNAUTHORIZED' })
       }
       return
     }
     if (!await checkApiKey(request)) {
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      return reply.code(401).header('connection', 'close').send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
+      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
     }
   })
 
@@ -118,7 +118,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   await registerOpenApi(app, {
     title: 'razao tax-document gateway',
     version: GATEWAY_API_VERSION,
-    description: 'Queries the NF-e distribution (SEFAZ) and the NFS-e national distribution (ADN) with each company\'s A1 certificate over mutual TLS, and keeps the companies and their certificates (the admin API). Failures answer { "detail": "..." }.',
+    description: 'Queries the NF-e distribution (SEFAZ) and the NFS-e national distribution (ADN) with each company\'s A1 certificate over mutual TLS, and keeps the companies and their certificates (the admin API). Failures answer { "detail": "...", "code": "...", "requestId": "..." }.',
     securitySchemes: {
       apiKey: apiKeyScheme('X-API-Key', 'The operational key, for the query routes: send it in the `X-API-Key` header. Its value: the key the gateway printed once on its first start, ' +
         'or `GATEWAY_API_KEY` when that was set then. Only its hash is stored, so no file holds it: lost, get a new one with POST /admin/api-key/rotate (it answers the new key once).'),

@@ -65,3 +65,6 @@ export const GATEWAY_STATUSES: StatusTable = {
   PLUGIN_CHECK_FAILED: 500,
   OCR_UNVERIFIED: 500
 }
+
+/** The 401 of the query routes: the header, and where the operational key comes from (server/gateway/start.ts). */
+export const GATEWAY_KEY_HELP = 'Invalid or missing API key. Send the gateway\'s operational key in the X-API-Key header: the value of GATEWAY_API_KEY where the gateway runs or, when that was not set, the key printed once when the gateway first started (only its hash is kept; a lost key is replaced with POST /admin/api-key/rotate and the admin token).'

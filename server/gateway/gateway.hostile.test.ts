@@ -315,7 +315,7 @@ describe('answers of a hostile tax authority (issue 32)', () => {
   const expectRefused = (res: { status: number, json: any }, detail: RegExp): void => {
     expect(res.status).toBe(503)
     expect(res.json.detail).toMatch(detail)
-    expect(Object.keys(res.json)).toEqual(['detail'])
+    expect(Object.keys(res.json)).toEqual(['detail', 'code', 'requestId'])
   }
 
   describe('misread answers (item 7)', () => {

@@ -19,6 +19,7 @@ import {
 import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
 import { readAdnQuery, readNfeQuery } from './query-wire.js'
 import { adnSchema, nfeSchema } from './schemas.js'
+import { GATEWAY_KEY_HELP } from './errors.js'
 import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 /** A query body is a few fields; anything bigger is not a query. */
@@ -73,7 +74,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     scope.addHook('onRequest', async (request, reply) => {
       if (await deps.checkApiKey(request)) return
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      return reply.code(401).header('connection', 'close').send({ detail: 'API key missing or invalid: send it in the X-API-Key header.' })
+      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
     })
     scope.setErrorHandler(answerError)
 
@@ -169,7 +170,7 @@ function answerError (error: FastifyError, request: FastifyRequest, reply: Fasti
     if (error.retryAfterS !== undefined) void reply.header('retry-after', String(error.retryAfterS))
     const level = error.status >= 500 ? 'warn' : 'info'
     request.log[level]({ code: error.code, status: error.status, err: error.status >= 500 ? error : undefined }, 'request refused')
-    return reply.code(error.status).send({ detail: error.detail, ...(error.body ?? {}) })
+    return reply.code(error.status).send({ detail: error.detail, code: error.code, ...(error.body ?? {}) })
   }
   const known = typeof error.code === 'string' ? FRAMEWORK[error.code] : undefined
   if (known !== undefined) {

@@ -3,12 +3,16 @@
  * wire.ts): Fastify serializes the answers with them and /openapi.json is written from
  * them (server/openapi.ts). Bodies are read by wire.ts and query-wire.ts field by field
  * (a 400 names the field); `jsonBody` only describes them. Every failure is
- * `{ "detail": "..." }`; a refused NF-e query adds the SEFAZ answer's fields.
+ * `{ "detail": "...", "code": "...", "requestId": "..." }`; a refused NF-e query adds the SEFAZ answer's fields.
  */
 import { answers, bool, failuresOf, int, list, openObject, orNull, record, str } from '../openapi.js'
 import type { JsonSchema } from '../openapi.js'
 
-const detail = record({ detail: str('What went wrong, for a person.') })
+const detail = record({
+  detail: str('What went wrong, for a person.'),
+  code: str('The stable code of the error, for programs to branch on (e.g. UNAUTHORIZED, GATEWAY_CERT_EXPIRED).'),
+  requestId: str('The request id (also in the X-Request-Id header), to quote when reporting a problem.')
+})
 const when = {
   400: 'A field is missing or invalid (the detail names it), or the body is not a JSON object.',
   401: 'The credential is missing or invalid.',
@@ -140,9 +144,9 @@ const queryFailures = {
   ...failures(400, 401, 404, 413, 500),
   ...answers({
     type: 'object',
-    required: ['detail'],
+    required: ['detail', 'code', 'requestId'],
     properties: {
-      detail: str(),
+      ...(detail.properties as Record<string, unknown>),
       cStat: str('NF-e only: the SEFAZ status code.'),
       xMotivo: str('NF-e only.'),
       ultNSU: str('NF-e only.'),

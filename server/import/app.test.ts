@@ -108,7 +108,8 @@ describe('authentication', () => {
     for (const headers of [{}, { 'x-api-key': 'wrong' }, { 'x-api-key': `${API_KEY}x` }]) {
       const { status, body } = await post('/v1/analyze', {}, { path: files.balanced!, name: 'b.xlsx' }, headers)
       expect(status).toBe(401)
-      expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
+      // It names the header and where the key is, with the stable code and the request id.
+      expect(body).toEqual({ detail: expect.stringMatching(/^Invalid or missing API key\. Send the key in the X-API-Key header\. .*IMPORT_API_KEY.*\.data\/import-api-key/), code: 'UNAUTHORIZED', requestId: expect.any(String) })
     }
   })
 
@@ -133,7 +134,7 @@ describe('authentication', () => {
     for (const path of ['/%761/analyze', '/v%31/diagnose-unbalanced', '/%76%31/process']) {
       const { status, body } = await post(path, {}, { path: files.balanced!, name: 'b.xlsx' }, {})
       expect(status, path).toBe(401)
-      expect(body).toEqual({ detail: expect.stringMatching(/API key/) })
+      expect(body).toMatchObject({ detail: expect.stringMatching(/API key/), code: 'UNAUTHORIZED' })
     }
   })
 })
@@ -232,6 +233,19 @@ describe('POST /v1/analyze', () => {
     const refused = await post('/v1/analyze', {}, { path: binary, name: 'ledger.xlsx' })
     expect(refused.status).toBe(400)
     expect(refused.body.detail).toMatch(/neither an XLSX nor an XLS workbook, nor a CSV\/TXT text file/)
+    // An OpenDocument spreadsheet (written by SheetJS) and a PDF: named, with what is accepted.
+    const ods = join(dir, 'ledger.ods')
+    const book = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([['id', 'data'], [1, 'x']]), 'Razao')
+    await writeFile(ods, XLSX.write(book, { type: 'buffer', bookType: 'ods' }) as Buffer)
+    const pdf = join(dir, 'ledger.pdf')
+    await writeFile(pdf, '%PDF-1.7\n%\xe2\xe3\n1 0 obj\n<<>>\nendobj\n')
+    for (const [path, what] of [[ods, /OpenDocument spreadsheet \(\.ods\)/], [pdf, /is a PDF, not a spreadsheet/]] as const) {
+      const answer = await post('/v1/analyze', {}, { path, name: path.slice(dir.length + 1) })
+      expect(answer.status, path).toBe(400)
+      expect(answer.body).toEqual({ detail: expect.stringMatching(what), code: 'SHEET_UNSUPPORTED_FORMAT', requestId: expect.any(String) })
+      expect(answer.body.detail).toContain('The import accepts XLSX and XLS workbooks and CSV/TXT text files')
+    }
   })
 
   it('names the missing required columns with 400', async () => {
@@ -296,7 +310,7 @@ describe('POST /v1/analyze', () => {
     for (const [path, detail] of [[dtd, /DTD/], [noSheets, /no sheets/], [encrypted, /encrypted/], [brokenXls, /no sheets|damaged|cannot be read/]] as const) {
       const { status, body } = await post('/v1/analyze', {}, { path, name: 'hostile.xlsx' })
       expect(status, path).toBe(400)
-      expect(Object.keys(body)).toEqual(['detail'])
+      expect(Object.keys(body)).toEqual(['detail', 'code', 'requestId'])
       expect(body.detail).toMatch(detail)
       expect(body.detail).not.toMatch(/\n\s+at /)
     }
@@ -309,7 +323,7 @@ describe('POST /v1/analyze', () => {
     const fields = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`f${i}`, 'x']))
     const { status, body } = await post('/v1/analyze', fields, { path: files.balanced!, name: 'b.xlsx' })
     expect(status).toBe(400)
-    expect(body).toEqual({ detail: 'The request has too many form fields.' })
+    expect(body).toEqual({ detail: 'The request has too many form fields.', code: 'REQUEST_INVALID', requestId: expect.any(String) })
     expect(await uploadsLeft()).toEqual([])
   })
 
@@ -323,9 +337,9 @@ describe('POST /v1/analyze', () => {
   })
 
   it('answers a URL with a bad percent-escape with 400 in the usual shape', async () => {
-    const res = await fetch(`${base}/v1/%zz`, { method: 'POST', headers: { 'x-api-key': API_KEY } })
+    const res = await fetch(`${base}/v1/%zz`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'x-request-id': 'bad-url-1' } })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ detail: 'The request URL is malformed.' })
+    expect(await res.json()).toEqual({ detail: 'The request URL is malformed.', code: 'REQUEST_INVALID', requestId: 'bad-url-1' })
   })
 
   it('refuses a malformed multipart body with 400, keeping nothing', async () => {
@@ -334,7 +348,7 @@ describe('POST /v1/analyze', () => {
     for (const [type, body] of cases) {
       const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body, headers: { 'content-type': type, 'x-api-key': API_KEY } })
       expect(res.status, `${type} ${body.slice(0, 10)}`).toBe(400)
-      expect(await res.json()).toEqual({ detail: expect.stringMatching(/multipart/) })
+      expect(await res.json()).toEqual({ detail: expect.stringMatching(/multipart/), code: 'REQUEST_INVALID', requestId: expect.any(String) })
     }
     expect(await uploadsLeft()).toEqual([])
   })
@@ -342,7 +356,7 @@ describe('POST /v1/analyze', () => {
   it('refuses a body that is not multipart with 400', async () => {
     const res = await fetch(`${base}/v1/analyze`, { method: 'POST', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } })
     expect(res.status).toBe(400)
-    expect(Object.keys(await res.json() as object)).toEqual(['detail'])
+    expect(await res.json()).toEqual({ detail: expect.any(String), code: 'REQUEST_INVALID', requestId: expect.any(String) })
   })
 })
 

@@ -10,7 +10,7 @@ import type { ImportConfig, SharedConfig } from '../config.js'
 import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { runtimeReport } from '../runtime.js'
-import { keyMatches } from '../secrets.js'
+import { keyHelp, keyMatches } from '../secrets.js'
 import { ensurePrivateDir, receiveUpload, sweepStaleUploads } from '../upload.js'
 import { EngineError } from '../../core/errors.js'
 import { runTask } from '../../workers/pool.js'
@@ -74,7 +74,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     // answer it as every other error, not in Fastify's own shape.
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, 'request refused')
-      void (reply as FastifyReply).code(400).send({ detail: 'The request URL is malformed.' })
+      void (reply as FastifyReply).code(400).send({ detail: 'The request URL is malformed.', code: 'REQUEST_INVALID', requestId: request.id })
     }
   })
   registerErrorHandler(app, IMPORT_STATUSES, importErrorFields)
@@ -98,7 +98,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     // No route: answered here, before a body nobody wants is read (Fastify would read and
     // parse it before the not-found handler runs).
     if (request.routeOptions.url === undefined) {
-      return reply.code(404).header('connection', 'close').send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.` })
+      return reply.code(404).header('connection', 'close').send({ detail: `No route ${request.method} ${request.url.split('?')[0]}.`, code: 'ROUTE_NOT_FOUND' })
     }
     if (!request.routeOptions.url.startsWith('/v1/')) return
     const given = request.headers['x-api-key']
@@ -106,7 +106,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
       // Connection: close ends the socket after the answer (and the bounded read of the rest,
       // server/early-answer.ts): otherwise Node goes on reading the unauthenticated body (a
       // gigabyte announced, a byte now and then) for as long as it comes.
-      return reply.code(401).header('connection', 'close').send({ detail: 'Invalid or missing API key: send it in the X-API-Key header.' })
+      return reply.code(401).header('connection', 'close').send({ detail: `Invalid or missing API key. ${keyHelp('X-API-Key', 'IMPORT_API_KEY', 'import')}`, code: 'UNAUTHORIZED' })
     }
   })
 
@@ -123,7 +123,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
   await registerOpenApi(app, {
     title: 'razao spreadsheet-import service',
     version: IMPORT_API_VERSION,
-    description: 'Analyses accounting ledgers (XLSX or legacy XLS), lists their unbalanced groups and imports them into PostgreSQL. Failures answer { "detail": "..." }.',
+    description: 'Analyses accounting ledgers (XLSX or legacy XLS), lists their unbalanced groups and imports them into PostgreSQL. Failures answer { "detail": "...", "code": "...", "requestId": "..." }.',
     securitySchemes: { apiKey: apiKeyScheme('X-API-Key', keyWhereabouts('X-API-Key', 'import-api-key', 'IMPORT_API_KEY')) }
   })
 

@@ -23,7 +23,7 @@ export async function importsCommand (
   const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
   const [action, id] = rest
   const requireId = (): string => {
-    if (id === undefined) throw usage(`razao imports ${action ?? ''} needs the import's id; see razao --help`)
+    if (id === undefined) throw usage(`razao imports ${action ?? ''} needs the import's id; see razao imports --help`)
     return id
   }
   switch (action) {
@@ -59,7 +59,7 @@ export async function importsCommand (
         }
       })
     }
-    default: throw usage(`razao imports needs list, show or cancel${action === undefined ? '' : `, not "${action}"`}; see razao --help`)
+    default: throw usage(`razao imports needs list, show or cancel${action === undefined ? '' : `, not "${action}"`}; see razao imports --help`)
   }
 }
 

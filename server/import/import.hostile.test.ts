@@ -194,7 +194,7 @@ describe('archives and workbooks that programs read differently', () => {
     for (const [path, what] of [[collision, /differ only in case/], [swapped, /is named "xl\/worksheets\/sheet\d.xml" in its local header/]] as const) {
       const { status, body } = await post('/v1/analyze', path)
       expect(status, path).toBe(400)
-      expect(Object.keys(body)).toEqual(['detail'])
+      expect(body).toMatchObject({ code: 'XLSX_AMBIGUOUS_ARCHIVE', requestId: expect.any(String) })
       expect(body.detail).toMatch(/archive is ambiguous/)
       expect(body.detail).toMatch(what)
       expect(body.detail).toMatch(/save the workbook again from Excel or LibreOffice/)

@@ -145,7 +145,7 @@ describe('imports screen in Chromium', () => {
     await expect(page.locator('#app').isHidden()).resolves.toBe(true)
     await page.fill('#key', 'not-the-import-key')
     await page.click('#key-form button')
-    await expect.poll(() => message().textContent()).toBe('Chave recusada: Invalid or missing API key: send it in the X-API-Key header.')
+    await expect.poll(() => message().textContent()).toMatch(/^Chave recusada: Invalid or missing API key\. Send the key in the X-API-Key header\./)
     await expect(page.locator('#app').isHidden()).resolves.toBe(true)
     expect(await page.evaluate("sessionStorage.getItem('razao-import-api-key')")).toBeNull()
     await page.fill('#key', API_KEY)

@@ -191,6 +191,8 @@ describe('POST /v1/process: refusals', () => {
     const analysis = await fetchAnalysis(files.unbalanced!)
     expect(analysis.difference).not.toBe(0)
     expect(res.body.detail).toContain(centsToDecimal(Math.round(analysis.difference * 100)))
+    // It says where to look next, with the stable code and the request id.
+    expect(res.body).toMatchObject({ detail: expect.stringContaining('run "razao diagnose FILE" (or POST the file to /v1/diagnose-unbalanced)'), code: 'LEDGER_UNBALANCED', requestId: expect.any(String) })
     expect(await importsOf('100')).toEqual([])
     expect(await movementsOfCompany('100')).toBe(0)
   })

@@ -2,13 +2,17 @@
  * JSON schemas of the import service's routes (spec 1 §2, wire.ts): Fastify serializes
  * the answers with them and /openapi.json is written from them (server/openapi.ts).
  * Amounts are JSON numbers with at most two decimals (exact cents, converted in wire.ts).
- * Every failure is `{ "detail": "..." }`.
+ * Every failure is `{ "detail": "...", "code": "...", "requestId": "..." }`.
  */
 import { BATCH_SIZE_DEFAULT, BATCH_SIZE_MAX, BATCH_SIZE_MIN } from './params.js'
 import { answers, bool, int, list, num, orNull, record, str } from '../openapi.js'
 import type { JsonSchema } from '../openapi.js'
 
-export const detail = record({ detail: str('What went wrong, for a person.') })
+export const detail = record({
+  detail: str('What went wrong, for a person.'),
+  code: str('Beyond the spec: the stable code of the error, for programs to branch on (e.g. LEDGER_UNBALANCED, UNAUTHORIZED).'),
+  requestId: str('Beyond the spec: the request id (also in the X-Request-Id header), to quote when reporting a problem.')
+})
 export const security = [{ apiKey: [] }]
 
 const cellProblem = record({

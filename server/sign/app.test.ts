@@ -231,7 +231,7 @@ describe('authentication', () => {
     for (const headers of [{ 'x-api-key': '' }, { 'x-api-key': 'errada' }, { 'x-api-key': `Bearer ${API_KEY}` }, { 'x-api-key': `"${API_KEY}"` }]) {
       const res = await sign(base.b, body, headers)
       expectError(res, 401, 'UNAUTHORIZED')
-      expect(res.body.message).toMatch(/API key missing or invalid/)
+      expect(res.body.message).toMatch(/^API key missing or invalid\. Send the key in the X-API-Key header\. .*SIGN_API_KEY.*\.data\/sign-api-key/)
     }
     const noHeader = await call(`${base.b}/api/v1/sign`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: API_KEY }, body: JSON.stringify(body) })
     expectError(noHeader, 401, 'UNAUTHORIZED')

@@ -13,7 +13,7 @@ import { loggerOptions, requestIdOf } from '../logging.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { BODY_STALL_MS, Gate } from '../gate.js'
 import { SUPPORTED_NODE_LINES, unsupportedLineWarning } from '../runtime.js'
-import { keyMatches } from '../secrets.js'
+import { keyHelp, keyMatches } from '../secrets.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
 import { transferPdf } from '../../workers/sign-pdf.js'
@@ -134,7 +134,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
       // Connection: close ends the socket after the answer, rather than read an unauthenticated body.
       void reply.header('connection', 'close')
-      return send(request, reply, config.unauthorizedStatus, 'UNAUTHORIZED', 'API key missing or invalid: send the key in the X-API-Key header.')
+      return send(request, reply, config.unauthorizedStatus, 'UNAUTHORIZED', `API key missing or invalid. ${keyHelp('X-API-Key', 'SIGN_API_KEY', 'sign')}`)
     }
     // No route: answered here, before a body nobody wants is read (Fastify would read and
     // parse it before the not-found handler runs).
