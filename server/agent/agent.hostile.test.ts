@@ -672,10 +672,10 @@ for (const step of steps) {
     for (const [input, message] of refusals) {
       const res = await post(s, 'dec-shape', JSON.stringify({ input }))
       expect(res.status, JSON.stringify(input)).toBe(400)
-      expect(res.body).toEqual({ error: message })
+      expect(res.body).toEqual({ error: message, code: expect.any(String), requestId: expect.any(String) })
     }
     // No body at all is the input {}: refused the same way.
-    expect((await s.call('/api/v1/automations/dec-shape/run', { method: 'POST' })).body).toEqual({ error: refusals[0]![1] })
+    expect((await s.call('/api/v1/automations/dec-shape/run', { method: 'POST' })).body).toEqual({ error: refusals[0]![1], code: expect.any(String), requestId: expect.any(String) })
     // Nothing was queued, nothing was spawned, no input file (with its passwords) was written.
     expect(s.app.agent.recentJobs(10)).toHaveLength(0)
     expect(await readdir(join(s.dir, 'runtime', 'inputs'))).toEqual([])
@@ -737,10 +737,10 @@ for (const step of steps) {
     expect((await s.call(`/api/v1/jobs/${queued.body.id}/log?stream=stderr`)).body).toBe('[1/2] done\n[2/2] done\n')
     expect((await s.call(`/api/v1/jobs/${queued.body.id}/log?stream=stdout`)).body).toBe(`AGENT_RESULT_JSON=${JSON.stringify(first)}\nAGENT_RESULT_JSON=${JSON.stringify(last)}\n`)
     const badStream = await s.call(`/api/v1/jobs/${queued.body.id}/log?stream=both`)
-    expect([badStream.status, badStream.body]).toEqual([400, { error: 'stream must be stdout, stderr or all (the default).' }])
+    expect([badStream.status, badStream.body]).toEqual([400, { error: 'stream must be stdout, stderr or all (the default).', code: expect.any(String), requestId: expect.any(String) }])
     for (const id of ['00000000-0000-0000-0000-000000000000', '..%2F..%2Fetc%2Fpasswd', 'x']) {
       const missing = await s.call(`/api/v1/jobs/${id}/log`)
-      expect([missing.status, missing.body], id).toEqual([404, { error: 'Job not found.' }])
+      expect([missing.status, missing.body], id).toEqual([404, { error: 'Job not found.', code: 'JOB_NOT_FOUND', requestId: expect.any(String) }])
     }
     expect((await s.call(`/api/v1/jobs/${queued.body.id}/log`, { key: null })).status).toBe(401)
   })
@@ -772,7 +772,7 @@ for (const step of steps) {
     expect(next.status).toBe('SUCCEEDED')
     expect(s.app.agent.job(queued.body.id)?.startedAt).toBeNull()
     const ended = await s.call(`/api/v1/jobs/${after.body.id}`, { method: 'DELETE' })
-    expect([ended.status, ended.body]).toEqual([409, { error: 'The job already ended (SUCCEEDED); there is nothing to cancel.' }])
+    expect([ended.status, ended.body]).toEqual([409, { error: 'The job already ended (SUCCEEDED); there is nothing to cancel.', code: expect.any(String), requestId: expect.any(String) }])
     expect((await s.call('/api/v1/jobs/00000000-0000-0000-0000-000000000000', { method: 'DELETE' })).status).toBe(404)
     expect((await s.call(`/api/v1/jobs/${after.body.id}`, { method: 'DELETE', key: null })).status).toBe(401)
   })

@@ -106,7 +106,7 @@ describe('the DEC package through the agent', () => {
       [{ empresas: [{ cnpj: '11222333000181', competenciaAno: '2026', competenciaMes: '7' }] }, 'input.empresas[0].senha is required (the company\'s portal password).']
     ] as const) {
       const res = await call('/api/v1/automations/dec-issqn-poa/run', { method: 'POST', body: JSON.stringify({ input }) })
-      expect([res.status, res.body]).toEqual([400, { error }])
+      expect([res.status, res.body]).toEqual([400, { error, code: expect.any(String), requestId: expect.any(String) }])
     }
     expect(app.agent.recentJobs(10)).toHaveLength(0)
     expect((await call('/api/v1/automations/dec-issqn-poa')).body.inputSchema).toMatchObject({ required: ['empresas'] })
