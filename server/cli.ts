@@ -38,6 +38,7 @@ import { SERVICES, startServices } from './serve.js'
 import { rekeyCertificates } from '../core/gateway/index.js'
 import { rekeyKeys } from './gateway/rekey-command.js'
 import type { ServiceName } from './serve.js'
+import { verifyCommand } from './sign/cli-verify.js'
 
 const HELP = `razao — back-office services of the firm
 
@@ -62,6 +63,8 @@ Usage:
   razao gateway rekey [--old-key-file F] [--new-key-file F]
                                                         re-encrypt the stored certificates under a new master key
                                                         (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
+  razao verify FILE [--trust DIR]                       check a signed PDF's signatures (the /api/v1/verify report);
+                                                        exit 0 all valid, 1 not valid, 2 usage
   razao samples DIR [--force]                           write files to try every service on (invented data);
                                                         an existing file is kept unless --force, a link always refused
   razao --help                                          this text
@@ -74,6 +77,7 @@ working directory (see docs/configuration.md). Services: ${SERVICES.join(', ')}.
 class UsageError extends Error {}
 
 async function main (argv: string[]): Promise<void> {
+  if (argv[0] === 'verify') { dotenv.config({ quiet: true }); process.exitCode = await verifyCommand(argv.slice(1)); return }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -27,6 +27,8 @@ import { CertificateWatch } from './health.js'
 import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
 import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
+import { loadVerifyTrustStore } from './trust.js'
+import { verifyRoutes } from './verify-route.js'
 
 export interface SignAppOptions {
   shared: SharedConfig
@@ -154,7 +156,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     timeoutError: () => new HttpRefusal(408, 'INVALID_REQUEST', `The request body sent nothing for ${config.bodyTimeoutMs} ms (SIGN_BODY_TIMEOUT_MS) and was cut; send the request again.`)
   }
   app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.url !== '/api/v1/sign') return
+    if (request.routeOptions.url !== '/api/v1/sign' && request.routeOptions.url !== '/api/v1/verify') return
     await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
   drainUnreadBodies(app, bodyLimit)
@@ -257,6 +259,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       warnings: [...devWarning, ...out.warnings]
     }
   })
+
+  await app.register(verifyRoutes, { config, pool, send, ...loadVerifyTrustStore(config.trustDir) })
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => {
     const started = performance.now()

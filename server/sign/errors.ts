@@ -10,6 +10,7 @@ import type { Code } from '../../core/errors.js'
 export type PublicCode =
   | 'UNAUTHORIZED' | 'VALIDATION_ERROR' | 'INVALID_JSON' | 'INVALID_REQUEST' | 'INVALID_PDF' | 'FILE_TOO_LARGE'
   | 'TIMESTAMP_ERROR' | 'INTERNAL_ERROR' | 'INVALID_CERTIFICATE' | 'UNSUPPORTED_MEDIA_TYPE' | 'RESOURCE_NOT_FOUND'
+  | 'MULTIPART_ERROR'
 
 /** Status and public code of every signing failure (the compiler flags a missing code). */
 export const SIGN_ERRORS: Record<SignCode, { code: PublicCode, status: number }> = {

@@ -49,3 +49,17 @@ export function loadTrustStore (dir: string): TrustAnchor[] {
   }
   return anchors
 }
+
+/**
+ * The folder of the shipped ICP-Brasil roots (anchors/ beside this module's source): found from
+ * the sources and from the build in dist/, which does not copy it.
+ */
+export function shippedAnchorsDir (): string {
+  for (const rel of ['./anchors/', '../../../../core/sign/verify/anchors/']) {
+    const dir = new URL(rel, import.meta.url)
+    try {
+      if (statSync(dir).isDirectory()) return dir.pathname
+    } catch { /* try the next layout */ }
+  }
+  throw new TrustStoreError('The shipped ICP-Brasil root certificates (core/sign/verify/anchors) are missing from this installation.')
+}
