@@ -67,6 +67,8 @@ function packageVersion (): string {
 
 export async function buildSignApp (options: SignAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
+  // Read before anything starts: a trust store that cannot be read stops the start, naming SIGN_TRUST_DIR.
+  const verifyTrust = loadVerifyTrustStore(config.trustDir)
   let certificate = { path: config.certPath ?? '', password: config.certPassword, developmentDir: undefined as string | undefined }
   if (config.certPath === undefined) {
     if (shared.environment === 'production') throw new Error('SIGN_CERT_PATH must be set when NODE_ENV=production')
@@ -260,7 +262,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     }
   })
 
-  await app.register(verifyRoutes, { config, pool, send, ...loadVerifyTrustStore(config.trustDir) })
+  await app.register(verifyRoutes, { config, pool, send, ...verifyTrust })
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => {
     const started = performance.now()

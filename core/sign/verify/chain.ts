@@ -9,7 +9,7 @@ import { X509Certificate, createHash } from 'node:crypto'
 import * as asn1js from 'asn1js'
 import * as pkijs from 'pkijs'
 import { readKeyUsage } from '../extensions.js'
-import { bytesOf, verifyWith } from './cms.js'
+import { bytesOf, verifyWith, x509 } from './cms.js'
 
 export interface TrustAnchor {
   cert: X509Certificate
@@ -47,19 +47,7 @@ export interface CertificatePath {
   problems: string[]
 }
 
-const cache = new Map<string, X509Certificate>()
-
-/** Parsed once per process: the same chain comes back in every file this service signed. */
-export function x509 (der: Buffer): X509Certificate {
-  const key = createHash('sha1').update(der).digest('base64')
-  let cert = cache.get(key)
-  if (cert === undefined) {
-    cert = new X509Certificate(der)
-    if (cache.size > 2000) cache.clear()
-    cache.set(key, cert)
-  }
-  return cert
-}
+export { x509 }
 
 function issues (issuer: X509Certificate, subject: X509Certificate): boolean {
   try {

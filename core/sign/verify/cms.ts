@@ -49,6 +49,20 @@ const RSA_ENCRYPTION = '1.2.840.113549.1.1.1'
 const EC_PUBLIC_KEY = '1.2.840.10045.2.1'
 const RSA_PSS = '1.2.840.113549.1.1.10'
 
+const parsedCertificates = new Map<string, X509Certificate>()
+
+/** Parsed once per process: the same chain comes back in every file one signer signed. */
+export function x509 (der: Buffer): X509Certificate {
+  const key = createHash('sha1').update(der).digest('base64')
+  let cert = parsedCertificates.get(key)
+  if (cert === undefined) {
+    cert = new X509Certificate(der)
+    if (parsedCertificates.size > 2000) parsedCertificates.clear()
+    parsedCertificates.set(key, cert)
+  }
+  return cert
+}
+
 export function hashName (oid: string): string | undefined {
   return HASHES[oid]
 }
@@ -124,7 +138,7 @@ export function findSignerCertificate (signer: pkijs.SignerInfo, certificates: B
   const sid = signer.sid as pkijs.IssuerAndSerialNumber | asn1js.OctetString
   if (sid instanceof pkijs.IssuerAndSerialNumber) {
     const serial = bytesOf(sid.serialNumber.valueBlock.valueHexView).toString('hex').replace(/^(00)+(?=.)/, '').toUpperCase()
-    const bySerial = certificates.filter((der) => new X509Certificate(der).serialNumber.toUpperCase().replace(/^(00)+(?=.)/, '') === serial)
+    const bySerial = certificates.filter((der) => x509(der).serialNumber.toUpperCase().replace(/^(00)+(?=.)/, '') === serial)
     // Serials are unique per issuer only: with two candidates, the issuer decides (parsing a certificate with pkijs costs milliseconds).
     if (bySerial.length <= 1) return bySerial[0]
     return bySerial.find((der) => pkijs.Certificate.fromBER(new Uint8Array(der)).issuer.isEqual(sid.issuer))
@@ -185,7 +199,7 @@ export function checkSigner (cms: ParsedCms, contentDigest: (hash: string) => Bu
     // Signed over the DER of the attributes with the SET tag, not the [0] of the SignerInfo.
     const encoded = Buffer.from(attrs.encodedValue.byteLength > 0 ? bytesOf(attrs.encodedValue) : bytesOf(attrs.toSchema().toBER(false)))
     encoded[0] = 0x31
-    out.signatureValid = verifyWith(new X509Certificate(certificate), signer.signatureAlgorithm, digestOid, encoded, bytesOf(signer.signature.valueBlock.valueHexView))
+    out.signatureValid = verifyWith(x509(certificate), signer.signatureAlgorithm, digestOid, encoded, bytesOf(signer.signature.valueBlock.valueHexView))
     if (!out.signatureValid) problems.push('The signature value does not verify with the signer certificate\'s key.')
   }
   return out
