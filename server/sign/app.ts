@@ -201,7 +201,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   await registerOpenApi(app, {
     title: 'razao PDF-signature service',
     version: SIGN_API_VERSION,
-    description: 'Signs PDFs with the firm\'s certificate (PAdES-B, or PAdES-T when a timestamp authority is configured). Every answer carries requestId, also in the X-Request-Id header; failures use one envelope (success false, errors[] with code, message and field).',
+    description: 'Signs PDFs with the firm\'s certificate (PAdES-B, or PAdES-T when a timestamp authority is configured) and verifies signed PDFs. Every answer carries requestId, also in the X-Request-Id header; failures use one envelope (success false, errors[] with code, message and field).',
     securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
   })
 
