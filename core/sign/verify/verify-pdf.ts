@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto'
 import type { X509Certificate } from 'node:crypto'
 import * as asn1js from 'asn1js'
 import { SignError } from '../errors.js'
+import { declaredSizeFault } from '../../pdf/index.js'
 import { OID_ICP_CNPJ, OID_ICP_CPF_HOLDER, OID_ICP_RESPONSIBLE_DATA, OID_ICP_RESPONSIBLE_NAME, readOtherNames, readSignerIdentity } from '../icp-brasil.js'
 import { readKeyUsage } from '../extensions.js'
 import { changesAfter, allowedBy, exceeds, NO_CHANGES } from './changes.js'
@@ -110,6 +111,9 @@ export interface VerificationReport {
   securityStore: { certificates: number, ocspResponses: number, crls: number, vriEntries: number } | null
 }
 
+/** Signatures and document time-stamps verified in one file, at most (real files hold a handful). */
+export const MAX_SIGNATURES = 100
+
 const WORST: Verdict[] = ['VALID', 'INDETERMINATE', 'INVALID']
 const worstOf = (verdicts: Verdict[]): Verdict => verdicts.reduce<Verdict>((w, v) => WORST.indexOf(v) > WORST.indexOf(w) ? v : w, 'VALID')
 
@@ -119,11 +123,18 @@ export async function verifyPdf (bytes: Uint8Array, options: VerifyOptions): Pro
   if (!Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(1024, bytes.byteLength)).includes('%PDF-')) {
     throw new SignError('SIGN_PDF_INVALID', 'The file is not a PDF (no %PDF- header in its first 1024 bytes).', 'pdfBase64')
   }
+  // Counts the file declares beyond what it holds are refused before pdf-lib allocates for them.
+  const fault = declaredSizeFault(bytes)
+  if (fault !== undefined) throw new SignError('SIGN_PDF_INVALID', `The PDF declares more than it holds: ${fault}. The file is damaged or crafted.`, 'pdfBase64')
   let structure
   try {
     structure = await readStructure(bytes)
   } catch (err) {
     throw new SignError('SIGN_PDF_INVALID', 'The PDF cannot be read: its structure is damaged.', 'pdfBase64', { cause: err })
+  }
+  // Each signature hashes up to the whole file: thousands of fields over one large file would hold a thread for minutes.
+  if (structure.signatures.length > MAX_SIGNATURES) {
+    throw new SignError('SIGN_PDF_UNSUPPORTED', `The PDF holds ${structure.signatures.length} signature fields with a value; this service verifies at most ${MAX_SIGNATURES} in one file.`, 'pdfBase64')
   }
   const dss = structure.dss
   const dssRevocation: RevocationData = { ocsps: dss?.ocsps ?? [], crls: dss?.crls ?? [] }
