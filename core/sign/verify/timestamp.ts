@@ -21,14 +21,16 @@ export interface TimestampCheck {
   valid: boolean
   /** The authority's certificate chains to an anchor of the trust store and was valid at `time`. */
   trusted: boolean
+  /** Every certificate of the authority's chain is inside its validity now. */
+  validNow: boolean
   problems: string[]
   /** Certificates the token carries (DER), for the validation pool. */
   certificates: Buffer[]
 }
 
-/** Checks `token` (DER ContentInfo); `imprintOf(hash)` hashes the bytes it must cover. */
-export function checkTimestamp (token: Buffer, imprintOf: (hash: string) => Buffer, anchors: TrustAnchor[], pool: X509Certificate[]): TimestampCheck {
-  const out: TimestampCheck = { time: null, authority: null, valid: false, trusted: false, problems: [], certificates: [] }
+/** Checks `token` (DER ContentInfo); `imprintOf(hash)` hashes the bytes it must cover; `now` is the verification's "now". */
+export function checkTimestamp (token: Buffer, imprintOf: (hash: string) => Buffer, anchors: TrustAnchor[], pool: X509Certificate[], now: Date): TimestampCheck {
+  const out: TimestampCheck = { time: null, authority: null, valid: false, trusted: false, validNow: false, problems: [], certificates: [] }
   let cms
   try {
     cms = parseCms(token)
@@ -67,6 +69,7 @@ export function checkTimestamp (token: Buffer, imprintOf: (hash: string) => Buff
     if (expired.length > 0) out.problems.push(`The time-stamp authority's chain was not valid at its time: ${expired.join('; ')}.`)
     out.problems.push(...path.problems.map((p) => `Time-stamp authority: ${p}`))
     out.trusted = path.anchor !== undefined && path.problems.length === 0 && expired.length === 0
+    out.validNow = expiredAt(path.certificates, now).length === 0
   }
   out.valid = imprintOk && signer.digestMatches && signer.signatureValid && ekuOk
   return out

@@ -147,9 +147,9 @@ export async function verifyPdf (bytes: Uint8Array, options: VerifyOptions): Pro
   for (const { dict, end } of contexts) {
     if (dict.kind !== 'document-timestamp' || dict.contents === undefined || dict.problems.length > 0) continue
     const token = trimmedDer(dict.contents)
-    docTimestamps.push({ end, check: checkTimestamp(token, (hash) => rangeDigest(bytes, dict.byteRange, hash), options.anchors, dssCertificates) })
+    docTimestamps.push({ end, check: checkTimestamp(token, (hash) => rangeDigest(bytes, dict.byteRange, hash), options.anchors, dssCertificates, now) })
   }
-  const firstDss = dss === null ? -1 : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf('/DSS')
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
   for (const [i, { dict, end }] of contexts.entries()) {
     const report = await verifyOne(bytes, dict, end, i + 1, {
@@ -159,7 +159,8 @@ export async function verifyPdf (bytes: Uint8Array, options: VerifyOptions): Pro
       dssCertificates,
       dssRevocation,
       hasDss: dss !== null,
-      firstDss,
+      // Where the DSS was first written after this signature (-1: not found as text, e.g. inside an object stream).
+      dssAfter: dss === null ? -1 : text.indexOf('/DSS', end),
       docTimestamps: docTimestamps.filter((d) => d.end > end)
     })
     const own = docTimestamps.find((d) => d.end === end)
@@ -181,7 +182,7 @@ interface Context {
   dssCertificates: X509Certificate[]
   dssRevocation: RevocationData
   hasDss: boolean
-  firstDss: number
+  dssAfter: number
   /** Valid-or-not document time-stamps whose revision comes after this signature's. */
   docTimestamps: Array<{ end: number, check: TimestampCheck }>
 }
@@ -283,7 +284,7 @@ async function verifyOne (bytes: Uint8Array, dict: SignatureDictionary, end: num
   let proven: { time: Date, source: 'SIGNATURE_TIMESTAMP' | 'DOCUMENT_TIMESTAMP' } | undefined
   if (tokenAttr !== undefined) {
     const signatureValue = bytesOf(cms.signer.signature.valueBlock.valueHexView)
-    const check = checkTimestamp(derOf(tokenAttr.values[0]!), (hash) => createHash(hash).update(signatureValue).digest(), ctx.anchors, pool)
+    const check = checkTimestamp(derOf(tokenAttr.values[0]!), (hash) => createHash(hash).update(signatureValue).digest(), ctx.anchors, pool, ctx.now)
     report.timestamp = { time: check.time, authority: check.authority, valid: check.valid, trusted: check.trusted }
     if (!check.valid) for (const p of check.problems) invalid(p)
     else if (!check.trusted) for (const p of check.problems) indeterminate(p)
@@ -339,7 +340,7 @@ async function verifyOne (bytes: Uint8Array, dict: SignatureDictionary, end: num
   } else {
     const timed = (report.timestamp?.valid ?? false) || ctx.docTimestamps.some((d) => d.check.valid)
     const longTerm = timed && ctx.hasDss && dssCovers
-    const archived = longTerm && ctx.docTimestamps.some((d) => d.check.valid && (ctx.firstDss < 0 || d.end > ctx.firstDss))
+    const archived = longTerm && ctx.docTimestamps.some((d) => d.check.valid && (ctx.dssAfter < 0 || d.end > ctx.dssAfter))
     report.pades.level = archived ? 'B-LTA' : longTerm ? 'B-LT' : timed ? 'B-T' : 'B-B'
     if (timed && ctx.hasDss && !dssCovers) report.notes.push('The DSS does not hold revocation data for every certificate of the signer\'s chain, so the level stays B-T.')
   }
@@ -374,7 +375,7 @@ function applyDocTimestamp (report: SignatureReport, check: TimestampCheck): voi
   report.integrity.digestMatches = check.valid
   report.integrity.signatureValid = check.valid
   report.integrity.digestAlgorithm = 'from the token'
-  report.validity = { signingTime: check.time, signingTimeSource: check.time === null ? null : 'DOCUMENT_TIMESTAMP', atSigningTime: check.valid && check.trusted, now: check.valid }
+  report.validity = { signingTime: check.time, signingTimeSource: check.time === null ? null : 'DOCUMENT_TIMESTAMP', atSigningTime: check.valid && check.trusted, now: check.validNow }
   if (!check.valid) {
     report.problems.push(...check.problems)
     report.verdict = 'INVALID'
