@@ -115,13 +115,17 @@ export function parseCms (bytes: Buffer): ParsedCms {
   const parsed = asn1js.fromBER(new Uint8Array(bytes))
   if (parsed.offset === -1) throw new Error('the signature value is not a DER structure')
   const info = new pkijs.ContentInfo({ schema: parsed.result })
-  if (info.contentType !== OID.signedData) throw new Error(`the signature value is not CMS SignedData (content type ${info.contentType})`)
+  if (info.contentType !== OID.signedData || !(info.content instanceof asn1js.Sequence)) throw new Error(`the signature value is not CMS SignedData (content type ${info.contentType})`)
+  // The certificates as they were read (the [0] IMPLICIT CertificateSet), not re-encoded; then
+  // taken out of the tree: pkijs would parse each one again (milliseconds each), and only their
+  // DER is used here (node:crypto reads them).
+  const fields = info.content.valueBlock.value
+  const at = fields.findIndex((f) => f.idBlock.tagClass === 3 && f.idBlock.tagNumber === 0)
+  const set = fields[at] as asn1js.Constructed | undefined
+  const certificates = (set?.valueBlock.value ?? []).filter((c) => c instanceof asn1js.Sequence).map(derOf)
+  if (at >= 0) fields.splice(at, 1)
   const signedData = new pkijs.SignedData({ schema: info.content })
   if (signedData.signerInfos.length !== 1) throw new Error(`the CMS holds ${signedData.signerInfos.length} signer infos; exactly one is expected`)
-  // The certificates as they were read (the [0] IMPLICIT CertificateSet), not re-encoded.
-  const fields = (info.content as asn1js.Sequence).valueBlock.value
-  const set = fields.find((f) => f.idBlock.tagClass === 3 && f.idBlock.tagNumber === 0) as asn1js.Constructed | undefined
-  const certificates = (set?.valueBlock.value ?? []).filter((c) => c instanceof asn1js.Sequence).map(derOf)
   return { signedData, signer: signedData.signerInfos[0]!, certificates, trailing: bytes.subarray(parsed.offset) }
 }
 
