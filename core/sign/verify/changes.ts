@@ -85,6 +85,24 @@ export function changesAfter (bytes: Uint8Array, signedEnd: number): ChangesAfte
   const newest = new Map<number, ObjectDefinition>()
   for (const def of added.all()) newest.set(def.num, def)
 
+  // Widgets (fields) whose value is a document time-stamp added after the signature: adding
+  // them, and listing them in a page's /Annots or the form's /Fields, is an LTA update.
+  const timestampWidgets = new Set<number>()
+  for (const [num, def] of newest) {
+    const value = dictOf(def.value)?.get('V')
+    const target = value instanceof Ref ? newest.get(value.num) : undefined
+    const targetDict = dictOf(target?.value)
+    if (targetDict !== undefined && (typeOf(targetDict) === 'DocTimeStamp' || isName(targetDict.get('SubFilter'), 'ETSI.RFC3161'))) timestampWidgets.add(num)
+  }
+  /** The class of a list (/Annots, /Fields) that gained entries: LTA when they are all time-stamp widgets. */
+  const listChange = (oldList: Value | undefined, newList: Value | undefined, otherwise: ModificationLevel): ModificationLevel => {
+    const refs = (v: Value | undefined): number[] => (Array.isArray(v) ? v : []).flatMap((x) => x instanceof Ref ? [x.num] : [])
+    const kept = new Set(refs(oldList))
+    const gained = refs(newList).filter((n) => !kept.has(n))
+    const lost = [...kept].filter((n) => !refs(newList).includes(n))
+    return lost.length === 0 && gained.length > 0 && gained.every((n) => timestampWidgets.has(n)) ? 'LTA_UPDATES' : otherwise
+  }
+
   for (const [num, def] of newest) {
     const old = last(before, num)
     const dict = dictOf(def.value)
@@ -127,24 +145,29 @@ export function changesAfter (bytes: Uint8Array, signedEnd: number): ChangesAfte
       for (const key of changedKeys(oldDict, dict!)) {
         const allowed = PAGE_KEYS[key]
         if (allowed === undefined) other(`The content or resources of a page were changed (/${key}).`)
-        else raise(annotationsOnlyWidgets(added, dict!.get('Annots')) ? 'FORM_FILLING' : allowed)
+        else raise(listChange(oldDict.get('Annots'), dict!.get('Annots'), annotationsOnlyWidgets(added, dict!.get('Annots')) ? 'FORM_FILLING' : allowed))
       }
       continue
     }
+    if (timestampWidgets.has(num)) { raise('LTA_UPDATES'); continue }
     if (dict !== undefined && isAnnotation(dict)) {
       const widget = isName(dict.get('Subtype'), 'Widget') || dict.has('FT')
       if (widget) { out.formFieldsAddedOrChanged++; raise('FORM_FILLING') } else { out.annotationsAddedOrChanged++; raise('ANNOTATIONS') }
       continue
     }
     if (dict !== undefined && (dict.has('FT') || (dict.has('T') && dict.has('Kids')))) { out.formFieldsAddedOrChanged++; raise('FORM_FILLING'); continue }
-    if (dict !== undefined && dict.has('Fields')) { raise('FORM_FILLING'); continue }
+    if (dict !== undefined && dict.has('Fields')) {
+      const keys = oldDict === undefined ? ['Fields'] : changedKeys(oldDict, dict)
+      raise(keys.every((k) => k === 'Fields' || k === 'SigFlags') ? listChange(oldDict?.get('Fields'), dict.get('Fields'), 'FORM_FILLING') : 'FORM_FILLING')
+      continue
+    }
     if (old === undefined) continue // a new font, image, appearance stream or array: only counts when something above uses it
     if (dict !== undefined && (type === 'Metadata' || isInfo(dict))) { raise('LTA_UPDATES'); continue }
     // A changed array: what it is depends on who points at it.
     if (Array.isArray(def.value)) {
       const key = referringKey(before, num)
-      if (key === 'Annots') { raise('ANNOTATIONS'); continue }
-      if (key === 'Fields') { raise('FORM_FILLING'); continue }
+      if (key === 'Annots') { raise(listChange(old.value, def.value, 'ANNOTATIONS')); continue }
+      if (key === 'Fields') { raise(listChange(old.value, def.value, 'FORM_FILLING')); continue }
       if (key === 'Certs' || key === 'OCSPs' || key === 'CRLs') { out.securityStoreAdded = true; raise('LTA_UPDATES'); continue }
       if (key === 'Kids') { other('Pages were added, removed or reordered.'); continue }
     }

@@ -290,6 +290,13 @@ describe('signed PDFs from pyHanko', () => {
     expect(first.changesAfter).toMatchObject({ documentTimestampsAdded: 1, securityStoreAdded: true, level: 'FORM_FILLING' })
   })
 
+  it('the same before the later signature: the DSS and the document time-stamp are LTA updates, which even DocMDP P=1 allows', async () => {
+    const report = await verifyPdf(await readFile(join(SIGNED, 'pades-lta-dss-indirect-arrs-test.pdf')), { anchors: pyhanko })
+    expect(report.signatures.map((s) => [s.kind, s.verdict, s.pades.level])).toEqual([['signature', 'VALID', 'B-LTA'], ['document-timestamp', 'VALID', null]])
+    expect(report.signatures[0]!.changesAfter).toMatchObject({ updates: 2, documentTimestampsAdded: 1, securityStoreAdded: true, formFieldsAddedOrChanged: 0, level: 'LTA_UPDATES' })
+    expect(report.signatures[1]!.changesAfter).toMatchObject({ securityStoreAdded: true, level: 'LTA_UPDATES' })
+  })
+
   it('without the signature time-stamp an expired certificate is INDETERMINATE now, VALID at a time inside its validity', async () => {
     const pdf = await readFile(join(SIGNED, 'pades-with-old-style-signing-cert-attr.pdf'))
     const now = only(await verifyPdf(pdf, { anchors: pyhanko }))
