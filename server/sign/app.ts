@@ -20,6 +20,8 @@ import { transferPdf } from '../../workers/sign-pdf.js'
 import type { SignPdfInput, SignPdfOutput } from '../../workers/sign-pdf.js'
 import type { SignConfig } from './config.js'
 import { ensureDevCertificate } from './dev-certificate.js'
+import { loadVerifyTrustStore } from './trust.js'
+import { verifyRoutes } from './verify-route.js'
 import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors.js'
 import { clientErrorHandler } from '../http-errors.js'
 import type { PublicCode } from './errors.js'
@@ -27,8 +29,6 @@ import { CertificateWatch } from './health.js'
 import { cleanFileName, parseSignRequest, signedFileName } from './wire.js'
 import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
 import { apiKeyScheme, registerOpenApi } from '../openapi.js'
-import { loadVerifyTrustStore } from './trust.js'
-import { verifyRoutes } from './verify-route.js'
 
 export interface SignAppOptions {
   shared: SharedConfig
@@ -201,7 +201,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   await registerOpenApi(app, {
     title: 'razao PDF-signature service',
     version: SIGN_API_VERSION,
-    description: 'Signs PDFs with the firm\'s certificate (PAdES-B, or PAdES-T when a timestamp authority is configured) and verifies signed PDFs. Every answer carries requestId, also in the X-Request-Id header; failures use one envelope (success false, errors[] with code, message and field).',
+    description: 'Signs PDFs with the firm\'s certificate (PAdES-B, or PAdES-T when a timestamp authority is configured). Every answer carries requestId, also in the X-Request-Id header; failures use one envelope (success false, errors[] with code, message and field).',
     securitySchemes: { apiKey: apiKeyScheme('X-API-Key') }
   })
 
