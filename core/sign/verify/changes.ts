@@ -8,7 +8,7 @@
  * DocMDP permission (ISO 32000-1 §12.8.2.2) says which classes it allows: P=1 only
  * LTA_UPDATES, P=2 up to FORM_FILLING, P=3 up to ANNOTATIONS.
  */
-import { Name, RawObjects, Ref, isName } from '../../pdf/index.js'
+import { Name, RawObjects, Ref, Str, isName } from '../../pdf/index.js'
 import type { Dict, ObjectDefinition, Value } from '../../pdf/index.js'
 
 export const MODIFICATION_LEVELS = ['NONE', 'LTA_UPDATES', 'FORM_FILLING', 'ANNOTATIONS', 'OTHER'] as const
@@ -108,7 +108,10 @@ export function changesAfter (bytes: Uint8Array, signedEnd: number): ChangesAfte
     const dict = dictOf(def.value)
     const type = typeOf(dict)
     if (type === 'XRef' || type === 'ObjStm') continue
-    if (old !== undefined && same(old.value, def.value) && sameData(before, old, added, def)) continue
+    // Strings are not kept by the reader, so a field or annotation rewritten with the same
+    // structure may hold another value (a form field's /V): it counts as changed.
+    const mayHideText = dict !== undefined && hasString(dict) && (isAnnotation(dict) || dict.has('FT'))
+    if (old !== undefined && same(old.value, def.value) && sameData(before, old, added, def) && !mayHideText) continue
     const oldDict = dictOf(old?.value)
     if (dict !== undefined && (dict.has('ByteRange') || type === 'Sig' || type === 'DocTimeStamp')) {
       if (old !== undefined) { other(`An existing signature dictionary (object ${num}) was rewritten.`); continue }
@@ -181,6 +184,13 @@ function sameData (beforeObjects: RawObjects, old: ObjectDefinition, addedObject
   const a = old.data === undefined ? undefined : beforeObjects.rawData(old)
   const b = def.data === undefined ? undefined : addedObjects.rawData(def)
   return a !== undefined && b !== undefined && Buffer.from(a).equals(Buffer.from(b))
+}
+
+function hasString (value: Value): boolean {
+  if (value instanceof Str) return true
+  if (Array.isArray(value)) return value.some(hasString)
+  if (value instanceof Map) return [...value.values()].some(hasString)
+  return false
 }
 
 function isAnnotation (dict: Dict): boolean {

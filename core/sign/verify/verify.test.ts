@@ -20,7 +20,7 @@ import { P12Signer } from '@signpdf/signer-p12'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../../fixtures/pdf/pki.js'
 import type { TestPki } from '../../../fixtures/pdf/pki.js'
-import { makePdf } from '../../../fixtures/pdf/samples.js'
+import { makeFormPdf, makePdf } from '../../../fixtures/pdf/samples.js'
 import { startLocalTsa } from '../../../fixtures/pdf/tsa-server.js'
 import type { LocalTsa } from '../../../fixtures/pdf/tsa-server.js'
 import { createDevChain, loadPkcs12, signPdf, VISUAL_MODES } from '../index.js'
@@ -201,6 +201,18 @@ describe('tampered files', () => {
     const s = only(await verifyPdf(await appendUpdate(signed.pdf, addNote), { anchors }))
     expect(s.verdict).toBe('VALID')
     expect(s.changesAfter).toMatchObject({ annotationsAddedOrChanged: 1, level: 'ANNOTATIONS' })
+  })
+
+  it('a form field\'s value changed after the signature is seen (form filling), though only a string changed', async () => {
+    const signed = await signPdf(await makeFormPdf(), options())
+    const filled = await appendUpdate(signed.pdf, (doc) => {
+      const field = doc.getForm().getFields().find((f) => f.acroField.dict.get(PDFName.of('FT'))?.toString() === '/Tx')!
+      field.acroField.dict.set(PDFName.of('V'), PDFString.of('valor trocado depois'))
+      return [field.ref]
+    })
+    const s = only(await verifyPdf(filled, { anchors }))
+    expect(s.changesAfter).toMatchObject({ formFieldsAddedOrChanged: 1, level: 'FORM_FILLING' })
+    expect(s.verdict).toBe('VALID')
   })
 
   it('a replaced certificate: INVALID', async () => {
