@@ -4,7 +4,7 @@
  * say (only bench/ci-quick.ts enforces); a contender that runs out of memory or
  * time shows as such in its row.
  *
- *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,extract,ocr,gateway,agent]
+ *   npm run bench -- [--sizes 100000,500000] [--skip-peers] [--only reader,sheetjs,http,process,sign,verify,extract,ocr,gateway,agent]
  *                    [--http-rows 500000] [--process-rows 100000,500000] [--process-rounds 5]
  *                    [--memory-rows 1000000] (the service's peak RSS alone at these sizes; 0 for none)
  *                    [--seed 1] [--budget-s 15] [--min-runs 3] [--max-runs 10] [--timeout-s 600]
@@ -18,6 +18,7 @@ import type { ContenderId } from './child/protocol.js'
 import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyze-http.bench.js'
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { benchSign, signTable } from './sign.bench.js'
+import { benchVerify, verifyTable } from './verify.bench.js'
 import { benchExtract, extractTable } from './extract.bench.js'
 import { benchOcr, ocrTable } from './extract-ocr.bench.js'
 import { benchGateway, gatewayTable } from './gateway.bench.js'
@@ -30,7 +31,7 @@ import { ResultsRecorder, userPath, writeResults } from './lib/results.js'
 import { httpTargets, readTargets, targetsTable } from './lib/targets.js'
 import { benchXlsxReadRows, readRowsTable, type SizeRun } from './xlsx-read-rows.bench.js'
 
-const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'extract', 'ocr', 'gateway', 'agent']
+const SELECTABLE: readonly string[] = [...READ_CONTENDERS.map((c) => c.id), 'http', 'process', 'sign', 'verify', 'extract', 'ocr', 'gateway', 'agent']
 
 interface RunPlan {
   sizes: number[]
@@ -41,6 +42,7 @@ interface RunPlan {
   /** Sizes at which only the service's memory over /v1/process is measured (after the timed sizes). */
   memoryRows: number[]
   sign: boolean
+  verify: boolean
   extract: boolean
   ocr: boolean
   gateway: boolean
@@ -84,7 +86,7 @@ function planFromArgs (argv: string[]): RunPlan {
   for (const id of only ?? []) {
     if (!SELECTABLE.includes(id)) throw new Error(`--only: unknown contender "${id}"; choose from ${SELECTABLE.join(', ')}`)
   }
-  const wanted = (id: ContenderId | 'process' | 'sign' | 'extract' | 'ocr' | 'gateway' | 'agent', isPeer: boolean): boolean =>
+  const wanted = (id: ContenderId | 'process' | 'sign' | 'verify' | 'extract' | 'ocr' | 'gateway' | 'agent', isPeer: boolean): boolean =>
     (only === undefined || only.includes(id)) && !(isPeer && values['skip-peers'] === true)
   let readContenders = READ_CONTENDERS.filter((c) => wanted(c.id, c.isPeer))
   // Every ratio is against inflate-only, so it runs whenever anything else reads.
@@ -98,6 +100,7 @@ function planFromArgs (argv: string[]): RunPlan {
     processRounds: positiveInt('process-rounds', values['process-rounds'], 5),
     memoryRows: (values['memory-rows'] ?? '1000000').split(',').filter((v) => v.trim() !== '' && v.trim() !== '0').map((v) => positiveInt('memory-rows', v.trim(), 0)),
     sign: wanted('sign', false),
+    verify: wanted('verify', false),
     extract: wanted('extract', false),
     ocr: wanted('ocr', false),
     gateway: wanted('gateway', false),
@@ -193,6 +196,10 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings, recorder: Resu
     const result = await benchSign({}, (line) => process.stderr.write(`${line}\n`))
     print(signTable(result))
     signFigures(recorder.suite('sign'), result)
+  }
+  if (plan.verify) {
+    process.stderr.write('PDF verification beside our NONE signature\n')
+    print(verifyTable(await benchVerify({}, (line) => process.stderr.write(`${line}\n`))))
   }
   if (plan.extract) {
     process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')

@@ -329,3 +329,46 @@ function serveOnce (dataDir: string): Promise<{ code: number | null, stderr: str
     child.on('close', (code) => resolve({ code, stderr, health, signHealth, authorized, companies, stillUp, gatewayHealth, gatewayCompanies }))
   })
 }
+
+describe('razao verify', () => {
+  it('exits 0 for a valid signature, 1 for an untrusted or tampered one, 2 for wrong usage; the report on stdout', async () => {
+    const { createDevChain, loadPkcs12, signPdf } = await import('../core/sign/index.js')
+    const { makePdf } = await import('../fixtures/pdf/samples.js')
+    const { mkdir, writeFile } = await import('node:fs/promises')
+    const chain = createDevChain({ password: 'cli' })
+    const signed = await signPdf(await makePdf([{}]), {
+      material: loadPkcs12(chain.pkcs12, chain.password), visualMode: 'NONE', validatorUrl: 'https://validar.iti.gov.br/',
+      timeZone: 'America/Sao_Paulo', documentIdentifier: 'RZ-CLI-0001', signedAt: new Date()
+    })
+    const file = join(dir, 'assinado.pdf')
+    await writeFile(file, signed.pdf)
+    const trust = join(dir, 'verify-trust')
+    await mkdir(trust)
+    await writeFile(join(trust, 'raiz.pem'), chain.root.certPem)
+
+    const valid = await razao(['verify', file, '--trust', trust])
+    expect(valid.code).toBe(0)
+    expect(JSON.parse(valid.stdout)).toMatchObject({ fileName: 'assinado.pdf', verdict: 'VALID', signatures: [{ verdict: 'VALID', pades: { level: 'B-B' } }] })
+    expect(valid.stderr).toContain('assinado.pdf: VALID')
+
+    // The shipped ICP-Brasil roots do not trust the development chain; SIGN_TRUST_DIR does.
+    const shipped = await razao(['verify', file])
+    expect(shipped.code).toBe(1)
+    expect(JSON.parse(shipped.stdout).verdict).toBe('INDETERMINATE')
+    expect((await razao(['verify', file], { SIGN_TRUST_DIR: trust })).code).toBe(0)
+
+    const tampered = Buffer.from(signed.pdf)
+    tampered[200] = tampered[200] === 0x20 ? 0x21 : 0x20
+    await writeFile(join(dir, 'alterado.pdf'), tampered)
+    const invalid = await razao(['verify', join(dir, 'alterado.pdf'), '--trust', trust])
+    expect(invalid.code).toBe(1)
+    expect(JSON.parse(invalid.stdout).verdict).toBe('INVALID')
+
+    for (const args of [['verify'], ['verify', file, '--nope'], ['verify', join(dir, 'nao-existe.pdf')], ['verify', file, '--trust', join(dir, 'nao-existe')]]) {
+      const run = await razao(args)
+      expect(run.code).toBe(2)
+      expect(run.stdout).toBe('')
+      expect(run.stderr).toMatch(/^razao verify: /)
+    }
+  })
+})

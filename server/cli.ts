@@ -43,6 +43,7 @@ import { UsageError, parseCommandLine } from './cli-usage.js'
 import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
 import { withInputFile, withInputFiles } from './cli-stdin.js'
 import type { InputFile } from './cli-stdin.js'
+import { verifyCommand } from './sign/cli-verify.js'
 
 const env = (): Config => loadConfig(process.env)
 const text = (values: OptionValues, name: string): string | undefined => typeof values[name] === 'string' ? values[name] : undefined
@@ -130,6 +131,18 @@ const COMMANDS: CommandTable = {
     options: { evidence: { type: 'boolean', help: 'also show where each field was read (evidence, candidates)' } },
     details: 'One FILE: the route\'s body. Several: one object per file, in the order given. - reads one PDF from standard input.\nExit 1 when any file was not extracted (its JSON is printed all the same).',
     run: async (args, v) => { await extractFiles(args, flag(v, 'evidence'), env()) }
+  },
+  verify: {
+    usage: [['verify FILE [--trust DIR]', 'check a signed PDF\'s signatures (the /api/v1/verify report as JSON)']],
+    options: { trust: { type: 'string', value: 'DIR', help: 'folder of trusted root certificates (default SIGN_TRUST_DIR, else the shipped ICP-Brasil roots)' } },
+    maxArgs: 1,
+    details: 'One line per signature on stderr. Exit 0 when every signature is valid; 1 when one is invalid or not trustworthy, the file has no signature or is not a PDF. - reads the PDF from standard input.',
+    run: async (args, v) => {
+      const trust = text(v, 'trust')
+      await withInputFile(requireFile(args, 'verify'), async ({ path }) => {
+        process.exitCode = await verifyCommand([path, ...(trust === undefined ? [] : ['--trust', trust])])
+      })
+    }
   },
   gateway: {
     usage: [

@@ -157,7 +157,7 @@ function ownsItsBuffer (bytes: Uint8Array): boolean {
  * share their ArrayBuffer (a small Buffer is a slice of Node's common pool) are copied as
  * usual: moving the pool would detach every other Buffer cut from it.
  */
-function moving<T> (value: T, bytes: Uint8Array): T {
+export function moving<T> (value: T, bytes: Uint8Array): T {
   if (!ownsItsBuffer(bytes)) return value
   const buffer = bytes.buffer
   return move({ get [transferableSymbol] () { return [buffer] }, get [valueSymbol] () { return value as object } }) as T

@@ -5,7 +5,7 @@
  * every signed answer goes through pdfsig and OpenSSL.
  */
 import { createHash } from 'node:crypto'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -491,5 +491,75 @@ describe('logs', () => {
     // The failures above (a killed thread, a time limit) were logged, without a stack.
     expect(logText).toContain('"request failed"')
     expect(logText).not.toContain('"stack"')
+  })
+})
+
+describe('POST /api/v1/verify', () => {
+  let trusted: string
+  let signedT: Buffer
+  const verify = (target: string, pdf: Uint8Array, name = 'assinado.pdf', headers: Record<string, string> = { 'x-api-key': API_KEY }): Promise<{ status: number, body: any, headers: Headers }> => {
+    const form = new FormData()
+    form.append('file', new Blob([pdf], { type: 'application/pdf' }), name)
+    return call(`${target}/api/v1/verify`, { method: 'POST', headers, body: form })
+  }
+  beforeAll(async () => {
+    const trustDir = join(dir, 'verify-trust')
+    await mkdir(trustDir)
+    await writeFile(join(trustDir, 'signer-root.pem'), pki.signer.root.certPem)
+    await writeFile(join(trustDir, 'tsa-root.pem'), pki.tsa.root.certPem)
+    trusted = await start({ SIGN_CERT_PATH: pki.p12Path, SIGN_CERT_PASSWORD: pki.password, SIGN_TRUST_DIR: trustDir })
+    const res = await sign(base.t, { pdfBase64: Buffer.from(onePage).toString('base64') })
+    expect(res.status).toBe(200)
+    signedT = Buffer.from(res.body.data.signedPdfBase64, 'base64')
+  })
+
+  it('takes a multipart file: VALID against SIGN_TRUST_DIR, PAdES-B-T, the signer and every date with its offset', async () => {
+    const res = await verify(trusted, signedT)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ success: true, message: 'Every signature is valid.', errors: [], requestId: res.headers.get('x-request-id') })
+    const { data } = res.body
+    expect(data).toMatchObject({ verdict: 'VALID', fileName: 'assinado.pdf', sizeBytes: signedT.length, pageCount: 2, trustStore: { anchors: ['signer-root.pem', 'tsa-root.pem'] } })
+    const [s] = data.signatures
+    expect(s).toMatchObject({
+      verdict: 'VALID', subFilter: 'ETSI.CAdES.detached',
+      signer: { name: 'EMPRESA DESENVOLVIMENTO RAZAO TESTE LTDA', document: '11222333000181', documentKind: 'CNPJ' },
+      integrity: { coverage: 'WHOLE_FILE', digestMatches: true, signatureValid: true },
+      chain: { trusted: true, anchor: 'signer-root.pem' },
+      timestamp: { valid: true, trusted: true },
+      pades: { level: 'B-T' }
+    })
+    for (const t of [s.claimedSigningTime, s.timestamp.time, s.validity.signingTime, s.signer.certificate.validUntil]) expect(t).toMatch(ISO_OFFSET)
+  })
+
+  it('takes the sign request\'s JSON; against the shipped ICP-Brasil roots the development chain is INDETERMINATE', async () => {
+    const res = await call(`${base.t}/api/v1/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': API_KEY }, body: JSON.stringify({ pdfBase64: signedT.toString('base64') }) })
+    expect(res.status).toBe(200)
+    expect(res.body.data.verdict).toBe('INDETERMINATE')
+    expect(res.body.data.trustStore.anchors).toEqual(['ICP-Brasilv10.pem', 'ICP-Brasilv11.pem', 'ICP-Brasilv12.pem', 'ICP-Brasilv5.pem'])
+    expect(res.body.data.signatures[0].problems.join(' ')).toContain('not in the trust store')
+  })
+
+  it('answers 200 INVALID for a tampered file, and refuses what is not a PDF, no file, too large a file and a missing key', async () => {
+    const tampered = Buffer.from(signedT)
+    tampered[400] = tampered[400] === 0x20 ? 0x21 : 0x20
+    const bad = await verify(trusted, tampered)
+    expect(bad.status).toBe(200)
+    expect(bad.body.data.verdict).toBe('INVALID')
+    expect(bad.body.data.signatures[0].integrity.digestMatches).toBe(false)
+    expectError(await verify(trusted, Buffer.from('isto não é um PDF')), 400, 'INVALID_PDF', 'file')
+    const empty = new FormData()
+    empty.append('nota', 'sem arquivo')
+    expectError(await call(`${trusted}/api/v1/verify`, { method: 'POST', headers: { 'x-api-key': API_KEY }, body: empty }), 400, 'VALIDATION_ERROR', 'file')
+    expectError(await verify(trusted, Buffer.alloc(300 * 1024, 0x25)), 413, 'FILE_TOO_LARGE', 'file')
+    expectError(await verify(trusted, signedT, 'x.pdf', {}), 401, 'UNAUTHORIZED')
+    expectError(await call(`${trusted}/api/v1/verify`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x', 'x-api-key': API_KEY }, body: '--x\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n\r\n%PDF-1.7 cortado' }), 400, 'MULTIPART_ERROR')
+  })
+
+  it('a SIGN_TRUST_DIR that cannot be read, or that holds an intermediate, stops the start naming the variable', async () => {
+    await expect(start({ SIGN_TRUST_DIR: join(dir, 'nao-existe') })).rejects.toThrow(/SIGN_TRUST_DIR/)
+    const withIntermediate = join(dir, 'verify-trust-bad')
+    await mkdir(withIntermediate)
+    await writeFile(join(withIntermediate, 'ac.pem'), pki.signer.intermediate.certPem)
+    await expect(start({ SIGN_TRUST_DIR: withIntermediate })).rejects.toThrow(/ac\.pem .*not self-signed/)
   })
 })

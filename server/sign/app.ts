@@ -20,6 +20,8 @@ import { transferPdf } from '../../workers/sign-pdf.js'
 import type { SignPdfInput, SignPdfOutput } from '../../workers/sign-pdf.js'
 import type { SignConfig } from './config.js'
 import { ensureDevCertificate } from './dev-certificate.js'
+import { loadVerifyTrustStore } from './trust.js'
+import { verifyRoutes } from './verify-route.js'
 import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors.js'
 import { clientErrorHandler } from '../http-errors.js'
 import type { PublicCode } from './errors.js'
@@ -65,6 +67,8 @@ function packageVersion (): string {
 
 export async function buildSignApp (options: SignAppOptions): Promise<FastifyInstance> {
   const { shared, config, apiKey, pool } = options
+  // Read before anything starts: a trust store that cannot be read stops the start, naming SIGN_TRUST_DIR.
+  const verifyTrust = loadVerifyTrustStore(config.trustDir)
   let certificate = { path: config.certPath ?? '', password: config.certPassword, developmentDir: undefined as string | undefined }
   if (config.certPath === undefined) {
     if (shared.environment === 'production') throw new Error('SIGN_CERT_PATH must be set when NODE_ENV=production')
@@ -154,7 +158,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     timeoutError: () => new HttpRefusal(408, 'INVALID_REQUEST', `The request body sent nothing for ${config.bodyTimeoutMs} ms (SIGN_BODY_TIMEOUT_MS) and was cut; send the request again.`)
   }
   app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.url !== '/api/v1/sign') return
+    if (request.routeOptions.url !== '/api/v1/sign' && request.routeOptions.url !== '/api/v1/verify') return
     await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
   drainUnreadBodies(app, bodyLimit)
@@ -259,6 +263,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       warnings: [...devWarning, ...out.warnings]
     }
   })
+
+  await app.register(verifyRoutes, { config, pool, send, ...verifyTrust })
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => {
     const started = performance.now()

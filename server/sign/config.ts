@@ -51,6 +51,8 @@ export interface SignConfig {
   /** Status for a missing or wrong key: 401 (default) or 403 (spec 2, section 5). */
   unauthorizedStatus: 401 | 403
   policy: { name: 'AD-RB' | 'AD-RT', oid: string, hashHex: string, uri: string | undefined } | undefined
+  /** The verification trust store: a folder of root certificates; undefined: the ICP-Brasil roots shipped in core/sign/verify/anchors. */
+  trustDir: string | undefined
 }
 
 const MIB = 1024 * 1024
@@ -71,6 +73,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
   const production = shared.environment === 'production'
   const certPathRaw = read.string('SIGN_CERT_PATH', '')
   const chainPathRaw = read.string('SIGN_CERT_CHAIN_PATH', '')
+  const trustDirRaw = read.string('SIGN_TRUST_DIR', '')
   const tsaUrl = read.optionalUrl('SIGN_TSA_URL', ['http:', 'https:'])
   const timeZone = read.string('SIGN_TIME_ZONE', 'America/Sao_Paulo')
   if (!isIanaZone(timeZone)) extra.push(new ConfigError('SIGN_TIME_ZONE', `must be an IANA time zone such as America/Sao_Paulo, got "${timeZone}"`))
@@ -98,7 +101,8 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     timeZone,
     actuatorAuth: read.oneOf('SIGN_ACTUATOR_AUTH', ['none', 'api-key'], production ? 'api-key' : 'none') as 'none' | 'api-key',
     unauthorizedStatus: Number(read.oneOf('SIGN_UNAUTHORIZED_STATUS', ['401', '403'], '401')) as 401 | 403,
-    policy: undefined
+    policy: undefined,
+    trustDir: trustDirRaw === '' ? undefined : resolve(cwd, trustDirRaw)
   }
   if (production && config.certPath === undefined) {
     extra.push(new ConfigError('SIGN_CERT_PATH', 'must name the PKCS#12 certificate file when NODE_ENV=production (the development certificate is never used in production)'))

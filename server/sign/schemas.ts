@@ -53,7 +53,7 @@ const errorEnvelope = record({
   message: str(),
   requestId: str(),
   data: { type: 'null' },
-  errors: list(record({ code: str('UNAUTHORIZED, VALIDATION_ERROR, INVALID_JSON, INVALID_REQUEST, INVALID_PDF, FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, INVALID_CERTIFICATE, TIMESTAMP_ERROR, REVOCATION_ERROR, INTERNAL_ERROR, RESOURCE_NOT_FOUND.'), message: str(), field: orNull(str('The request field it is about.')) })),
+  errors: list(record({ code: str('UNAUTHORIZED, VALIDATION_ERROR, INVALID_JSON, INVALID_REQUEST, INVALID_PDF, FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, INVALID_CERTIFICATE, TIMESTAMP_ERROR, REVOCATION_ERROR, INTERNAL_ERROR, RESOURCE_NOT_FOUND, MULTIPART_ERROR.'), message: str(), field: orNull(str('The request field it is about.')) })),
   warnings: list(str()),
   code: str('The first error\'s code (the earlier release\'s shape).'),
   timestamp: str(),
@@ -172,5 +172,46 @@ export const actuatorInfoSchema = {
       })
     }, 'The facts.'),
     ...answers(errorEnvelope, unauthorized)
+  }
+}
+
+const signatureReport = openObject('One signature or document time-stamp, oldest first: index, kind (signature | document-timestamp), fieldName, subFilter, verdict (VALID | INDETERMINATE | INVALID), problems (why not VALID), notes, signer (name, document, documentKind, icpBrasil otherNames, certificate), claimedSigningTime (/M), integrity (byteRange, coverage, digestMatches, signatureValid, signingCertificateMatches), chain (certificates, trusted, anchor), validity (signingTime, signingTimeSource, atSigningTime, now), revocation, timestamp (time, authority, valid, trusted), pades (level B-B | B-T | B-LT | B-LTA or null, policy, forbiddenAttributes), changesAfter (updates, pagesAdded, annotations, form fields, signatures, document time-stamps, DSS, level NONE | LTA_UPDATES | FORM_FILLING | ANNOTATIONS | OTHER), docMdp. Field by field in docs/signature.md.')
+
+export const verifySchema = {
+  summary: 'Verify the signatures of a PDF: integrity, signer, chain and trust, time-stamp, PAdES level, changes after signing',
+  description: 'The PDF as a multipart file part (field "file"), or as JSON { "pdfBase64": ... } like the sign request. The answer is 200 whatever the verdict; data.verdict is VALID, INDETERMINATE, INVALID or UNSIGNED.',
+  tags: ['signature'],
+  security: [{ apiKey: [] }],
+  multipart: {
+    type: 'object',
+    required: ['file'],
+    properties: { file: { type: 'string', format: 'binary', description: 'The PDF; at most SIGN_MAX_PDF_BYTES.' } }
+  },
+  response: {
+    200: okEnvelope({
+      data: {
+        type: 'object',
+        required: ['sizeBytes', 'trustStore', 'verdict', 'signatures', 'pageCount', 'securityStore'],
+        properties: {
+          fileName: str('Only when the request named the file.'),
+          sizeBytes: int(),
+          trustStore: record({ description: str('The shipped ICP-Brasil roots, or the folder SIGN_TRUST_DIR names.'), anchors: list(str('File name of each anchor.')) }),
+          verdict: { type: 'string', enum: ['VALID', 'INDETERMINATE', 'INVALID', 'UNSIGNED'], description: 'The worst verdict of the file\'s signatures; UNSIGNED when it has none.' },
+          pageCount: int(),
+          securityStore: orNull(openObject('The DSS (PAdES-B-LT): counts of certificates, ocspResponses, crls, vriEntries.')),
+          signatures: list(signatureReport)
+        }
+      },
+      errors: list(record({})),
+      warnings: list(str())
+    }, 'The verification report.'),
+    ...answers(errorEnvelope, {
+      400: 'The body breaks a field rule (VALIDATION_ERROR), the multipart body cannot be read (MULTIPART_ERROR), or the file is not a readable PDF (INVALID_PDF).',
+      ...unauthorized,
+      408: 'The upload sent nothing for SIGN_BODY_TIMEOUT_MS (INVALID_REQUEST).',
+      413: 'The PDF is larger than SIGN_MAX_PDF_BYTES.',
+      415: 'The body is neither multipart/form-data nor application/json.',
+      500: 'An internal error or the time limit (SIGN_TASK_TIMEOUT_MS): quote the requestId.'
+    })
   }
 }

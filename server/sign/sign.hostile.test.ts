@@ -263,3 +263,62 @@ describe('signature, certificates (issue 32)', () => {
     expect(res.body.data.certificate.certificateSerialNumber).toBe(serialOf(second))
   })
 })
+
+async function verify (pdf: Uint8Array): Promise<{ status: number, body: any, ms: number }> {
+  const form = new FormData()
+  form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'hostil.pdf')
+  const started = performance.now()
+  const res = await fetch(`${base}/api/v1/verify`, { method: 'POST', headers: { 'x-api-key': API_KEY }, body: form })
+  return { status: res.status, body: await res.json(), ms: performance.now() - started }
+}
+
+/** A one-page PDF with `n` signature fields whose values all name the same small ByteRange. */
+async function manySignatureFields (n: number): Promise<Uint8Array> {
+  const { PDFDocument, PDFHexString, PDFName, PDFString } = await import('pdf-lib')
+  const doc = await PDFDocument.create()
+  const page = doc.addPage([200, 200])
+  const fields = []
+  for (let i = 0; i < n; i++) {
+    const value = doc.context.register(doc.context.obj({ Type: 'Sig', Filter: 'Adobe.PPKLite', SubFilter: 'ETSI.CAdES.detached', ByteRange: [0, 10, 20, 10], Contents: PDFHexString.of('00') }))
+    const widget = doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Widget', FT: 'Sig', Rect: [0, 0, 0, 0], T: PDFString.of(`Sig${i}`), V: value, P: page.ref }))
+    fields.push(widget)
+  }
+  doc.catalog.set(PDFName.of('AcroForm'), doc.context.obj({ Fields: fields, SigFlags: 3 }))
+  return await doc.save({ useObjectStreams: false })
+}
+
+describe('verification, hostile', () => {
+  it.each(DECLARED_BOMBS)('refuses %s with 400 INVALID_PDF, fast', async (_what, make) => {
+    const { status, body, ms } = await verify(make())
+    expect(status).toBe(400)
+    expect(body).toMatchObject({ success: false, code: 'INVALID_PDF', errors: [{ code: 'INVALID_PDF', field: 'file' }] })
+    expect(body.message).toMatch(/declares more than it holds/)
+    // A hang catcher only: a few ms each once the pool's thread runs.
+    expect(ms).toBeLessThan(10_000)
+  })
+
+  it('refuses more signature fields than it verifies, and judges a signature value of deeply nested DER INVALID', async () => {
+    const many = await verify(await manySignatureFields(101))
+    expect(many.status).toBe(400)
+    expect(many.body.message).toMatch(/101 signature fields .* at most 100/)
+
+    const signed = await sign(await makePdf([{}]))
+    const pdf = Buffer.from(signed.body.data.signedPdfBase64, 'base64')
+    const [sig] = findSignatures(pdf)
+    const [, gapStart, gapEnd] = sig!.byteRange
+    // SEQUENCE of indefinite length inside SEQUENCE inside ..., as deep as the /Contents room allows.
+    pdf.write('3080'.repeat((gapEnd - gapStart - 2) / 4), gapStart + 1, 'latin1')
+    const deep = await verify(pdf)
+    expect(deep.status).toBe(200)
+    expect(deep.body.data.verdict).toBe('INVALID')
+    expect(deep.body.data.signatures[0].problems[0]).toMatch(/signature value cannot be read/)
+  })
+
+  it('still verifies an ordinary signed file afterwards', async () => {
+    const signed = await sign(await makePdf([{}]))
+    const { status, body } = await verify(Buffer.from(signed.body.data.signedPdfBase64, 'base64'))
+    expect(status).toBe(200)
+    // The development chain is trusted nowhere: intact, not trusted.
+    expect(body.data).toMatchObject({ verdict: 'INDETERMINATE', signatures: [{ integrity: { digestMatches: true, signatureValid: true } }] })
+  })
+})
