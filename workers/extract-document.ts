@@ -9,7 +9,7 @@
  * no text layer) is a result.
  */
 import { readFile } from 'node:fs/promises'
-import { OcrWanted, TextDocument, extractDocument, looksLikePdf, readPdfText } from '../core/extraction/index.js'
+import { OcrWanted, TextDocument, currentThreadId, extractDocument, looksLikePdf, readPdfText, threadCpuMs } from '../core/extraction/index.js'
 import { refuseRawContentBombs } from '../core/pdf/index.js'
 import type { ExtractionResult, PdfTextLimits } from '../core/extraction/index.js'
 import { plugins } from '../plugins/index.js'
@@ -19,6 +19,12 @@ export interface ExtractDocumentInput {
   /** The stored upload. */
   path: string
   limits: PdfTextLimits
+  /**
+   * Where the task writes, at its start, its thread's system id and its processor time then
+   * (ms, rounded): the service's hard limit reads the thread's processor time from there
+   * (server/extract/run.ts).
+   */
+  thread?: Int32Array
 }
 
 export type ExtractDocumentOutput = ExtractionResult
@@ -33,6 +39,14 @@ export interface OcrWantedOutput { ocrWanted: number[] }
 export type ExtractDocumentReply = ExtractDocumentOutput | OcrWantedOutput
 
 export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentReply> => {
+  if (input.thread !== undefined) {
+    const tid = currentThreadId()
+    const cpu = threadCpuMs()
+    if (tid !== undefined && cpu !== undefined) {
+      Atomics.store(input.thread, 1, Math.floor(cpu))
+      Atomics.store(input.thread, 0, tid)
+    }
+  }
   try {
     return await extractPdfBytes(await readFile(input.path), input.limits)
   } catch (err) {

@@ -155,7 +155,7 @@ const STATUS_TEXT: Record<number, string> = {
   415: 'The file is not a PDF by its bytes.',
   422: 'The PDF cannot be read: encrypted, damaged, too many pages, too slow.',
   500: 'Internal error: quote the requestId.',
-  503: 'No worker thread took the document within EXTRACT_QUEUE_TIMEOUT_MS: try again after Retry-After seconds.'
+  503: 'No worker thread took the document within EXTRACT_QUEUE_TIMEOUT_MS, or the machine was too busy to read it within EXTRACT_DOCUMENT_WALL_TIMEOUT_MS (the file is not at fault): try again after Retry-After seconds.'
 }
 
 /** The failure statuses an extraction route answers, each with the single-extraction shape. */
