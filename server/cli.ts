@@ -4,14 +4,12 @@
  * operations (`analyze`, `diagnose`, `rows`). JSON goes to stdout, progress and
  * messages to stderr, so output can be piped.
  */
-import { randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
-import { EngineError, hasCode } from '../core/errors.js'
+import { hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
 import { detectFormat, sheetReader } from '../core/xlsx/index.js'
 import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
@@ -30,10 +28,7 @@ import { loadProgressLine, progressBar } from './progress.js'
 import { ImportStopped, runCliImport } from './import/cli-load.js'
 import { importsCommand } from './import/cli-imports.js'
 import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
-import { loadExtractConfig } from './extract/config.js'
-import { extractStoredFile } from './extract/run.js'
-import { errorBody, toResponse } from './extract/wire.js'
-import { createPool } from '../workers/pool.js'
+import { extractCommand } from './extract/cli-extract.js'
 import { SERVICES, startServices } from './serve.js'
 import { rekeyCertificates } from '../core/gateway/index.js'
 import { rekeyKeys } from './gateway/rekey-command.js'
@@ -58,7 +53,8 @@ Usage:
   razao companies list                                  every registered company, as JSON
   razao companies deactivate --codigo-dominio CODE
   razao companies activate --codigo-dominio CODE
-  razao extract FILE... [--evidence]                    the /api/v1/pdf/extract JSON of each PDF
+  razao extract FILE|FOLDER... [--evidence] [--csv]    the /api/v1/pdf/extract JSON of one PDF; of several, or a
+                                                        folder's PDFs, one JSON line each (NDJSON), or a CSV row each
   razao gateway rekey [--old-key-file F] [--new-key-file F]
                                                         re-encrypt the stored certificates under a new master key
                                                         (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
@@ -92,7 +88,8 @@ async function main (argv: string[]): Promise<void> {
       problems: { type: 'string' },
       'old-key-file': { type: 'string' },
       'new-key-file': { type: 'string' },
-      force: { type: 'boolean' }
+      force: { type: 'boolean' },
+      csv: { type: 'boolean' }
     }
   })
   const [command, ...rest] = positionals
@@ -112,7 +109,7 @@ async function main (argv: string[]): Promise<void> {
       const config = loadConfig(process.env)
       return await importsCommand(rest, values, (work) => withDatabase(config, work), (message) => new UsageError(message))
     }
-    case 'extract': return await extractFiles(rest, values.evidence === true, loadConfig(process.env))
+    case 'extract': return await extractCommand(rest, { evidence: values.evidence === true, csv: values.csv === true }, loadConfig(process.env), (message) => new UsageError(message))
     case 'gateway': return await gateway(rest[0], values['old-key-file'], values['new-key-file'], loadConfig(process.env))
     case 'samples': return await writeSampleFiles(rest[0], values.force === true)
     default: throw new UsageError(`unknown command "${command}"; see razao --help`)
@@ -297,42 +294,6 @@ async function writeSampleFiles (dir: string | undefined, force: boolean): Promi
   }
   for (const { file, reason } of notWritten) process.stderr.write(`razao: not written: ${join(dir, file)}: ${why[reason]}\n`)
   if (notWritten.length > 0) process.exitCode = 1
-}
-
-/**
- * `razao extract`: each PDF through the same pool task and limits as the service, in
- * parallel. One file: exactly the route's body. Several: one object per file, in the
- * order given, each the batch route's result (`fileName`, `status`, then the body).
- * Exit 1 when any file was not extracted (`success: false`); its JSON is printed all the same.
- */
-async function extractFiles (paths: string[], evidence: boolean, config: Config): Promise<void> {
-  if (paths.length === 0) throw new UsageError('missing FILE; see razao --help')
-  const extract = loadExtractConfig(process.env)
-  for (const path of paths) {
-    const facts = await stat(path).catch(() => undefined)
-    if (facts === undefined || !facts.isFile()) throw new UsageError(`cannot read ${path}: not a file`)
-  }
-  const requestId = `cli-${randomUUID()}`
-  const pool = createPool({ maxThreads: Math.min(paths.length, config.shared.poolSize) })
-  try {
-    const answers = await Promise.all(paths.map(async (path): Promise<{ status: number, body: Record<string, unknown> }> => {
-      try {
-        if ((await stat(path)).size > extract.maxFileBytes) throw new EngineError('REQUEST_TOO_LARGE', `The file is larger than this service accepts (EXTRACT_MAX_FILE_BYTES, ${extract.maxFileBytes} bytes).`)
-        return { status: 200, body: toResponse(await extractStoredFile(pool, path, extract), requestId, evidence) }
-      } catch (err) {
-        const answer = errorBody(err, requestId)
-        if (answer.internal) process.stderr.write(`razao: ${path}: ${err instanceof Error ? err.message : String(err)}\n`)
-        return answer
-      }
-    }))
-    for (const [i, { status, body }] of answers.entries()) {
-      const printed = paths.length === 1 ? body : { fileName: basename(paths[i]!), status, ...body }
-      process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`)
-    }
-    if (answers.some((a) => a.body.success !== true)) process.exitCode = 1
-  } finally {
-    await pool.destroy()
-  }
 }
 
 async function printRows (path: string, limitText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
