@@ -67,3 +67,8 @@ export async function extractPdfBytes (bytes: Uint8Array, limits: PdfTextLimits)
 export function parserDescriptions (): Array<{ id: string, documentType: string, family: string, version: string, schemaVersion: string, status: string, minimumConfidence: number }> {
   return plugins.map((p) => ({ id: p.id, documentType: p.documentType, family: p.family, version: p.version, schemaVersion: p.schemaVersion, status: p.status, minimumConfidence: p.minimumConfidence }))
 }
+
+/** Each plugin's declared shape of `data` (its `schema.ts`), by document type, in registry order: the typed `data` of /openapi.json. */
+export function dataSchemas (): Array<{ documentType: string, schema: Record<string, unknown> }> {
+  return plugins.flatMap((p) => p.dataSchema === undefined ? [] : [{ documentType: p.documentType, schema: p.dataSchema.json }])
+}

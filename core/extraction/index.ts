@@ -7,6 +7,8 @@ export { readPdfText, looksLikePdf, DEFAULT_PDF_TEXT_LIMITS, OcrWanted } from '.
 export type { PdfTextLimits } from './pdf-text.js'
 export { WorkClock, currentThreadId, threadCpuMs } from './work-clock.js'
 export type { WorkBudget } from './work-clock.js'
+export * as schema from './data-schema.js'
+export type { DataSchema, JsonSchema } from './data-schema.js'
 export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text.js'
 export * from './types.js'
 export { centsToMoney, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, onlyDigits, percentNumber, textValue, MONEY_PATTERN } from './values.js'
