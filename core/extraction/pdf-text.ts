@@ -80,7 +80,7 @@ export function looksLikePdf (bytes: Uint8Array): boolean {
 export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DEFAULT_PDF_TEXT_LIMITS): Promise<PageText[]> {
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
   const clock = new WorkClock()
-  const overdue = (): boolean => clock.elapsedMs() > limits.deadlineMs
+  const overdue = (): boolean => clock.exceeds(limits.deadlineMs)
   // Before either parser: both allocate for what the file declares (core/pdf/declared-sizes.ts).
   const fault = declaredSizeFault(bytes)
   if (fault !== undefined) throw new EngineError('PDF_CORRUPT', `The PDF declares more than it holds: ${fault}. The file is damaged or crafted.`)

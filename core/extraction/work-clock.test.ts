@@ -35,3 +35,13 @@ describe('a document\'s work clock', () => {
     expect(threadCpuMs(2 ** 30)).toBeUndefined()
   })
 })
+
+describe('WorkClock.exceeds', () => {
+  it('answers as elapsedMs does, reading /proc only when the work could have reached the limit', () => {
+    const clock = new WorkClock()
+    expect(clock.exceeds(50)).toBe(false)
+    spin(60)
+    expect(clock.exceeds(50)).toBe(true)
+    expect(clock.exceeds(10_000)).toBe(false)
+  })
+})

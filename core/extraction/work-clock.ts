@@ -43,14 +43,20 @@ export function threadCpuMs (tid?: number): number | undefined {
   }
 }
 
+/** This thread's id, once read (a thread keeps its id); null where there is none. */
+let ownThreadId: number | null | undefined
+
 /** The calling thread's id in the system (Linux's tid), for another thread to read its CPU time; undefined elsewhere. */
 export function currentThreadId (): number | undefined {
-  try {
-    const match = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))
-    return match === null ? undefined : Number(match[1])
-  } catch {
-    return undefined
+  if (ownThreadId === undefined) {
+    try {
+      const match = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))
+      ownThreadId = match === null ? null : Number(match[1])
+    } catch {
+      ownThreadId = null
+    }
   }
+  return ownThreadId ?? undefined
 }
 
 /** A helper thread's interval being counted. */
@@ -65,6 +71,22 @@ export class WorkClock {
   private readonly open = new Set<Interval>()
   /** `cpu`: CPU time of the document's threads; `wall`: the system gives no per-thread CPU time here. */
   readonly counts: 'cpu' | 'wall' = this.cpuStart === undefined ? 'wall' : 'cpu'
+
+  /** The last reading: work then, and the wall instant it was taken. */
+  private last: { work: number, wall: number } | undefined
+
+  /**
+   * Whether the work so far exceeds `limitMs`. Reading /proc costs 20-100 µs, so it is read
+   * only when it could: each counted thread adds at most the wall time that passed since
+   * the last reading, and while that bound stays under the limit the answer is no.
+   */
+  exceeds (limitMs: number): boolean {
+    const now = performance.now()
+    if (this.last !== undefined && this.last.work + (now - this.last.wall) * (1 + this.open.size) <= limitMs) return false
+    const work = this.elapsedMs()
+    this.last = { work, wall: now }
+    return work > limitMs
+  }
 
   /** Work so far, ms. */
   elapsedMs (): number {
@@ -84,6 +106,8 @@ export class WorkClock {
     if (tid === undefined || from === undefined) return () => undefined
     const interval = { tid, from, last: from }
     this.open.add(interval)
+    // The bound of `exceeds` now grows with one more thread: read afresh.
+    this.last = undefined
     return () => {
       if (!this.open.delete(interval)) return
       this.helpers += this.read(interval) - interval.from
