@@ -20,11 +20,11 @@ export interface ExtractDocumentInput {
   path: string
   limits: PdfTextLimits
   /**
-   * Where the task writes, at its start, its thread's system id and its processor time then
-   * (ms, rounded): the service's hard limit reads the thread's processor time from there
-   * (server/extract/run.ts).
+   * Where the task writes, at its start, its thread's system id (an Int32 at 0) and its
+   * processor time then (ms, a Float64 at 8): the service's hard limit reads the thread's
+   * processor time from there (server/extract/run.ts).
    */
-  thread?: Int32Array
+  thread?: SharedArrayBuffer
 }
 
 export type ExtractDocumentOutput = ExtractionResult
@@ -43,8 +43,9 @@ export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDo
     const tid = currentThreadId()
     const cpu = threadCpuMs()
     if (tid !== undefined && cpu !== undefined) {
-      Atomics.store(input.thread, 1, Math.floor(cpu))
-      Atomics.store(input.thread, 0, tid)
+      new Float64Array(input.thread, 8, 1)[0] = cpu
+      // Last, atomically: a reader that sees the id sees the start written before it.
+      Atomics.store(new Int32Array(input.thread, 0, 1), 0, tid)
     }
   }
   try {

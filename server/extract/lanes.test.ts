@@ -146,12 +146,18 @@ describe('the deadline counts the document\'s work, not the machine\'s load', ()
     const pool = createPool({ maxThreads: 1 })
     try {
       const scanPath = join(dir, 'scan.pdf')
-      await writeFile(scanPath, await scanOf((await generateDarf({ seed: 12 })).pdf, { dpi: 200, skew: 1, noise: 0.001, quality: 70, seed: 5 }))
+      const textPath = join(dir, 'darf.pdf')
+      const darf = await generateDarf({ seed: 12 })
+      await writeFile(scanPath, await scanOf(darf.pdf, { dpi: 200, skew: 1, noise: 0.001, quality: 70, seed: 5 }))
+      await writeFile(textPath, darf.pdf)
+      // The thread is started and has loaded the task first (that alone can outlast the ceiling below).
+      expect(await extractStoredFile(pool, textPath, loadExtractConfig({}))).toMatchObject({ documentType: 'DARF' })
       // A ceiling no OCR turn fits: starting Tesseract alone takes about a second of processor time.
       const config = { ...loadExtractConfig({ EXTRACT_DOCUMENT_TIMEOUT_MS: '600000', EXTRACT_DOCUMENT_WALL_TIMEOUT_MS: '100' }) }
       await expect(extractStoredFile(pool, scanPath, config)).rejects.toMatchObject({
         code: 'SERVICE_BUSY',
-        message: expect.stringMatching(/^This machine is too busy to read the document in time: .* of its 600000 ms of processor time, and was stopped\. The file is not at fault/)
+        // The thread's processor time was read (a number of ms, the thread's own).
+        message: expect.stringMatching(/^This machine is too busy to read the document in time: .* it had used \d+ ms of its 600000 ms of processor time, and it was stopped\. The file is not at fault/)
       })
     } finally {
       await pool.destroy()

@@ -55,20 +55,26 @@ type Stopped = 'work' | 'wall'
  * processor time within the deadline, as a machine too busy to read it. Where the system
  * gives no per-thread processor time, the deadline and the margin count wall time, as before.
  */
-function watchTurn (config: ExtractRunConfig, shared: Int32Array): { signal: AbortSignal, stopped: () => Stopped | undefined, end: () => void, workMs: () => number | undefined } {
+function watchTurn (config: ExtractRunConfig, shared: SharedArrayBuffer): { signal: AbortSignal, stopped: () => Stopped | undefined, end: () => void, workMs: () => number | undefined } {
   const controller = new AbortController()
+  const ids = new Int32Array(shared, 0, 1)
+  const starts = new Float64Array(shared, 8, 1)
   const started = performance.now()
   const wallLimit = wallLimitMs(config)
   let why: Stopped | undefined
+  let lastWork: number | undefined
   const workMs = (): number | undefined => {
-    const tid = Atomics.load(shared, 0)
+    // The thread's id is stored last (atomically): once it is there, so is its start.
+    const tid = Atomics.load(ids, 0)
     if (tid === 0) return undefined
     const now = threadCpuMs(tid)
-    return now === undefined ? undefined : now - Atomics.load(shared, 1)
+    return now === undefined ? undefined : now - starts[0]!
   }
   const timer = setInterval(() => {
     const wall = performance.now() - started
     const work = workMs()
+    // Kept: once the thread is stopped, its processor time can no longer be read.
+    if (work !== undefined) lastWork = work
     const overWork = work === undefined ? wall > config.documentTimeoutMs + HARD_LIMIT_MARGIN_MS : work > config.documentTimeoutMs + HARD_LIMIT_MARGIN_MS
     if (overWork) why = 'work'
     else if (wall > wallLimit) why = 'wall'
@@ -77,7 +83,7 @@ function watchTurn (config: ExtractRunConfig, shared: Int32Array): { signal: Abo
       controller.abort()
     }
   }, WATCH_EVERY_MS)
-  return { signal: controller.signal, stopped: () => why, end: () => clearInterval(timer), workMs }
+  return { signal: controller.signal, stopped: () => why, end: () => clearInterval(timer), workMs: () => lastWork }
 }
 
 /** A pool's turns (as many as it has threads) and its OCR places. */
@@ -138,7 +144,7 @@ async function runOnTurn (pool: WorkerPool, input: ExtractDocumentInput, config:
   const { turns } = lanes(pool, config)
   await enter(turns, waited, config, cancel, ahead)
   // From here the document has a thread: the hard limit counts its work only.
-  const shared = new Int32Array(new SharedArrayBuffer(8))
+  const shared = new SharedArrayBuffer(16)
   const watch = watchTurn(config, shared)
   const signal = cancel === undefined ? watch.signal : AbortSignal.any([cancel, watch.signal])
   try {
@@ -148,7 +154,8 @@ async function runOnTurn (pool: WorkerPool, input: ExtractDocumentInput, config:
     if (why === undefined || cancel?.aborted === true) throw err
     if (why === 'work') throw new EngineError('PDF_TIMEOUT', `Reading the PDF took more than ${config.documentTimeoutMs} ms of processor time and was stopped; the file may be damaged or crafted.`)
     const work = watch.workMs()
-    throw new EngineError('SERVICE_BUSY', `This machine is too busy to read the document in time: after ${Math.round(wallLimitMs(config) / 1000)} s (EXTRACT_DOCUMENT_WALL_TIMEOUT_MS) it had used ${work === undefined ? 'less' : `${Math.round(work)} ms`} of its ${config.documentTimeoutMs} ms of processor time, and was stopped. The file is not at fault; try again when the machine is less loaded.`)
+    const used = work === undefined ? 'its thread had not begun reading it' : `it had used ${Math.round(work)} ms of its ${config.documentTimeoutMs} ms of processor time`
+    throw new EngineError('SERVICE_BUSY', `This machine is too busy to read the document in time: after ${wallLimitMs(config) / 1000} s (EXTRACT_DOCUMENT_WALL_TIMEOUT_MS) ${used}, and it was stopped. The file is not at fault; try again when the machine is less loaded.`)
   } finally {
     watch.end()
     turns.leave()
