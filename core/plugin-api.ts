@@ -11,6 +11,7 @@ export type {
   CheckOutcome,
   CollectionLine,
   ConsistencyCheck,
+  DataSchema,
   DetectionRule,
   Diagnostic,
   Evidence,
@@ -29,6 +30,8 @@ export type {
   TextRegion
 } from './extraction/index.js'
 export {
+  /** The helpers a plugin declares the shape of its `data` with (`plugins/<id>/schema.ts`). */
+  schema,
   /** Money text → integer cents (sums are made on these), or null. */
   moneyCents,
   /** Money text → JSON number, or null. */

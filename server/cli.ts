@@ -5,13 +5,12 @@
  * messages to stderr, so output can be piped. Exit codes: 1 the file or operation
  * failed, 2 wrong usage or configuration (server/cli-usage.ts).
  */
-import { randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { readFile, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
 import { join } from 'node:path'
 import dotenv from 'dotenv'
-import { EngineError, hasCode } from '../core/errors.js'
+import { hasCode } from '../core/errors.js'
 import { sha256File } from '../core/files/index.js'
 import { detectFormat, sheetReader } from '../core/xlsx/index.js'
 import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
@@ -32,9 +31,7 @@ import { ImportStopped, runCliImport } from './import/cli-load.js'
 import { importsCommand } from './import/cli-imports.js'
 import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
 import { loadExtractConfig } from './extract/config.js'
-import { extractStoredFile } from './extract/run.js'
-import { errorBody, toResponse } from './extract/wire.js'
-import { createPool } from '../workers/pool.js'
+import { extractCommand } from './extract/cli-extract.js'
 import { SERVICES, ServiceStartError, startServices } from './serve.js'
 import { rekeyCertificates } from '../core/gateway/index.js'
 import { rekeyKeys } from './gateway/rekey-command.js'
@@ -42,7 +39,6 @@ import type { ServiceName } from './serve.js'
 import { UsageError, parseCommandLine } from './cli-usage.js'
 import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
 import { withInputFile, withInputFiles } from './cli-stdin.js'
-import type { InputFile } from './cli-stdin.js'
 import { verifyCommand } from './sign/cli-verify.js'
 
 const env = (): Config => loadConfig(process.env)
@@ -127,10 +123,13 @@ const COMMANDS: CommandTable = {
     run: async ([action], v) => { await companies(action, v, env()) }
   },
   extract: {
-    usage: [['extract FILE... [--evidence]', 'the /api/v1/pdf/extract JSON of each PDF']],
-    options: { evidence: { type: 'boolean', help: 'also show where each field was read (evidence, candidates)' } },
-    details: 'One FILE: the route\'s body. Several: one object per file, in the order given. - reads one PDF from standard input.\nExit 1 when any file was not extracted (its JSON is printed all the same).',
-    run: async (args, v) => { await extractFiles(args, flag(v, 'evidence'), env()) }
+    usage: [['extract FILE|FOLDER... [--evidence] [--csv]', 'the /api/v1/pdf/extract JSON of each PDF']],
+    options: {
+      evidence: { type: 'boolean', help: 'also show where each field was read (evidence, candidates)' },
+      csv: { type: 'boolean', help: 'one CSV row per file instead (;, BOM, decimal commas: for Excel), a column per field' }
+    },
+    details: 'One FILE: the route\'s body. Several, or a FOLDER (its PDFs, every level down): NDJSON, one line per file in order (fileName, path, status, then the body). - reads one PDF from standard input.\nExit 1 when any file was not extracted (its line is printed all the same).',
+    run: async (args, v) => { await extractFiles(args, { evidence: flag(v, 'evidence'), csv: flag(v, 'csv') }, env()) }
   },
   verify: {
     usage: [['verify FILE [--trust DIR]', 'check a signed PDF\'s signatures (the /api/v1/verify report as JSON)']],
@@ -369,45 +368,17 @@ async function writeSampleFiles (dir: string | undefined, force: boolean): Promi
 }
 
 /**
- * `razao extract`: each PDF through the same pool task and limits as the service, in
- * parallel. One file: exactly the route's body. Several: one object per file, in the
- * order given, each the batch route's result (`fileName`, `status`, then the body).
- * Exit 1 when any file was not extracted (`success: false`); its JSON is printed all the same.
+ * `razao extract`: server/extract/cli-extract.ts, with `-` spooled from standard input first
+ * (its name in the answers is `stdin`).
  */
-async function extractFiles (given: string[], evidence: boolean, config: Config): Promise<void> {
+async function extractFiles (given: string[], options: { evidence: boolean, csv: boolean }, config: Config): Promise<void> {
   if (given.length === 0) throw new UsageError('missing FILE (- reads standard input); see razao extract --help')
   const extract = loadExtractConfig(process.env)
   // One byte past the limit is enough to refuse a PDF read from standard input.
-  await withInputFiles(given, async (files) => { await extractInputs(files, evidence, config, extract) }, { maxBytes: extract.maxFileBytes + 1 })
-}
-
-async function extractInputs (files: InputFile[], evidence: boolean, config: Config, extract: ReturnType<typeof loadExtractConfig>): Promise<void> {
-  const paths = files.map((f) => f.path)
-  for (const path of paths) {
-    const facts = await stat(path).catch(() => undefined)
-    if (facts === undefined || !facts.isFile()) throw new UsageError(`cannot read ${path}: not a file`)
-  }
-  const requestId = `cli-${randomUUID()}`
-  const pool = createPool({ maxThreads: Math.min(paths.length, config.shared.poolSize) })
-  try {
-    const answers = await Promise.all(paths.map(async (path): Promise<{ status: number, body: Record<string, unknown> }> => {
-      try {
-        if ((await stat(path)).size > extract.maxFileBytes) throw new EngineError('REQUEST_TOO_LARGE', `The file is larger than this service accepts (EXTRACT_MAX_FILE_BYTES, ${extract.maxFileBytes} bytes).`)
-        return { status: 200, body: toResponse(await extractStoredFile(pool, path, extract), requestId, evidence) }
-      } catch (err) {
-        const answer = errorBody(err, requestId)
-        if (answer.internal) process.stderr.write(`razao: ${path}: ${err instanceof Error ? err.message : String(err)}\n`)
-        return answer
-      }
-    }))
-    for (const [i, { status, body }] of answers.entries()) {
-      const printed = paths.length === 1 ? body : { fileName: files[i]!.name, status, ...body }
-      process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`)
-    }
-    if (answers.some((a) => a.body.success !== true)) process.exitCode = 1
-  } finally {
-    await pool.destroy()
-  }
+  await withInputFiles(given, async (files) => {
+    const names = new Map(files.filter((f) => f.fromStdin).map((f) => [f.path, f.name]))
+    await extractCommand(files.map((f) => f.path), options, config, (message) => new UsageError(message), names)
+  }, { maxBytes: extract.maxFileBytes + 1 })
 }
 
 async function printRows (given: string, limitText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {

@@ -25,6 +25,11 @@ export interface ServiceDescription {
   description: string
   /** OpenAPI security schemes by name, e.g. `{ apiKey: apiKeyScheme('X-API-Key') }`. */
   securitySchemes: Record<string, Record<string, unknown>>
+  /**
+   * Named schemas for `components.schemas`, asked for when the document is first written
+   * (the extraction's `data` of each document type, which routes refer to by `$ref`).
+   */
+  schemas?: () => Record<string, JsonSchema>
 }
 
 /** A security scheme: an API key in a request header. */
@@ -80,7 +85,7 @@ export function failuresOf<S extends number> (schema: JsonSchema, when: Record<S
   return (...statuses) => answers(schema, Object.fromEntries(statuses.map((s) => [s, when[s]])))
 }
 
-type RouteSchema = FastifySchema & { multipart?: unknown, jsonBody?: unknown, hide?: boolean }
+type RouteSchema = FastifySchema & { multipart?: unknown, jsonBody?: unknown, hide?: boolean, documentedResponse?: () => Record<number, unknown> | undefined }
 
 /** `post /api/v1/pdf/extract-batch` → `postPdfExtractBatch`: a stable id for clients that generate code. */
 function operationId (method: string, url: string): string {
@@ -93,7 +98,11 @@ function operationId (method: string, url: string): string {
  * and `security: []` (public, said explicitly) for a route that declares no scheme.
  */
 function toSwaggerSchema (schema: RouteSchema | undefined, method: string, url: string): RouteSchema {
-  const { multipart, jsonBody, ...rest } = { operationId: operationId(method, url), security: [], ...schema }
+  const { multipart, jsonBody, documentedResponse, ...rest } = { operationId: operationId(method, url), security: [], ...schema }
+  // The answers as the document shows them, where they say more than the schemas they are
+  // serialized with (the extraction's typed `data`: one schema per document type).
+  const documented = documentedResponse?.()
+  if (documented !== undefined) rest.response = documented
   if (multipart !== undefined) return { ...rest, body: multipart, consumes: ['multipart/form-data'] } as RouteSchema
   if (jsonBody !== undefined) return { ...rest, body: jsonBody, consumes: ['application/json'] } as RouteSchema
   return rest
@@ -106,7 +115,12 @@ export async function registerOpenApi (app: FastifyInstance, service: ServiceDes
       info: { title: service.title, version: service.version, description: service.description },
       components: { securitySchemes: service.securitySchemes as never }
     },
-    transform: ({ schema, url, route }) => ({ schema: toSwaggerSchema(schema as RouteSchema | undefined, [route.method].flat()[0]!, url) as never, url })
+    transform: ({ schema, url, route }) => ({ schema: toSwaggerSchema(schema as RouteSchema | undefined, [route.method].flat()[0]!, url) as never, url }),
+    transformObject: (({ openapiObject }: { openapiObject: { components?: { schemas?: Record<string, unknown> } } }) => {
+      const schemas = service.schemas?.()
+      if (schemas === undefined) return openapiObject
+      return { ...openapiObject, components: { ...openapiObject.components, schemas: { ...openapiObject.components?.schemas, ...schemas } } }
+    }) as never
   })
   let page: string | undefined
   // After the app is ready, every route is known; written once, on the first visit.

@@ -9,7 +9,7 @@
  * no text layer) is a result.
  */
 import { readFile } from 'node:fs/promises'
-import { OcrWanted, TextDocument, extractDocument, looksLikePdf, readPdfText } from '../core/extraction/index.js'
+import { OcrWanted, TextDocument, currentThreadId, extractDocument, looksLikePdf, readPdfText, threadCpuMs } from '../core/extraction/index.js'
 import { refuseRawContentBombs } from '../core/pdf/index.js'
 import type { ExtractionResult, PdfTextLimits } from '../core/extraction/index.js'
 import { plugins } from '../plugins/index.js'
@@ -19,6 +19,12 @@ export interface ExtractDocumentInput {
   /** The stored upload. */
   path: string
   limits: PdfTextLimits
+  /**
+   * Where the task writes, at its start, its thread's system id (an Int32 at 0) and its
+   * processor time then (ms, a Float64 at 8): the service's hard limit reads the thread's
+   * processor time from there (server/extract/run.ts).
+   */
+  thread?: SharedArrayBuffer
 }
 
 export type ExtractDocumentOutput = ExtractionResult
@@ -33,6 +39,15 @@ export interface OcrWantedOutput { ocrWanted: number[] }
 export type ExtractDocumentReply = ExtractDocumentOutput | OcrWantedOutput
 
 export default defineTask(async (input: ExtractDocumentInput): Promise<ExtractDocumentReply> => {
+  if (input.thread !== undefined) {
+    const tid = currentThreadId()
+    const cpu = threadCpuMs()
+    if (tid !== undefined && cpu !== undefined) {
+      new Float64Array(input.thread, 8, 1)[0] = cpu
+      // Last, atomically: a reader that sees the id sees the start written before it.
+      Atomics.store(new Int32Array(input.thread, 0, 1), 0, tid)
+    }
+  }
   try {
     return await extractPdfBytes(await readFile(input.path), input.limits)
   } catch (err) {
@@ -52,4 +67,9 @@ export async function extractPdfBytes (bytes: Uint8Array, limits: PdfTextLimits)
 /** What /api/v1/info lists: the registry's plugins, in order, without their code. */
 export function parserDescriptions (): Array<{ id: string, documentType: string, family: string, version: string, schemaVersion: string, status: string, minimumConfidence: number }> {
   return plugins.map((p) => ({ id: p.id, documentType: p.documentType, family: p.family, version: p.version, schemaVersion: p.schemaVersion, status: p.status, minimumConfidence: p.minimumConfidence }))
+}
+
+/** Each plugin's declared shape of `data` (its `schema.ts`), by document type, in registry order: the typed `data` of /openapi.json. */
+export function dataSchemas (): Array<{ documentType: string, schema: Record<string, unknown> }> {
+  return plugins.flatMap((p) => p.dataSchema === undefined ? [] : [{ documentType: p.documentType, schema: p.dataSchema.json }])
 }

@@ -18,11 +18,17 @@ import type { PdfJsDocument, PdfJsPage } from '../pdf/index.js'
 import { DocumentOcr, imageLimits } from './ocr/index.js'
 import type { OcrLimits, PageToDraw } from './ocr/index.js'
 import type { PageText, TextRun } from './text.js'
+import { WorkClock } from './work-clock.js'
 
 export interface PdfTextLimits {
   /** Documents with more pages are refused (PDF_TOO_MANY_PAGES). */
   maxPages: number
-  /** Longest the whole reading may take, ms (PDF_TIMEOUT past it). */
+  /**
+   * Most work the whole reading may take, ms (PDF_TIMEOUT past it): the processor time of
+   * the calling thread and of its Tesseract worker while it reads the document's pages
+   * (work-clock.ts), so a busy machine does not count against the document; wall time
+   * where the system gives no per-thread processor time.
+   */
   deadlineMs: number
   /** Pages with more text runs are refused (PDF_CORRUPT: no tax document has so many). */
   maxRunsPerPage: number
@@ -73,8 +79,8 @@ export function looksLikePdf (bytes: Uint8Array): boolean {
  */
 export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DEFAULT_PDF_TEXT_LIMITS): Promise<PageText[]> {
   if (!looksLikePdf(bytes)) throw new EngineError('PDF_NOT_PDF', 'The file is not a PDF: its content does not start with a PDF header, whatever its name or declared type.')
-  const started = performance.now()
-  const overdue = (): boolean => performance.now() - started > limits.deadlineMs
+  const clock = new WorkClock()
+  const overdue = (): boolean => clock.exceeds(limits.deadlineMs)
   // Before either parser: both allocate for what the file declares (core/pdf/declared-sizes.ts).
   const fault = declaredSizeFault(bytes)
   if (fault !== undefined) throw new EngineError('PDF_CORRUPT', `The PDF declares more than it holds: ${fault}. The file is damaged or crafted.`)
@@ -90,13 +96,13 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
       throw new EngineError('PDF_CORRUPT', 'The PDF cannot be read: its structure is damaged or incomplete.')
     }
     if (doc.numPages > limits.maxPages) throw new EngineError('PDF_TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; this service reads documents of at most ${limits.maxPages}.`, { pages: doc.numPages, maxPages: limits.maxPages })
-    const ocr = ocrLimits === undefined ? undefined : new DocumentOcr(bytes, ocrLimits, started + limits.deadlineMs, limits.deadlineMs, decrypt)
+    const ocr = ocrLimits === undefined ? undefined : new DocumentOcr(bytes, ocrLimits, { clock, limitMs: limits.deadlineMs }, decrypt)
     // Every page's text layer first: which pages want OCR is then known, and their images
     // are measured together before any is drawn.
     const pages: Array<PageText | Promise<PageText>> = []
     const scanned: PageToDraw[] = []
     for (let n = 1; n <= doc.numPages; n++) {
-      if (overdue()) throw timeout(limits)
+      if (overdue()) throw timeout(limits, clock)
       const page = await pageOf(doc, n)
       const [x0, y0, x1, y1] = page.view as [number, number, number, number]
       const runs: TextRun[] = []
@@ -104,7 +110,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
         for await (const batch of pageRunBatches(page, true)) {
           runs.push(...batch)
           if (runs.length > limits.maxRunsPerPage) throw new EngineError('PDF_CORRUPT', `Page ${n} holds more than ${limits.maxRunsPerPage} pieces of text; it is not a document this service reads.`)
-          if (overdue()) throw timeout(limits)
+          if (overdue()) throw timeout(limits, clock)
         }
       } catch (err) {
         if (err instanceof EngineError) throw err
@@ -119,7 +125,7 @@ export async function readPdfText (bytes: Uint8Array, limits: PdfTextLimits = DE
     if (limits.deferOcr === true) throw new OcrWanted(scanned.map((p) => p.number))
     // A scanned page's text arrives while the next one is drawn (DocumentOcr.start).
     for (const { number } of scanned) {
-      if (overdue()) throw timeout(limits)
+      if (overdue()) throw timeout(limits, clock)
       const page = await pageOf(doc, number)
       pages[number - 1] = (await ocr.start(page, number)).text
       // The page's decoded images go now, not with the document.
@@ -200,6 +206,6 @@ async function loadForMeasure (bytes: Uint8Array): Promise<PDFDocument> {
 
 const mib = (bytes: number): string => `${(bytes / (1 << 20)).toFixed(1)} MiB`
 
-function timeout (limits: PdfTextLimits): EngineError {
-  return new EngineError('PDF_TIMEOUT', `Reading the PDF took longer than ${limits.deadlineMs} ms and was abandoned; the file may be damaged or crafted.`)
+function timeout (limits: PdfTextLimits, clock: WorkClock): EngineError {
+  return new EngineError('PDF_TIMEOUT', `Reading the PDF took more than ${limits.deadlineMs} ms of ${clock.counts === 'cpu' ? 'processor time' : 'time'} and was abandoned; the file may be damaged or crafted.`)
 }

@@ -1,6 +1,7 @@
 /**
  * What an extraction plugin declares. Plugins see these through core/plugin-api.ts.
  */
+import type { DataSchema } from './data-schema.js'
 import type { Evidence, Hit, TextDocument } from './text.js'
 
 /** How a detection rule counts (see scoring.ts). */
@@ -103,6 +104,12 @@ export interface ExtractorPlugin<D extends object = object> {
   labels: string[]
   /** Reads `data`; missing fields are null. Throws only when no data can be read at all. */
   parse (doc: TextDocument, ctx: ParseContext): D
+  /**
+   * The shape of `data`, every field typed (`plugins/<id>/schema.ts`, built with the plugin
+   * API's `schema` helpers): /openapi.json describes `data` with it, one schema per type.
+   * Every plugin of the registry declares one (plugins/data-schemas.test.ts).
+   */
+  dataSchema?: DataSchema<D>
 }
 
 export type ConfidenceLevel = 'HIGH' | 'MEDIUM' | 'LOW'

@@ -2,6 +2,7 @@
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
 import { fields, labels } from './fields.js'
+import { dataSchema } from './schema.js'
 import { rules } from './detect.js'
 import { parseDas } from './parse.js'
 import type { Das } from './parse.js'
@@ -20,5 +21,6 @@ export const das: ExtractorPlugin<Das> = {
   fields,
   labels,
   checks,
-  parse: parseDas
+  parse: parseDas,
+  dataSchema
 }

@@ -2,6 +2,7 @@
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
 import { fields, labels } from './fields.js'
+import { dataSchema } from './schema.js'
 import { rules } from './detect.js'
 import { parseDec } from './parse.js'
 import type { DecIssqnPoa } from './parse.js'
@@ -20,5 +21,6 @@ export const decIssqnPoa: ExtractorPlugin<DecIssqnPoa> = {
   fields,
   labels,
   checks,
-  parse: parseDec
+  parse: parseDec,
+  dataSchema
 }

@@ -2,6 +2,7 @@
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
 import { fields, labels } from './fields.js'
+import { dataSchema } from './schema.js'
 import { rules } from './detect.js'
 import { parseDeclaracao } from './parse.js'
 import type { PgdasDeclaracao } from './parse.js'
@@ -20,5 +21,6 @@ export const pgdasDeclaracao: ExtractorPlugin<PgdasDeclaracao> = {
   fields,
   labels,
   checks,
-  parse: parseDeclaracao
+  parse: parseDeclaracao,
+  dataSchema
 }

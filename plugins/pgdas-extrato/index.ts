@@ -2,6 +2,7 @@
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
 import { fields, labels } from './fields.js'
+import { dataSchema } from './schema.js'
 import { rules } from './detect.js'
 import { parseExtrato } from './parse.js'
 import type { PgdasExtrato } from './parse.js'
@@ -21,5 +22,6 @@ export const pgdasExtrato: ExtractorPlugin<PgdasExtrato> = {
   fields,
   labels,
   checks,
-  parse: parseExtrato
+  parse: parseExtrato,
+  dataSchema
 }

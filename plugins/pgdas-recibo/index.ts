@@ -2,6 +2,7 @@
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
 import { fields, labels } from './fields.js'
+import { dataSchema } from './schema.js'
 import { rules } from './detect.js'
 import { parseRecibo } from './parse.js'
 import type { PgdasRecibo } from './parse.js'
@@ -20,5 +21,6 @@ export const pgdasRecibo: ExtractorPlugin<PgdasRecibo> = {
   fields,
   labels,
   checks,
-  parse: parseRecibo
+  parse: parseRecibo,
+  dataSchema
 }

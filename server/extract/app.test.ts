@@ -304,6 +304,13 @@ describe('GET /openapi.json and /docs', () => {
     expect(Object.keys(single.responses).sort()).toEqual(['200', '400', '401', '408', '413', '415', '422', '500', '503'])
     const batchFiles = doc.paths['/api/v1/pdf/extract-batch'].post.requestBody.content['multipart/form-data'].schema.properties.files
     expect(batchFiles).toMatchObject({ type: 'array', maxItems: 10 })
+    // `data` typed per document type, from each plugin's declaration, in the single and the batch answers.
+    const types = (await (await fetch(`${base}/api/v1/info`)).json() as { parsers: Array<{ documentType: string }> }).parsers.map((p) => p.documentType)
+    const refs = types.map((t) => `#/components/schemas/${t.toLowerCase().split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Data`)
+    expect(ok.properties.data.anyOf).toEqual([...refs.map(($ref) => ({ $ref })), { type: 'null' }])
+    expect(doc.paths['/api/v1/pdf/extract-batch'].post.responses['200'].content['application/json'].schema.properties.results.items.properties.data.anyOf).toHaveLength(types.length + 1)
+    expect(doc.components.schemas.DarfData).toMatchObject({ type: 'object', additionalProperties: false, properties: { valorTotal: { type: ['number', 'null'] }, tributos: { type: 'array' } } })
+    expect(doc.components.schemas.DarfData.required).toContain('linhaDigitavel')
     const diag = doc.paths['/api/v1/diagnostics'].get.responses['200'].content['application/json'].schema
     expect(Object.keys(diag.properties.data.properties)).toHaveLength(15)
     expect(doc.paths['/api/v1/health'].get.security).toEqual([])

@@ -28,7 +28,7 @@ import { extractStoredFile, warmPool } from './run.js'
 import type { PoolWarmUp } from './run.js'
 import { ExtractMetrics } from './metrics.js'
 import { apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
-import { diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema } from './schemas.js'
+import { dataComponents, diagnosticsSchema, extractBatchSchema, extractSchema, healthSchema, infoSchema, useDataSchemas } from './schemas.js'
 
 export interface ExtractAppOptions {
   shared: SharedConfig
@@ -134,7 +134,12 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Extr
     title: 'razao document-extraction service',
     version: EXTRACT_API_VERSION,
     description: 'Identifies the type of a PDF, extracts its fields and reports the confidence; the engine version and the active parsers are at /api/v1/info. Every answer carries requestId, also in the X-Request-Id header.',
-    securitySchemes: { apiKey: apiKeyScheme('X-API-Key', keyWhereabouts('X-API-Key', 'extract-api-key', 'EXTRACT_API_KEY')) }
+    securitySchemes: { apiKey: apiKeyScheme('X-API-Key', keyWhereabouts('X-API-Key', 'extract-api-key', 'EXTRACT_API_KEY')) },
+    schemas: dataComponents
+  })
+  // The description types `data` with each plugin's schema: the registry is loaded first.
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url === '/openapi.json' || request.routeOptions.url === '/docs/plain') await catalog()
   })
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => ({ status: 'UP', service: EXTRACT_SERVICE_NAME, version: EXTRACT_API_VERSION, environment: shared.environment, requestId: request.id }))
@@ -299,12 +304,13 @@ let catalogLoad: Promise<{ engineVersion: string, parsers: ParserDescription[] }
 /**
  * The engine's version and the plugin registry's descriptions, loaded on first use. The
  * documents are read in the pool's threads; this thread needs the registry only for
- * /api/v1/info, /api/v1/diagnostics and the description, and importing it at start cost
+ * /api/v1/info, /api/v1/diagnostics and the description (its typed `data`), and importing it at start cost
  * the service's main thread about 15 MB (plugins, pdf-lib, core/pdf) for nothing.
  */
 async function catalog (): Promise<{ engineVersion: string, parsers: ParserDescription[] }> {
   catalogLoad ??= (async () => {
-    const [{ ENGINE_VERSION }, { parserDescriptions: describe }] = await Promise.all([import('../../core/extraction/index.js'), import('../../workers/extract-document.js')])
+    const [{ ENGINE_VERSION }, { parserDescriptions: describe, dataSchemas }] = await Promise.all([import('../../core/extraction/index.js'), import('../../workers/extract-document.js')])
+    useDataSchemas(dataSchemas())
     return { engineVersion: ENGINE_VERSION, parsers: describe() }
   })()
   return await catalogLoad

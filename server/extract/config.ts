@@ -15,8 +15,14 @@ export interface ExtractConfig {
   maxFileBytes: number
   /** Documents with more pages are refused (422). */
   maxPages: number
-  /** Longest one document's text may take to read, ms; the pool task is stopped a little after. */
+  /** Most processor time one document's reading may take, ms (its thread's, and its Tesseract worker's); the pool task is stopped a little after. */
   documentTimeoutMs: number
+  /**
+   * Longest one turn of a document may take in wall time, ms, however little processor time
+   * it had (0: three times documentTimeoutMs): past it, a machine too busy to read the
+   * document answers SERVICE_BUSY (503).
+   */
+  documentWallTimeoutMs: number
   /** Extraction requests let in at once (0: twice the pool size, at least 2); the rest wait before their bodies are read. */
   maxInFlight: number
   /** Longest a whole request may take to arrive, ms, so that a stalled upload cannot hold a place for ever. */
@@ -61,6 +67,7 @@ export function loadExtractConfig (env: NodeJS.ProcessEnv): ExtractConfig {
     maxFileBytes: read.integer('EXTRACT_MAX_FILE_BYTES', 20 * MIB, 1024, 512 * MIB),
     maxPages: read.integer('EXTRACT_MAX_PAGES', 50, 1, 10_000),
     documentTimeoutMs: read.integer('EXTRACT_DOCUMENT_TIMEOUT_MS', 20_000, 100, 600_000),
+    documentWallTimeoutMs: read.integer('EXTRACT_DOCUMENT_WALL_TIMEOUT_MS', 0, 0, 3_600_000),
     maxInFlight: read.integer('EXTRACT_MAX_IN_FLIGHT', 0, 0, 10_000),
     requestTimeoutMs: read.integer('EXTRACT_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     bodyTimeoutMs: read.integer('EXTRACT_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),

@@ -1,8 +1,16 @@
 /**
  * The extraction lanes (issue 32, item 2): a text-layer document is answered while two
- * scans hold a pool of two, one reading by OCR and one waiting for the OCR lane. Real OCR
- * over HTTP; kept out of the hostile group, which CI runs on every Node line.
+ * scans hold a pool of two, one reading by OCR and one waiting for the OCR lane. And the
+ * deadline a scan is read within (issue 33, item 4): it counts the document's processor
+ * time, so a scan whose process gets no processor for longer than its deadline is still
+ * read, and a turn held past the wall ceiling answers SERVICE_BUSY, not PDF_TIMEOUT. Real
+ * OCR; kept out of the hostile group, which CI runs on every Node line.
  */
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { PDFDocument } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { scanOf } from '../../fixtures/extraction/scans.js'
@@ -12,7 +20,7 @@ import { createPool } from '../../workers/pool.js'
 import { loadConfig } from '../config.js'
 import { buildExtractApp } from './app.js'
 import { loadExtractConfig } from './config.js'
-import { poolTurns } from './run.js'
+import { extractStoredFile, poolTurns } from './run.js'
 
 const API_KEY = 'chave-extract-lanes-0123456789'
 
@@ -63,4 +71,97 @@ describe('the OCR lane', () => {
       await lanePool.destroy()
     }
   }, 600_000)
+})
+
+/**
+ * A child process that reads a scan three times with readPdfText: cold, then warm to
+ * measure its cost (the process's processor time, every thread), then within a deadline
+ * of three times that cost. It prints `reading` once the third read has started, and the
+ * read's outcome as a JSON line.
+ */
+const READER = `
+const [root, path] = process.argv.slice(2)
+const { readFile } = await import('node:fs/promises')
+const { readPdfText } = await import(root + '/core/extraction/index.ts')
+const { releaseTesseract } = await import(root + '/core/extraction/ocr/index.ts')
+const bytes = await readFile(path)
+const limits = (deadlineMs) => ({ maxPages: 50, deadlineMs, maxRunsPerPage: 50000, ocr: {} })
+await readPdfText(bytes, limits(600000))
+const before = process.cpuUsage()
+await readPdfText(bytes, limits(600000))
+const cost = process.cpuUsage(before)
+const deadlineMs = Math.ceil(3 * (cost.user + cost.system) / 1000)
+const started = performance.now()
+const reading = readPdfText(bytes, limits(deadlineMs))
+process.stdout.write(JSON.stringify({ reading: true, deadlineMs }) + '\\n')
+const outcome = await reading.then((pages) => ({ ok: true, runs: pages[0].runs.length, source: pages[0].source }), (err) => ({ ok: false, code: err.code, message: err.message }))
+process.stdout.write(JSON.stringify({ ...outcome, deadlineMs, wallMs: performance.now() - started }) + '\\n')
+await releaseTesseract()
+`
+
+describe('the deadline counts the document\'s work, not the machine\'s load', () => {
+  it('reads a scan whose process got no processor for longer than its whole deadline', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'razao-ocr-deadline-'))
+    try {
+      const scanPath = join(dir, 'scan.pdf')
+      await writeFile(scanPath, await scanOf((await generateDarf({ seed: 11 })).pdf, { dpi: 200, skew: 1.2, noise: 0.001, quality: 70, seed: 5 }))
+      const reader = join(dir, 'reader.mjs')
+      await writeFile(reader, READER)
+      const child = spawn(process.execPath, ['--import', 'tsx', reader, join(import.meta.dirname, '..', '..'), scanPath], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const lines: Array<Record<string, any>> = []
+      let buffered = ''
+      let stopped: Promise<void> | undefined
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString()
+        for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+          const line = JSON.parse(buffered.slice(0, end)) as Record<string, any>
+          buffered = buffered.slice(end + 1)
+          lines.push(line)
+          // The machine gives the reader nothing for longer than its deadline, mid-read:
+          // what a loaded machine does to a scan, in one piece.
+          if (line.reading === true) {
+            stopped = (async () => {
+              child.kill('SIGSTOP')
+              await sleep(line.deadlineMs + 1000)
+              child.kill('SIGCONT')
+            })()
+          }
+        }
+      })
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+      await stopped
+      expect(code).toBe(0)
+      const outcome = lines.at(-1)!
+      // Before, the deadline read the wall clock: this read answered PDF_TIMEOUT on waking.
+      expect(outcome).toMatchObject({ ok: true, source: 'OCR' })
+      expect(outcome.runs).toBeGreaterThan(20)
+      expect(outcome.wallMs).toBeGreaterThan(outcome.deadlineMs)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 600_000)
+
+  it('answers SERVICE_BUSY, not PDF_TIMEOUT, when a turn outlasts the wall ceiling within its processor time', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'razao-ocr-wall-'))
+    const pool = createPool({ maxThreads: 1 })
+    try {
+      const scanPath = join(dir, 'scan.pdf')
+      const textPath = join(dir, 'darf.pdf')
+      const darf = await generateDarf({ seed: 12 })
+      await writeFile(scanPath, await scanOf(darf.pdf, { dpi: 200, skew: 1, noise: 0.001, quality: 70, seed: 5 }))
+      await writeFile(textPath, darf.pdf)
+      // The thread is started and has loaded the task first (that alone can outlast the ceiling below).
+      expect(await extractStoredFile(pool, textPath, loadExtractConfig({}))).toMatchObject({ documentType: 'DARF' })
+      // A ceiling no OCR turn fits: starting Tesseract alone takes about a second of processor time.
+      const config = { ...loadExtractConfig({ EXTRACT_DOCUMENT_TIMEOUT_MS: '600000', EXTRACT_DOCUMENT_WALL_TIMEOUT_MS: '100' }) }
+      await expect(extractStoredFile(pool, scanPath, config)).rejects.toMatchObject({
+        code: 'SERVICE_BUSY',
+        // The thread's processor time was read (a number of ms, the thread's own).
+        message: expect.stringMatching(/^This machine is too busy to read the document in time: .* it had used \d+ ms of its 600000 ms of processor time, and it was stopped\. The file is not at fault/)
+      })
+    } finally {
+      await pool.destroy()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

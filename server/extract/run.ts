@@ -19,6 +19,7 @@
  * scans no longer keep a text-layer document waiting for their deadline.
  */
 import { EngineError } from '../../core/errors.js'
+import { threadCpuMs } from '../../core/extraction/work-clock.js'
 import type { ExtractionResult, PdfTextLimits } from '../../core/extraction/index.js'
 import { runTask } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -29,6 +30,61 @@ import type { ExtractConfig } from './config.js'
 
 /** Margin of the hard limit over the cooperative deadline, ms (covers a thread's start). */
 const HARD_LIMIT_MARGIN_MS = 5_000
+
+/** How often the hard limit reads the thread's processor time, ms. */
+const WATCH_EVERY_MS = 250
+
+/** The wall-time ceiling of one turn when EXTRACT_DOCUMENT_WALL_TIMEOUT_MS is 0: this many document deadlines. */
+const WALL_DEADLINES = 3
+
+/** The wall-time ceiling of one turn, ms: the setting, or WALL_DEADLINES document deadlines when it is 0. */
+export function wallLimitMs (config: Pick<ExtractConfig, 'documentTimeoutMs'> & Partial<Pick<ExtractConfig, 'documentWallTimeoutMs'>>): number {
+  const set = config.documentWallTimeoutMs ?? 0
+  return set === 0 ? WALL_DEADLINES * config.documentTimeoutMs : set
+}
+
+/** Why a turn was stopped from this thread. */
+type Stopped = 'work' | 'wall'
+
+/**
+ * The hard limit of one turn, from this thread: the task writes its thread's system id
+ * and processor time at its start into `shared` (workers/extract-document.ts), and this
+ * reads the thread's processor time (core/extraction/work-clock.ts) every WATCH_EVERY_MS.
+ * Past the deadline and the margin of processor time, the turn is stopped as a document
+ * that costs too much (a page pdf.js never yields from); past the wall ceiling with its
+ * processor time within the deadline, as a machine too busy to read it. Where the system
+ * gives no per-thread processor time, the deadline and the margin count wall time, as before.
+ */
+function watchTurn (config: ExtractRunConfig, shared: SharedArrayBuffer): { signal: AbortSignal, stopped: () => Stopped | undefined, end: () => void, workMs: () => number | undefined } {
+  const controller = new AbortController()
+  const ids = new Int32Array(shared, 0, 1)
+  const starts = new Float64Array(shared, 8, 1)
+  const started = performance.now()
+  const wallLimit = wallLimitMs(config)
+  let why: Stopped | undefined
+  let lastWork: number | undefined
+  const workMs = (): number | undefined => {
+    // The thread's id is stored last (atomically): once it is there, so is its start.
+    const tid = Atomics.load(ids, 0)
+    if (tid === 0) return undefined
+    const now = threadCpuMs(tid)
+    return now === undefined ? undefined : now - starts[0]!
+  }
+  const timer = setInterval(() => {
+    const wall = performance.now() - started
+    const work = workMs()
+    // Kept: once the thread is stopped, its processor time can no longer be read.
+    if (work !== undefined) lastWork = work
+    const overWork = work === undefined ? wall > config.documentTimeoutMs + HARD_LIMIT_MARGIN_MS : work > config.documentTimeoutMs + HARD_LIMIT_MARGIN_MS
+    if (overWork) why = 'work'
+    else if (wall > wallLimit) why = 'wall'
+    if (why !== undefined) {
+      clearInterval(timer)
+      controller.abort()
+    }
+  }, WATCH_EVERY_MS)
+  return { signal: controller.signal, stopped: () => why, end: () => clearInterval(timer), workMs: () => lastWork }
+}
 
 /** A pool's turns (as many as it has threads) and its OCR places. */
 interface Lanes { turns: Gate, ocr: Gate }
@@ -58,7 +114,7 @@ export function poolTurns (pool: WorkerPool): { running: number, waiting: number
 }
 
 /** The settings one document's extraction needs (the OCR ones default to on, at OCR_DPI, with the default bounds and lanes). */
-export type ExtractRunConfig = Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'> & Partial<Pick<ExtractConfig, 'ocr' | 'ocrDpi' | 'ocrThreads' | 'maxImagePixels' | 'maxPageImagePixels' | 'maxDocumentImagePixels'>>
+export type ExtractRunConfig = Pick<ExtractConfig, 'maxPages' | 'documentTimeoutMs' | 'queueTimeoutMs'> & Partial<Pick<ExtractConfig, 'documentWallTimeoutMs' | 'ocr' | 'ocrDpi' | 'ocrThreads' | 'maxImagePixels' | 'maxPageImagePixels' | 'maxDocumentImagePixels'>>
 
 /** What the pool task reads a document within; OCR on at the default resolution unless the configuration says otherwise. */
 function limitsOf (config: ExtractRunConfig): PdfTextLimits {
@@ -88,14 +144,20 @@ async function runOnTurn (pool: WorkerPool, input: ExtractDocumentInput, config:
   const { turns } = lanes(pool, config)
   await enter(turns, waited, config, cancel, ahead)
   // From here the document has a thread: the hard limit counts its work only.
-  const hardLimit = AbortSignal.timeout(config.documentTimeoutMs + HARD_LIMIT_MARGIN_MS)
-  const signal = cancel === undefined ? hardLimit : AbortSignal.any([cancel, hardLimit])
+  const shared = new SharedArrayBuffer(16)
+  const watch = watchTurn(config, shared)
+  const signal = cancel === undefined ? watch.signal : AbortSignal.any([cancel, watch.signal])
   try {
-    return await runTask<ExtractDocumentInput, ExtractDocumentReply>(pool, 'extract-document', input, signal)
+    return await runTask<ExtractDocumentInput, ExtractDocumentReply>(pool, 'extract-document', { ...input, thread: shared }, signal)
   } catch (err) {
-    if (hardLimit.aborted && cancel?.aborted !== true) throw new EngineError('PDF_TIMEOUT', `Reading the PDF took longer than ${config.documentTimeoutMs} ms and was stopped; the file may be damaged or crafted.`)
-    throw err
+    const why = watch.stopped()
+    if (why === undefined || cancel?.aborted === true) throw err
+    if (why === 'work') throw new EngineError('PDF_TIMEOUT', `Reading the PDF took more than ${config.documentTimeoutMs} ms of processor time and was stopped; the file may be damaged or crafted.`)
+    const work = watch.workMs()
+    const used = work === undefined ? 'its thread had not begun reading it' : `it had used ${Math.round(work)} ms of its ${config.documentTimeoutMs} ms of processor time`
+    throw new EngineError('SERVICE_BUSY', `This machine is too busy to read the document in time: after ${wallLimitMs(config) / 1000} s (EXTRACT_DOCUMENT_WALL_TIMEOUT_MS) ${used}, and it was stopped. The file is not at fault; try again when the machine is less loaded.`)
   } finally {
+    watch.end()
     turns.leave()
   }
 }

@@ -2,8 +2,9 @@
  * JSON schemas of the extraction service's routes: Fastify serializes replies with the
  * response schemas, and /openapi.json is written from them (server/openapi.ts), so the
  * description cannot drift from what is answered. Wire names are the spec's (spec 3 §2
- * B). `data` and `evidence` depend on the document type: open objects here, each
- * plugin's README lists its fields.
+ * B). `data` and `evidence` depend on the document type: open objects in the schemas
+ * answers are serialized with; the description types `data` with each plugin's declared
+ * schema (`dataComponents`, `documentedResponse`), and each plugin's README lists its fields.
  *
  * `multipart` describes the upload for the document only (server/openapi.ts): the body
  * is streamed by the route, never parsed into `request.body`.
@@ -80,7 +81,39 @@ const extractionProperties = {
   }
 } as const
 
-/** The spec's single-extraction response; failures use the same shape without `engine`. */
+/**
+ * The shape of `data` for each document type, from each plugin's own declaration
+ * (`plugins/<id>/schema.ts`): set once the registry is loaded (app.ts loads it when the
+ * description is first asked for), written into /openapi.json as `components.schemas`
+ * (`DarfData`, `PgdasExtratoData`, ...). Answers are still serialized with the open `data`
+ * above: a field a schema missed would be dropped from answers, not just from the document.
+ */
+let dataSchemas: Array<{ documentType: string, schema: Record<string, unknown> }> | undefined
+
+export function useDataSchemas (schemas: Array<{ documentType: string, schema: Record<string, unknown> }>): void {
+  dataSchemas = schemas
+}
+
+/** `PGDAS_EXTRATO` → `PgdasExtratoData`: the component a client generator names a class after. */
+export const dataComponentName = (documentType: string): string =>
+  `${documentType.toLowerCase().split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Data`
+
+/** The components of /openapi.json: one schema per document type (none until the registry is loaded). */
+export function dataComponents (): Record<string, Record<string, unknown>> {
+  return Object.fromEntries((dataSchemas ?? []).map(({ documentType, schema }) =>
+    [dataComponentName(documentType), { ...schema, title: dataComponentName(documentType), description: `\`data\` when \`documentType\` is ${documentType} (the plugin's README describes each field).` }]))
+}
+
+/** `data` as the document shows it: one of the document types' schemas, or null. */
+function typedData (): Record<string, unknown> | undefined {
+  if (dataSchemas === undefined) return undefined
+  return {
+    anyOf: [...dataSchemas.map(({ documentType }) => ({ $ref: `#/components/schemas/${dataComponentName(documentType)}` })), { type: 'null' }],
+    description: 'The fields of the document type `documentType` names, one schema per type (`components.schemas`, `...Data`); null when no type fits or the file could not be read. Missing fields are null.'
+  }
+}
+
+/** The single-extraction response; failures use the same shape without `engine`. */
 export const extractionResponse = {
   type: 'object',
   required: ['success', 'documentType', 'pages', 'data', 'warnings', 'errors', 'requestId'],
@@ -155,7 +188,7 @@ const STATUS_TEXT: Record<number, string> = {
   415: 'The file is not a PDF by its bytes.',
   422: 'The PDF cannot be read: encrypted, damaged, too many pages, too slow.',
   500: 'Internal error: quote the requestId.',
-  503: 'No worker thread took the document within EXTRACT_QUEUE_TIMEOUT_MS: try again after Retry-After seconds.'
+  503: 'No worker thread took the document within EXTRACT_QUEUE_TIMEOUT_MS, or the machine was too busy to read it within EXTRACT_DOCUMENT_WALL_TIMEOUT_MS (the file is not at fault): try again after Retry-After seconds.'
 }
 
 /** The failure statuses an extraction route answers, each with the single-extraction shape. */
@@ -218,14 +251,22 @@ export const infoSchema = {
   }
 }
 
+const extractOk = { ...extractionResponse, description: 'The document was read: its type, fields and confidence (success false when a check failed or no type fits).' }
+
 export const extractSchema = {
   summary: 'Extract one PDF: its type, fields and confidence',
   tags: ['extraction'],
   security: [{ apiKey: [] }],
   multipart: pdfForm('file', 1),
   querystring: evidenceQuery,
-  response: { 200: { ...extractionResponse, description: 'The document was read: its type, fields and confidence (success false when a check failed or no type fits).' }, ...failures([400, 401, 408, 413, 415, 422, 500, 503]) }
+  response: { 200: extractOk, ...failures([400, 401, 408, 413, 415, 422, 500, 503]) },
+  documentedResponse: () => {
+    const data = typedData()
+    return data === undefined ? undefined : { ...extractSchema.response, 200: { ...extractOk, properties: { ...extractOk.properties, data } } }
+  }
 }
+
+const batchOk = { ...batchResponse, description: 'One result per file.' }
 
 export const extractBatchSchema = {
   summary: 'Extract up to 10 PDFs; one result per file in upload order',
@@ -234,7 +275,13 @@ export const extractBatchSchema = {
   security: [{ apiKey: [] }],
   multipart: pdfForm('files', 10),
   querystring: evidenceQuery,
-  response: { 200: { ...batchResponse, description: 'One result per file.' }, ...failures([400, 401, 408, 500]) }
+  response: { 200: batchOk, ...failures([400, 401, 408, 500]) },
+  documentedResponse: () => {
+    const data = typedData()
+    if (data === undefined) return undefined
+    const results = { ...batchResult, properties: { ...batchResult.properties, data } }
+    return { ...extractBatchSchema.response, 200: { ...batchOk, properties: { ...batchOk.properties, results: { ...batchOk.properties.results, items: results } } } }
+  }
 }
 
 export const diagnosticsSchema = {

@@ -55,3 +55,6 @@ function guardFormula (value: string): string {
 function field (text: string): string {
   return /[;"\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
+
+/** The quoting and the formula guard, for the other CSV files written for the same spreadsheets (razao extract --csv). */
+export { field as csvField, guardFormula }

@@ -16,6 +16,8 @@ import { renderPageGrey, OCR_DPI } from './page-image.js'
 import type { PageImage } from './page-image.js'
 import { mendTaxIds } from './tax-id-reading.js'
 import { OcrTimeout, recognizeWords, warmTesseract } from './tesseract.js'
+import { WorkClock } from '../work-clock.js'
+import type { WorkBudget } from '../work-clock.js'
 import type { OcrWord } from './tesseract.js'
 
 export { refuseImageBombs, DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PAGE_IMAGE_PIXELS, DEFAULT_MAX_DOCUMENT_IMAGE_PIXELS } from './image-bounds.js'
@@ -230,10 +232,11 @@ export class DocumentOcr {
   private imageCensus: ImageCensus | undefined
 
   /**
-   * `deadline` is a performance.now() instant; `deadlineMs` is quoted in the timeout's
+   * `budget` is the document's work budget (its clock counts the Tesseract worker's CPU
+   * time while it reads the document's pages: ../work-clock.ts), quoted in the timeout's
    * message; `decrypt` reads an encrypted file's streams (core/pdf/raw-objects.ts).
    */
-  constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly deadline: number, private readonly deadlineMs: number, private readonly decrypt?: (data: Uint8Array, num: number, gen: number) => Uint8Array) {}
+  constructor (private readonly bytes: Uint8Array, private readonly limits: OcrLimits, private readonly budget: WorkBudget, private readonly decrypt?: (data: Uint8Array, num: number, gen: number) => Uint8Array) {}
 
   private census (): ImageCensus {
     this.imageCensus ??= new ImageCensus(this.bytes, this.decrypt === undefined ? {} : { decrypt: this.decrypt })
@@ -300,9 +303,9 @@ export class DocumentOcr {
   private async recognize (image: PageImage, pageNumber: number): Promise<PageText> {
     let words: OcrWord[]
     try {
-      words = await recognizeWords(image.pgm, image.dpi, this.deadline)
+      words = await recognizeWords(image.pgm, image.dpi, this.budget)
     } catch (err) {
-      if (err instanceof OcrTimeout) throw new EngineError('PDF_TIMEOUT', `Reading the scanned PDF by OCR took longer than ${this.deadlineMs} ms and was abandoned; send fewer pages at a time.`)
+      if (err instanceof OcrTimeout) throw new EngineError('PDF_TIMEOUT', `Reading the scanned PDF by OCR took more than ${this.budget.limitMs} ms of ${this.budget.clock.counts === 'cpu' ? 'processor time' : 'time'} and was abandoned; send fewer pages at a time.`)
       throw new EngineError('PDF_CORRUPT', `The image of page ${pageNumber} could not be read by OCR.`)
     }
     return {
@@ -319,7 +322,7 @@ export class DocumentOcr {
 export async function ocrPageImages (bytes: Uint8Array, limits: OcrLimits = {}): Promise<PageImage[]> {
   const doc = await (await openWithPdfJs(bytes, { maxImagePixels: imageLimits(limits).maxImagePixels })).promise
   try {
-    const ocr = new DocumentOcr(bytes, limits, Number.POSITIVE_INFINITY, 0)
+    const ocr = new DocumentOcr(bytes, limits, { clock: new WorkClock(), limitMs: Number.POSITIVE_INFINITY })
     const pages = await Promise.all(Array.from({ length: doc.numPages }, async (_, i) => await doc.getPage(i + 1)))
     ocr.admit(pages.map((page, i) => ({ number: i + 1, object: page.ref?.num })))
     const images: PageImage[] = []

@@ -12,6 +12,7 @@
  * Plain JavaScript: tesseract.js starts it with `new Worker(workerPath)`, without the
  * TypeScript loader the tests run under.
  */
+import { readlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { parentPort } from 'node:worker_threads'
 
@@ -36,10 +37,22 @@ async function getCore (_lstmOnly, corePath, res) {
   if (core === undefined) {
     res.progress({ status: 'loading tesseract core', progress: 0 })
     core = require(corePath)
-    // tesseract.ts's logger records which core this thread runs (ocr.test.ts checks it).
-    res.progress({ status: 'loading tesseract core', progress: 1, corePath })
+    // tesseract.ts's logger records which core this thread runs (ocr.test.ts checks it), and
+    // this thread's system id: its CPU time counts for the document whose page it reads
+    // (core/extraction/work-clock.ts).
+    res.progress({ status: 'loading tesseract core', progress: 1, corePath, threadId: systemThreadId() })
   }
   return core
+}
+
+/** This thread's id in the system (Linux's tid, from /proc), or undefined where there is none. */
+function systemThreadId () {
+  try {
+    const match = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))
+    return match === null ? undefined : Number(match[1])
+  } catch {
+    return undefined
+  }
 }
 
 worker.setAdapter({ getCore, gunzip, fetch: globalThis.fetch, ...cache })

@@ -34,6 +34,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Worker as TesseractWorker } from 'tesseract.js'
+import type { WorkBudget } from '../work-clock.js'
 
 /** A word as Tesseract read it, in image pixels (origin top-left), with its line's band. */
 export interface OcrWord {
@@ -66,6 +67,10 @@ const WORKER_SCRIPT = fileURLToPath(new URL('./tesseract-worker.mjs', import.met
 
 /** The core file the worker of this thread loaded (reported by tesseract-worker.mjs), once it has. */
 let loadedCore: string | undefined
+/** The system thread id the last worker started reported (tesseract-worker.mjs): its CPU time counts for the page it reads. */
+let reportedThread: number | undefined
+/** The system thread id of this thread's current worker, once started (undefined where the system gives none). */
+let currentThread: number | undefined
 
 /** The path of the WebAssembly core this thread's worker runs, once started (ocr.test.ts). */
 export function tesseractCore (): string | undefined {
@@ -81,7 +86,10 @@ export function tesseractOptions (): { langPath: string, corePath: string, worke
     workerPath: WORKER_SCRIPT,
     gzip: true,
     cacheMethod: 'none',
-    logger: (m) => { if ('corePath' in m && typeof m.corePath === 'string') loadedCore = m.corePath },
+    logger: (m) => {
+      if ('corePath' in m && typeof m.corePath === 'string') loadedCore = m.corePath
+      if ('threadId' in m && typeof m.threadId === 'number') reportedThread = m.threadId
+    },
     // Errors arrive as rejected jobs; the default handler would also print them.
     errorHandler: () => undefined
   }
@@ -178,7 +186,9 @@ async function replaceTesseract (): Promise<void> {
 async function worker (): Promise<TesseractWorker> {
   current ??= (async () => {
     const { createWorker, OEM, PSM } = await import('tesseract.js')
+    reportedThread = undefined
     const w = await createWorker('por', OEM.LSTM_ONLY, tesseractOptions())
+    currentThread = reportedThread
     // Sparse text: tax documents are forms (boxes, labels and values scattered over the
     // page), which the automatic page layout splits into columns and misses words of;
     // lines are rebuilt from the words' positions anyway (core/extraction/text.ts).
@@ -211,6 +221,7 @@ export function warmTesseract (): void {
 export async function releaseTesseract (): Promise<void> {
   const w = current
   current = undefined
+  currentThread = undefined
   const end = workerEnd
   workerEnd = endSignal()
   end.fire()
@@ -232,9 +243,11 @@ export class OcrTimeout extends Error {}
 /**
  * Reads the words of one page image (PGM, PNG or JPEG bytes) at `dpi`, straightening a
  * page scanned a few degrees askew first (`rotateAuto`: the boxes are then those of the
- * straightened image). Throws OcrTimeout past `deadline` (a performance.now() instant).
+ * straightened image). Throws OcrTimeout past `deadline`: a document's work budget (its
+ * clock counts the worker thread's CPU time while it reads this page: work-clock.ts), or
+ * a performance.now() instant.
  */
-export async function recognizeWords (image: Uint8Array, dpi: number, deadline: number): Promise<OcrWord[]> {
+export async function recognizeWords (image: Uint8Array, dpi: number, deadline: number | WorkBudget): Promise<OcrWord[]> {
   reading++
   try {
     return await recognizeOnce(image, dpi, deadline, false)
@@ -245,18 +258,41 @@ export async function recognizeWords (image: Uint8Array, dpi: number, deadline: 
 }
 
 /** One recognize on this thread's worker (recognizeWords counts it as reading). */
-async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number, again: boolean): Promise<OcrWord[]> {
+/** Work left before `deadline`, ms (wall time for an instant). */
+function leftMs (deadline: number | WorkBudget): number {
+  return typeof deadline === 'number' ? deadline - performance.now() : deadline.limitMs - deadline.clock.elapsedMs()
+}
+
+/**
+ * Rejects with OcrTimeout once `deadline` has passed. A work budget is read again when
+ * half of what is left has passed in wall time: the document's two threads (this one,
+ * drawing the next page, and the worker) cannot spend more than that meanwhile.
+ */
+function overdueAfter (deadline: number | WorkBudget): { overdue: Promise<never>, stop: () => void } {
+  let timer: NodeJS.Timeout | undefined
+  const overdue = new Promise<never>((_resolve, reject) => {
+    const check = (): void => {
+      const left = leftMs(deadline)
+      if (left <= 0) reject(new OcrTimeout())
+      else timer = setTimeout(check, typeof deadline === 'number' ? left : Math.max(20, left / 2))
+    }
+    check()
+  })
+  overdue.catch(() => undefined)
+  return { overdue, stop: () => clearTimeout(timer) }
+}
+
+async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number | WorkBudget, again: boolean): Promise<OcrWord[]> {
   const mine = workerEnd
   const w = await worker()
+  // The worker's CPU time counts for this document while it reads this page.
+  const counted = typeof deadline === 'number' ? () => undefined : deadline.clock.count(currentThread)
   // The resolution goes with this recognize job, not through setParameters: tesseract.js sets
   // a job's own parameters for that job alone and restores them after it, whereas a
   // setParameters of another reading on this worker (a warm-up in the background) could land
   // between this one's and its recognize, and the page would be read at the other's resolution.
   const options = { rotateAuto: true, user_defined_dpi: String(Math.round(dpi)) }
-  let timer: NodeJS.Timeout | undefined
-  const overdue = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new OcrTimeout()), Math.max(0, deadline - performance.now()))
-  })
+  const { overdue, stop } = overdueAfter(deadline)
   try {
     const job = w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), options, { text: false, blocks: true })
     // Handled now whatever happens next: a job on a worker ended meanwhile fails after the race is over.
@@ -284,12 +320,14 @@ async function recognizeOnce (image: Uint8Array, dpi: number, deadline: number, 
     }
     // The worker was ended under this reading (another reading's deadline or page cap, or the
     // thread letting OCR go): read the page once more, on the next worker, within the same deadline.
-    if (!again && (err instanceof WorkerEnded || mine !== workerEnd) && performance.now() < deadline) {
-      clearTimeout(timer)
+    if (!again && (err instanceof WorkerEnded || mine !== workerEnd) && leftMs(deadline) > 0) {
+      stop()
+      counted()
       return await recognizeOnce(image, dpi, deadline, true)
     }
     throw err
   } finally {
-    clearTimeout(timer)
+    stop()
+    counted()
   }
 }
