@@ -109,10 +109,23 @@ describe('razao extract', () => {
     expect(run.stdout.startsWith('\uFEFF')).toBe(true)
     const rows = run.stdout.slice(1).split('\r\n')
     expect(rows.pop()).toBe('')
-    const header = rows[0]!.split(';')
+    // Fields are quoted when they hold ; or quotes (an error's sentence lists the document types).
+    const fields = (line: string): string[] => {
+      const out: string[] = []
+      let field = ''
+      let quoted = false
+      for (let i = 0; i < line.length; i++) {
+        const ch = line[i]!
+        if (quoted && ch === '"' && line[i + 1] === '"') { field += '"'; i++ } else if (ch === '"') quoted = !quoted
+        else if (ch === ';' && !quoted) { out.push(field); field = '' } else field += ch
+      }
+      out.push(field)
+      return out
+    }
+    const header = fields(rows[0]!)
     expect(header.slice(0, 9)).toEqual(['path', 'fileName', 'status', 'success', 'documentType', 'confidence', 'confidenceLevel', 'errors', 'warnings'])
     expect(rows).toHaveLength(5)
-    const cells = (i: number): Record<string, string> => Object.fromEntries(header.map((h, j) => [h, rows[i]!.split(';')[j]!]))
+    const cells = (i: number): Record<string, string> => Object.fromEntries(header.map((h, j) => [h, fields(rows[i]!)[j]!]))
     const [contrato, darfRow, extratoRow, planilha] = [1, 2, 3, 4].map(cells)
     expect(contrato).toMatchObject({ fileName: 'a-contrato.pdf', status: '200', success: 'false', documentType: 'UNKNOWN', errors: expect.stringMatching(/^PLUGIN_NO_MATCH: /), cnpjCpf: '' })
     // A DARF's own columns, a list's items by index, money with a decimal comma.
