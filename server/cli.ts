@@ -62,6 +62,9 @@ Usage:
   razao gateway rekey [--old-key-file F] [--new-key-file F]
                                                         re-encrypt the stored certificates under a new master key
                                                         (GATEWAY_NEW_MASTER_KEY; old: GATEWAY_OLD_MASTER_KEY or the current one)
+  razao sign IN.pdf -o OUT.pdf [--level B|T|LT|LTA] [--stamp MODE]
+                                                        sign a PDF as POST /api/v1/sign does (razao sign --help)
+  razao sign --check                                    the signing certificate: days left, warnings
   razao samples DIR [--force]                           write files to try every service on (invented data);
                                                         an existing file is kept unless --force, a link always refused
   razao --help                                          this text
@@ -74,6 +77,7 @@ working directory (see docs/configuration.md). Services: ${SERVICES.join(', ')}.
 class UsageError extends Error {}
 
 async function main (argv: string[]): Promise<void> {
+  if (argv[0] === 'sign') return await (await import('./sign/cli-sign.js')).signCommand(argv.slice(1))
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
