@@ -17,6 +17,7 @@ import type { ContenderId } from './child/protocol.js'
 import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyze-http.bench.js'
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { benchSign, signTable } from './sign.bench.js'
+import { benchSignHttp, signHttpTable } from './sign-http.bench.js'
 import { benchExtract, extractTable } from './extract.bench.js'
 import { benchOcr, ocrTable } from './extract-ocr.bench.js'
 import { benchGateway, gatewayTable } from './gateway.bench.js'
@@ -187,6 +188,8 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings, recorder: Resu
     const result = await benchSign({}, (line) => process.stderr.write(`${line}\n`))
     print(signTable(result))
     signFigures(recorder.suite('sign'), result)
+    process.stderr.write('PDF signing over HTTP: the stamp by kind of document\n')
+    print(signHttpTable(await benchSignHttp({}, (line) => process.stderr.write(`${line}\n`))))
   }
   if (plan.extract) {
     process.stderr.write('document extraction: pool versus one thread, time split, batch RSS\n')

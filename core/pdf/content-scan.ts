@@ -26,7 +26,7 @@
  * like pdf.js's text layer, the stamp's rule counts text only (see docs/signature.md).
  */
 import { inflateSync } from 'node:zlib'
-import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib'
+import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, PDFRawStream, PDFRef, PDFStream, StandardFontEmbedder } from 'pdf-lib'
 import type { PDFContext, PDFObject } from 'pdf-lib'
 import type { Box } from './page-box.js'
 import { decodeChain } from './raw-objects.js'
@@ -76,6 +76,12 @@ interface FontInfo {
   maxWidth: number
   /** Type3, vertical writing, or a dictionary the scan cannot read: shows with it are not placed. */
   unreadable: boolean
+  /**
+   * The widths are the ones readers draw with (a standard font's own metrics): a run's
+   * possible extent is its exact advance, not the widest-glyph bound. /Widths are not
+   * trusted so: a reader may take an embedded font program's widths instead.
+   */
+  exactWidths?: boolean
 }
 
 function numbers (array: PDFArray | undefined, context: PDFContext): number[] {
@@ -127,13 +133,51 @@ function fontInfo (dict: PDFDict, context: PDFContext): FontInfo {
   }
   // Simple fonts: /Widths from /FirstChar, /MissingWidth (descriptor) for the others (§9.6.2.1).
   const widthArray = dict.lookupMaybe(PDFName.of('Widths'), PDFArray)
-  if (widthArray === undefined) return { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
+  if (widthArray === undefined) return standardFontInfo(dict) ?? { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
   const widths = numbers(widthArray, context)
   const firstChar = dict.lookupMaybe(PDFName.of('FirstChar'), PDFNumber)?.asNumber() ?? 0
   const missing = dict.lookupMaybe(PDFName.of('FontDescriptor'), PDFDict)?.lookupMaybe(PDFName.of('MissingWidth'), PDFNumber)?.asNumber() ?? 0
   const max = widths.reduce((m, x) => Math.max(m, x), missing)
   if (!Number.isFinite(max) || widths.some((x) => !Number.isFinite(x) || x < 0)) return { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
   return { bytesPerCode: 1, width: (code) => widths[code - firstChar] ?? missing, maxWidth: max, unreadable: false }
+}
+
+/** The standard 14 text fonts (ISO 32000-1 §9.6.2.2), which a writer may use without /Widths. */
+const STANDARD_TEXT_FONTS = new Set(['Helvetica', 'Helvetica-Bold', 'Helvetica-Oblique', 'Helvetica-BoldOblique', 'Times-Roman', 'Times-Bold', 'Times-Italic',
+  'Times-BoldItalic', 'Courier', 'Courier-Bold', 'Courier-Oblique', 'Courier-BoldOblique'])
+const standardWidths = new Map<string, { widths: number[], max: number }>()
+
+/**
+ * A standard text font named without /Widths and not embedded, in WinAnsiEncoding (as
+ * reportlab and many report writers leave Helvetica): its widths are the font's own metrics,
+ * which readers use for it too (pdf.js draws such a font with the same AFM widths). Without
+ * them every run got the 1.1 em-per-byte bound, wide enough to leave a corner next to a line
+ * of text unsettled, and the page went to pdf.js. Undefined for anything else.
+ */
+function standardFontInfo (dict: PDFDict): FontInfo | undefined {
+  const base = dict.lookupMaybe(PDFName.of('BaseFont'), PDFName)?.decodeText()
+  const encoding = dict.lookupMaybe(PDFName.of('Encoding'), PDFName)?.decodeText()
+  if (base === undefined || !STANDARD_TEXT_FONTS.has(base) || encoding !== 'WinAnsiEncoding') return undefined
+  const descriptor = dict.lookupMaybe(PDFName.of('FontDescriptor'), PDFDict)
+  if (descriptor !== undefined && ['FontFile', 'FontFile2', 'FontFile3'].some((k) => descriptor.get(PDFName.of(k)) !== undefined)) return undefined
+  let known = standardWidths.get(base)
+  if (known === undefined) {
+    const embedder = StandardFontEmbedder.for(base as Parameters<typeof StandardFontEmbedder.for>[0])
+    const widths: number[] = Array.from({ length: 256 }, () => 0)
+    let max = 0
+    for (const codePoint of embedder.encoding.supportedCodePoints) {
+      const { code, name } = embedder.encoding.encodeUnicodeCodePoint(codePoint)
+      const width = embedder.font.getWidthOfGlyph(name)
+      if (typeof width !== 'number' || code > 255) continue
+      widths[code] = width
+      max = Math.max(max, width)
+    }
+    known = { widths, max }
+    standardWidths.set(base, known)
+  }
+  const { widths, max } = known
+  // A code WinAnsi leaves unmapped draws .notdef, of no width in these fonts' metrics.
+  return { bytesPerCode: 1, width: (code) => widths[code] ?? 0, maxWidth: max, unreadable: false, exactWidths: true }
 }
 
 /** A string operand: where it lies in the content bytes. */
@@ -623,6 +667,11 @@ function decodeEscapedName (data: Uint8Array, start: number, end: number): strin
  * may be negative, and so may the size and the horizontal scaling).
  */
 function advanceBounds (s: Shown): [number, number] {
+  if (s.font.exactWidths === true) {
+    const exact = exactAdvance(s)
+    // A hundredth of the advance either way, for rounding in a reader's arithmetic.
+    if (exact !== undefined) return [Math.min(0, exact.advance) - Math.abs(exact.advance) / 100, Math.max(0, exact.advance) + Math.abs(exact.advance) / 100]
+  }
   const codes = s.font.bytesPerCode === 2 ? Math.ceil(byteBound(s.str) / 2) : byteBound(s.str)
   const glyph = s.font.maxWidth / 1000 * s.size
   const perLow = Math.min(0, glyph) + s.tc + Math.min(0, s.tw)
