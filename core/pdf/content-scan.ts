@@ -604,21 +604,36 @@ class PageRun {
     this.scan(this.decode(form), own instanceof PDFDict ? own : resources, multiply(m, ctm), text, depth + 1)
   }
 
+  /** Whether `box` meets a rectangle not yet known to be covered. */
+  private touchesOpen (box: Box): boolean {
+    for (let r = 0; r < this.rects.length; r++) {
+      if (this.states[r] !== 'covered' && overlaps(box, this.rects[r]!, true)) return true
+    }
+    return false
+  }
+
   /**
    * Marks the rectangles a run may or surely meets. The run starts between `startLow` and
    * `startHigh` along its line (equal when every earlier show on the line was exact).
    */
   private place (shown: Shown, line: LineStep[], startLow: number, startHigh: number, m: Matrix, rise: number): void {
-    const [advLow, advHigh] = advanceBounds(shown)
+    let [advLow, advHigh] = advanceBounds(shown)
     const size = shown.size
     const y1 = rise + size * DESCENT_BOUND
     const y2 = rise + size * ASCENT_BOUND
-    const possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
-    let touches = false
-    for (let r = 0; r < this.rects.length; r++) {
-      if (this.states[r] !== 'covered' && overlaps(possible, this.rects[r]!, true)) { touches = true; break }
+    let possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
+    if (!this.touchesOpen(possible)) return
+    if (shown.font.exactWidths === true) {
+      // Near a rectangle by the cheap bound: a font drawn with the widths we know gets its
+      // exact extent, a hundredth either way for rounding in a reader's arithmetic.
+      const exact = exactAdvance(shown)
+      if (exact !== undefined) {
+        const slack = Math.abs(exact.advance) / 100
+        ;[advLow, advHigh] = [Math.min(0, exact.advance) - slack, Math.max(0, exact.advance) + slack]
+        possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
+        if (!this.touchesOpen(possible)) return
+      }
     }
-    if (!touches) return
     // Near a rectangle: work the run out exactly, if the fonts on the line allow it.
     const exact = exactRun(shown, line)
     if (exact?.blank === true) return
@@ -667,11 +682,6 @@ function decodeEscapedName (data: Uint8Array, start: number, end: number): strin
  * may be negative, and so may the size and the horizontal scaling).
  */
 function advanceBounds (s: Shown): [number, number] {
-  if (s.font.exactWidths === true) {
-    const exact = exactAdvance(s)
-    // A hundredth of the advance either way, for rounding in a reader's arithmetic.
-    if (exact !== undefined) return [Math.min(0, exact.advance) - Math.abs(exact.advance) / 100, Math.max(0, exact.advance) + Math.abs(exact.advance) / 100]
-  }
   const codes = s.font.bytesPerCode === 2 ? Math.ceil(byteBound(s.str) / 2) : byteBound(s.str)
   const glyph = s.font.maxWidth / 1000 * s.size
   const perLow = Math.min(0, glyph) + s.tc + Math.min(0, s.tw)
