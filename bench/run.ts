@@ -19,6 +19,7 @@ import { benchImportAnalyzeHttp, httpTable, type HttpRun } from './import-analyz
 import { benchImportProcess, processTable, processTargets, withBenchDatabase, type ProcessRun } from './import-process.bench.js'
 import { benchSign, signTable } from './sign.bench.js'
 import { benchVerify, verifyTable } from './verify.bench.js'
+import { benchSignHttp, signHttpTable } from './sign-http.bench.js'
 import { benchExtract, extractTable } from './extract.bench.js'
 import { benchOcr, ocrTable } from './extract-ocr.bench.js'
 import { benchGateway, gatewayTable } from './gateway.bench.js'
@@ -196,6 +197,8 @@ async function runPlan (plan: RunPlan, settings: MeasureSettings, recorder: Resu
     const result = await benchSign({}, (line) => process.stderr.write(`${line}\n`))
     print(signTable(result))
     signFigures(recorder.suite('sign'), result)
+    process.stderr.write('PDF signing over HTTP: the stamp by kind of document\n')
+    print(signHttpTable(await benchSignHttp({}, (line) => process.stderr.write(`${line}\n`))))
   }
   if (plan.verify) {
     process.stderr.write('PDF verification beside our NONE signature\n')

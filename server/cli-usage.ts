@@ -23,6 +23,8 @@ export interface OptionSpec {
   type: 'string' | 'boolean'
   /** What the value is, in the usage text (`N`, `FILE`, `CODE`). */
   value?: string
+  /** A one-letter form (`-o`). */
+  short?: string
   help: string
 }
 
@@ -65,7 +67,7 @@ export function parseCommandLine (table: CommandTable, argv: string[], footer: s
       args: rest,
       allowPositionals: true,
       strict: true,
-      options: { ...Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.type }])), help: { type: 'boolean', short: 'h' } }
+      options: { ...Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.type, ...(o.short === undefined ? {} : { short: o.short }) }])), help: { type: 'boolean', short: 'h' } }
     })
   } catch (err) {
     throw new UsageError(describeParseError(first, command, err))
@@ -133,7 +135,7 @@ export function commandHelp (name: string, command: CommandSpec): string {
   if (options.length > 0) {
     text += '\nOptions:\n'
     for (const [option, spec] of options) {
-      const left = `  --${option}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`
+      const left = `  ${spec.short === undefined ? '' : `-${spec.short}, `}--${option}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`
       text += left.length < 26 ? `${left.padEnd(26)}${spec.help}\n` : `${left}\n${' '.repeat(26)}${spec.help}\n`
     }
   }

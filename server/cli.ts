@@ -40,6 +40,7 @@ import { UsageError, parseCommandLine } from './cli-usage.js'
 import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
 import { withInputFile, withInputFiles } from './cli-stdin.js'
 import { verifyCommand } from './sign/cli-verify.js'
+import { signCommand } from './sign/cli-sign.js'
 
 const env = (): Config => loadConfig(process.env)
 const text = (values: OptionValues, name: string): string | undefined => typeof values[name] === 'string' ? values[name] : undefined
@@ -130,6 +131,27 @@ const COMMANDS: CommandTable = {
     },
     details: 'One FILE: the route\'s body. Several, or a FOLDER (its PDFs, every level down): NDJSON, one line per file in order (fileName, path, status, then the body). - reads one PDF from standard input.\nExit 1 when any file was not extracted (its line is printed all the same).',
     run: async (args, v) => { await extractFiles(args, { evidence: flag(v, 'evidence'), csv: flag(v, 'csv') }, env()) }
+  },
+  sign: {
+    usage: [
+      ['sign IN.pdf -o OUT.pdf [--level B|T|LT|LTA] [--stamp MODE]', 'sign a PDF as POST /api/v1/sign does'],
+      ['sign --check', 'the signing certificate: days left, warnings']
+    ],
+    options: {
+      output: { type: 'string', short: 'o', value: 'OUT.pdf', help: 'where the signed PDF goes (- : standard output, the summary then on stderr)' },
+      level: { type: 'string', value: 'L', help: 'the PAdES level asked of the service: B, T, LT or LTA' },
+      stamp: { type: 'string', value: 'MODE', help: 'the visual mode for this file: NONE, STAMP_ONLY, PAGE_ONLY or STAMP_AND_PAGE (default SIGN_VISUAL_MODE)' },
+      check: { type: 'boolean', help: 'report the configured certificate (signer, end of validity, days left, warnings) instead of signing' }
+    },
+    maxArgs: 1,
+    details: 'Signs IN.pdf with the configured certificate (SIGN_CERT_PATH; outside production, the development one) and writes OUT.pdf\n(beside it first, then renamed over it). IN may be - (standard input). A JSON summary (identifier, time, standard,\nSHA-256, warnings) goes to stdout. --check exits 0 when the certificate can sign, 1 when it cannot; warnings start\n30 days before its end.',
+    run: async (args, v) => {
+      const output = text(v, 'output')
+      const level = text(v, 'level')
+      const stamp = text(v, 'stamp')
+      await signCommand([...args, ...(output === undefined ? [] : ['--output', output]), ...(level === undefined ? [] : ['--level', level]),
+        ...(stamp === undefined ? [] : ['--stamp', stamp]), ...(flag(v, 'check') ? ['--check'] : [])])
+    }
   },
   verify: {
     usage: [['verify FILE [--trust DIR]', 'check a signed PDF\'s signatures (the /api/v1/verify report as JSON)']],

@@ -26,6 +26,8 @@ export interface CertificateSource {
   password: string
   /** A PEM file of issuer certificates completing the PKCS#12's chain. */
   chainPath?: string | undefined
+  /** A PEM file of ICP-Brasil roots (SIGN_ICP_BRASIL_ROOTS_PATH): decides the chain's kind, not the path. */
+  icpRootsPath?: string | undefined
 }
 
 export interface SignPdfInput {
@@ -117,7 +119,8 @@ function fileVersion (path: string, what: string): string {
 export function certificateVersion (source: CertificateSource): string {
   const files = [fileVersion(source.path, 'The signing certificate file (SIGN_CERT_PATH)')]
   if (source.chainPath !== undefined) files.push(fileVersion(source.chainPath, 'The certificate chain file (SIGN_CERT_CHAIN_PATH)'))
-  return `${source.path}\0${source.chainPath ?? ''}\0${files.join('\0')}\0${createHash('sha256').update(source.password).digest('hex')}`
+  if (source.icpRootsPath !== undefined) files.push(fileVersion(source.icpRootsPath, 'The ICP-Brasil roots file (SIGN_ICP_BRASIL_ROOTS_PATH)'))
+  return `${source.path}\0${source.chainPath ?? ''}\0${source.icpRootsPath ?? ''}\0${files.join('\0')}\0${createHash('sha256').update(source.password).digest('hex')}`
 }
 
 const cache = new Map<string, SigningMaterial | SignError>()
@@ -134,7 +137,8 @@ export async function loadMaterial (source: CertificateSource): Promise<SigningM
   if (found === undefined) {
     try {
       const issuers = source.chainPath === undefined ? [] : readPemCertificates(await readFile(source.chainPath, 'latin1'), 'The certificate chain file (SIGN_CERT_CHAIN_PATH)')
-      found = loadPkcs12(await readFile(source.path), source.password, issuers)
+      const icpRoots = source.icpRootsPath === undefined ? [] : readPemCertificates(await readFile(source.icpRootsPath, 'latin1'), 'The ICP-Brasil roots file (SIGN_ICP_BRASIL_ROOTS_PATH)')
+      found = loadPkcs12(await readFile(source.path), source.password, issuers, icpRoots)
       assertSigningKeyUsage(found)
     } catch (err) {
       found = err instanceof SignError ? err : new SignError('SIGN_CERT_INVALID', 'The signing certificate file cannot be read (SIGN_CERT_PATH).', null, { cause: err })

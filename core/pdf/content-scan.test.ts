@@ -223,6 +223,16 @@ describe('content-scan operators', () => {
     expect(await states('BT /F2 10 Tf 250 400 Td (no widths, far away) Tj ET', helvetica)).toBe('free free free free')
   })
 
+  it('measures a standard font left without /Widths in WinAnsiEncoding by its own metrics, as reportlab writes Helvetica', async () => {
+    const helvetica = (encoding?: string) => (doc: PDFDocument): Record<string, unknown> => ({ Font: { F2: doc.context.obj({ Type: 'Font', Subtype: 'Type1', BaseFont: 'Helvetica', ...(encoding === undefined ? {} : { Encoding: encoding }) }) } })
+    // Helvetica's widths: these 20 codes are 91.2 pt at 10 pt, ending at x = 471, short of the bottom-right rectangle (x >= 500).
+    const line = 'BT /F2 10 Tf 380 5 Td (abcdefghijabcdefghij) Tj ET'
+    expect(await states(line, helvetica('WinAnsiEncoding'))).toBe('free free free free')
+    // The 1.1 em a code bound (220 pt) would reach past x = 500.
+    expect(await states(line, helvetica())).toBe('free unknown free free')
+    expect(await states('BT /F2 10 Tf 420 5 Td (abcdefghijabcdefghij) Tj ET', helvetica('WinAnsiEncoding'))).toBe('free covered free free')
+  })
+
   it('gives up on what it does not read: inline images, Type3 fonts, a stream past the limit', async () => {
     expect(await states('BI /W 1 /H 1 /BPC 8 /CS /G ID \x00 EI')).toBe('unsupported')
     const type3 = (doc: PDFDocument): Record<string, unknown> => ({ Font: { T3: doc.context.obj({ Type: 'Font', Subtype: 'Type3', FontMatrix: [0.001, 0, 0, 0.001, 0, 0] }) } })

@@ -26,9 +26,10 @@
  * like pdf.js's text layer, the stamp's rule counts text only (see docs/signature.md).
  */
 import { inflateSync } from 'node:zlib'
-import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib'
+import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, PDFRawStream, PDFRef, PDFStream, StandardFontEmbedder } from 'pdf-lib'
 import type { PDFContext, PDFObject } from 'pdf-lib'
 import type { Box } from './page-box.js'
+import { decodeChain } from './raw-objects.js'
 
 export type RectState = 'free' | 'covered' | 'unknown'
 
@@ -75,6 +76,12 @@ interface FontInfo {
   maxWidth: number
   /** Type3, vertical writing, or a dictionary the scan cannot read: shows with it are not placed. */
   unreadable: boolean
+  /**
+   * The widths are the ones readers draw with (a standard font's own metrics): a run's
+   * possible extent is its exact advance, not the widest-glyph bound. /Widths are not
+   * trusted so: a reader may take an embedded font program's widths instead.
+   */
+  exactWidths?: boolean
 }
 
 function numbers (array: PDFArray | undefined, context: PDFContext): number[] {
@@ -126,13 +133,51 @@ function fontInfo (dict: PDFDict, context: PDFContext): FontInfo {
   }
   // Simple fonts: /Widths from /FirstChar, /MissingWidth (descriptor) for the others (§9.6.2.1).
   const widthArray = dict.lookupMaybe(PDFName.of('Widths'), PDFArray)
-  if (widthArray === undefined) return { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
+  if (widthArray === undefined) return standardFontInfo(dict) ?? { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
   const widths = numbers(widthArray, context)
   const firstChar = dict.lookupMaybe(PDFName.of('FirstChar'), PDFNumber)?.asNumber() ?? 0
   const missing = dict.lookupMaybe(PDFName.of('FontDescriptor'), PDFDict)?.lookupMaybe(PDFName.of('MissingWidth'), PDFNumber)?.asNumber() ?? 0
   const max = widths.reduce((m, x) => Math.max(m, x), missing)
   if (!Number.isFinite(max) || widths.some((x) => !Number.isFinite(x) || x < 0)) return { bytesPerCode: 1, maxWidth: UNKNOWN_MAX_WIDTH, unreadable: false }
   return { bytesPerCode: 1, width: (code) => widths[code - firstChar] ?? missing, maxWidth: max, unreadable: false }
+}
+
+/** The standard 14 text fonts (ISO 32000-1 §9.6.2.2), which a writer may use without /Widths. */
+const STANDARD_TEXT_FONTS = new Set(['Helvetica', 'Helvetica-Bold', 'Helvetica-Oblique', 'Helvetica-BoldOblique', 'Times-Roman', 'Times-Bold', 'Times-Italic',
+  'Times-BoldItalic', 'Courier', 'Courier-Bold', 'Courier-Oblique', 'Courier-BoldOblique'])
+const standardWidths = new Map<string, { widths: number[], max: number }>()
+
+/**
+ * A standard text font named without /Widths and not embedded, in WinAnsiEncoding (as
+ * reportlab and many report writers leave Helvetica): its widths are the font's own metrics,
+ * which readers use for it too (pdf.js draws such a font with the same AFM widths). Without
+ * them every run got the 1.1 em-per-byte bound, wide enough to leave a corner next to a line
+ * of text unsettled, and the page went to pdf.js. Undefined for anything else.
+ */
+function standardFontInfo (dict: PDFDict): FontInfo | undefined {
+  const base = dict.lookupMaybe(PDFName.of('BaseFont'), PDFName)?.decodeText()
+  const encoding = dict.lookupMaybe(PDFName.of('Encoding'), PDFName)?.decodeText()
+  if (base === undefined || !STANDARD_TEXT_FONTS.has(base) || encoding !== 'WinAnsiEncoding') return undefined
+  const descriptor = dict.lookupMaybe(PDFName.of('FontDescriptor'), PDFDict)
+  if (descriptor !== undefined && ['FontFile', 'FontFile2', 'FontFile3'].some((k) => descriptor.get(PDFName.of(k)) !== undefined)) return undefined
+  let known = standardWidths.get(base)
+  if (known === undefined) {
+    const embedder = StandardFontEmbedder.for(base as Parameters<typeof StandardFontEmbedder.for>[0])
+    const widths: number[] = Array.from({ length: 256 }, () => 0)
+    let max = 0
+    for (const codePoint of embedder.encoding.supportedCodePoints) {
+      const { code, name } = embedder.encoding.encodeUnicodeCodePoint(codePoint)
+      const width = embedder.font.getWidthOfGlyph(name)
+      if (typeof width !== 'number' || code > 255) continue
+      widths[code] = width
+      max = Math.max(max, width)
+    }
+    known = { widths, max }
+    standardWidths.set(base, known)
+  }
+  const { widths, max } = known
+  // A code WinAnsi leaves unmapped draws .notdef, of no width in these fonts' metrics.
+  return { bytesPerCode: 1, width: (code) => widths[code] ?? 0, maxWidth: max, unreadable: false, exactWidths: true }
 }
 
 /** A string operand: where it lies in the content bytes. */
@@ -291,6 +336,24 @@ export class ContentScanner {
     return object instanceof PDFRef ? this.context.lookup(object) : object
   }
 
+  /**
+   * The stream's filters in order, or undefined when the scan cannot decode them: a name
+   * that is not a filter, or /DecodeParms other than null (a predictor, an LZW early change).
+   */
+  private filterNames (dict: PDFDict): string[] | undefined {
+    const parms = this.lookup(dict.get(PDFName.of('DecodeParms')))
+    if (parms !== undefined && parms !== PDFNull && !(parms instanceof PDFArray && parms.asArray().every((p) => this.lookup(p) === PDFNull))) return undefined
+    const filter = this.lookup(dict.get(PDFName.of('Filter')))
+    if (filter === undefined || filter === PDFNull) return []
+    const items = filter instanceof PDFArray ? filter.asArray().map((f) => this.lookup(f)) : [filter]
+    const names: string[] = []
+    for (const item of items) {
+      if (!(item instanceof PDFName)) return undefined
+      names.push(item.decodeText())
+    }
+    return names
+  }
+
   /** A stream's decoded bytes, at most `ceiling` of them, or a GiveUp. Decoded once per document. */
   decodeStream (object: PDFObject | undefined, ceiling: number): Uint8Array {
     if (object === undefined) return new Uint8Array(0)
@@ -300,19 +363,24 @@ export class ContentScanner {
       return cached
     }
     if (!(object instanceof PDFRawStream)) throw new GiveUp('unsupported')
-    const filter = this.lookup(object.dict.get(PDFName.of('Filter')))
-    const name = filter instanceof PDFArray && filter.size() === 1 ? this.lookup(filter.get(0)) : filter
+    const filters = this.filterNames(object.dict)
     let data: Uint8Array
-    if (name === undefined) {
+    if (filters === undefined) throw new GiveUp('unsupported')
+    if (filters.length === 0) {
       data = object.contents
-    } else if (name instanceof PDFName && (name.asString() === '/FlateDecode' || name.asString() === '/Fl') && object.dict.get(PDFName.of('DecodeParms')) === undefined) {
+    } else if (filters.length === 1 && (filters[0] === 'FlateDecode' || filters[0] === 'Fl')) {
       try {
         data = inflateSync(object.contents, { maxOutputLength: Math.max(1, ceiling + 1), finishFlush: 2 /* Z_SYNC_FLUSH: a truncated stream still gives what it has */ })
       } catch (err) {
         throw new GiveUp((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' ? 'too-large' : 'unsupported')
       }
     } else {
-      throw new GiveUp('unsupported')
+      // A chain such as reportlab's [/ASCII85Decode /FlateDecode] (every page it writes), or
+      // LZW and run-length from old producers: decoded here rather than left to pdf.js, which
+      // read such a page in about 5 ms against a fraction of a millisecond for the scan.
+      const chained = decodeChain(object.contents, filters, ceiling)
+      if (chained === undefined) throw new GiveUp('unsupported')
+      data = chained
     }
     if (data.length > ceiling) throw new GiveUp('too-large')
     this.decoded.set(object, data)
@@ -536,21 +604,36 @@ class PageRun {
     this.scan(this.decode(form), own instanceof PDFDict ? own : resources, multiply(m, ctm), text, depth + 1)
   }
 
+  /** Whether `box` meets a rectangle not yet known to be covered. */
+  private touchesOpen (box: Box): boolean {
+    for (let r = 0; r < this.rects.length; r++) {
+      if (this.states[r] !== 'covered' && overlaps(box, this.rects[r]!, true)) return true
+    }
+    return false
+  }
+
   /**
    * Marks the rectangles a run may or surely meets. The run starts between `startLow` and
    * `startHigh` along its line (equal when every earlier show on the line was exact).
    */
   private place (shown: Shown, line: LineStep[], startLow: number, startHigh: number, m: Matrix, rise: number): void {
-    const [advLow, advHigh] = advanceBounds(shown)
+    let [advLow, advHigh] = advanceBounds(shown)
     const size = shown.size
     const y1 = rise + size * DESCENT_BOUND
     const y2 = rise + size * ASCENT_BOUND
-    const possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
-    let touches = false
-    for (let r = 0; r < this.rects.length; r++) {
-      if (this.states[r] !== 'covered' && overlaps(possible, this.rects[r]!, true)) { touches = true; break }
+    let possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
+    if (!this.touchesOpen(possible)) return
+    if (shown.font.exactWidths === true) {
+      // Near a rectangle by the cheap bound: a font drawn with the widths we know gets its
+      // exact extent, a hundredth either way for rounding in a reader's arithmetic.
+      const exact = exactAdvance(shown)
+      if (exact !== undefined) {
+        const slack = Math.abs(exact.advance) / 100
+        ;[advLow, advHigh] = [Math.min(0, exact.advance) - slack, Math.max(0, exact.advance) + slack]
+        possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
+        if (!this.touchesOpen(possible)) return
+      }
     }
-    if (!touches) return
     // Near a rectangle: work the run out exactly, if the fonts on the line allow it.
     const exact = exactRun(shown, line)
     if (exact?.blank === true) return

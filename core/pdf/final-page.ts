@@ -22,7 +22,8 @@ export interface FinalPageContent {
   title: string
   subtitle: string
   rows: Array<[label: string, value: string]>
-  qr: { text: string, caption: string }
+  /** A QR code and its caption; none for a signature the QR's validator would not accept. */
+  qr: { text: string, caption: string } | undefined
   footer: string
 }
 
@@ -80,9 +81,9 @@ export function appendFinalPage (tracked: Tracked, fonts: { regular: PDFFont, bo
 
   y -= 12
   const qrSide = 130
-  const qr = qrStream(content.qr.text, MARGIN, y - qrSide, qrSide)
+  const qr = content.qr === undefined ? undefined : qrStream(content.qr.text, MARGIN, y - qrSide, qrSide)
   let captionY = y - 12
-  for (const line of wrapText(regular, printable(regular, content.qr.caption), 10, width - qrSide - 20)) {
+  for (const line of content.qr === undefined ? [] : wrapText(regular, printable(regular, content.qr.caption), 10, width - qrSide - 20)) {
     text.show(line, false, 10, MUTED, MARGIN + qrSide + 20, captionY)
     captionY -= 13
   }
@@ -97,7 +98,7 @@ export function appendFinalPage (tracked: Tracked, fonts: { regular: PDFFont, bo
   page.node.set(PDFName.of('Resources'), context.obj({ Font: { F1: regular.ref, F2: bold.ref } }))
   page.node.set(PDFName.of('Contents'), context.obj([
     context.register(context.stream(own, { Filter: 'FlateDecode' })),
-    context.register(context.stream(qr, { Filter: 'FlateDecode' }))
+    ...(qr === undefined ? [] : [context.register(context.stream(qr, { Filter: 'FlateDecode' }))])
   ]))
   return page
 }

@@ -10,9 +10,9 @@ import forge from 'node-forge'
 import { SignError } from './errors.js'
 import { readKeyUsage } from './extensions.js'
 import type { KeyUsage } from './extensions.js'
-import { dnAttribute, readSignerIdentity } from './icp-brasil.js'
+import { chainKind, dnAttribute, readSignerIdentity } from './icp-brasil.js'
 import { assertPkcs12Iterations } from './pkcs12-limits.js'
-import type { SignerIdentity } from './icp-brasil.js'
+import type { ChainKind, SignerIdentity } from './icp-brasil.js'
 
 /** Everything the signer needs; `key` never leaves the thread that loaded it. */
 export interface SigningMaterial {
@@ -25,6 +25,8 @@ export interface SigningMaterial {
   keyUsage: KeyUsage[] | undefined
   /** Non-fatal remarks for the health and signature `warnings` (the signer's issuer missing). */
   warnings: string[]
+  /** ICP-Brasil, our development chain or another: decides what the stamp and final page may claim. */
+  chainKind: ChainKind
 }
 
 /**
@@ -46,7 +48,7 @@ function certificateDer (bag: forge.pkcs12.Bag): Buffer | undefined {
  * SIGN_CERT_INVALID. Synchronous and up to seconds of CPU for a file at the caps: the
  * services call it in a worker thread, never on the main one.
  */
-export function loadPkcs12 (file: Uint8Array, password: string, issuers: X509Certificate[] = []): SigningMaterial {
+export function loadPkcs12 (file: Uint8Array, password: string, issuers: X509Certificate[] = [], icpRoots: X509Certificate[] = []): SigningMaterial {
   let p12: forge.pkcs12.Pkcs12Pfx
   try {
     const asn1 = forge.asn1.fromDer(Buffer.from(file).toString('binary'))
@@ -71,7 +73,7 @@ export function loadPkcs12 (file: Uint8Array, password: string, issuers: X509Cer
     const der = certificateDer(bag)
     if (der !== undefined) certs.push(new X509Certificate(der))
   }
-  return materialFrom(key, certs, issuers)
+  return materialFrom(key, certs, issuers, icpRoots)
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----/g
@@ -94,9 +96,9 @@ export function readPemCertificates (text: string, what: string): X509Certificat
 /**
  * Orders the certificates into the signer's path and reads its identity. `issuers` are
  * more certificates to build the path from (a chain file beside the PKCS#12); only those
- * on the path are kept.
+ * on the path are kept. `icpRoots` are configured ICP-Brasil roots (chainKind).
  */
-export function materialFrom (key: KeyObject, certs: X509Certificate[], issuers: X509Certificate[] = []): SigningMaterial {
+export function materialFrom (key: KeyObject, certs: X509Certificate[], issuers: X509Certificate[] = [], icpRoots: X509Certificate[] = []): SigningMaterial {
   const leaf = certs.find((c) => c.checkPrivateKey(key))
   if (leaf === undefined) throw new SignError('SIGN_CERT_INVALID', 'The signing certificate file has no certificate matching its private key.')
   const path = [leaf]
@@ -114,7 +116,7 @@ export function materialFrom (key: KeyObject, certs: X509Certificate[], issuers:
     const issuerName = dnAttribute(leaf.issuer, 'CN') ?? leaf.issuer.replace(/\n/g, ', ')
     warnings.push(`The certificate of the signer's issuer (${issuerName}) is not in the certificate file${issuers.length > 0 ? ' nor in the chain file' : ''}: signatures carry the signer certificate without it, and a validator that does not already hold it cannot trace them to a root. Add the issuer certificates to the PKCS#12 file or name a PEM file of them in SIGN_CERT_CHAIN_PATH.`)
   }
-  return { key, leaf, chain: path.map((c) => c.raw), identity: readSignerIdentity(leaf), keyUsage: readKeyUsage(leaf.raw), warnings }
+  return { key, leaf, chain: path.map((c) => c.raw), identity: readSignerIdentity(leaf), keyUsage: readKeyUsage(leaf.raw), warnings, chainKind: chainKind(path, icpRoots) }
 }
 
 /** Refuses a certificate outside its validity period at `at`. */

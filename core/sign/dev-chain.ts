@@ -7,7 +7,7 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import forge from 'node-forge'
-import { OID_ICP_CNPJ, OID_ICP_CPF_HOLDER, OID_ICP_RESPONSIBLE_DATA, OID_ICP_RESPONSIBLE_NAME } from './icp-brasil.js'
+import { DEV_ROOT_NAME, OID_ICP_CNPJ, OID_ICP_CPF_HOLDER, OID_ICP_RESPONSIBLE_DATA, OID_ICP_RESPONSIBLE_NAME } from './icp-brasil.js'
 
 export interface IssuedCertificate {
   certPem: string
@@ -42,6 +42,8 @@ export interface IssueOptions {
   ocspUrls?: string[]
   /** CRL distribution point URLs (RFC 5280 §4.2.1.13). */
   crlUrls?: string[]
+  /** certificatePolicies OIDs (RFC 5280 §4.2.1.4): an ICP-Brasil policy makes a test chain read as ICP-Brasil. */
+  policies?: string[] | undefined
 }
 
 /** RFC 5280 §4.2.1.3 key usage bits, in node-forge's spelling (nonRepudiation is contentCommitment). */
@@ -72,6 +74,14 @@ function infoAccessExtension (ocspUrls: string[]): { id: string, value: forge.as
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 6, false, url)
   ]))
   return { id: '1.3.6.1.5.5.7.1.1', value: asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, descriptions) }
+}
+
+function policiesExtension (oids: string[]): { id: string, value: forge.asn1.Asn1 } {
+  const { asn1 } = forge
+  const infos = oids.map((oid) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(oid).getBytes())
+  ]))
+  return { id: '2.5.29.32', value: asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, infos) }
 }
 
 /** Issues one certificate with a fresh RSA key (node:crypto generates it: forge's is far slower). */
@@ -111,6 +121,7 @@ export function issueCertificate (o: IssueOptions): IssuedCertificate {
   if (o.otherNames !== undefined && o.otherNames.length > 0) extensions.push(otherNamesExtension(o.otherNames))
   if (o.ocspUrls !== undefined && o.ocspUrls.length > 0) extensions.push(infoAccessExtension(o.ocspUrls))
   if (o.crlUrls !== undefined && o.crlUrls.length > 0) extensions.push({ name: 'cRLDistributionPoints', altNames: o.crlUrls.map((value) => ({ type: 6, value })) })
+  if (o.policies !== undefined && o.policies.length > 0) extensions.push(policiesExtension(o.policies))
   cert.setExtensions(extensions)
   const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey
   cert.sign(o.issuer?.key ?? key, forge.md.sha256.create())
@@ -143,6 +154,8 @@ export interface DevChainOptions {
   document?: string
   password?: string
   algorithm?: 'aes256' | '3des'
+  /** The signer's certificatePolicies (default none): e.g. 2.16.76.1.2.1.x to stand for an ICP-Brasil A1 in tests. */
+  signerPolicies?: string[] | undefined
 }
 
 const DAY_MS = 86_400_000
@@ -152,7 +165,7 @@ export function createDevChain (o: DevChainOptions = {}): DevChain {
   const now = o.now ?? new Date()
   const start = new Date(now.getTime() - 3_600_000)
   const root = issueCertificate({
-    kind: 'root', commonName: 'AC RAIZ RAZAO DESENVOLVIMENTO - NAO CONFIAVEL', organization: 'ICP-Brasil TESTE (desenvolvimento)',
+    kind: 'root', commonName: DEV_ROOT_NAME, organization: 'ICP-Brasil TESTE (desenvolvimento)',
     notBefore: start, notAfter: new Date(start.getTime() + 3650 * DAY_MS)
   })
   const intermediate = issueCertificate({
@@ -169,7 +182,7 @@ export function createDevChain (o: DevChainOptions = {}): DevChain {
   const signer = issueCertificate({
     kind: 'signer', commonName: `${name}:${document}`, organization: 'ICP-Brasil TESTE (desenvolvimento)',
     organizationalUnit: holder === 'CNPJ' ? 'Certificado PJ A1 TESTE' : 'Certificado PF A1 TESTE',
-    issuer: intermediate, otherNames,
+    issuer: intermediate, otherNames, policies: o.signerPolicies,
     notBefore: o.signerNotBefore ?? start, notAfter: o.signerNotAfter ?? new Date(start.getTime() + 365 * DAY_MS)
   })
   const password = o.password ?? randomBytes(18).toString('base64url')

@@ -7,6 +7,7 @@ import { child, children, decodeOid, readNode } from './der.js'
 
 export const OID_KEY_USAGE = '2.5.29.15'
 export const OID_SUBJECT_ALT_NAME = '2.5.29.17'
+export const OID_CERTIFICATE_POLICIES = '2.5.29.32'
 
 /** RFC 5280 §4.2.1.3, in bit order: bit 0 is digitalSignature, bit 1 nonRepudiation (contentCommitment). */
 export const KEY_USAGE_BITS = ['digitalSignature', 'nonRepudiation', 'keyEncipherment', 'dataEncipherment', 'keyAgreement', 'keyCertSign', 'cRLSign', 'encipherOnly', 'decipherOnly'] as const
@@ -35,4 +36,14 @@ export function readKeyUsage (certDer: Buffer): KeyUsage[] | undefined {
   // KeyUsage ::= BIT STRING: the first content octet counts the unused bits, then bit 0 is the high bit.
   const bits = readNode(value).content.subarray(1)
   return KEY_USAGE_BITS.filter((_name, i) => ((bits[i >> 3] ?? 0) & (0x80 >> (i & 7))) !== 0)
+}
+
+/**
+ * The policy identifiers of a DER certificate's certificatePolicies extension (RFC 5280
+ * §4.2.1.4: a SEQUENCE of PolicyInformation, each starting with its OID); empty without one.
+ */
+export function readCertificatePolicies (certDer: Buffer): string[] {
+  const value = extensionValue(certDer, OID_CERTIFICATE_POLICIES)
+  if (value === undefined) return []
+  return children(readNode(value)).map((info) => decodeOid(child(info, 0).content))
 }

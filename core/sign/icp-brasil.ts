@@ -8,7 +8,7 @@
  */
 import type { X509Certificate } from 'node:crypto'
 import { children, decodeOid, readNode } from './der.js'
-import { OID_SUBJECT_ALT_NAME, extensionValue } from './extensions.js'
+import { OID_SUBJECT_ALT_NAME, extensionValue, readCertificatePolicies } from './extensions.js'
 
 export const OID_ICP_CPF_HOLDER = '2.16.76.1.3.1'
 export const OID_ICP_RESPONSIBLE_NAME = '2.16.76.1.3.2'
@@ -93,4 +93,30 @@ export function readSignerIdentity (cert: X509Certificate): SignerIdentity {
     validFrom: new Date(cert.validFrom),
     validUntil: new Date(cert.validTo)
   }
+}
+
+/** The arc of ICP-Brasil's OIDs (certificate policies 2.16.76.1.2.*, DPCs 2.16.76.1.1.*, signature policies 2.16.76.1.7.*). */
+export const ICP_BRASIL_ARC = '2.16.76.1.'
+/** The common name of createDevChain's root (dev-chain.ts): no real authority uses it. */
+export const DEV_ROOT_NAME = 'AC RAIZ RAZAO DESENVOLVIMENTO - NAO CONFIAVEL'
+
+/**
+ * What the signer's chain is, for the words the stamp and the final page may use:
+ * - `ICP_BRASIL`: a certificate of the path declares an ICP-Brasil certificate policy
+ *   (an OID under 2.16.76.1., as every ICP-Brasil end-entity and intermediate does), or the
+ *   path reaches one of `roots` (a configured ICP-Brasil root: the top certificate is one,
+ *   or was issued and signed by one);
+ * - `DEVELOPMENT`: the path ends at our development root (createDevChain);
+ * - `OTHER`: anything else (a company's own authority, a foreign one).
+ * ICP-Brasil-looking names or otherNames prove nothing: anyone can write them, and the
+ * development chain does.
+ */
+export type ChainKind = 'ICP_BRASIL' | 'DEVELOPMENT' | 'OTHER'
+
+export function chainKind (path: X509Certificate[], roots: X509Certificate[] = []): ChainKind {
+  if (path.some((c) => readCertificatePolicies(c.raw).some((oid) => oid.startsWith(ICP_BRASIL_ARC)))) return 'ICP_BRASIL'
+  const top = path[path.length - 1]
+  if (top !== undefined && roots.some((r) => r.raw.equals(top.raw) || (top.checkIssued(r) && top.verify(r.publicKey)))) return 'ICP_BRASIL'
+  if (top !== undefined && dnAttribute(top.issuer, 'CN') === DEV_ROOT_NAME) return 'DEVELOPMENT'
+  return 'OTHER'
 }

@@ -4,13 +4,13 @@
  * shapes real producers write, a second signature on a signed file, and the refusals.
  */
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { X509Certificate, createHash } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import jsQRModule from 'jsqr'
-import { PDFDocument, PDFName } from 'pdf-lib'
+import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFString } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestPki } from '../../fixtures/pdf/pki.js'
 import type { TestPki } from '../../fixtures/pdf/pki.js'
@@ -19,6 +19,7 @@ import { startLocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import type { LocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import { checkSignedPdf, findSignatures, opensslVerifyToken, padesAttributeProblems, pdfsig, signerInfoParts, signingCertificateProblems, toolsAvailable } from '../../fixtures/pdf/verify.js'
 import { loadPkcs12 } from './certificate.js'
+import { createDevChain, issueCertificate, toPkcs12 } from './dev-chain.js'
 import type { SigningMaterial } from './certificate.js'
 import { signPdf } from './sign-pdf.js'
 import { pdfDate } from './time.js'
@@ -189,9 +190,60 @@ describe.skipIf(!tools)('visual modes', () => {
       expect(stdout).toContain('PAdES-B')
       expect(stdout).toContain(signing.documentIdentifier)
       expect(stdout).toContain('3 do documento original + esta página')
-      // The QR code, rendered and decoded, points to the validator.
-      expect(await qrOnPage(path, 4)).toBe(signing.validatorUrl)
+      // The development chain says so, and sends no one to the national validator (issue 34).
+      expect(stdout).toContain('certificado de TESTE, sem validade jurídica')
+      expect(stdout).not.toContain('ICP-Brasil')
+      expect(stdout).not.toContain('validar.iti.gov.br')
+      expect(await qrOnPage(path, 4)).toBeUndefined()
     }
+    if (withStamp) {
+      const stamp = stampTexts(doc)[0]!
+      expect(stamp).toContain('Assinatura PAdES-B - certificado de TESTE, sem validade jurídica - Identificador')
+      expect(stamp).not.toContain('ICP-Brasil')
+    }
+  })
+})
+
+/** The /Contents (the text) of each page's stamp annotation. */
+function stampTexts (doc: PDFDocument): string[] {
+  return doc.getPages().flatMap((p) => (p.node.Annots()?.asArray() ?? []).map((a) => doc.context.lookup(a, PDFDict))
+    .filter((a) => a.get(PDFName.of('Subtype')) === PDFName.of('Stamp'))
+    .map((a) => a.lookup(PDFName.of('Contents'), PDFString, PDFHexString).decodeText()))
+}
+
+describe.skipIf(!tools)('honest words (issue 34)', () => {
+  it('calls a chain with an ICP-Brasil certificate policy ICP-Brasil, on the stamp and the final page, whose QR code points to the validator', async () => {
+    const icp = createDevChain({ password: 'x', signerPolicies: ['2.16.76.1.2.1.51'] })
+    const icpMaterial = loadPkcs12(icp.pkcs12, 'x')
+    expect(icpMaterial.chainKind).toBe('ICP_BRASIL')
+    const signing = options({ material: icpMaterial, visualMode: 'STAMP_AND_PAGE', validatorUrl: 'https://validar.iti.gov.br/?origem=razao' })
+    const out = await signPdf(await makePdf([{}]), signing)
+    const path = join(dir, 'icp-words.pdf')
+    await writeFile(path, out.pdf)
+    const { stdout } = await run('pdftotext', ['-f', '2', '-l', '2', '-enc', 'UTF-8', path, '-'])
+    expect(stdout).toContain('assinado digitalmente com certificado ICP-Brasil')
+    expect(stdout).not.toContain('TESTE, sem validade')
+    expect(await qrOnPage(path, 2)).toBe(signing.validatorUrl)
+    expect(stampTexts(await PDFDocument.load(out.pdf))[0]).toContain('Assinatura PAdES-B ICP-Brasil - Identificador')
+  })
+
+  it('calls a chain ICP-Brasil when it reaches a configured ICP-Brasil root, and any other chain "fora da ICP-Brasil", without a QR code', async () => {
+    const other = createDevChain({ password: 'x' })
+    // Our development chain stands here for a configured root: only the configuration makes it ICP-Brasil.
+    expect(loadPkcs12(other.pkcs12, 'x', [], [new X509Certificate(other.root.certPem)]).chainKind).toBe('ICP_BRASIL')
+    expect(loadPkcs12(other.pkcs12, 'x').chainKind).toBe('DEVELOPMENT')
+    const start = new Date(Date.now() - 3_600_000)
+    const root = issueCertificate({ kind: 'root', commonName: 'AC RAIZ DA EMPRESA', notBefore: start, notAfter: new Date(start.getTime() + 86_400_000) })
+    const leaf = issueCertificate({ kind: 'signer', commonName: 'EMPRESA PROPRIA LTDA:11222333000181', issuer: root, notBefore: start, notAfter: new Date(start.getTime() + 86_400_000) })
+    const own = loadPkcs12(toPkcs12(leaf, [root], 'x'), 'x')
+    expect(own.chainKind).toBe('OTHER')
+    const out = await signPdf(await makePdf([{}]), options({ material: own, visualMode: 'STAMP_AND_PAGE' }))
+    const path = join(dir, 'other-words.pdf')
+    await writeFile(path, out.pdf)
+    const { stdout } = await run('pdftotext', ['-f', '2', '-l', '2', '-enc', 'UTF-8', path, '-'])
+    expect(stdout.replace(/\s+/g, ' ')).toContain('certificado fora da ICP-Brasil, emitido por AC RAIZ DA EMPRESA')
+    expect(await qrOnPage(path, 2)).toBeUndefined()
+    expect(stampTexts(await PDFDocument.load(out.pdf))[0]).toContain('Assinatura PAdES-B - certificado fora da ICP-Brasil - Identificador')
   })
 })
 

@@ -192,7 +192,8 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, standa
       documentIdentifier: options.documentIdentifier,
       validatorUrl: options.validatorUrl,
       originalPages: pages.length,
-      totalPages: pages.length + (withPage ? 1 : 0)
+      totalPages: pages.length + (withPage ? 1 : 0),
+      chainKind: material.chainKind
     } as const
 
     const fonts = withStamp || withPage

@@ -3,7 +3,7 @@
  * Kept apart from the drawing code so the words can change without touching layout.
  */
 import type { FinalPageContent } from '../pdf/index.js'
-import type { SignerIdentity } from './icp-brasil.js'
+import type { ChainKind, SignerIdentity } from './icp-brasil.js'
 
 export interface VisibleFacts {
   identity: SignerIdentity
@@ -14,6 +14,15 @@ export interface VisibleFacts {
   validatorUrl: string
   originalPages: number
   totalPages: number
+  /** Only an ICP-Brasil chain may be called one, and only its signatures go to the national validator. */
+  chainKind: ChainKind
+}
+
+/** What the stamp says of the certificate after the standard (issue 34: no "ICP-Brasil" for a chain that is not). */
+const STAMP_CHAIN: Record<ChainKind, string> = {
+  ICP_BRASIL: ' ICP-Brasil',
+  DEVELOPMENT: ' - certificado de TESTE, sem validade jurídica',
+  OTHER: ' - certificado fora da ICP-Brasil'
 }
 
 /** `11.222.333/0001-81`, `529.982.247-25`, or the value as is. */
@@ -32,7 +41,7 @@ export function stampLines (facts: VisibleFacts, pageNumber: number): string[] {
   const who = facts.document === '' ? facts.identity.signerName : `${facts.identity.signerName} (${documentLabel(facts)} ${facts.document})`
   return [
     `Assinado digitalmente por ${who} em ${facts.when}`,
-    `Assinatura ${facts.standard} ICP-Brasil - Identificador ${facts.documentIdentifier} - Página ${pageNumber} de ${facts.totalPages}`
+    `Assinatura ${facts.standard}${STAMP_CHAIN[facts.chainKind]} - Identificador ${facts.documentIdentifier} - Página ${pageNumber} de ${facts.totalPages}`
   ]
 }
 
@@ -45,9 +54,16 @@ const STANDARD_WORDS: Record<VisibleFacts['standard'], string> = {
 
 export function finalPageContent (facts: VisibleFacts): FinalPageContent {
   const standard = STANDARD_WORDS[facts.standard]
+  const icp = facts.chainKind === 'ICP_BRASIL'
+  const covers = 'A assinatura cobre todas as páginas do arquivo, inclusive esta.'
+  const subtitle = icp
+    ? `Este documento foi assinado digitalmente com certificado ICP-Brasil. ${covers}`
+    : facts.chainKind === 'DEVELOPMENT'
+      ? `Este documento foi assinado com um certificado de TESTE, sem validade jurídica: a cadeia de desenvolvimento do serviço, que nenhum validador reconhece. ${covers}`
+      : `Este documento foi assinado digitalmente com um certificado fora da ICP-Brasil, emitido por ${facts.identity.certificateAuthority}. ${covers}`
   return {
     title: 'Manifesto de assinatura digital',
-    subtitle: 'Este documento foi assinado digitalmente com certificado ICP-Brasil. A assinatura cobre todas as páginas do arquivo, inclusive esta.',
+    subtitle,
     rows: [
       ['Signatário', facts.identity.signerName],
       [documentLabel(facts), facts.document === '' ? 'não informado no certificado' : facts.document],
@@ -58,11 +74,12 @@ export function finalPageContent (facts: VisibleFacts): FinalPageContent {
       ['Identificador do documento', facts.documentIdentifier],
       ['Páginas', `${facts.originalPages} do documento original + esta página`]
     ],
-    qr: {
-      text: facts.validatorUrl,
-      caption: `Para verificar a assinatura, envie este arquivo PDF ao validador de assinaturas: ${facts.validatorUrl}`
-    },
-    footer: 'Qualquer alteração feita neste arquivo depois da assinatura é detectada pelo validador. A data e a hora impressas são as declaradas na assinatura' +
+    // The national validator checks ICP-Brasil signatures only: pointing other ones at it
+    // would send the reader to a page that rejects them.
+    qr: icp
+      ? { text: facts.validatorUrl, caption: `Para verificar a assinatura, envie este arquivo PDF ao validador de assinaturas: ${facts.validatorUrl}` }
+      : undefined,
+    footer: `Qualquer alteração feita neste arquivo depois da assinatura é detectada ${icp ? 'pelo validador' : 'por quem verificar a assinatura'}. A data e a hora impressas são as declaradas na assinatura` +
       (facts.standard !== 'PAdES-B' ? '; a hora confiável é a do carimbo do tempo.' : '.')
   }
 }

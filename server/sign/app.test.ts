@@ -5,7 +5,7 @@
  * every signed answer goes through pdfsig and OpenSSL.
  */
 import { createHash } from 'node:crypto'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -34,7 +34,7 @@ let pki: TestPki
 let tsa: LocalTsa
 let pool: WorkerPool
 const apps: FastifyInstance[] = []
-const base: Record<'b' | 't' | 'expired' | 'dev' | 'broken' | 'slow', string> = { b: '', t: '', expired: '', dev: '', broken: '', slow: '' }
+const base: Record<'b' | 't' | 'expired' | 'expiring' | 'dev' | 'broken' | 'slow', string> = { b: '', t: '', expired: '', expiring: '', dev: '', broken: '', slow: '' }
 const logs = new PassThrough()
 let logText = ''
 logs.on('data', (chunk: Buffer) => { logText += chunk.toString() })
@@ -62,8 +62,16 @@ beforeAll(async () => {
   base.b = await start({ ...cert, SIGN_VISUAL_MODE: 'STAMP_AND_PAGE', SIGN_MAX_IN_FLIGHT: '1' })
   base.t = await start({ ...cert, SIGN_VISUAL_MODE: 'NONE', SIGN_TSA_URL: tsa.url, SIGN_TSA_TIMEOUT_MS: '10000' })
   const old = createDevChain({ password: 'velha', signerNotBefore: new Date(Date.now() - 400 * 86_400_000), signerNotAfter: new Date(Date.now() - 86_400_000) })
-  await writeFile(join(dir, 'expired.p12'), old.pkcs12)
+  await writeFile(join(dir, 'old.p12'), old.pkcs12)
+  // A certificate that expires while the service runs: started with a valid one, then the
+  // expired one renamed over it (an expired one at start is refused: "refuses to start" below).
+  await writeFile(join(dir, 'expired.p12'), createDevChain({ password: 'velha' }).pkcs12)
   base.expired = await start({ SIGN_CERT_PATH: join(dir, 'expired.p12'), SIGN_CERT_PASSWORD: 'velha' })
+  await writeFile(join(dir, 'expired.p12.new'), old.pkcs12)
+  await rename(join(dir, 'expired.p12.new'), join(dir, 'expired.p12'))
+  const expiring = createDevChain({ password: 'x', signerNotAfter: new Date(Date.now() + 10 * 86_400_000 - 3_600_000) })
+  await writeFile(join(dir, 'expiring.p12'), expiring.pkcs12)
+  base.expiring = await start({ SIGN_CERT_PATH: join(dir, 'expiring.p12'), SIGN_CERT_PASSWORD: 'x' })
   base.dev = await start({ RAZAO_DATA_DIR: join(dir, 'dev-data'), SIGN_ACTUATOR_AUTH: 'api-key', SIGN_UNAUTHORIZED_STATUS: '403', SIGN_VISUAL_MODE: 'PAGE_ONLY' })
   // A pool of its own whose worker thread the test kills in the middle of a signature.
   doomed = createPool({ maxThreads: 1 })
@@ -136,6 +144,22 @@ describe('GET /api/v1/health', () => {
     const res = await call(`${base.expired}/api/v1/health`)
     expect(res.body.data.status).toBe('DOWN')
     expect(res.body.warnings.join(' ')).toMatch(/expired/)
+  })
+
+  it('reports the certificate\'s end and days left, and warns from 30 days before it', async () => {
+    const now = Date.now()
+    const healthy = (await call(`${base.b}/api/v1/health`)).body.data
+    // createDevChain: valid for 365 days from an hour before the test started.
+    expect(healthy.certificateDaysLeft).toBe(Math.floor((Date.parse(healthy.certificateValidUntil) - now) / 86_400_000))
+    expect(healthy.certificateDaysLeft).toBeGreaterThan(300)
+    const res = await call(`${base.expiring}/api/v1/health`)
+    expect(res.body.data).toMatchObject({ status: 'UP', certificateDaysLeft: 9 })
+    expect(res.body.warnings.join(' ')).toMatch(/expires on .* \(in 9 days\): install the renewed A1 certificate/)
+    expect((await call(`${base.expiring}/actuator/health`)).body.components.certificate.details).toMatchObject({ daysLeft: 9 })
+  })
+
+  it('refuses to start with an expired certificate, saying so', async () => {
+    await expect(start({ SIGN_CERT_PATH: join(dir, 'old.p12'), SIGN_CERT_PASSWORD: 'velha' })).rejects.toThrow(/SIGN_CERT_PATH: the signing certificate in .*old\.p12 expired on \d{4}-.*does not start with an expired certificate/)
   })
 
   it('reports the development certificate it created in the data folder', async () => {
@@ -388,12 +412,11 @@ describe('errors (spec 2 §7)', () => {
     expectError(await sign(base.b, { pdfBase64: Buffer.alloc(600 * 1024, 7).toString('base64') }), 413, 'FILE_TOO_LARGE')
   })
 
-  it('UNSUPPORTED_MEDIA_TYPE 415 for a body that is not JSON', async () => {
-    const form = new FormData()
-    form.append('pdfBase64', 'AAAA')
+  it('UNSUPPORTED_MEDIA_TYPE 415 for a body that is neither JSON nor a multipart form', async () => {
+    // A multipart form is a sign request since issue 34 ("signing from files" below).
     for (const init of [
       { body: 'pdfBase64=AAAA', headers: { 'content-type': 'text/plain', 'x-api-key': API_KEY } },
-      { body: form, headers: { 'x-api-key': API_KEY } }
+      { body: 'pdfBase64=AAAA', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': API_KEY } }
     ]) {
       expectError(await call(`${base.b}/api/v1/sign`, { method: 'POST', ...init }), 415, 'UNSUPPORTED_MEDIA_TYPE')
     }
@@ -470,6 +493,75 @@ describe('errors (spec 2 §7)', () => {
     const missing = await call(`${base.b}/api/v1/nothing?x=1`, { headers: { 'x-api-key': API_KEY } })
     expectError(missing, 404, 'RESOURCE_NOT_FOUND')
     expect(missing.body.path).toBe('/api/v1/nothing')
+  })
+})
+
+describe('signing from files (issue 34)', () => {
+  function form (parts: Array<[string, string | Blob, string?]>): FormData {
+    const data = new FormData()
+    for (const [name, value, fileName] of parts) {
+      if (typeof value === 'string') data.append(name, value)
+      else data.append(name, value, fileName)
+    }
+    return data
+  }
+  const pdfBlob = (): Blob => new Blob([Buffer.from(onePage)], { type: 'application/pdf' })
+  const post = (body: FormData | string, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${base.b}/api/v1/sign`, { method: 'POST', headers: { 'x-api-key': API_KEY, ...headers }, body })
+
+  it('takes the PDF as a multipart file part and answers the same JSON, naming the file after the part', async () => {
+    const res = await post(form([['file', pdfBlob(), 'Contrato março.pdf']]))
+    expect(res.status).toBe(200)
+    const body = await res.json() as any
+    expect(body).toMatchObject({ success: true, data: { signatureStandard: 'PAdES-B', document: { originalFileName: 'Contrato março.pdf', signedFileName: 'Contrato março_assinado.pdf' } } })
+    await checkSignedPdf(dir, Buffer.from(body.data.signedPdfBase64, 'base64'), pki.rootPemPath, 'http-multipart')
+  })
+
+  it('answers the signed PDF itself when Accept asks for application/pdf, from a form or from JSON', async () => {
+    const fromForm = await post(form([['originalFileName', 'nota fiscal.pdf'], ['file', pdfBlob(), 'ignored.pdf']]), { accept: 'application/pdf' })
+    expect(fromForm.status).toBe(200)
+    expect(fromForm.headers.get('content-type')).toBe('application/pdf')
+    expect(fromForm.headers.get('content-disposition')).toBe('attachment; filename="nota fiscal_assinado.pdf"; filename*=UTF-8\'\'nota%20fiscal_assinado.pdf')
+    const pdf = Buffer.from(await fromForm.arrayBuffer())
+    expect(fromForm.headers.get('x-document-sha256')).toBe(createHash('sha256').update(pdf).digest('hex'))
+    expect(fromForm.headers.get('x-document-identifier')).toMatch(/^RZ-/)
+    expect(fromForm.headers.get('x-signature-standard')).toBe('PAdES-B')
+    expect(fromForm.headers.get('x-signed-at')).toMatch(ISO_OFFSET)
+    expect(JSON.parse(fromForm.headers.get('x-signature-warnings')!)).toEqual([])
+    const check = await checkSignedPdf(dir, pdf, pki.rootPemPath, 'http-accept-pdf')
+    expect(padesAttributeProblems(check.attributes[0]!, check.signatures[0]!.dictionary)).toEqual([])
+
+    const fromJson = await post(JSON.stringify({ pdfBase64: Buffer.from(onePage).toString('base64') }), { 'content-type': 'application/json', accept: 'application/json;q=0.5, application/pdf' })
+    expect(fromJson.headers.get('content-type')).toBe('application/pdf')
+    expect(Buffer.from(await fromJson.arrayBuffer()).subarray(0, 5).toString('latin1')).toBe('%PDF-')
+    // JSON preferred, or any type: the JSON contract as before.
+    const json = await post(JSON.stringify({ pdfBase64: Buffer.from(onePage).toString('base64') }), { 'content-type': 'application/json', accept: 'application/json, application/pdf;q=0.9, */*' })
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/)
+  })
+
+  it('keeps errors in the JSON envelope even when the PDF was asked for', async () => {
+    const res = await post(form([['file', new Blob(['not a pdf']), 'x.pdf']]), { accept: 'application/pdf' })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(await res.json()).toMatchObject({ success: false, code: 'INVALID_PDF' })
+  })
+
+  it('refuses forms it cannot use with MULTIPART_ERROR, FILE_TOO_LARGE or VALIDATION_ERROR, naming the field', async () => {
+    const answer = async (res: Response): Promise<{ status: number, body: any, headers: Headers }> => ({ status: res.status, body: await res.json(), headers: res.headers })
+    expectError(await answer(await post(form([['originalFileName', 'a.pdf']]))), 400, 'MULTIPART_ERROR', 'file')
+    expectError(await answer(await post(form([['documento', pdfBlob(), 'a.pdf']]))), 400, 'MULTIPART_ERROR', 'documento')
+    expectError(await answer(await post(form([['file', pdfBlob(), 'a.pdf'], ['file', pdfBlob(), 'b.pdf']]))), 400, 'MULTIPART_ERROR', 'file')
+    expectError(await answer(await post(form([['file', new Blob([]), 'a.pdf']]))), 400, 'VALIDATION_ERROR', 'file')
+    expectError(await answer(await post(form([['originalFileName', ' '], ['file', pdfBlob(), 'a.pdf']]))), 400, 'VALIDATION_ERROR', 'originalFileName')
+    // SIGN_MAX_PDF_BYTES is 256 KiB on these test servers.
+    expectError(await answer(await post(form([['file', new Blob([Buffer.alloc(300 * 1024, 0x20)]), 'big.pdf']]))), 413, 'FILE_TOO_LARGE', 'file')
+    const broken = await post('--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n\r\n%PDF-1.7 and no end', { 'content-type': 'multipart/form-data; boundary=xyz' })
+    expectError(await answer(broken), 400, 'MULTIPART_ERROR')
+    const text = await answer(await post('%PDF-1.7', { 'content-type': 'text/plain' }))
+    expectError(text, 415, 'UNSUPPORTED_MEDIA_TYPE')
+    expect(text.body.message).toMatch(/multipart\/form-data/)
+    // Still serving.
+    expect((await post(form([['file', pdfBlob(), 'a.pdf']]))).status).toBe(200)
   })
 })
 

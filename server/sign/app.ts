@@ -5,6 +5,7 @@
  * logged (Fastify logs method, URL and status only), so the Base64 never reaches a log.
  */
 import { readFileSync } from 'node:fs'
+import multipart from '@fastify/multipart'
 import Fastify from 'fastify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isoWithOffset } from '../../core/sign/index.js'
@@ -26,7 +27,9 @@ import { ENGINE_ERRORS, HttpRefusal, SIGN_ERRORS, errorEnvelope } from './errors
 import { clientErrorHandler } from '../http-errors.js'
 import type { PublicCode } from './errors.js'
 import { CertificateWatch } from './health.js'
-import { cleanFileName, parseSignRequest, signatureLevel, signedFileName } from './wire.js'
+import { cleanFileName, parseSignRequest, parseSignUpload, signatureLevel, signedFileName } from './wire.js'
+import { multipartLimits, readSignUpload, wantsPdf } from './multipart.js'
+import { ConfigError } from '../config.js'
 import { actuatorHealthSchema, actuatorInfoSchema, healthSchema, signSchema } from './schemas.js'
 import { apiKeyScheme, keyWhereabouts, registerOpenApi } from '../openapi.js'
 
@@ -48,7 +51,7 @@ export const SIGN_API_VERSION = '1.0.0'
 
 /** Framework errors answered with the spec's codes. */
 const FRAMEWORK_ERRORS: Record<string, { status: number, code: PublicCode, message: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request as Content-Type: application/json.' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request as Content-Type: application/json (the PDF in Base64) or multipart/form-data (the PDF as the file part "file").' },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'FILE_TOO_LARGE', message: 'The request body is larger than this service accepts.' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_REQUEST', message: 'The Content-Length header does not match the body.' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is empty; send a JSON object.' },
@@ -75,7 +78,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     const dev = await ensureDevCertificate(shared.dataDir)
     certificate = { path: dev.path, password: dev.password, developmentDir: dev.dir }
   }
-  const source = { path: certificate.path, password: certificate.password, chainPath: config.certChainPath }
+  const source = { path: certificate.path, password: certificate.password, chainPath: config.certChainPath, icpRootsPath: config.icpRootsPath }
   const version = packageVersion()
   const standard = config.tsaUrl === undefined ? 'PAdES-B' : 'PAdES-T'
   // Base64 is 4/3 of the bytes; a data URI prefix and JSON punctuation fit in the margin.
@@ -109,8 +112,17 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     onChange: (state) => app.log.warn({ status: state.report(Date.now()).status, ...state.summary() }, 'signing certificate files changed and were read again'),
     onError: (err) => app.log.error({ code: 'INTERNAL', errorName: err instanceof Error ? err.name : typeof err }, 'signing certificate could not be opened')
   })
-  const atStart = (await certificates.current()).report(Date.now())
+  const stateAtStart = await certificates.current()
+  // An expired certificate can never sign again: starting with it would only answer
+  // INVALID_CERTIFICATE to every request, so the start is refused, saying why (issue 34).
+  // One that expires while the service runs turns health DOWN instead (a restart would not help).
+  const expiredOn = stateAtStart.expiredOn(Date.now())
+  if (expiredOn !== undefined) {
+    throw new ConfigError('SIGN_CERT_PATH', `SIGN_CERT_PATH: the signing certificate ${certificate.developmentDir === undefined ? `in ${certificate.path} ` : ''}expired on ${expiredOn}; the signature service does not start with an expired certificate. Install the renewed A1 certificate (SIGN_CERT_PATH, SIGN_CERT_PASSWORD) and start again.`)
+  }
+  const atStart = stateAtStart.report(Date.now())
   if (atStart.status === 'DOWN') app.log.error({ code: 'SIGN_CERT_INVALID' }, `cannot sign: ${atStart.warnings.join(' ')}`)
+  else if (atStart.warnings.length > 0) app.log.warn({ daysLeft: stateAtStart.daysLeft(Date.now()) }, atStart.warnings.join(' '))
 
   const send = (request: FastifyRequest, reply: FastifyReply, status: number, code: PublicCode, message: string, field: string | null = null): FastifyReply =>
     reply.code(status).send(errorEnvelope(request.id, request.url.split('?')[0]!, code, message, field, nowIso(config.timeZone)))
@@ -125,6 +137,8 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       done(new HttpRefusal(400, 'INVALID_JSON', 'The body is not valid JSON.'), undefined)
     }
   })
+  // The same request as a form: the PDF as a file part, the options as fields (issue 34).
+  await app.register(multipart, { limits: multipartLimits(config.maxPdfBytes), throwFileSizeLimit: true })
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id)
@@ -206,7 +220,9 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
   })
 
   app.post('/api/v1/sign', { schema: signSchema }, async (request, reply) => {
-    const parsed = parseSignRequest(request.body, config.maxPdfBytes)
+    const parsed = request.isMultipart()
+      ? parseSignUpload(await readSignUpload(request, config.maxPdfBytes))
+      : parseSignRequest(request.body, config.maxPdfBytes)
     const input: SignPdfInput = {
       pdf: parsed.pdf,
       certificate: source,
@@ -245,6 +261,23 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
       document.originalFileName = cleanFileName(parsed.originalFileName)
       document.signedFileName = signedFileName(parsed.originalFileName)
     }
+    const warnings = [...devWarning, ...out.warnings]
+    if (wantsPdf(request.headers.accept)) {
+      // The signed bytes as the body; what the JSON's data says beside them goes in headers.
+      // Header values are ASCII: the warnings as a JSON array with \u escapes, the file name
+      // per RFC 6266 (filename*, UTF-8).
+      const name = parsed.originalFileName === undefined ? 'documento_assinado.pdf' : signedFileName(parsed.originalFileName)
+      return await reply
+        .type('application/pdf')
+        .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+        .header('x-document-identifier', out.documentIdentifier)
+        .header('x-signed-at', out.signedAt)
+        .header('x-signature-standard', out.signatureStandard)
+        .header('x-timestamp-applied', String(out.timestampApplied))
+        .header('x-document-sha256', out.sha256)
+        .header('x-signature-warnings', JSON.stringify(warnings).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+        .send(pdf)
+    }
     return {
       success: true,
       message: 'PDF signed successfully.',
@@ -260,7 +293,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
         document: { ...document, mimeType: 'application/pdf', sizeBytes: pdf.length, sha256: out.sha256 }
       },
       errors: [],
-      warnings: [...devWarning, ...out.warnings]
+      warnings
     }
   })
 
@@ -268,7 +301,10 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
 
   app.get('/api/v1/health', { schema: healthSchema }, async (request) => {
     const started = performance.now()
-    const { status, warnings } = (await certificates.current()).report(Date.now())
+    const state = await certificates.current()
+    const now = Date.now()
+    const { status, warnings } = state.report(now)
+    const validity = state.validity(now)
     return {
       success: true,
       message: status === 'UP' ? 'Service is up.' : 'Service is running but cannot sign: see warnings.',
@@ -278,7 +314,9 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
         status,
         environment: shared.environment,
         // No Java here: the field the contract names reports the runtime that does run.
-        javaVersion: `Node.js ${process.versions.node}`
+        javaVersion: `Node.js ${process.versions.node}`,
+        certificateValidUntil: validity.validUntil,
+        certificateDaysLeft: validity.daysLeft
       },
       warnings: [...devWarning, ...warnings, ...runtimeWarning],
       executionTimeMs: Math.round(performance.now() - started),

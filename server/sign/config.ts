@@ -23,6 +23,8 @@ export interface SignConfig {
   certPassword: string
   /** A PEM file of issuer certificates that completes the chain the PKCS#12 holds. */
   certChainPath: string | undefined
+  /** A PEM file of ICP-Brasil root certificates: a chain reaching one is called ICP-Brasil on the stamp and page. */
+  icpRootsPath: string | undefined
   /** Set: PAdES-T with tokens from this RFC 3161 authority. */
   tsaUrl: string | undefined
   tsaTimeoutMs: number
@@ -74,6 +76,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
   const certPathRaw = read.string('SIGN_CERT_PATH', '')
   const chainPathRaw = read.string('SIGN_CERT_CHAIN_PATH', '')
   const trustDirRaw = read.string('SIGN_TRUST_DIR', '')
+  const icpRootsRaw = read.string('SIGN_ICP_BRASIL_ROOTS_PATH', '')
   const tsaUrl = read.optionalUrl('SIGN_TSA_URL', ['http:', 'https:'])
   const timeZone = read.string('SIGN_TIME_ZONE', 'America/Sao_Paulo')
   if (!isIanaZone(timeZone)) extra.push(new ConfigError('SIGN_TIME_ZONE', `must be an IANA time zone such as America/Sao_Paulo, got "${timeZone}"`))
@@ -87,6 +90,7 @@ export function loadSignConfig (env: NodeJS.ProcessEnv, shared: SharedConfig, cw
     // A PKCS#12 may have an empty password; keep surrounding spaces out of the EnvReader's trim.
     certPassword: env.SIGN_CERT_PASSWORD ?? '',
     certChainPath: chainPathRaw === '' ? undefined : resolve(cwd, chainPathRaw),
+    icpRootsPath: icpRootsRaw === '' ? undefined : resolve(cwd, icpRootsRaw),
     tsaUrl,
     tsaTimeoutMs: read.integer('SIGN_TSA_TIMEOUT_MS', 30_000, 100, 600_000),
     revocationTimeoutMs: read.integer('SIGN_REVOCATION_TIMEOUT_MS', 15_000, 100, 600_000),

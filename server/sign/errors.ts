@@ -11,6 +11,7 @@ export type PublicCode =
   | 'UNAUTHORIZED' | 'VALIDATION_ERROR' | 'INVALID_JSON' | 'INVALID_REQUEST' | 'INVALID_PDF' | 'FILE_TOO_LARGE'
   | 'TIMESTAMP_ERROR' | 'INTERNAL_ERROR' | 'INVALID_CERTIFICATE' | 'UNSUPPORTED_MEDIA_TYPE' | 'RESOURCE_NOT_FOUND'
   | 'REVOCATION_ERROR'
+  // Spec 2 §7: a multipart upload that cannot be read (no file part, a second file, a malformed body); 400.
   | 'MULTIPART_ERROR'
 
 /** Status and public code of every signing failure (the compiler flags a missing code). */

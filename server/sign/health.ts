@@ -19,19 +19,43 @@ export class CertificateState {
   report (nowMs: number): { status: 'UP' | 'DOWN', warnings: string[] } {
     if (this.outcome.outcome === 'refused') return { status: 'DOWN', warnings: [`The signing certificate is unusable: ${this.outcome.message}`] }
     const warnings = [...this.outcome.warnings]
-    const daysLeft = Math.floor((this.outcome.validUntilMs - nowMs) / DAY_MS)
-    if (this.outcome.validUntilMs < nowMs) {
-      return { status: 'DOWN', warnings: [...warnings, `The signing certificate expired on ${this.outcome.certificate.validUntil}.`] }
+    const expired = this.expiredOn(nowMs)
+    if (expired !== undefined) {
+      return { status: 'DOWN', warnings: [...warnings, `The signing certificate expired on ${expired}.`] }
     }
-    if (daysLeft < EXPIRY_NOTICE_DAYS) warnings.push(`The signing certificate expires on ${this.outcome.certificate.validUntil} (in ${daysLeft} days).`)
+    const daysLeft = this.daysLeft(nowMs)!
+    if (daysLeft <= EXPIRY_NOTICE_DAYS) {
+      const when = daysLeft === 0 ? 'in less than a day' : `in ${daysLeft} day${daysLeft === 1 ? '' : 's'}`
+      warnings.push(`The signing certificate expires on ${this.outcome.certificate.validUntil} (${when}): install the renewed A1 certificate before then.`)
+    }
     return { status: 'UP', warnings }
+  }
+
+  /** Whole days until the certificate's end (0 on its last day, negative once expired); undefined when it cannot be opened. */
+  daysLeft (nowMs: number): number | undefined {
+    return this.outcome.outcome === 'loaded' ? Math.floor((this.outcome.validUntilMs - nowMs) / DAY_MS) : undefined
+  }
+
+  /** The end of validity (ISO, in SIGN_TIME_ZONE) when it has passed; undefined otherwise. */
+  expiredOn (nowMs: number): string | undefined {
+    if (this.outcome.outcome === 'loaded') return this.outcome.validUntilMs < nowMs ? this.outcome.certificate.validUntil : undefined
+    // Opening refuses a certificate outside its dates too (assertValidAt at signing), but
+    // loadMaterial does not check dates, so a refusal here is about the file, not expiry.
+    return undefined
+  }
+
+  /** For the health answers: the end of validity and the days left, or nulls when the certificate cannot be opened. */
+  validity (nowMs: number): { validUntil: string | null, daysLeft: number | null } {
+    return this.outcome.outcome === 'loaded'
+      ? { validUntil: this.outcome.certificate.validUntil, daysLeft: this.daysLeft(nowMs)! }
+      : { validUntil: null, daysLeft: null }
   }
 
   /** Public facts only: who signs and until when (all of it is in every signed PDF anyway), or why none can. */
   details (): Record<string, unknown> {
     if (this.outcome.outcome === 'refused') return { error: this.outcome.code, message: this.outcome.message }
     const c = this.outcome.certificate
-    return { signerName: c.signerName, certificateAuthority: c.certificateAuthority, validUntil: c.validUntil }
+    return { signerName: c.signerName, certificateAuthority: c.certificateAuthority, validUntil: c.validUntil, daysLeft: this.daysLeft(Date.now()) }
   }
 
   /** For the log line of a change: the serial in use, or the refusal's message. */

@@ -67,6 +67,8 @@ const unauthorized = {
 
 export const signSchema = {
   summary: 'Sign a PDF (PAdES-B, -T, -LT or -LTA; T and above need a timestamp authority) with the service\'s certificate',
+  description: 'The body is JSON (below) or multipart/form-data: the PDF as the file part "file", the options (originalFileName, level) as text fields; without an originalFileName field the file part\'s name stands for it. ' +
+    'With Accept: application/pdf the answer is the signed PDF itself (Content-Disposition names it; X-Document-Identifier, X-Signed-At, X-Signature-Standard, X-Timestamp-Applied, X-Document-Sha256 and X-Signature-Warnings, a JSON array, carry the rest of data); failures are always the JSON envelope.',
   tags: ['signature'],
   security: [{ apiKey: [] }],
   jsonBody: {
@@ -104,11 +106,11 @@ export const signSchema = {
       warnings: list(str())
     }, 'The signed PDF.'),
     ...answers(errorEnvelope, {
-      400: 'The body is not JSON or breaks a field rule (VALIDATION_ERROR names the field), or the PDF cannot be signed (INVALID_PDF, INVALID_REQUEST).',
+      400: 'The body is not JSON or breaks a field rule (VALIDATION_ERROR names the field), a form without its file part or with a malformed body (MULTIPART_ERROR), or the PDF cannot be signed (INVALID_PDF, INVALID_REQUEST).',
       ...unauthorized,
       408: 'The upload sent nothing for SIGN_BODY_TIMEOUT_MS (INVALID_REQUEST).',
       413: 'The PDF is larger than SIGN_MAX_PDF_BYTES.',
-      415: 'The body is not application/json.',
+      415: 'The body is neither application/json nor multipart/form-data.',
       500: 'The certificate failed or is revoked (INVALID_CERTIFICATE), the timestamp authority failed (TIMESTAMP_ERROR), revocation data for LT/LTA could not be obtained (REVOCATION_ERROR), or an internal error: quote the requestId.'
     })
   }
@@ -123,7 +125,9 @@ export const healthSchema = {
         service: str(),
         status: { type: 'string', enum: ['UP', 'DOWN'], description: 'DOWN when the certificate the files hold now is unusable (expired, wrong password, a key usage not for signing): the reason is in warnings.' },
         environment: str(),
-        javaVersion: str('The contract\'s name; reports the Node.js version that runs the service.')
+        javaVersion: str('The contract\'s name; reports the Node.js version that runs the service.'),
+        certificateValidUntil: orNull(str('End of the signing certificate\'s validity (ISO 8601 with offset, SIGN_TIME_ZONE); null when it cannot be opened.')),
+        certificateDaysLeft: orNull(int('Whole days until then (0 on the last day, negative once expired); warnings speak from 30 days before. Null when it cannot be opened.'))
       }),
       warnings: list(str()),
       executionTimeMs: int(),

@@ -30,16 +30,10 @@ export function decodedLength (base64: string): number {
 
 export function parseSignRequest (body: unknown, maxPdfBytes: number): SignRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('The body must be a JSON object with the field "pdfBase64".', null)
-  const { pdfBase64, originalFileName, level } = body as Record<string, unknown>
+  const { pdfBase64 } = body as Record<string, unknown>
   if (pdfBase64 === undefined || pdfBase64 === null) throw invalid('The field "pdfBase64" is required.', 'pdfBase64')
   if (typeof pdfBase64 !== 'string') throw invalid('The field "pdfBase64" must be a string.', 'pdfBase64')
-  if (originalFileName !== undefined && originalFileName !== null) {
-    if (typeof originalFileName !== 'string') throw invalid('The field "originalFileName" must be a string.', 'originalFileName')
-    if (originalFileName.length > 255 || originalFileName.trim() === '') throw invalid('The field "originalFileName" must have 1 to 255 characters.', 'originalFileName')
-  }
-  if (level !== undefined && level !== null && (typeof level !== 'string' || !(SIGNATURE_LEVELS as readonly string[]).includes(level))) {
-    throw invalid(`The field "level" must be one of ${SIGNATURE_LEVELS.join(', ')} (PAdES baseline B-B, B-T, B-LT, B-LTA).`, 'level')
-  }
+  const options = readSignOptions(body as Record<string, unknown>)
   let text = pdfBase64
   const uri = DATA_URI.exec(text)
   if (uri !== null) {
@@ -52,11 +46,34 @@ export function parseSignRequest (body: unknown, maxPdfBytes: number): SignReque
   if (text === '') throw invalid('The field "pdfBase64" is empty.', 'pdfBase64')
   if (decodedLength(text) > maxPdfBytes) throw new HttpRefusal(413, 'FILE_TOO_LARGE', `The PDF is larger than this service accepts (${maxPdfBytes} bytes).`, 'pdfBase64')
   if (!BASE64.test(text) || text.length % 4 === 1) throw invalid('"pdfBase64" is not valid Base64.', 'pdfBase64')
+  return { pdf: Buffer.from(text, 'base64'), ...options }
+}
+
+/**
+ * The request's options, whichever way they came: JSON members or multipart text fields
+ * (every option is text, so both read alike). Unknown members are ignored, as they always were.
+ */
+export function readSignOptions (body: Record<string, unknown>): Omit<SignRequest, 'pdf'> {
+  const { originalFileName, level } = body
+  if (originalFileName !== undefined && originalFileName !== null) {
+    if (typeof originalFileName !== 'string') throw invalid('The field "originalFileName" must be a string.', 'originalFileName')
+    if (originalFileName.length > 255 || originalFileName.trim() === '') throw invalid('The field "originalFileName" must have 1 to 255 characters.', 'originalFileName')
+  }
+  if (level !== undefined && level !== null && (typeof level !== 'string' || !(SIGNATURE_LEVELS as readonly string[]).includes(level))) {
+    throw invalid(`The field "level" must be one of ${SIGNATURE_LEVELS.join(', ')} (PAdES baseline B-B, B-T, B-LT, B-LTA).`, 'level')
+  }
   return {
-    pdf: Buffer.from(text, 'base64'),
     originalFileName: typeof originalFileName === 'string' ? originalFileName : undefined,
     level: typeof level === 'string' ? level as SignatureLevel : undefined
   }
+}
+
+/** A multipart request: the file part's own name stands for originalFileName when no field gives one. */
+export function parseSignUpload (upload: { pdf: Buffer, fileName: string | undefined, fields: Record<string, string> }): SignRequest {
+  const named = upload.fields.originalFileName === undefined && upload.fileName !== undefined && upload.fileName.trim() !== ''
+    ? { ...upload.fields, originalFileName: upload.fileName.slice(0, 255) }
+    : upload.fields
+  return { pdf: upload.pdf, ...readSignOptions(named) }
 }
 
 /**
