@@ -55,7 +55,7 @@ describe('razao sign', () => {
       [[], /missing IN\.pdf/],
       [[join(dir, 'in.pdf'), '-o', join(dir, 'x.pdf'), '--level', 'C'], /--level must be one of B, T, LT, LTA/],
       [[join(dir, 'in.pdf'), '-o', join(dir, 'x.pdf'), '--stamp', 'big'], /--stamp must be one of NONE, STAMP_ONLY/],
-      [[join(dir, 'in.pdf'), '-o', join(dir, 'x.pdf'), '--colour'], /Unknown option '--colour'/]
+      [[join(dir, 'in.pdf'), '-o', join(dir, 'x.pdf'), '--colour'], /unknown option --colour for razao sign/]
     ] as Array<[string[], RegExp]>) {
       const result = await razao(args)
       expect(result.code).toBe(2)
