@@ -7,12 +7,13 @@
  * chunk and the longest markup construct, not the part.
  */
 import { EngineError } from '../errors.js'
-import { BANG, GT, LT, QMARK, SLASH, decodeText } from './xml-text.js'
+import { BANG, GT, LT, QMARK, SLASH, decodeText, isName } from './xml-text.js'
 
 const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace'
 const QUOTE = 0x22
 const APOS = 0x27
 const EQUALS = 0x3d
+const COLON = 0x3a
 /**
  * The longest tag, comment or processing instruction accepted. The attributes these parts
  * carry are short (Excel caps a format code and a sheet name at 255 characters); a construct
@@ -25,19 +26,26 @@ export const MAX_DEPTH = 256
 
 export interface ShallowAttribute { prefix: string, local: string, uri: string, value: string }
 
-export interface ShallowElement {
-  /** 1 for the root. */
-  depth: number
+/** An element's name, namespace resolved. */
+export interface ShallowName {
   prefix: string
   local: string
   /** Namespace URI ('' for none; an undeclared prefix gets a URI no namespace has). */
   uri: string
-  /** Its ancestors near the root, outermost first (length depth - 1). */
-  ancestors: readonly ShallowElement[]
-  attributes: readonly ShallowAttribute[]
 }
 
-interface Frame { name: string, element?: ShallowElement, declarations?: Map<string, string> | undefined }
+export interface ShallowElement extends ShallowName {
+  /** 1 for the root. */
+  depth: number
+  /** Its ancestors, outermost first (length depth - 1). */
+  ancestors: readonly ShallowName[]
+  /** An unprefixed attribute's decoded value. Valid only during the call that hands the element over. */
+  attribute (local: string): string | undefined
+  /** Every attribute but namespace declarations, namespaces resolved. Valid only during that call. */
+  attributes (): ShallowAttribute[]
+}
+
+interface Frame { name: string, element?: ShallowName | undefined, declarations?: Map<string, string> | undefined }
 
 /**
  * What the caller does with an element: `false` for one whose descendants it does not want
@@ -45,11 +53,13 @@ interface Frame { name: string, element?: ShallowElement, declarations?: Map<str
  */
 export type OnOpen = (el: ShallowElement) => boolean
 
+const enum Tag { Incomplete = -1 }
+
 /**
  * Calls `onOpen` for every start tag at depth `maxDepth` or less that lies in no element the
  * caller declined, and checks the whole part is well-formed enough to trust (tags closed in
- * order, one root, no DTD). Other elements are only counted: their attributes and namespace
- * declarations are never parsed.
+ * order, one root, no DTD). Other elements are only counted: no string or object is made
+ * for them but the name an end tag must match.
  */
 export class ShallowXmlScanner {
   private pending: Buffer | undefined
@@ -58,6 +68,9 @@ export class ShallowXmlScanner {
   private ended = false
   /** Depth of the outermost element the caller declined (its descendants are only counted). */
   private declinedDepth = Infinity
+  /** [nameStart, nameEnd, valueStart, valueEnd] of each attribute of the tag being read. */
+  readonly ranges: number[] = []
+  private selfClosing = false
 
   constructor (private readonly part: string, private readonly maxDepth: number, private readonly onOpen: OnOpen) {}
 
@@ -101,9 +114,8 @@ export class ShallowXmlScanner {
         this.close(data.toString('latin1', lt + 2, gt).trimEnd())
         pos = gt + 1
       } else {
-        const gt = tagEnd(data, lt + 1)
-        if (gt === -1) return lt
-        this.open(data, lt + 1, gt)
+        const gt = this.open(data, lt + 1)
+        if (gt === Tag.Incomplete) return lt
         pos = gt + 1
       }
     }
@@ -130,12 +142,19 @@ export class ShallowXmlScanner {
     return this.corrupt('is not well-formed XML (an unknown declaration)')
   }
 
-  private open (data: Buffer, start: number, gt: number): void {
-    const selfClosing = data[gt - 1] === SLASH
-    const tagStop = selfClosing ? gt - 1 : gt
+  /** The start tag whose name begins at `start`: returns the index of its `>`, or Incomplete. */
+  private open (data: Buffer, start: number): number {
     let nameStop = start
-    while (nameStop < tagStop && !isSpace(data[nameStop]!)) nameStop++
+    const n = data.length
+    while (nameStop < n) {
+      const b = data[nameStop]!
+      if (isSpace(b) || b === GT || b === SLASH) break
+      nameStop++
+    }
     if (nameStop === start) this.corrupt('is not well-formed XML (a tag without a name)')
+    const gt = this.readAttributes(data, nameStop)
+    if (gt === Tag.Incomplete) return gt
+    const selfClosing = this.selfClosing
     const depth = this.frames.length + 1
     if (depth === 1) {
       if (this.rootSeen) this.corrupt('is not well-formed XML (more than one root element)')
@@ -144,41 +163,84 @@ export class ShallowXmlScanner {
     if (depth > MAX_DEPTH) this.corrupt(`nests elements more than ${MAX_DEPTH} deep, which no workbook does`)
     if (depth > this.maxDepth || depth > this.declinedDepth) {
       if (!selfClosing) this.frames.push({ name: data.toString('latin1', start, nameStop) })
-      return
+      return gt
     }
-    const name = data.toString('latin1', start, nameStop)
-    const raw = readAttributes(data, nameStop, tagStop, this.part)
+    const ranges = this.ranges
     let declarations: Map<string, string> | undefined
-    for (const a of raw) {
-      if (a.name === 'xmlns') (declarations ??= new Map()).set('', a.value)
-      else if (a.name.startsWith('xmlns:')) (declarations ??= new Map()).set(a.name.slice(6), a.value)
+    for (let i = 0; i < ranges.length; i += 4) {
+      if (!startsWithXmlns(data, ranges[i]!, ranges[i + 1]!)) continue
+      const nameLength = ranges[i + 1]! - ranges[i]!
+      if (nameLength !== 5 && data[ranges[i]! + 5] !== COLON) continue
+      const prefix = nameLength === 5 ? '' : data.toString('utf8', ranges[i]! + 6, ranges[i + 1])
+      ;(declarations ??= new Map()).set(prefix, decodeText(data, ranges[i + 2]!, ranges[i + 3]!))
     }
-    const frame: Frame = { name, declarations }
-    const [prefix, local] = splitName(data.toString('utf8', start, nameStop))
-    const ancestors = this.frames.slice(0, depth - 1).map((f) => f.element!)
-    const resolve = (p: string, isAttribute: boolean): string => {
-      if (p === 'xml') return XML_NAMESPACE
-      // Attributes take no default namespace (Namespaces in XML 1.0, 6.2).
-      if (p === '' && isAttribute) return ''
-      const own = declarations?.get(p)
-      if (own !== undefined) return own
-      for (let i = this.frames.length - 1; i >= 0; i--) {
-        const uri = this.frames[i]!.declarations?.get(p)
-        if (uri !== undefined) return uri
-      }
-      // A prefix nobody declared (seen in hand-made exports): it belongs to no known namespace.
-      return p === '' ? '' : `undeclared:${p}`
-    }
-    const attributes: ShallowAttribute[] = []
-    for (const a of raw) {
-      if (a.name === 'xmlns' || a.name.startsWith('xmlns:')) continue
-      const [ap, al] = splitName(a.name)
-      attributes.push({ prefix: ap, local: al, uri: resolve(ap, true), value: a.value })
-    }
-    const element: ShallowElement = { depth, prefix, local, uri: resolve(prefix, false), ancestors, attributes }
-    frame.element = element
+    const frame: Frame = { name: data.toString('latin1', start, nameStop), declarations }
     if (!selfClosing) this.frames.push(frame)
+    const own = selfClosing ? 1 : 0
+    const [prefix, local] = splitName(data.toString('utf8', start, nameStop))
+    const name: ShallowName = { prefix, local, uri: this.resolve(prefix, false, declarations, own) }
+    frame.element = name
+    const ancestors: ShallowName[] = []
+    for (let i = 0; i < depth - 1; i++) ancestors.push(this.frames[i]!.element!)
+    const element = new ReportedElement(this, name, depth, ancestors, data, declarations, own)
     if (!this.onOpen(element) && !selfClosing) this.declinedDepth = depth
+    return gt
+  }
+
+  /**
+   * Reads the attributes after the name into `ranges`, values found by their quotes (a value
+   * may hold `>`); returns the index of the tag's `>`, or Incomplete when it is not in `data` yet.
+   */
+  private readAttributes (data: Buffer, from: number): number {
+    const ranges = this.ranges
+    ranges.length = 0
+    const n = data.length
+    let i = from
+    while (true) {
+      while (i < n && isSpace(data[i]!)) i++
+      if (i >= n) return Tag.Incomplete
+      const b = data[i]!
+      if (b === GT) { this.selfClosing = false; return i }
+      if (b === SLASH) {
+        if (i + 1 >= n) return Tag.Incomplete
+        if (data[i + 1] !== GT) this.corrupt('is not well-formed XML (a stray "/" in a tag)')
+        this.selfClosing = true
+        return i + 1
+      }
+      const nameStart = i
+      while (i < n && data[i] !== EQUALS && !isSpace(data[i]!) && data[i] !== GT) i++
+      const nameEnd = i
+      while (i < n && isSpace(data[i]!)) i++
+      if (i >= n) return Tag.Incomplete
+      if (data[i] !== EQUALS) this.corrupt('is not well-formed XML (an attribute without a value)')
+      i++
+      while (i < n && isSpace(data[i]!)) i++
+      if (i >= n) return Tag.Incomplete
+      const quote = data[i]
+      if (quote !== QUOTE && quote !== APOS) this.corrupt('is not well-formed XML (an unquoted attribute value)')
+      const valueEnd = data.indexOf(quote, i + 1)
+      if (valueEnd === -1) return Tag.Incomplete
+      ranges.push(nameStart, nameEnd, i + 1, valueEnd)
+      i = valueEnd + 1
+    }
+  }
+
+  /**
+   * A prefix's namespace: the element's own declarations, then its ancestors' (`skip` leaves out
+   * the top frame, which is the element itself when it was pushed).
+   */
+  resolve (prefix: string, isAttribute: boolean, own: Map<string, string> | undefined, skip: number): string {
+    if (prefix === 'xml') return XML_NAMESPACE
+    // Attributes take no default namespace (Namespaces in XML 1.0, 6.2).
+    if (prefix === '' && isAttribute) return ''
+    const mine = own?.get(prefix)
+    if (mine !== undefined) return mine
+    for (let i = this.frames.length - 2 + skip; i >= 0; i--) {
+      const uri = this.frames[i]!.declarations?.get(prefix)
+      if (uri !== undefined) return uri
+    }
+    // A prefix nobody declared (seen in hand-made exports): it belongs to no known namespace.
+    return prefix === '' ? '' : `undeclared:${prefix}`
   }
 
   private close (name: string): void {
@@ -189,6 +251,46 @@ export class ShallowXmlScanner {
 
   private corrupt (what: string): never {
     throw new EngineError('SHEET_CORRUPT', `The workbook part "${this.part}" ${what}.`)
+  }
+}
+
+/** An element handed over; its attributes are read from the scanner's buffer, so only during the call. */
+class ReportedElement implements ShallowElement {
+  readonly prefix: string
+  readonly local: string
+  readonly uri: string
+
+  constructor (
+    private readonly scanner: ShallowXmlScanner,
+    name: ShallowName,
+    readonly depth: number,
+    readonly ancestors: readonly ShallowName[],
+    private readonly data: Buffer,
+    private readonly declarations: Map<string, string> | undefined,
+    private readonly own: number
+  ) {
+    this.prefix = name.prefix
+    this.local = name.local
+    this.uri = name.uri
+  }
+
+  attribute (wanted: string): string | undefined {
+    const { ranges } = this.scanner
+    for (let i = 0; i < ranges.length; i += 4) {
+      if (isName(this.data, ranges[i]!, ranges[i + 1]!, wanted)) return decodeText(this.data, ranges[i + 2]!, ranges[i + 3]!)
+    }
+    return undefined
+  }
+
+  attributes (): ShallowAttribute[] {
+    const { ranges } = this.scanner
+    const out: ShallowAttribute[] = []
+    for (let i = 0; i < ranges.length; i += 4) {
+      const [ap, al] = splitName(this.data.toString('utf8', ranges[i], ranges[i + 1]))
+      if (ap === 'xmlns' || (ap === '' && al === 'xmlns')) continue
+      out.push({ prefix: ap, local: al, uri: this.scanner.resolve(ap, true, this.declarations, this.own), value: decodeText(this.data, ranges[i + 2]!, ranges[i + 3]!) })
+    }
+    return out
   }
 }
 
@@ -209,48 +311,7 @@ function splitName (name: string): [string, string] {
   return colon === -1 ? ['', name] : [name.slice(0, colon), name.slice(colon + 1)]
 }
 
-/** The `>` ending the tag opened before `from`, skipping quoted attribute values (which may hold `>`); -1 if not in the buffer yet. */
-function tagEnd (data: Buffer, from: number): number {
-  let i = from
-  while (true) {
-    const gt = data.indexOf(GT, i)
-    if (gt === -1) return -1
-    // Quotes between i and gt open a value that may run past this `>`.
-    let q = i
-    let inside = -1
-    while (q < gt) {
-      const b = data[q]!
-      if (b === QUOTE || b === APOS) {
-        const close = data.indexOf(b, q + 1)
-        if (close === -1) return -1
-        if (close > gt) { inside = close; break }
-        q = close + 1
-      } else q++
-    }
-    if (inside === -1) return gt
-    i = inside + 1
-  }
-}
-
-/** `name="value"` pairs of the tag bytes [start, end), values decoded. */
-function readAttributes (data: Buffer, start: number, end: number, part: string): Array<{ name: string, value: string }> {
-  const out: Array<{ name: string, value: string }> = []
-  let i = start
-  while (i < end) {
-    if (isSpace(data[i]!)) { i++; continue }
-    const nameStart = i
-    while (i < end && data[i] !== EQUALS && !isSpace(data[i]!)) i++
-    const name = data.toString('utf8', nameStart, i)
-    while (i < end && isSpace(data[i]!)) i++
-    if (data[i] !== EQUALS) throw new EngineError('SHEET_CORRUPT', `The workbook part "${part}" is not well-formed XML (an attribute without a value).`)
-    i++
-    while (i < end && isSpace(data[i]!)) i++
-    const quote = data[i]
-    if (quote !== QUOTE && quote !== APOS) throw new EngineError('SHEET_CORRUPT', `The workbook part "${part}" is not well-formed XML (an unquoted attribute value).`)
-    const valueEnd = data.indexOf(quote, i + 1)
-    if (valueEnd === -1 || valueEnd >= end) throw new EngineError('SHEET_CORRUPT', `The workbook part "${part}" is not well-formed XML (an attribute value never closed).`)
-    out.push({ name, value: decodeText(data, i + 1, valueEnd) })
-    i = valueEnd + 1
-  }
-  return out
+/** True when the attribute name in [start, end) begins with `xmlns`. */
+function startsWithXmlns (data: Buffer, start: number, end: number): boolean {
+  return end - start >= 5 && data[start] === 0x78 && data[start + 1] === 0x6d && data[start + 2] === 0x6c && data[start + 3] === 0x6e && data[start + 4] === 0x73
 }

@@ -12,7 +12,7 @@ import { chooseSheet, sheetVisibility } from './choose-sheet.js'
 import type { ListedSheet, SheetChoice } from './choose-sheet.js'
 import { SharedStrings } from './shared-strings.js'
 import { scanPart } from './shallow-xml.js'
-import type { OnOpen, ShallowElement } from './shallow-xml.js'
+import type { OnOpen, ShallowElement, ShallowName } from './shallow-xml.js'
 import { MAIN_NAMESPACES } from './xml-text.js'
 import type { ZipArchive } from './zip.js'
 
@@ -175,8 +175,9 @@ function isTrue (value: string | undefined): boolean {
 
 /** The sheet's `r:id`: in the relationships namespace, else (a producer that bound it oddly) any prefixed `id`. */
 function relationshipId (el: ShallowElement): string | undefined {
-  return (el.attributes.find((a) => a.local === 'id' && OFFICE_REL_NAMESPACES.has(a.uri)) ??
-    el.attributes.find((a) => a.local === 'id' && a.prefix !== ''))?.value
+  const attrs = el.attributes()
+  return (attrs.find((a) => a.local === 'id' && OFFICE_REL_NAMESPACES.has(a.uri)) ??
+    attrs.find((a) => a.local === 'id' && a.prefix !== ''))?.value
 }
 
 /**
@@ -235,11 +236,11 @@ const PACKAGE_REL_NAMESPACE = 'http://schemas.openxmlformats.org/package/2006/re
  * common in generated files). An element in no namespace at all is taken as one too:
  * some exporters omit the declaration, and extensions are always namespaced.
  */
-function isMain (el: ShallowElement): boolean {
+function isMain (el: ShallowName): boolean {
   return el.uri === '' || MAIN_NAMESPACES.has(el.uri)
 }
 
 /** An unprefixed attribute (attributes take no default namespace: Namespaces in XML 1.0, 6.2). */
 function plainAttribute (el: ShallowElement, local: string): string | undefined {
-  return el.attributes.find((a) => a.prefix === '' && a.local === local)?.value
+  return el.attribute(local)
 }
