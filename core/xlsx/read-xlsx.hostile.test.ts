@@ -455,6 +455,39 @@ describe('a small XLSX whose metadata parts list millions of entries', () => {
     expect(await cells(path)).toEqual([[45000, new DateCell(45000), new DateCell(45001)]])
   }, 60_000)
 
+  it('refuses metadata parts that are not well-formed, or built to make the scan carry a tag from chunk to chunk', async () => {
+    const styles = (xml: string): TinyWorkbook => ({ sheet: '<row r="1"><c><v>1</v></c></row>', styles: `<styleSheet xmlns="${NS_MAIN}">${xml}` })
+    for (const [wb, refusal] of [
+      [styles('<cellXfs><xf numFmtId="14"/></cellXfs>'), /"xl\/styles.xml" is not well-formed XML \(it ends inside an element\)/],
+      [styles('<cellXfs></numFmts></styleSheet>'), /the end tag <\/numFmts> does not match/],
+      [styles('<cellXfs><xf numFmtId=14/></cellXfs></styleSheet>'), /an unquoted attribute value/],
+      [styles('</styleSheet><styleSheet/>'), /more than one root element/],
+      [styles(`<a b="${'x'.repeat(1 << 20)}"/></styleSheet>`), /a tag or comment longer than 1 MiB/],
+      [styles(`${'<a>'.repeat(300)}${'</a>'.repeat(300)}</styleSheet>`), /nests elements more than 256 deep/],
+      [{ sheet: '', workbookXml: `<workbook xmlns="${NS_MAIN}"><sheets><sheet name="a"></sheets></workbook>` }, /"xl\/workbook.xml" is not well-formed XML/]
+    ] as const) {
+      const path = file()
+      await writeTinyXlsx(path, wb)
+      await expect(readAll(path), String(refusal)).rejects.toThrow(code('SHEET_CORRUPT'))
+      await expect(readAll(path)).rejects.toThrow(refusal)
+    }
+    const dtd = file()
+    await writeTinyXlsx(dtd, styles('</styleSheet>'.replace('</styleSheet>', '<!DOCTYPE x [<!ENTITY a "a">]></styleSheet>')))
+    await expect(readAll(dtd)).rejects.toThrow(code('XLSX_DTD_FORBIDDEN'))
+    // An attribute value that never ends, 200 MB of it: refused once the carried tag passes
+    // 1 MiB, not scanned again for every chunk that follows.
+    const endless = file()
+    await writeFile(endless, withStyles('<row r="1"><c><v>1</v></c></row>', stylesEntry(`<styleSheet xmlns="${NS_MAIN}"><cellXfs><xf numFmtId="`, '1', 200 << 20, '"/></cellXfs></styleSheet>')))
+    await expect(readAll(endless, 1 << 30)).rejects.toThrow(/a tag or comment longer than 1 MiB/)
+    const zip = await ZipArchive.open(endless, { maxInflatedBytes: 1 << 30 })
+    try {
+      await expect(loadWorkbookParts(zip, DEFAULT_MAX_METADATA_BYTES)).rejects.toThrow(code('SHEET_CORRUPT'))
+      expect(zip.inflatedBytes).toBeLessThan(8 << 20)
+    } finally {
+      zip.close()
+    }
+  }, 60_000)
+
   it('refuses a workbook listing more sheets than the cap, and finds what it needs among millions of names and relationships', async () => {
     const razao = '<sheet name="Razao" sheetId="1" r:id="rId1"/>'
     const parts = tinyXlsxParts({ sheet: '<row r="1"><c><v>7</v></c></row>' })

@@ -80,7 +80,7 @@ export class ShallowXmlScanner {
     this.pending = undefined
     const stop = this.scan(data)
     if (stop < data.length) {
-      if (data.length - stop > MAX_CONSTRUCT_BYTES) this.corrupt(`has a tag or comment longer than ${MAX_CONSTRUCT_BYTES >> 20} MiB, which no workbook writes`)
+      if (data.length - stop > MAX_CONSTRUCT_BYTES) this.tooLong()
       this.pending = Buffer.from(data.subarray(stop))
     }
   }
@@ -118,6 +118,7 @@ export class ShallowXmlScanner {
         if (gt === Tag.Incomplete) return lt
         pos = gt + 1
       }
+      if (pos - lt > MAX_CONSTRUCT_BYTES) this.tooLong()
     }
     return n
   }
@@ -247,6 +248,10 @@ export class ShallowXmlScanner {
     const top = this.frames.pop()
     if (top === undefined || top.name !== name) this.corrupt(`is not well-formed XML (the end tag </${name}> does not match)`)
     if (this.frames.length < this.declinedDepth) this.declinedDepth = Infinity
+  }
+
+  private tooLong (): never {
+    return this.corrupt(`has a tag or comment longer than ${MAX_CONSTRUCT_BYTES >> 20} MiB, which no workbook writes`)
   }
 
   private corrupt (what: string): never {
