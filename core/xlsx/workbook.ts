@@ -23,7 +23,7 @@ const REL_STYLES = /\/styles$/
 
 /**
  * Cell formats (`cellXfs/xf`) a workbook may list. Excel keeps at most 65,430 (Microsoft's
- * notes on ECMA-376, [MS-OI29500] 2.1.727; "about 65,490 unique cell formats" in Excel's
+ * notes on ECMA-376, [MS-OI29500] 2.1.700, Part 1 18.8.10; "about 65,490 unique cell formats" in Excel's
  * published limits) and other producers write fewer; four times 65,536 leaves room for any
  * producer we do not know while a file listing millions (19 bytes each, compressing ~400 to
  * 1) is refused after a fraction of a second. The same bound applies to custom number
