@@ -23,12 +23,13 @@ const REL_STYLES = /\/styles$/
 
 /**
  * Cell formats (`cellXfs/xf`) a workbook may list. Excel keeps at most 65,430 (Microsoft's
- * notes on ECMA-376, [MS-OI29500] 2.1.700, Part 1 18.8.10; "about 65,490 unique cell formats" in Excel's
- * published limits) and other producers write fewer; four times 65,536 leaves room for any
- * producer we do not know while a file listing millions (19 bytes each, compressing ~400 to
- * 1) is refused after a fraction of a second. The same bound applies to custom number
- * formats (`numFmts`; Excel keeps 200 to 250) and to the sheets a workbook lists (Excel
- * limits them only by memory; workbooks hold tens, rarely thousands).
+ * notes on ECMA-376, [MS-OI29500] 2.1.700 on Part 1 18.8.10; "65,490 unique cell
+ * formats/cell styles" in Excel's published limits) and other producers write fewer; four
+ * times 65,536 leaves room for any producer we do not know while a file listing millions
+ * (19 bytes each, compressing ~400 to 1) is refused after a fraction of a second. The same
+ * bound applies to custom number formats (`numFmts`; Excel keeps 200 to 250) and to the
+ * sheets a workbook lists (Excel limits them only by memory; workbooks hold tens, rarely
+ * thousands).
  */
 export const MAX_CELL_FORMATS = 4 * 65_536
 export const MAX_SHEETS = MAX_CELL_FORMATS
