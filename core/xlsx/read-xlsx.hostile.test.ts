@@ -7,8 +7,11 @@ import { deflatedEntry, rawZip, repeatedEntry } from '../../fixtures/raw-zip.js'
 import type { RawEntry } from '../../fixtures/raw-zip.js'
 import { tinyXlsxParts, writeTinyXlsx, writeZip } from '../../fixtures/tiny-xlsx.js'
 import type { TinyWorkbook } from '../../fixtures/tiny-xlsx.js'
+import { DateCell } from './cells.js'
 import { detectFormat } from './detect.js'
 import { readFirstSheet } from './read-first-sheet.js'
+import { DEFAULT_MAX_METADATA_BYTES } from './read-xlsx.js'
+import { MAX_CELL_FORMATS, MAX_SHEETS, loadWorkbookParts } from './workbook.js'
 import { ZipArchive } from './zip.js'
 
 let dir: string
@@ -385,4 +388,127 @@ describe('archives that read differently in different programs', () => {
     expect(rows).toEqual([[100]])
     expect(summary.sheetName).toBe('Razao')
   })
+})
+
+/**
+ * A 0.46 MB upload whose styles part inflates to 190 MB of `<xf numFmtId="14"/>` (10 million
+ * cell formats): read whole and walked with a general XML parser, it cost 47 s of CPU and
+ * 1.1 GB before the first row was read (1 million: 7 s and 122 MB more).
+ */
+describe('a small XLSX whose metadata parts list millions of entries', () => {
+  const stylesEntry = (head: string, unit: string, times: number, tail: string): RawEntry => repeatedEntry('xl/styles.xml', head, unit, times, tail)
+  const withStyles = (sheet: string, styles: RawEntry): Buffer => rawZip([...rawEntries(tinyXlsxParts({ sheet })), styles])
+  const cells = async (path: string): Promise<unknown[]> => {
+    const rows: unknown[] = []
+    await readFirstSheet(path, (_r, c) => { rows.push(c) }, { maxInflatedBytes: 1 << 30 })
+    return rows
+  }
+
+  it('refuses ten million cell formats having inflated only the first few megabytes of them', async () => {
+    const path = file()
+    await writeFile(path, withStyles('<row r="1"><c s="1"><v>45000</v></c></row>',
+      stylesEntry(`<styleSheet xmlns="${NS_MAIN}"><cellXfs count="10000000">`, '<xf numFmtId="14"/>', 10_000_000, '</cellXfs></styleSheet>')))
+    expect((await readFile(path)).length).toBeLessThan(600_000)
+    const started = Date.now()
+    await expect(readAll(path, 1 << 30)).rejects.toThrow(code('SHEET_CORRUPT'))
+    // A hang catcher, not a speed figure: 0.23 s at a load of 21 (47 s before).
+    expect(Date.now() - started).toBeLessThan(20_000)
+    await expect(readAll(path, 1 << 30)).rejects.toThrow(/styles list more than 262,144 cell formats; Excel keeps at most about 65,000/)
+    // What the refusal cost: the reader stops inflating the part at the cap. Measured 5.2 MB
+    // (262,145 entries of 19 bytes, and the chunk in hand); the whole part is 190 MB, which
+    // the reader used to hold, then copy into a string, then walk.
+    const zip = await ZipArchive.open(path, { maxInflatedBytes: 1 << 30 })
+    try {
+      await expect(loadWorkbookParts(zip, DEFAULT_MAX_METADATA_BYTES)).rejects.toThrow(code('SHEET_CORRUPT'))
+      expect(zip.inflatedBytes).toBeLessThan(16 << 20)
+      expect(zip.inflatedBytes).toBeGreaterThan(MAX_CELL_FORMATS * 19)
+    } finally {
+      zip.close()
+    }
+  }, 60_000)
+
+  it('reads a workbook listing exactly as many cell formats as the cap allows, and refuses one more', async () => {
+    const numFmts = '<numFmts count="1"><numFmt numFmtId="164" formatCode="dd/mm/yyyy"/></numFmts>'
+    const sheet = `<row r="1"><c s="0"><v>45000</v></c><c s="${MAX_CELL_FORMATS - 1}"><v>45000</v></c></row>`
+    const atCap = file()
+    await writeFile(atCap, withStyles(sheet, stylesEntry(`<styleSheet xmlns="${NS_MAIN}">${numFmts}<cellXfs count="${MAX_CELL_FORMATS}">`, '<xf numFmtId="0"/>', MAX_CELL_FORMATS - 1, '<xf numFmtId="164"/></cellXfs></styleSheet>')))
+    expect(await cells(atCap)).toEqual([[45000, new DateCell(45000)]])
+    const overCap = file()
+    await writeFile(overCap, withStyles(sheet, stylesEntry(`<styleSheet xmlns="${NS_MAIN}">${numFmts}<cellXfs>`, '<xf numFmtId="0"/>', MAX_CELL_FORMATS, '<xf numFmtId="164"/></cellXfs></styleSheet>')))
+    await expect(readAll(overCap, 1 << 30)).rejects.toThrow(/more than 262,144 cell formats/)
+  }, 60_000)
+
+  it.each(['', 'x:'])('finds the date styles of a styles part read in many chunks, elements prefixed with "%s"', async (p) => {
+    const declare = p === '' ? 'xmlns' : `xmlns:${p.slice(0, -1)}`
+    // 20 MB of fonts ahead of the cell formats: the part is read as it inflates, in chunks
+    // that cut tags anywhere. Cell formats outside SpreadsheetML or in an extension list do not count.
+    const head = `<?xml version="1.0" encoding="UTF-8"?>\n<!-- written by hand --><${p}styleSheet ${declare}="${NS_MAIN}" xmlns:o="urn:other">` +
+      `<${p}numFmts count="1"><${p}numFmt numFmtId="164" formatCode="dd/mm/yyyy"/></${p}numFmts><o:cellXfs><o:xf numFmtId="14"/></o:cellXfs><${p}fonts>`
+    const font = `<${p}font><${p}sz val="11"/><${p}name val="Calibri &amp; &#x3e; &gt;"/></${p}font>`
+    const tail = `</${p}fonts><${p}cellXfs count="3"><${p}xf numFmtId="0"/><${p}xf numFmtId="164" applyNumberFormat="1"><${p}alignment horizontal="left"/></${p}xf><${p}xf numFmtId="14"/></${p}cellXfs>` +
+      `<${p}dxfs count="1"><${p}dxf><${p}numFmt numFmtId="164" formatCode="#,##0.00"/></${p}dxf></${p}dxfs>` +
+      `<${p}extLst><${p}ext uri="{x}" xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"><x14:cellXfs><x14:xf numFmtId="0"/></x14:cellXfs></${p}ext></${p}extLst></${p}styleSheet>`
+    const styles = stylesEntry(head, font, 300_000, tail)
+    expect(styles.uncompressedSize).toBeGreaterThan(16 << 20)
+    const path = file()
+    await writeFile(path, withStyles('<row r="1"><c s="0"><v>45000</v></c><c s="1"><v>45000</v></c><c s="2"><v>45001</v></c></row>', styles))
+    expect(await cells(path)).toEqual([[45000, new DateCell(45000), new DateCell(45001)]])
+  }, 60_000)
+
+  it('refuses metadata parts that are not well-formed, or built to make the scan carry a tag from chunk to chunk', async () => {
+    const styles = (xml: string): TinyWorkbook => ({ sheet: '<row r="1"><c><v>1</v></c></row>', styles: `<styleSheet xmlns="${NS_MAIN}">${xml}` })
+    for (const [wb, refusal] of [
+      [styles('<cellXfs><xf numFmtId="14"/></cellXfs>'), /"xl\/styles.xml" is not well-formed XML \(it ends inside an element\)/],
+      [styles('<cellXfs></numFmts></styleSheet>'), /the end tag <\/numFmts> does not match/],
+      [styles('<cellXfs><xf numFmtId=14/></cellXfs></styleSheet>'), /an unquoted attribute value/],
+      [styles('</styleSheet><styleSheet/>'), /more than one root element/],
+      [styles(`<a b="${'x'.repeat(1 << 20)}"/></styleSheet>`), /a tag or comment longer than 1 MiB/],
+      [styles(`${'<a>'.repeat(300)}${'</a>'.repeat(300)}</styleSheet>`), /nests elements more than 256 deep/],
+      [{ sheet: '', workbookXml: `<workbook xmlns="${NS_MAIN}"><sheets><sheet name="a"></sheets></workbook>` }, /"xl\/workbook.xml" is not well-formed XML/]
+    ] as const) {
+      const path = file()
+      await writeTinyXlsx(path, wb)
+      await expect(readAll(path), String(refusal)).rejects.toThrow(code('SHEET_CORRUPT'))
+      await expect(readAll(path)).rejects.toThrow(refusal)
+    }
+    const dtd = file()
+    await writeTinyXlsx(dtd, styles('</styleSheet>'.replace('</styleSheet>', '<!DOCTYPE x [<!ENTITY a "a">]></styleSheet>')))
+    await expect(readAll(dtd)).rejects.toThrow(code('XLSX_DTD_FORBIDDEN'))
+    // An attribute value that never ends, 200 MB of it: refused once the carried tag passes
+    // 1 MiB, not scanned again for every chunk that follows.
+    const endless = file()
+    await writeFile(endless, withStyles('<row r="1"><c><v>1</v></c></row>', stylesEntry(`<styleSheet xmlns="${NS_MAIN}"><cellXfs><xf numFmtId="`, '1', 200 << 20, '"/></cellXfs></styleSheet>')))
+    await expect(readAll(endless, 1 << 30)).rejects.toThrow(/a tag or comment longer than 1 MiB/)
+    const zip = await ZipArchive.open(endless, { maxInflatedBytes: 1 << 30 })
+    try {
+      await expect(loadWorkbookParts(zip, DEFAULT_MAX_METADATA_BYTES)).rejects.toThrow(code('SHEET_CORRUPT'))
+      expect(zip.inflatedBytes).toBeLessThan(8 << 20)
+    } finally {
+      zip.close()
+    }
+  }, 60_000)
+
+  it('refuses a workbook listing more sheets than the cap, and finds what it needs among millions of names and relationships', async () => {
+    const razao = '<sheet name="Razao" sheetId="1" r:id="rId1"/>'
+    const parts = tinyXlsxParts({ sheet: '<row r="1"><c><v>7</v></c></row>' })
+    delete parts['xl/workbook.xml']
+    delete parts['xl/_rels/workbook.xml.rels']
+    const rels = (times: number): RawEntry => repeatedEntry('xl/_rels/workbook.xml.rels', '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">',
+      `<Relationship Id="rIdX" Type="${NS_REL}/customXml" Target="../customXml/item1.xml"/>`, times,
+      `<Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`)
+    const many = file()
+    await writeFile(many, rawZip([...rawEntries(parts), rels(0),
+      repeatedEntry('xl/workbook.xml', `<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><sheets>${razao}`, '<sheet name="s" sheetId="2" r:id="rId2"/>', MAX_SHEETS, '</sheets></workbook>')]))
+    await expect(readAll(many, 1 << 30)).rejects.toThrow(code('SHEET_CORRUPT'))
+    await expect(readAll(many, 1 << 30)).rejects.toThrow(/lists more than 262,144 sheets/)
+    // A million defined names and 1.5 million relationships (225 MB) to parts the reader never opens.
+    const names = repeatedEntry('xl/workbook.xml', `<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><sheets>${razao}</sheets><definedNames>`,
+      '<definedName name="x">Razao!$A$1</definedName>', 1_000_000, '</definedNames></workbook>')
+    const crowded = file()
+    await writeFile(crowded, rawZip([...rawEntries(parts), names, rels(1_500_000)]))
+    const started = Date.now()
+    expect(await cells(crowded)).toEqual([[7]])
+    // A hang catcher: 1.0 s at a load of 21.
+    expect(Date.now() - started).toBeLessThan(30_000)
+  }, 120_000)
 })

@@ -5,7 +5,7 @@ import { naming } from './choose-sheet.js'
 import { loadWorkbookParts } from './workbook.js'
 import { ZipArchive } from './zip.js'
 
-/** Default cap for parts held whole in memory (shared strings, styles, workbook). */
+/** Default cap on the inflated size of the metadata parts (shared strings, styles, workbook, relationships). */
 export const DEFAULT_MAX_METADATA_BYTES = 256 * 1024 * 1024
 
 /**

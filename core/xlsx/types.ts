@@ -12,7 +12,7 @@ export type RowVisitor = (rowNumber: number, cells: Cell[]) => void | boolean
 export interface ReadOptions {
   /** Zip-bomb guard: the most bytes any one part may declare or actually inflate to. */
   maxInflatedBytes: number
-  /** Cap for the parts held in memory (shared strings, styles, workbook). */
+  /** Cap on the inflated size of the metadata parts (shared strings, styles, workbook, relationships). */
   maxMetadataBytes?: number
   signal?: AbortSignal
   /** How the sheet is inflated; tests compare both, everything else keeps the default (inflate.ts). */

@@ -58,6 +58,12 @@ export class ZipArchive {
   /** Our own descriptor for the synchronous small-part reads, opened on first use. */
   private fd: number | undefined
   private closed = false
+  private inflated = 0
+
+  /** Bytes inflated so far, every part together: what a refusal cost before it was made. */
+  get inflatedBytes (): number {
+    return this.inflated
+  }
 
   private checkOpen (): void {
     if (this.closed) throw new Error('ZipArchive used after close()')
@@ -227,6 +233,7 @@ export class ZipArchive {
         throw undecodable(entry, err)
       }
     }
+    this.inflated += out.length
     if (out.length > entry.uncompressedSize) throw inflatesPastDeclared(entry)
     if (out.length !== entry.uncompressedSize) {
       throw truncated(entry)
@@ -246,6 +253,7 @@ export class ZipArchive {
       for await (const chunk of inflateEntry(data, this.limits.engine)) {
         if (this.limits.signal?.aborted === true) throw new EngineError('ABORTED', 'The read was cancelled.')
         total += chunk.length
+        this.inflated += chunk.length
         if (total > maxBytes) throw zipBomb(entry.fileName, maxBytes)
         // A part that inflates past its declared size is lying about itself, the
         // classic trick of zip bombs that pass header checks.

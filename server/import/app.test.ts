@@ -15,7 +15,8 @@ import type { FastifyInstance } from 'fastify'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
 import XLSX from 'xlsx'
-import { writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { deflatedEntry, rawZip, repeatedEntry } from '../../fixtures/raw-zip.js'
+import { tinyXlsxParts, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import { readXlsxFirstSheet } from '../../core/xlsx/index.js'
 import { NATIVE_HANDLE_NODE_MAJORS } from '../../core/xlsx/inflate.js'
 import { SUPPORTED_NODE_LINES } from '../runtime.js'
@@ -307,7 +308,14 @@ describe('POST /v1/analyze', () => {
     XLSX.CFB.utils.cfb_add(garbage, 'Workbook', Buffer.alloc(2048, 0xee))
     const brokenXls = join(dir, 'broken.xls')
     await writeFile(brokenXls, XLSX.CFB.write(garbage, { type: 'buffer' }) as Buffer)
-    for (const [path, detail] of [[dtd, /DTD/], [noSheets, /no sheets/], [encrypted, /encrypted/], [brokenXls, /no sheets|damaged|cannot be read/]] as const) {
+    // 50 KB whose styles part inflates to 19 MB of cell formats (a million; Excel keeps 65,430),
+    // under this app's 64 MiB inflation limit.
+    const stylesBomb = join(dir, 'styles-bomb.xlsx')
+    await writeFile(stylesBomb, rawZip([
+      ...Object.entries(tinyXlsxParts({ sheet: '<row r="1"><c><v>1</v></c></row>' })).map(([name, content]) => deflatedEntry(name, content)),
+      repeatedEntry('xl/styles.xml', `<styleSheet xmlns="${NS}"><cellXfs>`, '<xf numFmtId="14"/>', 1_000_000, '</cellXfs></styleSheet>')
+    ]))
+    for (const [path, detail] of [[dtd, /DTD/], [noSheets, /no sheets/], [encrypted, /encrypted/], [brokenXls, /no sheets|damaged|cannot be read/], [stylesBomb, /more than 262,144 cell formats/]] as const) {
       const { status, body } = await post('/v1/analyze', {}, { path, name: 'hostile.xlsx' })
       expect(status, path).toBe(400)
       expect(Object.keys(body)).toEqual(['detail', 'code', 'requestId'])
