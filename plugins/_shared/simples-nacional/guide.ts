@@ -145,7 +145,7 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const header = doc.find(/(Período de Apuração) (Data de Vencimento) (Número do Documento) (Pagar este documento até)/, scope)
   const [periodoLabel, vencimentoLabel, numeroLabel, pagarLabel] = header?.parts ?? []
   const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/)
-  const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.after(/Número:/, NUMBER, scope)
+  const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.labelValue(/Número:/, NUMBER, scope)
   const valorLabel = doc.find(/(Valor Total do Documento)/, scope)
   const columns = compositionColumns(doc, scope)
   const line = doc.find(LINE48, scope)
@@ -155,10 +155,10 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const guia: Guia = {
     competencia: ctx.take(`${prefix}competencia`, periodo, (t) => /^diversos$/i.test(t) ? 'DIVERSOS' : competence(t)),
     dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)), isoDate),
-    pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? doc.after(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
+    pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? doc.labelValue(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
     numeroDocumento: ctx.take(`${prefix}numeroDocumento`, numero, (t) => t.replace(/\D/g, '')),
     numeroDocumentoFormatado: ctx.take(`${prefix}numeroDocumentoFormatado`, numero, (t) => t),
-    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.after(/\bValor:/, new RegExp(M), scope), moneyNumber),
+    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.labelValue(/\bValor:/, new RegExp(M), scope), moneyNumber),
     observacoes: observacoes(doc, ctx, scope, prefix, valorLabel),
     composicao: composicao(doc, ctx, scope, prefix, columns),
     totais: totais(doc, ctx, scope, prefix, columns),

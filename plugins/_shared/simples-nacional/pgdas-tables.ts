@@ -141,7 +141,7 @@ export function readReceitas (doc: TextRegion, ctx: ParseContext): PgdasReceitas
     rbt12p: readTriple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
     rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`),
     rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
-    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
+    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.labelValue(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
     receitasAnteriores: readReceitasAnteriores(doc, ctx),
     folhaSalariosAnteriores: readFolha(doc, ctx),
     fatorR: readFatorR(doc, ctx)
@@ -159,6 +159,6 @@ export function readDebitos (doc: TextRegion, ctx: ParseContext): PgdasDebitos {
 
 /** `Fator r = 0,28` → 0.28; `Não se aplica` or not printed → null. */
 export function readFatorR (doc: TextRegion, ctx: ParseContext): number | null {
-  const hit = doc.after(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
+  const hit = doc.labelValue(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
   return hit === undefined || /não/i.test(hit.value) ? null : ctx.take('fatorR', hit, (t) => Number(t.replace(',', '.')))
 }
