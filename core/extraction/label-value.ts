@@ -234,16 +234,14 @@ function wrapped (lines: TextLine[], at: number, labelRe: RegExp, value: RegExp,
       const vm = compiled(value).exec(lastLine.text.slice(restAt))
       if (vm !== null) out.push({ how: 'after the last line of its wrapped label', hit: hitOf(lastLine, vm, restAt, bounds) })
     }
-    // Value on the first line: each value there, cut out, the label's parts joined around it.
-    for (const vm of first.text.matchAll(compiled(value, true))) {
-      const cut = first.text.slice(0, vm.index).trimEnd()
-      if (cut === '') continue
-      const around = `${cut} ${tail}`
-      const lm = labelRe.exec(around)
+    // Value on the first line: the line cut at each word, the label's parts joined around the cut.
+    for (const word of first.text.matchAll(/(?<=\s)\S/g)) {
+      const cut = first.text.slice(0, word.index).trimEnd()
+      const lm = labelRe.exec(`${cut} ${tail}`)
       if (lm === null || lm.index >= cut.length || lm.index + lm[0].length <= cut.length + 1 + lastStart) continue
-      // The text after the label's first part is the value.
-      if (first.text.slice(cut.length, vm.index).trim() !== '') continue
-      out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, vm as RegExpExecArray, 0, bounds) })
+      const vm = compiled(value).exec(first.text.slice(word.index))
+      if (vm === null) continue
+      out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, vm, word.index, bounds) })
       break
     }
     if (out.length > 0) break

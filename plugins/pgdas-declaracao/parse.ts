@@ -87,7 +87,7 @@ export const FOOTER = new RegExp(`Número da Declaração:\\s*(\\d{17})\\s+Núme
 
 export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDeclaracao {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
-  const periodo = doc.find(/Per[ií]odo de Apura[cç][aã]o: (\d{2}\/\d{2}\/\d{4}) a (\d{2}\/\d{2}\/\d{4})/)
+  const periodo = doc.labelValue(/Per[ií]odo de Apura[cç][aã]o:/, /^\s*(\d{2}\/\d{2}\/\d{4}) a (\d{2}\/\d{2}\/\d{4})/)
   const cnpjHit = doc.labelValue(/^CNPJ Matriz:/, new RegExp(`(${CNPJ_MASK})`))
   const resumoHit = resumo(doc)
   // The section 1 number first; the footer's copy when section 1 does not print it.
