@@ -139,7 +139,11 @@ function labelRow (text: string, bounds: LabelBounds, extra: string): number[] |
   for (const f of found) if (kept.length === 0 || f[0] >= kept[kept.length - 1]![1]) kept.push(f)
   let rest = n
   for (const [s, e] of [...kept].reverse()) rest = rest.slice(0, s) + rest.slice(e)
-  return rest.replace(/[\s:]/g, '') === '' ? kept.map(([s]) => s) : undefined
+  if (rest.replace(/[\s:]/g, '') === '') return kept.map(([s]) => s)
+  // Labels the plugin does not list: a line of `Words:` pieces only (`CPF Responsável: Código de Acesso: Período:`).
+  const pieces = [...text.matchAll(/[^:\s][^:]*?:(?=\s|$)/gu)]
+  const covered = pieces.reduce((t, p) => t.replace(p[0], ''), text).trim() === ''
+  return covered && pieces.every((p) => !/\d/.test(p[0])) ? pieces.map((p) => p.index) : undefined
 }
 
 /**
@@ -282,8 +286,11 @@ export function labelValue (lines: TextLine[], label: Label, value: RegExp, opti
     const to = lm.index + lm[0].length
     const own = normalizeText(lm[0])
     const readings: Reading[] = []
-    const vm = valueRe.exec(line.text.slice(to))
-    if (vm !== null) readings.push({ how: 'after it on its line', hit: hitOf(line, vm, to, bounds) })
+    const rest = line.text.slice(to)
+    const vm = valueRe.exec(rest)
+    // A value that starts where the next label starts (a row of labels) is that label, not a value.
+    const isLabel = vm !== null && rest.slice(0, vm.index).trim() === '' && startsWithLabel(normalizeText(rest), bounds)
+    if (vm !== null && !isLabel) readings.push({ how: 'after it on its line', hit: hitOf(line, vm, to, bounds) })
     const below = under(lines, i, from, to, value, bounds)
     if (below !== undefined) readings.push(below)
     const chosen = decide(lm[0].trim(), readings) ??
