@@ -27,7 +27,7 @@ const toy: ExtractorPlugin<Toy> = {
   fields: () => ({ required: ['total'], optional: ['parts'] }),
   labels: [],
   parse: (d, ctx) => ({
-    total: ctx.take('total', d.after(/Total:/, /([\d.]+,\d{2})/), moneyNumber),
+    total: ctx.take('total', d.labelValue(/Total:/, /([\d.]+,\d{2})/), moneyNumber),
     parts: d.findAll(/Part: ([\d.]+,\d{2})/).map((h, i) => ctx.take(`parts.${i}`, h, moneyNumber))
   })
 }
@@ -78,7 +78,7 @@ describe('extractDocument', () => {
   })
 
   it('gives the parser a document whose values stop at the plugin\'s labels', () => {
-    const named = { ...toy, fields: () => ({ required: [] }), labels: ['Data de Vencimento'], parse: (d: TextDocument) => ({ name: d.after(/^Nome:/, /^\s*(.+)$/)?.value ?? null }) }
+    const named = { ...toy, fields: () => ({ required: [] }), labels: ['Data de Vencimento'], parse: (d: TextDocument) => ({ name: d.labelValue(/^Nome:/, /^\s*(.+)$/)?.value ?? null }) }
     const r = extractDocument(doc('Toy Report', 'Nome: Padaria Pão Quente Ltda DATA DE VENCIMENTO 20/08/2026', 'Total: 1,00'), [named])
     expect(r.data).toEqual({ name: 'Padaria Pão Quente Ltda' })
   })

@@ -25,6 +25,12 @@ export const ENGINE_VERSION = '1.10.0'
  */
 export const FIELD_NOT_FOUND = 'FIELD_NOT_FOUND'
 
+/**
+ * The warning code of a field whose label has two readings that disagree (a value after the
+ * label and another under it, say: label-value.ts): the field is null, not guessed.
+ */
+export const LABEL_VALUE_CONFLICT = 'LABEL_VALUE_CONFLICT'
+
 /** The documentType of a document no plugin recognised. */
 export const UNKNOWN_DOCUMENT = 'UNKNOWN'
 
@@ -222,11 +228,15 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
   const ctx: ParseContext = {
     take: (field, hit, convert) => {
       if (hit === undefined) return null
+      if (hit.conflict !== undefined) {
+        warnings.push({ code: LABEL_VALUE_CONFLICT, message: `${field}: ${hit.conflict}.`, field })
+        return null
+      }
       const value = convert(hit.value)
       if (value !== null) evidence[field] = evidenceOf(hit)
       return value
     },
-    cite: (field, hit) => { evidence[field] = evidenceOf(hit) },
+    cite: (field, hit) => { if (hit.conflict === undefined) evidence[field] = evidenceOf(hit) },
     report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
   }
   engine.parserExecuted = true

@@ -37,6 +37,11 @@ export interface Hit extends Evidence {
   groups: Array<string | undefined>
   /** Each capture group as a hit of its own (its own box), undefined where the group did not take part. */
   parts: Array<Hit | undefined>
+  /**
+   * Set when two readings of a label disagree (label-value.ts): the value is empty, and
+   * `ctx.take` gives null and a `LABEL_VALUE_CONFLICT` warning with this sentence.
+   */
+  conflict?: string
 }
 
 /** `source` says where the runs came from: the PDF's text layer (the default) or OCR of the page's image. */

@@ -36,16 +36,16 @@ describe('TextDocument', () => {
   })
 
   it('finds a value after its label on the same line, with the value\'s own box as evidence', () => {
-    const hit = doc.after(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/)!
+    const hit = doc.labelValue(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/)!
     expect(hit.value).toBe('99.999.999')
     expect(hit.page).toBe(1)
     expect(hit.source).toBe('CNPJ Básico: 99.999.999')
     expect(hit.box.x).toBe(140)
   })
 
-  it('finds a value printed under its label when asked to look below', () => {
-    expect(doc.after(/^Valor$/, /([\d.]+,\d{2})/)).toBeUndefined()
-    expect(doc.after(/^Valor$/, /([\d.]+,\d{2})/, { linesBelow: 1 })?.value).toBe('1.234,56')
+  it('finds a value printed under its label, in its column', () => {
+    expect(doc.labelValue(/^Valor$/, /([\d.]+,\d{2})/)?.value).toBe('1.234,56')
+    expect(doc.labelValue(/^Valor$/, /([\d.]+,\d{2})/, { linesBelow: 1 })?.value).toBe('1.234,56')
   })
 
   it('gives each capture group its own hit and box', () => {

@@ -6,6 +6,8 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
+import { labelValue } from './label-value.js'
+import type { LabelValueOptions } from './label-value.js'
 import { column, table, under } from './text-grid.js'
 import { WORD_GAP, compiled, hitOf, inside, labelBounds, lineTests, union } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
@@ -105,28 +107,16 @@ export class TextRegion {
   }
 
   /**
-   * The value after a label: `value` is tried on the rest of the label's line, then on
-   * the next `linesBelow` lines of the same page (labels printed above their values).
+   * The value of a label, paired by position (label-value.ts): after the label on its
+   * baseline, under it in its column, after either end of a label wrapped over two or three
+   * lines, in a row of values under a row of labels, or in a column of values printed after a
+   * column of labels. `label` is a pattern tried on a line's text, or a string compared
+   * accent- and case-blind; `value` is tried after the label (its first group is the value).
+   * Two readings that disagree give a conflict hit: `ctx.take` turns it into null and a
+   * warning. `linesBelow` also tries the whole next lines, in order (positions lost).
    */
-  after (label: RegExp, value: RegExp, options: SearchOptions & { linesBelow?: number } = {}): Hit | undefined {
-    const lines = this.scope(options)
-    const labelRe = compiled(label)
-    const valueRe = compiled(value)
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!
-      const lm = labelRe.exec(line.text)
-      if (lm === null) continue
-      const restAt = lm.index + lm[0].length
-      const vm = valueRe.exec(line.text.slice(restAt))
-      if (vm !== null) return hitOf(line, vm, restAt, this.labels)
-      for (let j = i + 1; j <= i + (options.linesBelow ?? 0) && j < lines.length; j++) {
-        const below = lines[j]!
-        if (below.page !== line.page) break
-        const bm = valueRe.exec(below.text)
-        if (bm !== null) return hitOf(below, bm, 0, this.labels)
-      }
-    }
-    return undefined
+  labelValue (label: Label, value: RegExp, options: SearchOptions & LabelValueOptions = {}): Hit | undefined {
+    return labelValue(this.scope(options), label, value, options, this.labels)
   }
 
   /** The text of the runs inside a box of a page, in reading order. */

@@ -187,7 +187,7 @@ function header (doc: TextDocument): { periodo: Hit | undefined, vencimento: Hit
 
 function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   const head = header(doc)
-  const who = doc.after(/^(?:CNPJ|CPF)\s+(?:Raz[aã]o Social|Nome)$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
+  const who = doc.labelValue(/^(?:CNPJ|CPF)\s+(?:Raz[aã]o Social|Nome)$/i, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\S.*))?$`), { linesBelow: 1 })
 
   // Column centres of the table header, per page (multi-page DARFs repeat it).
   const headers = new Map<number, Map<Column, number>>()
@@ -231,8 +231,8 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     pagarAte: ctx.take('pagarAte', head.pagar, isoDate),
     numeroDocumento: ctx.take('numeroDocumento', head.numero, docNumber),
     numeroReferencia: null,
-    numeroReciboDeclaracao: ctx.take('numeroReciboDeclaracao', doc.after(/N(?:º|°|o\.?|úmero)?\s*(?:do\s+)?Recibo\s+(?:da\s+)?Declara[cç][aã]o:?/i, /^\s*(\d{14})\b/), same),
-    valorTotal: ctx.take('valorTotal', doc.after(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 }), moneyNumber),
+    numeroReciboDeclaracao: ctx.take('numeroReciboDeclaracao', doc.labelValue(/N(?:º|°|o\.?|úmero)?\s*(?:do\s+)?Recibo\s+(?:da\s+)?Declara[cç][aã]o:?/i, /^\s*(\d{14})\b/), same),
+    valorTotal: ctx.take('valorTotal', doc.labelValue(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 }), moneyNumber),
     tributos,
     totais: totalsHit === undefined ? null : amounts(ctx, 'totais', columnsOf(totalsHit.parts, headers.get(totalsHit.page))),
     linhaDigitavel: linha,
@@ -292,7 +292,7 @@ function readCopy (doc: TextDocument, within: SearchOptions): Copy {
     if (field === 'linhaDigitavel') { hits[field] = doc.find(value, within); continue }
     if (doc.find(l, within) === undefined) continue
     labelled.add(field)
-    hits[field] = doc.after(l, value, { ...within, linesBelow: linesBelow ?? 0 })
+    hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 })
   }
   return { hits, labelled }
 }

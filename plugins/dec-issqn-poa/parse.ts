@@ -89,13 +89,13 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
     ctx.take(field, onPages(pages, (page) => doc.find(new RegExp(`^${label.source}\\s+${M}$`, label.flags), { page })), moneyNumber)
 
   const ref = ctx.take('competencia.referencia', onPages(decl, (page) => doc.find(/Declaração Mensal - ISSQN\s+([A-Za-zçÇ]{3}\/\d{4})/, { page })), competence)
-  const inscricao = onPages(decl, (page) => doc.after(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 }))
+  const inscricao = onPages(decl, (page) => doc.labelValue(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 }))
   // The name is the line under the registration (documents.md §9: registration, then name, then CNPJ).
-  const nome = inscricao === undefined ? undefined : doc.after(new RegExp(inscricao.value), /^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page: inscricao.page, linesBelow: 1 })
-  const cnpj = onPages(decl, (page) => doc.after(/CNPJ/, new RegExp(`(${CNPJ_PATTERN})`), { page }))
+  const nome = inscricao === undefined ? undefined : doc.labelValue(new RegExp(inscricao.value), /^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page: inscricao.page, linesBelow: 1 })
+  const cnpj = onPages(decl, (page) => doc.labelValue(/CNPJ/, new RegExp(`(${CNPJ_PATTERN})`), { page }))
 
   const guidePages = paginas.guia
-  const g = (label: RegExp, value: RegExp): Hit | undefined => onPages(guidePages, (page) => doc.after(label, value, { page }))
+  const g = (label: RegExp, value: RegExp): Hit | undefined => onPages(guidePages, (page) => doc.labelValue(label, value, { page }))
   const linha = onPages(guidePages, (page) => doc.find(/\b(8\d{11}(?:\s+\d{12}){3})\b/, { page }))
   const guia: DecGuia | null = guidePages.length === 0
     ? null
@@ -110,8 +110,8 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
       }
 
   const reciboPages = paginas.recibo
-  const recebido = onPages(reciboPages, (page) => doc.after(/DECLARAÇÃO RECEBIDA EM/, /^\s*(\d{2}\/\d{2}\/\d{4}\s+às\s+\d{2}:\d{2}:\d{2})/, { page }))
-  const auth = onPages(reciboPages, (page) => doc.after(/AUTENTICAÇÃO/, /^\s*:?\s*((?:[0-9A-F]{2}\s+){15}[0-9A-F]{2})\b/, { page, linesBelow: 1 }))
+  const recebido = onPages(reciboPages, (page) => doc.labelValue(/DECLARAÇÃO RECEBIDA EM/, /^\s*(\d{2}\/\d{2}\/\d{4}\s+às\s+\d{2}:\d{2}:\d{2})/, { page }))
+  const auth = onPages(reciboPages, (page) => doc.labelValue(/AUTENTICAÇÃO/, /^\s*:?\s*((?:[0-9A-F]{2}\s+){15}[0-9A-F]{2})\b/, { page, linesBelow: 1 }))
 
   return {
     municipio: { ibge: '4314902', nome: 'Porto Alegre', uf: 'RS' },

@@ -189,7 +189,9 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const valores = sec(HEADERS.valores)
   const cstHit = ibs.under('CST / cClassTrib')
   const ibsRates = ibs.under('Alíquota - IBS UF / IBS Mun')
-  const stub = doc.section('DATA CIENTIFICAÇÃO').under('Nº NFS-e / CHAVE NFS-e')
+  // The stub's label is a run of its own in the portal's print; a drawing that prefixes its row (`**** DATA CIENTIFICAÇÃO:`) is read by the label's reader.
+  const stub = doc.section('DATA CIENTIFICAÇÃO').under('Nº NFS-e / CHAVE NFS-e') ??
+    doc.labelValue(/N[º°o]\.?\s*NFS-e\s*\/\s*CHAVE\s+NFS-e/i, /^\s*(\d+\s*\/\s*[0-9A-Z]{50})\s*$/)
   const keyOf = (t: string): string | null => { const k = t.replace(/\s+/g, '').toUpperCase(); return /^\d{9}[0-9A-Z]{14}\d{27}$/.test(k) ? k : null }
   const numberOf = (t: string): string | null => /^\d+$/.test(t.trim()) ? t.trim() : null
   const leadingDateTime = (t: string): string | null => { const m = /^\s*(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}(?::\d{2})?)(?:\s|$)/.exec(t); return m === null ? null : isoDateTime(m[1]!) }

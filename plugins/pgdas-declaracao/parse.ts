@@ -65,7 +65,7 @@ function filiais (doc: TextDocument, ctx: ParseContext): string[] | null {
 function resumo (doc: TextDocument): Hit | undefined {
   // The RFB's print sets the page footer (declaration and receipt numbers, authentication, page
   // number: four lines) between the headers and their values; the values' line is two amounts alone.
-  return doc.after(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 6 })
+  return doc.labelValue(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 6 })
 }
 
 /**
@@ -76,7 +76,7 @@ function resumo (doc: TextDocument): Hit | undefined {
 function reception (doc: TextDocument, label: RegExp, value: RegExp): Hit | undefined {
   const page = doc.boxOf(/^3\.\s+Informações da Recepção da Declaração/)?.page
   // Anchored, so a label printed without its value never takes the next line's footer.
-  return doc.after(label, new RegExp(`^\\s*${value.source}`), { linesBelow: 1, ...(page === undefined ? {} : { page }) })
+  return doc.labelValue(label, new RegExp(`^\\s*${value.source}`), { linesBelow: 1, ...(page === undefined ? {} : { page }) })
 }
 
 /**
@@ -87,11 +87,11 @@ export const FOOTER = new RegExp(`Número da Declaração:\\s*(\\d{17})\\s+Núme
 
 export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDeclaracao {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
-  const periodo = doc.find(/Per[ií]odo de Apura[cç][aã]o: (\d{2}\/\d{2}\/\d{4}) a (\d{2}\/\d{2}\/\d{4})/)
-  const cnpjHit = doc.after(/^CNPJ Matriz:/, new RegExp(`(${CNPJ_MASK})`))
+  const periodo = doc.labelValue(/Per[ií]odo de Apura[cç][aã]o:/, /^\s*(\d{2}\/\d{2}\/\d{4}) a (\d{2}\/\d{2}\/\d{4})/)
+  const cnpjHit = doc.labelValue(/^CNPJ Matriz:/, new RegExp(`(${CNPJ_MASK})`))
   const resumoHit = resumo(doc)
   // The section 1 number first; the footer's copy when section 1 does not print it.
-  const numero = doc.after(/\bN[º°o]\.? da Declaração:/, /\b(\d{17})\b/) ?? doc.after(/Número da Declaração:/, /\b(\d{17})\b/)
+  const numero = doc.labelValue(/\bN[º°o]\.? da Declaração:/, /\b(\d{17})\b/) ?? doc.labelValue(/Número da Declaração:/, /\b(\d{17})\b/)
   const receiptPage = doc.boxOf(RECEIPT_TITLE)?.page
   const headerPage = doc.boxOf(/Simples Nacional - Declaratório/)?.page
   if (receiptPage !== undefined) {
@@ -104,9 +104,9 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     cnpjBasico: ctx.take('cnpjBasico', cnpjHit, (t) => cnpjChars(t)?.slice(0, 8) ?? null),
     // Individual entrepreneurs' names start with the CNPJ básico: kept as printed (it is the registered name).
     // The name ends where another label of section 1 starts, should the print share its line.
-    razaoSocial: ctx.take('razaoSocial', doc.after(/^Nome empresarial:/i, /^\s*(\S.*)$/), (t) => text(t.split(/\s+(?:Data de abertura no CNPJ|Optante pelo Simples Nacional|Regime de Apuração|N[º°o]\.? da Declaração|CNPJ Matriz):/i)[0]!)),
-    dataAbertura: ctx.take('dataAbertura', doc.after(/Data de abertura no CNPJ:/i, DATE), isoDate),
-    regimeApuracao: ctx.take('regimeApuracao', doc.after(/Regime de Apuração:/, /^\s*(Competência|Caixa)\b/), (t) => t === 'Caixa' ? 'CAIXA' as const : 'COMPETENCIA' as const),
+    razaoSocial: ctx.take('razaoSocial', doc.labelValue(/^Nome empresarial:/i, /^\s*(\S.*)$/), (t) => text(t.split(/\s+(?:Data de abertura no CNPJ|Optante pelo Simples Nacional|Regime de Apuração|N[º°o]\.? da Declaração|CNPJ Matriz):/i)[0]!)),
+    dataAbertura: ctx.take('dataAbertura', doc.labelValue(/Data de abertura no CNPJ:/i, DATE), isoDate),
+    regimeApuracao: ctx.take('regimeApuracao', doc.labelValue(/Regime de Apuração:/, /^\s*(Competência|Caixa)\b/), (t) => t === 'Caixa' ? 'CAIXA' as const : 'COMPETENCIA' as const),
     periodoInicio: ctx.take('periodoInicio', periodo?.parts[0], isoDate),
     periodoFim: ctx.take('periodoFim', periodo?.parts[1], isoDate),
     // documents.md §2: the competence is the month/year of the range start.

@@ -35,7 +35,7 @@ const M = `(${MONEY_PATTERN})`
 const TAX_NAMES: Record<string, string> = { IRPJ: 'irpj', CSLL: 'csll', COFINS: 'cofins', PIS: 'pis', 'PIS/PASEP': 'pis', 'INSS/CPP': 'inssCpp', CPP: 'inssCpp', ICMS: 'icms', IPI: 'ipi', ISS: 'iss' }
 
 function taxList (block: TextRegion, ctx: ParseContext, field: string, label: RegExp): string[] {
-  const hit = block.after(label, /^\s*(.+?)\.?$/)
+  const hit = block.labelValue(label, /^\s*(.+?)\.?$/)
   const keys = ctx.take(field, hit, (t) => {
     const names = t.split(/\s*,\s*|\s+e\s+/).map((n) => TAX_NAMES[normalizeText(n)])
     return names.every((n) => n !== undefined) ? names as string[] : null
@@ -61,7 +61,7 @@ export function readAtividades (section: TextRegion, ctx: ParseContext): Ativida
       out.push({
         estabelecimento: ctx.take(`${f}.estabelecimento`, cnpjHit, cnpjChars),
         descricao,
-        receita: ctx.take(`${f}.receita`, block.after(/^Receita Bruta Informada:/, new RegExp(`^\\s*(?:R\\$\\s*)?${M}`)), moneyNumber),
+        receita: ctx.take(`${f}.receita`, block.labelValue(/^Receita Bruta Informada:/, new RegExp(`^\\s*(?:R\\$\\s*)?${M}`)), moneyNumber),
         tributos: readTributos(block, ctx, `${f}.tributos`, /^Receita Bruta Informada:/),
         parcelas: block.findAll(new RegExp(`^Parcela (\\d+):\\s*(?:R\\$\\s*)?${M}`)).map((h, i) => ({
           numero: Number(h.parts[0]!.value),

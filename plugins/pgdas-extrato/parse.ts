@@ -48,9 +48,9 @@ function das (doc: TextDocument, ctx: ParseContext): Das | null {
   const unpaid = doc.find(/Não foi reconhecido pagamento/i)
   if (unpaid !== undefined) ctx.cite('das.pago', unpaid)
   return {
-    numero: ctx.take('das.numero', doc.after(/^Número:/, /^\s*(\d{17})\b/, from), (t) => t),
-    vencimento: ctx.take('das.vencimento', doc.after(/Data de Vencimento:/, DATE, from), isoDate),
-    dataLimite: ctx.take('das.dataLimite', doc.after(/Data limite para acolhimento:/, DATE, from), isoDate),
+    numero: ctx.take('das.numero', doc.labelValue(/^Número:/, /^\s*(\d{17})\b/, from), (t) => t),
+    vencimento: ctx.take('das.vencimento', doc.labelValue(/Data de Vencimento:/, DATE, from), isoDate),
+    dataLimite: ctx.take('das.dataLimite', doc.labelValue(/Data limite para acolhimento:/, DATE, from), isoDate),
     principal: money('principal', amounts?.parts[0]),
     multa: money('multa', amounts?.parts[1]),
     juros: money('juros', amounts?.parts[2]),
@@ -65,24 +65,24 @@ export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrat
   const debitos = readDebitos(doc, ctx)
   // Section 3 up to section 4; its first establishment (the matriz) gives sublimite and impedimento.
   const estabelecimentos = doc.section(SECTION_3, /^4\) Total Geral da Empresa/)
-  const razao = doc.after(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })
+  const razao = doc.labelValue(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })
   return {
-    cnpjBasico: ctx.take('cnpjBasico', doc.after(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/), onlyDigits),
-    cnpj: ctx.take('cnpj', doc.after(/CNPJ Estabelecimento:/, /([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2})/), cnpjChars),
+    cnpjBasico: ctx.take('cnpjBasico', doc.labelValue(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/), onlyDigits),
+    cnpj: ctx.take('cnpj', doc.labelValue(/CNPJ Estabelecimento:/, /([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2})/), cnpjChars),
     // The name ends where the next label of its line starts (documents.md §1: "stop before Data de Abertura").
     razaoSocial: ctx.take('razaoSocial', razao, (t) => text(t.split(/\s+(?:Data de Abertura|Regime de Apuração):/)[0]!)),
-    dataAbertura: ctx.take('dataAbertura', doc.after(/Data de Abertura:/, DATE), isoDate),
-    regimeApuracao: ctx.take('regimeApuracao', doc.after(/Regime de Apuração:/, /^\s*(Competência|Caixa)/), (t) => t.startsWith('C') && t.length > 5 ? 'COMPETENCIA' as const : 'CAIXA' as const),
-    competencia: ctx.take('competencia', doc.after(/Período de Apuração \(PA\):/, /(\d{2}\/\d{4})/), competence),
-    numeroApuracao: ctx.take('numeroApuracao', doc.after(/Informações da Apuração/, /\b(\d{17})\b/), (t) => t),
+    dataAbertura: ctx.take('dataAbertura', doc.labelValue(/Data de Abertura:/, DATE), isoDate),
+    regimeApuracao: ctx.take('regimeApuracao', doc.labelValue(/Regime de Apuração:/, /^\s*(Competência|Caixa)/), (t) => t.startsWith('C') && t.length > 5 ? 'COMPETENCIA' as const : 'CAIXA' as const),
+    competencia: ctx.take('competencia', doc.labelValue(/Período de Apuração \(PA\):/, /(\d{2}\/\d{4})/), competence),
+    numeroApuracao: ctx.take('numeroApuracao', doc.labelValue(/Informações da Apuração/, /\b(\d{17})\b/), (t) => t),
     tipoApuracao: ctx.take('tipoApuracao', doc.find(/^Apuração (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
-    geradoEm: ctx.take('geradoEm', doc.after(/Gerado em/, DATE_TIME), isoDateTime),
-    apuradoEm: ctx.take('apuradoEm', doc.after(/Apurado em/, DATE_TIME), isoDateTime),
-    versaoPgdas: ctx.take('versaoPgdas', doc.after(/PGDAS-D 2018 Versão/, /(\d+\.\d+\.\d+)/), (t) => t),
+    geradoEm: ctx.take('geradoEm', doc.labelValue(/Gerado em/, DATE_TIME), isoDateTime),
+    apuradoEm: ctx.take('apuradoEm', doc.labelValue(/Apurado em/, DATE_TIME), isoDateTime),
+    versaoPgdas: ctx.take('versaoPgdas', doc.labelValue(/PGDAS-D 2018 Versão/, /(\d+\.\d+\.\d+)/), (t) => t),
     ...readReceitas(doc, ctx),
     // Beside the label, or (2.2.27) in its column on the line below.
-    sublimite: ctx.take('sublimite', estabelecimentos.after(/Sublimite de Receita Anual \(R\$\):/, new RegExp(`^\\s*${M}`)) ?? estabelecimentos.under('Sublimite de Receita Anual (R$):'), moneyNumber),
-    impedidoIcmsIss: ctx.take('impedidoIcmsIss', estabelecimentos.after(/Impedido de recolher ICMS\/ISS no DAS:/, /^\s*(Sim|Não)\b/) ?? estabelecimentos.under('Impedido de recolher ICMS/ISS no DAS:'), (t) => t === 'Sim' ? true : t === 'Não' ? false : null),
+    sublimite: ctx.take('sublimite', estabelecimentos.labelValue(/Sublimite de Receita Anual \(R\$\):/, new RegExp(`^\\s*${M}`)) ?? estabelecimentos.under('Sublimite de Receita Anual (R$):'), moneyNumber),
+    impedidoIcmsIss: ctx.take('impedidoIcmsIss', estabelecimentos.labelValue(/Impedido de recolher ICMS\/ISS no DAS:/, /^\s*(Sim|Não)\b/) ?? estabelecimentos.under('Impedido de recolher ICMS/ISS no DAS:'), (t) => t === 'Sim' ? true : t === 'Não' ? false : null),
     atividades: estabelecimentos.isEmpty ? null : readAtividades(estabelecimentos, ctx),
     ...debitos,
     valorDas: debitos.totalDebitoExigivel?.total ?? null,

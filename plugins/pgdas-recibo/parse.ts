@@ -31,7 +31,7 @@ const same = (t: string): string => t
 
 /** The value after `label`, on its line or the next one (documents.md §8a), anchored so a bare label never takes an unrelated line. */
 function labelled (doc: TextDocument, label: RegExp, value: RegExp): Hit | undefined {
-  return doc.after(label, new RegExp(String.raw`^\s*:?\s*${value.source}`), { linesBelow: 1 })
+  return doc.labelValue(label, new RegExp(String.raw`^\s*:?\s*${value.source}`), { linesBelow: 1 })
 }
 
 export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo {
@@ -39,14 +39,14 @@ export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo 
   const cell = (field: keyof PgdasRecibo, i: number): number | null => ctx.take(field, row?.parts[i], moneyNumber)
   // `Nome Empresarial | CNPJ da Matriz` as a two-column table (values on the next line) or
   // as `label: value` lines. The name is what is left of its line once a CNPJ is taken off.
-  const name = doc.after(/^Nome Empresarial:?/, /^(?!\s*CNPJ da Matriz)\s*(\S.*)$/, { linesBelow: 1 })
+  const name = doc.labelValue(/^Nome Empresarial:?/, /^(?!\s*CNPJ da Matriz)\s*(\S.*)$/, { linesBelow: 1 })
   return {
     razaoSocial: ctx.take('razaoSocial', name, (t) => {
       const rest = t.replace(new RegExp(`\\s*${CNPJ_MASK}$`), '').trim()
       return rest === '' ? null : rest
     }),
     // The CNPJ ends its line (the right-hand column, or after its label): never a run of characters inside the name.
-    cnpj: ctx.take('cnpj', doc.after(/CNPJ da Matriz:?/, new RegExp(`(${CNPJ_MASK})\\s*$`), { linesBelow: 1 }), cnpjChars),
+    cnpj: ctx.take('cnpj', doc.labelValue(/CNPJ da Matriz:?/, new RegExp(`(${CNPJ_MASK})\\s*$`), { linesBelow: 1 }), cnpjChars),
     competencia: ctx.take('competencia', row?.parts[0], competence),
     numeroDeclaracao: ctx.take('numeroDeclaracao', row?.parts[1], same),
     tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^(?:Declaração|Apuração) (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),

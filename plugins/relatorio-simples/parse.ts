@@ -175,7 +175,7 @@ function totalPartilha (apuracoes: Apuracao[]): Partilha | null {
 }
 
 export function parseRelatorio (doc: TextDocument, ctx: ParseContext): RelatorioSimples {
-  const money = (field: string, labelText: string): number | null => ctx.take(field, doc.after(re(`^${label(labelText)}`), re(`^\\s*${M}`)), moneyNumber)
+  const money = (field: string, labelText: string): number | null => ctx.take(field, doc.labelValue(re(`^${label(labelText)}`), re(`^\\s*${M}`)), moneyNumber)
   const lastOfRow = (row: string): Hit | undefined => doc.find(re(`${row}\\s+(?:${MONEY_PATTERN}\\s+){0,2}${M}$`))
 
   const header = doc.find(re(`^${label('Empresa:')}\\s*(?:(\\d+)\\s*-\\s*)?(\\S.*?)\\s+${label('Emissão:')}`))
@@ -187,21 +187,21 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   const rpaHit = nonZero[0] ?? competencia ?? caixa
   const rpa = ctx.take('resumo.receitaBrutaMes', rpaHit, (t) => moneyCents(t) === null ? null : t)
   const rpaCents = rpa === null ? null : moneyCents(rpa)
-  const recolherHit = doc.after(re(`^${label('Simples Nacional a recolher:')}`), re(`^\\s*${M}`))
+  const recolherHit = doc.labelValue(re(`^${label('Simples Nacional a recolher:')}`), re(`^\\s*${M}`))
   const recolherCents = recolherHit === undefined ? null : moneyCents(recolherHit.value)
   const valorSimplesRecolher = ctx.take('resumo.valorSimplesRecolher', recolherHit, moneyNumber)
 
   // One block per `Anexo:` line, up to the next one (or the end of the document).
   const anexo = re(`^${label('Anexo:')}\\s*(\\S.*)$`)
   const apuracoes = doc.sections(anexo).map((region, i) => block(region, ctx, i + 1, region.find(anexo)!))
-  const fator = doc.after(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
+  const fator = doc.labelValue(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
   return {
     identificacao: {
       empresa: ctx.take('identificacao.empresa', header?.parts[1], textValue),
-      cnpj: ctx.take('identificacao.cnpj', doc.after(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
-      competencia: ctx.take('identificacao.competencia', doc.after(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), /^\s*(\S.*)$/, { linesBelow: 1 }), reportPeriod),
-      dataEmissao: ctx.take('identificacao.dataEmissao', doc.after(re(label('Emissão:')), DATE), isoDate),
+      cnpj: ctx.take('identificacao.cnpj', doc.labelValue(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
+      competencia: ctx.take('identificacao.competencia', doc.labelValue(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), /^\s*(\S.*)$/, { linesBelow: 1 }), reportPeriod),
+      dataEmissao: ctx.take('identificacao.dataEmissao', doc.labelValue(re(label('Emissão:')), DATE), isoDate),
       codigoEmpresa: ctx.take('identificacao.codigoEmpresa', header?.parts[0], (t) => t)
     },
     resumo: {
@@ -210,7 +210,7 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
       rbt12: ctx.take('resumo.rbt12', lastOfRow(String.raw`\(RBT12\)`), moneyNumber),
       rbaAtual: ctx.take('resumo.rbaAtual', lastOfRow(String.raw`corrente \(RBA\)`), moneyNumber),
       rbaAnterior: ctx.take('resumo.rbaAnterior', lastOfRow(String.raw`anterior \(RBA\)`), moneyNumber),
-      faixaEnquadramento: ctx.take('resumo.faixaEnquadramento', doc.after(/Faixa de Enquadramento:/, new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})`)), (t) => t),
+      faixaEnquadramento: ctx.take('resumo.faixaEnquadramento', doc.labelValue(/Faixa de Enquadramento:/, new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})`)), (t) => t),
       valorSimplesRecolher,
       valorSimplesRecolherNumero: recolherCents === null ? null : centsToNumericString(recolherCents),
       cargaTributariaTotalNumero: rpaCents === null || recolherCents === null ? null : percentOf(recolherCents, rpaCents)

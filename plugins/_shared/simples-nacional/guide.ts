@@ -144,8 +144,13 @@ function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, pre
 export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOptions = {}, prefix = ''): Guia {
   const header = doc.find(/(Período de Apuração) (Data de Vencimento) (Número do Documento) (Pagar este documento até)/, scope)
   const [periodoLabel, vencimentoLabel, numeroLabel, pagarLabel] = header?.parts ?? []
-  const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/)
-  const numero = inColumn(doc, numeroLabel, NUMBER) ?? doc.after(/Número:/, NUMBER, scope)
+  // Without the header row (text handed over column by column, each label over its value), each label's own reader.
+  const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/) ??
+    (header === undefined ? doc.labelValue(/^Período de Apuração$/, /^\s*((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\s*$/, scope) : undefined)
+  const numero = inColumn(doc, numeroLabel, NUMBER) ??
+    (header === undefined ? doc.labelValue(/^Número do Documento$/, new RegExp(`^\\s*${NUMBER.source}\\s*$`), scope) : undefined) ??
+    doc.labelValue(/Número:/, NUMBER, scope)
+  const alone = (label: RegExp, value: RegExp): Hit | undefined => header === undefined ? doc.labelValue(label, value, scope) : undefined
   const valorLabel = doc.find(/(Valor Total do Documento)/, scope)
   const columns = compositionColumns(doc, scope)
   const line = doc.find(LINE48, scope)
@@ -154,11 +159,11 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const emitted = doc.find(/SENDA \(Versão: ?[\d.]+\).*?(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/, scope)
   const guia: Guia = {
     competencia: ctx.take(`${prefix}competencia`, periodo, (t) => /^diversos$/i.test(t) ? 'DIVERSOS' : competence(t)),
-    dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)), isoDate),
-    pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? doc.after(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
+    dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)) ?? alone(/^Data de Vencimento$/, new RegExp(`^\\s*(${DATE.source})\\s*$`)), isoDate),
+    pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? alone(/^Pagar este documento até$/, new RegExp(`^\\s*(${DATE.source})\\s*$`)) ?? doc.labelValue(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
     numeroDocumento: ctx.take(`${prefix}numeroDocumento`, numero, (t) => t.replace(/\D/g, '')),
     numeroDocumentoFormatado: ctx.take(`${prefix}numeroDocumentoFormatado`, numero, (t) => t),
-    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.after(/\bValor:/, new RegExp(M), scope), moneyNumber),
+    valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.labelValue(/\bValor:/, new RegExp(M), scope), moneyNumber),
     observacoes: observacoes(doc, ctx, scope, prefix, valorLabel),
     composicao: composicao(doc, ctx, scope, prefix, columns),
     totais: totais(doc, ctx, scope, prefix, columns),
@@ -277,9 +282,11 @@ export function rowPeriodsCheck (g: Guia): CheckOutcome {
 /** The header CNPJ and name row: `99.999.999/9999-99 NAME` under `CNPJ Razão Social`. */
 export function readIdentity (doc: TextDocument, ctx: ParseContext, scope: SearchOptions = {}): { cnpj: string | null, razaoSocial: string | null } {
   const row = doc.find(new RegExp(`^(${CNPJ_PATTERN})(?: (\\S.*))?$`), scope) ?? doc.find(new RegExp(`^CNPJ: (${CNPJ_PATTERN})`), scope)
+  // A CNPJ alone on its line, its name elsewhere (text handed over column by column): each label's own reader.
+  const name = row?.parts[1] ?? (row === undefined || row.source.trim() === row.value ? doc.labelValue(/^Razão Social$/, /^\s*(\D\S.*)$/, scope) : undefined)
   return {
-    cnpj: ctx.take('cnpj', row?.parts[0], cnpjChars),
-    razaoSocial: ctx.take('razaoSocial', row?.parts[1], text)
+    cnpj: ctx.take('cnpj', row?.parts[0] ?? doc.labelValue(/^CNPJ$/, new RegExp(`^\\s*(${CNPJ_PATTERN})\\s*$`), scope), cnpjChars),
+    razaoSocial: ctx.take('razaoSocial', name, text)
   }
 }
 

@@ -55,8 +55,10 @@ const THREE = `\\s+${M}\\s+${M}\\s+${M}$`
  * `Receita bruta acumulada nos doze meses anteriores 12.000,00 0,00 12.000,00` over `ao PA
  * (RBT12)`), so the values are looked for beside the tag first, then on the line above it.
  */
-export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, label: string): Triple | null {
-  const hit = doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label)
+export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, label: string, wording?: string): Triple | null {
+  // The whole label (its wording and its tag), wherever it wraps and whichever of its lines holds the values.
+  const whole = wording === undefined ? undefined : doc.labelValue(new RegExp(`${wording.replace(/ /g, '\\s+')}\\s+${label}`, 'i'), new RegExp(`^\\s*${M}\\s+${M}\\s+${M}\\s*$`))
+  const hit = whole ?? doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label)
   if (hit === undefined) return null
   return {
     interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
@@ -137,11 +139,11 @@ export function readFolha (doc: TextRegion, ctx: ParseContext, field = 'folhaSal
 export function readReceitas (doc: TextRegion, ctx: ParseContext): PgdasReceitas {
   return {
     rpa: readTriple(doc, ctx, 'rpa', String.raw`Receita Bruta do PA \(RPA\) - (?:Competência|Caixa)`),
-    rbt12: readTriple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`),
+    rbt12: readTriple(doc, ctx, 'rbt12', String.raw`\(RBT12\)`, 'Receita bruta acumulada nos doze meses anteriores ao PA'),
     rbt12p: readTriple(doc, ctx, 'rbt12p', String.raw`\(RBT12p\)`),
-    rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`),
-    rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`),
-    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.after(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
+    rba: readTriple(doc, ctx, 'rba', String.raw`\(RBA\)`, 'Receita bruta acumulada no ano-calend[aá]rio corrente'),
+    rbaa: readTriple(doc, ctx, 'rbaa', String.raw`\(RBAA\)`, 'Receita bruta acumulada no ano-calend[aá]rio anterior'),
+    limiteReceitaProporcionalizado: ctx.take('limiteReceitaProporcionalizado', doc.labelValue(/^Limite de receita bruta proporcionalizado/, new RegExp(M)), moneyNumber),
     receitasAnteriores: readReceitasAnteriores(doc, ctx),
     folhaSalariosAnteriores: readFolha(doc, ctx),
     fatorR: readFatorR(doc, ctx)
@@ -159,6 +161,6 @@ export function readDebitos (doc: TextRegion, ctx: ParseContext): PgdasDebitos {
 
 /** `Fator r = 0,28` → 0.28; `Não se aplica` or not printed → null. */
 export function readFatorR (doc: TextRegion, ctx: ParseContext): number | null {
-  const hit = doc.after(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
+  const hit = doc.labelValue(/^Fator r =/, /^\s*(Não se aplica|\d+,\d+)/)
   return hit === undefined || /não/i.test(hit.value) ? null : ctx.take('fatorR', hit, (t) => Number(t.replace(',', '.')))
 }

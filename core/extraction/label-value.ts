@@ -1,0 +1,315 @@
+/**
+ * The one reader of "the value of this label" (TextRegion.labelValue): it pairs a label with
+ * its value by position, whatever line order the file or another extractor gave the text.
+ *
+ * Readings, for each place the label is printed (reading order; the first place that gives
+ * a value wins):
+ * - `after`: the value after the label on its baseline (the rest of the label's line);
+ * - `under`: the value on the next line below whose runs sit in the label's column (between
+ *   the text before and after the label on its line), starting the cell;
+ * - `wrapped`: a label wrapped over two or three lines, its value after the label's part on
+ *   the first line or after its last part on the last line;
+ * - `row`: the label in a row of labels, the values in the next row, paired by order when the
+ *   positions are lost (a text fixture: each row one run from the margin);
+ * - `serialized`: a column of bare labels followed by a column of as many values (two columns
+ *   written one after the other);
+ * - `below`: with `linesBelow`, the whole next lines (a label over its value, positions lost).
+ *
+ * `after` and `under` are both read; when they disagree the value is not guessed: the hit is a
+ * conflict (`conflict` says why), which `ctx.take` turns into null and a warning. So are the two
+ * `wrapped` readings.
+ */
+import { compiled, hitOf, startsWithLabel } from './text-match.js'
+import type { LabelBounds } from './text-match.js'
+import type { Hit, Label, TextLine, TextRun } from './text-types.js'
+import { normalizeText } from './values.js'
+
+/** Options of TextRegion.labelValue. */
+export interface LabelValueOptions {
+  /** Only this 1-based page. */
+  page?: number
+  /** Also try the whole next lines, in order (positions lost): the old `after(…, { linesBelow })`. */
+  linesBelow?: number
+}
+
+/** A value's column may start a little left of its label (centred or padded cells). */
+const SLACK = 2
+/** A value under its label sits within this many label heights below it. */
+const UNDER_DEPTH = 2.6
+/** A wrapped label's next line sits within this many line heights below. */
+const WRAP_DEPTH = 1.8
+
+const ACCENTS: Record<string, string> = { A: 'AÁÀÂÃÄ', E: 'EÉÈÊË', I: 'IÍÌÎÏ', O: 'OÓÒÔÕÖ', U: 'UÚÙÛÜ', C: 'CÇ', N: 'NÑ' }
+
+/** A string label as a pattern: accent- and case-blind, any run of spaces between its words. */
+export function labelPattern (label: Label): RegExp {
+  if (typeof label !== 'string') return label
+  const source = normalizeText(label).split(' ').map((word) => [...word].map((ch) => {
+    const variants = ACCENTS[ch]
+    return variants === undefined ? ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&') : `[${variants}${variants.toLowerCase()}]`
+  }).join('')).join('\\s+')
+  return new RegExp(source, 'i')
+}
+
+/** The x of character `index` of a line: runs are cut in proportion to their characters. */
+function charX (line: TextLine, index: number): number {
+  for (const { run, start } of line.runs) {
+    const len = run.text.length
+    if (index >= start && index <= start + len) return run.box.x + (len === 0 ? 0 : run.box.width * (index - start) / len)
+  }
+  const last = line.runs[line.runs.length - 1]
+  return index <= 0 || last === undefined ? line.box.x : last.run.box.x + last.run.box.width
+}
+
+/** A line made of some of a line's runs (left to right), its text rebuilt, for hits with boxes. */
+function subLine (line: TextLine, runs: TextRun[]): TextLine {
+  let text = ''
+  const placed: TextLine['runs'] = []
+  let right = -Infinity
+  for (const run of runs) {
+    const piece = run.text.replace(/\s+/g, ' ')
+    if (text !== '' && !text.endsWith(' ') && !piece.startsWith(' ') && run.box.x - right > run.box.height * 0.15) text += ' '
+    placed.push({ run, start: text.length })
+    text += piece
+    right = Math.max(right, run.box.x + run.box.width)
+  }
+  return { page: line.page, text, box: line.box, runs: placed }
+}
+
+/** A cell that starts like `Some label:` is the next field, not a value. */
+const LABEL_LIKE = /^\s*\p{L}[^:\d]{0,60}:(?:\s|$)/u
+
+const height = (line: TextLine): number => Math.min(...line.runs.map(({ run }) => run.box.height))
+
+/** A reading of the value: where it was found, and the hit. */
+interface Reading { how: string, hit: Hit }
+
+/** `value` at the start of `text` (leading spaces aside), or null. */
+function leading (value: RegExp, text: string): RegExpExecArray | null {
+  const m = compiled(value).exec(text)
+  return m !== null && text.slice(0, m.index).trim() === '' ? m : null
+}
+
+/**
+ * `under`: on the first line below (same page, close) with runs in the label's column, the
+ * value at the start of that cell. The column runs from the end of the text before the label
+ * to the start of the text after it, on the label's line; a run that crosses either border is
+ * a row printed as one piece (positions lost), read by `row` instead.
+ */
+function under (lines: TextLine[], at: number, from: number, to: number, value: RegExp, bounds: LabelBounds): Reading | undefined {
+  const line = lines[at]!
+  const before = line.text.slice(0, from).trimEnd()
+  const afterAt = to + (line.text.slice(to).length - line.text.slice(to).trimStart().length)
+  const lo = before === '' ? -Infinity : charX(line, before.length)
+  const hi = afterAt >= line.text.length ? Infinity : charX(line, afterAt)
+  const labelLeft = charX(line, from)
+  const labelRight = charX(line, to)
+  const h = height(line)
+  for (let j = at + 1; j < lines.length; j++) {
+    const below = lines[j]!
+    if (below.page !== line.page || line.box.y - (below.box.y + below.box.height) > UNDER_DEPTH * h) break
+    // The runs under the label itself, up to the text after it on its line.
+    const runs = below.runs.map(({ run }) => run).filter((r) => r.box.x < Math.max(hi, labelRight) && r.box.x + r.box.width > labelLeft - SLACK)
+    if (runs.length === 0) continue
+    if (runs.some((r) => r.box.x < lo - SLACK || (hi !== Infinity && r.box.x + r.box.width > hi + SLACK && r.box.x < labelLeft - SLACK))) return undefined
+    const cell = subLine(below, runs)
+    if (startsWithLabel(normalizeText(cell.text), bounds) || LABEL_LIKE.test(cell.text)) return undefined
+    const m = leading(value, cell.text)
+    return m === null ? undefined : { how: 'under it', hit: hitOf(cell, m, 0, bounds) }
+  }
+  return undefined
+}
+
+/**
+ * The labels a line is made of, left to right, as starts in its detection form: the
+ * document's labels and `extra` (the label being read), the longer first where two start
+ * together, none inside another. Undefined when the line holds anything else (a value).
+ */
+function labelRow (text: string, bounds: LabelBounds, extra: string): number[] | undefined {
+  const n = normalizeText(text)
+  const found: Array<[number, number]> = []
+  for (const l of new Set([...bounds, extra])) {
+    if (l === '') continue
+    for (let i = n.indexOf(l); i >= 0; i = n.indexOf(l, i + 1)) {
+      if ((i === 0 || n[i - 1] === ' ') && !/[\p{L}\p{N}]/u.test(n.charAt(i + l.length))) found.push([i, i + l.length])
+    }
+  }
+  found.sort((x, y) => x[0] - y[0] || y[1] - x[1])
+  const kept: Array<[number, number]> = []
+  for (const f of found) if (kept.length === 0 || f[0] >= kept[kept.length - 1]![1]) kept.push(f)
+  let rest = n
+  for (const [s, e] of [...kept].reverse()) rest = rest.slice(0, s) + rest.slice(e)
+  if (rest.replace(/[\s:]/g, '') === '') return kept.map(([s]) => s)
+  // Labels the plugin does not list: a line of `Words:` pieces only (`CPF Responsável: Código de Acesso: Período:`).
+  const pieces = [...text.matchAll(/[^:\s][^:]*?:(?=\s|$)/gu)]
+  const covered = pieces.reduce((t, p) => t.replace(p[0], ''), text).trim() === ''
+  return covered && pieces.every((p) => !/\d/.test(p[0])) ? pieces.map((p) => p.index) : undefined
+}
+
+/**
+ * `row`, by order: the label is the k-th of n labels on its line and nothing else is printed
+ * there; the next line holds n values (n runs, else n words): the k-th is its value.
+ */
+function row (lines: TextLine[], at: number, from: number, to: number, value: RegExp, bounds: LabelBounds): Reading | undefined {
+  const line = lines[at]!
+  const next = lines[at + 1]
+  if (next === undefined || next.page !== line.page) return undefined
+  const starts = labelRow(line.text, bounds, normalizeText(line.text.slice(from, to)))
+  const mine = normalizeText(line.text.slice(0, from)).length
+  const k = starts?.findIndex((s) => Math.abs(s - (mine === 0 ? 0 : mine + 1)) <= 1) ?? -1
+  if (starts === undefined || starts.length < 2 || k < 0) return undefined
+  const runs = next.runs.map(({ run }) => run)
+  let pieces: TextRun[] | undefined
+  if (runs.length === starts.length) pieces = runs
+  else if (runs.length === 1) {
+    const words = [...runs[0]!.text.matchAll(/\S+/g)]
+    if (words.length === starts.length) {
+      const r = runs[0]!
+      const w = r.box.width / Math.max(1, r.text.length)
+      pieces = words.map((m) => ({ text: m[0], box: { x: r.box.x + w * m.index, y: r.box.y, width: w * m[0].length, height: r.box.height } }))
+    }
+  }
+  if (pieces === undefined) return undefined
+  const cell = subLine(next, [pieces[k]!])
+  if (startsWithLabel(normalizeText(next.text), bounds) || LABEL_LIKE.test(next.text)) return undefined
+  const m = leading(value, cell.text)
+  return m === null ? undefined : { how: 'in the row of values under its row of labels', hit: { ...hitOf(cell, m, 0, bounds), source: next.text } }
+}
+
+/** True when a line's detection form is one of the labels, whole (a colon aside). */
+function bareLabel (line: TextLine, bounds: LabelBounds, own: string): boolean {
+  const n = normalizeText(line.text).replace(/\s*:$/, '')
+  return [...bounds, own].some((l) => l.replace(/\s*:$/, '') === n)
+}
+
+/**
+ * `serialized`: the label is the k-th line of a block of bare labels; the block is followed
+ * by as many value lines; the k-th of those holds the value.
+ */
+function serialized (lines: TextLine[], at: number, value: RegExp, bounds: LabelBounds, own: string): Reading | undefined {
+  const page = lines[at]!.page
+  const isBare = (i: number): boolean => lines[i] !== undefined && lines[i]!.page === page && bareLabel(lines[i]!, bounds, own)
+  if (!isBare(at)) return undefined
+  let first = at
+  while (isBare(first - 1)) first--
+  let last = at
+  while (isBare(last + 1)) last++
+  const count = last - first + 1
+  if (count < 2) return undefined
+  const values = lines.slice(last + 1, last + 1 + count)
+  if (values.length < count || values.some((l) => l.page !== page || startsWithLabel(normalizeText(l.text), bounds))) return undefined
+  const line = values[at - first]!
+  const m = leading(value, line.text)
+  return m === null ? undefined : { how: 'in the column of values printed after its column of labels', hit: hitOf(line, m, 0, bounds) }
+}
+
+/** The lines that may continue a label wrapped from line `at`: up to two, same page, close below. */
+function continuation (lines: TextLine[], at: number): TextLine[] {
+  const out: TextLine[] = []
+  let previous = lines[at]!
+  for (let j = at + 1; j < lines.length && out.length < 2; j++) {
+    const next = lines[j]!
+    if (next.page !== previous.page || previous.box.y - (next.box.y + next.box.height) > WRAP_DEPTH * height(previous)) break
+    out.push(next)
+    previous = next
+  }
+  return out
+}
+
+/**
+ * `wrapped`: the label does not fit on line `at` but starts there and ends on one of the
+ * next two lines. Its value follows the label's part on the first line (the value is cut out
+ * of the first line to join the label's parts) or its last part on the last line.
+ */
+function wrapped (lines: TextLine[], at: number, labelRe: RegExp, value: RegExp, bounds: LabelBounds): Reading[] {
+  const first = lines[at]!
+  const next = continuation(lines, at)
+  const out: Reading[] = []
+  for (let k = 1; k <= next.length; k++) {
+    const parts = next.slice(0, k)
+    const tail = parts.map((l) => l.text).join(' ')
+    const lastLine = parts[k - 1]!
+    const lastStart = tail.length - lastLine.text.length
+    // Value on the last line: the label's parts joined end to end.
+    const joined = `${first.text} ${tail}`
+    const m = labelRe.exec(joined)
+    if (m !== null && m.index < first.text.length && m.index + m[0].length > first.text.length + 1 + lastStart) {
+      const restAt = m.index + m[0].length - (first.text.length + 1 + lastStart)
+      const vm = compiled(value).exec(lastLine.text.slice(restAt))
+      if (vm !== null) out.push({ how: 'after the last line of its wrapped label', hit: hitOf(lastLine, vm, restAt, bounds) })
+    }
+    // Value on the first line: the line cut at each word, the label's parts joined around the cut.
+    for (const word of first.text.matchAll(/(?<=\s)\S/g)) {
+      const cut = first.text.slice(0, word.index).trimEnd()
+      const lm = labelRe.exec(`${cut} ${tail}`)
+      if (lm === null || lm.index >= cut.length || lm.index + lm[0].length <= cut.length + 1 + lastStart) continue
+      const vm = compiled(value).exec(first.text.slice(word.index))
+      if (vm === null) continue
+      out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, vm, word.index, bounds) })
+      break
+    }
+    if (out.length > 0) break
+  }
+  return out
+}
+
+/** A conflict: two readings of one label that disagree. Its value is empty; `ctx.take` reports it. */
+function conflictOf (label: string, readings: Reading[]): Hit {
+  const [a, b] = readings as [Reading, Reading]
+  const conflict = `the label "${label}" (page ${a.hit.page}) has two readings that disagree: "${a.hit.value}" ${a.how} and "${b.hit.value}" ${b.how}; the value is not guessed`
+  const hit: Hit = { value: '', groups: [], parts: [], page: a.hit.page, source: a.hit.source, box: a.hit.box, conflict }
+  // Every capture group of the value is in conflict too.
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+/** The readings of one place, as one hit, a conflict, or nothing. */
+function decide (label: string, readings: Reading[]): Hit | undefined {
+  const distinct = readings.filter((r, i) => readings.findIndex((s) => s.hit.value === r.hit.value) === i)
+  if (distinct.length > 1) return conflictOf(label, distinct)
+  return readings[0]?.hit
+}
+
+/** TextRegion.labelValue on `lines` (already scoped). */
+export function labelValue (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds): Hit | undefined {
+  const labelRe = compiled(labelPattern(label))
+  const valueRe = compiled(value)
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    const lm = labelRe.exec(line.text)
+    if (lm === null) {
+      const hit = decide(normalizeText(String(typeof label === 'string' ? label : label.source)), wrapped(lines, i, labelRe, value, bounds))
+      if (hit !== undefined) return hit
+      continue
+    }
+    const from = lm.index
+    const to = lm.index + lm[0].length
+    const own = normalizeText(lm[0])
+    const readings: Reading[] = []
+    const rest = line.text.slice(to)
+    const vm = valueRe.exec(rest)
+    // A value that starts where the next label starts (a row of labels) is that label, not a value.
+    const isLabel = vm !== null && rest.slice(0, vm.index).trim() === '' && startsWithLabel(normalizeText(rest), bounds)
+    if (vm !== null && !isLabel) readings.push({ how: 'after it on its line', hit: hitOf(line, vm, to, bounds) })
+    const below = under(lines, i, from, to, value, bounds)
+    if (below !== undefined) readings.push(below)
+    const chosen = decide(lm[0].trim(), readings) ??
+      row(lines, i, from, to, value, bounds)?.hit ??
+      serialized(lines, i, value, bounds, own)?.hit ??
+      inLinesBelow(lines, i, valueRe, options.linesBelow ?? 0, bounds)
+    if (chosen !== undefined) return chosen
+  }
+  return undefined
+}
+
+/** `below`: the whole next lines of the page, in order. */
+function inLinesBelow (lines: TextLine[], at: number, valueRe: RegExp, count: number, bounds: LabelBounds): Hit | undefined {
+  const line = lines[at]!
+  for (let j = at + 1; j <= at + count && j < lines.length; j++) {
+    const below = lines[j]!
+    if (below.page !== line.page) break
+    const bm = valueRe.exec(below.text)
+    if (bm !== null) return hitOf(below, bm, 0, bounds)
+  }
+  return undefined
+}
