@@ -17,7 +17,7 @@ import type { Evidence, TextDocument } from './text.js'
 import type { Candidate, CheckOutcome, EngineReport, ExtractionResult, ExtractorPlugin, ParseContext, Problem } from './types.js'
 
 /** Version of the engine (detection, parsers, confidence and metrics), spec 3 §9 B. */
-export const ENGINE_VERSION = '1.10.0'
+export const ENGINE_VERSION = '1.11.0'
 
 /**
  * The warning code of a required field the parser could not read. A warning of the

@@ -48,12 +48,12 @@ async function extract (bytes: Uint8Array | undefined, query = '', headers: Reco
 }
 
 describe('public routes', () => {
-  it('answers health and info without a key: contract 2.0.0, engine 1.10.0, the active parsers', async () => {
+  it('answers health and info without a key: contract 2.0.0, engine 1.11.0, the active parsers', async () => {
     const health = await fetch(`${base}/api/v1/health`)
     expect(health.status).toBe(200)
     expect(await health.json()).toMatchObject({ status: 'UP', service: 'razao-extract' })
     const info = await (await fetch(`${base}/api/v1/info`)).json() as Record<string, any>
-    expect(info).toMatchObject({ version: '2.0.0', engineVersion: '1.10.0' })
+    expect(info).toMatchObject({ version: '2.0.0', engineVersion: '1.11.0' })
     // Every registered plugin, in registry order, each described the same way.
     expect(info.parsers[0]).toMatchObject({ id: 'pgdas-extrato', documentType: 'PGDAS_EXTRATO', family: 'SIMPLES_NACIONAL', status: 'active' })
     expect(info.parsers.map((p: { documentType: string }) => p.documentType)).toEqual(expect.arrayContaining(['PGDAS_EXTRATO', 'PGDAS_DECLARACAO', 'PGDAS_RECIBO', 'RELATORIO_SIMPLES', 'DAS', 'DAS_MEI', 'DARF', 'NFSE_DANFSE', 'DEC_ISSQN_POA']))
@@ -234,7 +234,7 @@ describe('GET /api/v1/diagnostics', () => {
     expect(body.data).toEqual({
       service: 'razao-extract',
       environment: 'test',
-      engineVersion: '1.10.0',
+      engineVersion: '1.11.0',
       uptimeSeconds: expect.any(Number),
       processedDocuments: 0,
       successfulDocuments: 0,
