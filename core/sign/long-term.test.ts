@@ -8,6 +8,7 @@
  */
 import { execFile } from 'node:child_process'
 import { X509Certificate, createHash, createPrivateKey, randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,6 +28,8 @@ import type { IssuedCertificate } from './dev-chain.js'
 import { forgetCachedCrls } from './revocation.js'
 import { signPdf } from './sign-pdf.js'
 import type { SignPdfOptions } from './sign-pdf.js'
+import { verifyPdf } from './verify/index.js'
+import type { TrustAnchor } from './verify/index.js'
 
 const run = promisify(execFile)
 const DAY_MS = 86_400_000
@@ -137,8 +140,14 @@ async function qpdfCheck (path: string): Promise<void> {
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
 
+/** The test's signing root and timestamp root, as our verifier's trust store. */
+const anchors = (): TrustAnchor[] => [
+  { cert: new X509Certificate(readFileSync(rootPem)), source: 'root.pem' },
+  { cert: new X509Certificate(readFileSync(tsaRootPem)), source: 'act-root.pem' }
+]
+
 describe.skipIf(!tools)('PAdES-B-LT', () => {
-  it('adds a DSS with the chains\' certificates, the signer\'s OCSP answer and the CRLs of the CAs, which pdfsig, qpdf and openssl accept', async () => {
+  it('adds a DSS with the chains\' certificates, the signer\'s OCSP answer and the CRLs of the CAs, which pdfsig, qpdf, openssl and our own verifier (B-LT) accept', async () => {
     const signed = await signPdf(pdf, options({ level: 'LT' }))
     expect(signed.standard).toBe('PAdES-LT')
     expect(signed.level).toBe('LT')
@@ -156,6 +165,12 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
     expect(covered).toBeLessThan(signed.pdf.length)
     expect(Buffer.from(signed.pdf).subarray(covered).toString('latin1')).toMatch(/\/DSS \d+ 0 R/)
     await opensslVerify(dir, sig!, rootPem, 'lt')
+    // Our own verifier (core/sign/verify) agrees: valid, at level B-LT, with the DSS read.
+    const ours = await verifyPdf(signed.pdf, { anchors: anchors() })
+    expect(ours.verdict).toBe('VALID')
+    expect(ours.signatures.map((s) => [s.verdict, s.pades.level])).toEqual([['VALID', 'B-LT']])
+    expect(ours.securityStore).toMatchObject({ certificates: expect.any(Number), ocspResponses: expect.any(Number), crls: expect.any(Number) })
+    expect(ours.securityStore!.ocspResponses + ours.securityStore!.crls).toBeGreaterThan(0)
 
     const dss = await readDss(signed.pdf)
     expect(dss.dict.get(PDFName.of('Type'))).toBe(PDFName.of('DSS'))
@@ -294,7 +309,7 @@ describe.skipIf(!tools)('PAdES-B-LT', () => {
 })
 
 describe.skipIf(!tools)('PAdES-B-LTA', () => {
-  it('adds a document timestamp over the signature and the DSS, which pdfsig and openssl ts accept', async () => {
+  it('adds a document timestamp over the signature and the DSS, which pdfsig, openssl ts and our own verifier (B-LTA) accept', async () => {
     const signed = await signPdf(pdf, options({ level: 'LTA', visualMode: 'STAMP_AND_PAGE' }))
     expect(signed.standard).toBe('PAdES-LTA')
     const path = join(dir, 'lta.pdf')
@@ -324,5 +339,10 @@ describe.skipIf(!tools)('PAdES-B-LTA', () => {
     const verified = await run('openssl', ['ts', '-verify', '-data', dataPath, '-in', tokenPath, '-token_in', '-CAfile', tsaRootPem])
     expect(verified.stdout).toMatch(/Verification: OK/)
     await opensslVerify(dir, sig!, rootPem, 'lta')
+    // Our own verifier: the signature at B-LTA, and the document timestamp valid.
+    const ours = await verifyPdf(signed.pdf, { anchors: anchors() })
+    expect(ours.verdict).toBe('VALID')
+    expect(ours.signatures.map((s) => s.verdict)).toEqual(['VALID', 'VALID'])
+    expect(ours.signatures[0]!.pades.level).toBe('B-LTA')
   }, 60_000)
 })
