@@ -20,7 +20,11 @@ export const GatewayCode = {
   /** The gateway itself holds the query back: the authority's waiting period for that CNPJ is running. */
   GATEWAY_COOLDOWN: 'GATEWAY_COOLDOWN',
   /** A request field is missing or outside its contract. */
-  GATEWAY_INVALID_REQUEST: 'GATEWAY_INVALID_REQUEST'
+  GATEWAY_INVALID_REQUEST: 'GATEWAY_INVALID_REQUEST',
+  /** A distributed document (docZip, ArquivoXml) failed its bounds (Base64, size, ratio, DTD, XML): nothing of the answer is kept. */
+  GATEWAY_DOCUMENT_REFUSED: 'GATEWAY_DOCUMENT_REFUSED',
+  /** No document is kept under that access key. */
+  GATEWAY_DOCUMENT_NOT_FOUND: 'GATEWAY_DOCUMENT_NOT_FOUND'
 } as const
 export type GatewayCode = keyof typeof GatewayCode
 

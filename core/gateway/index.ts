@@ -32,3 +32,7 @@ export { ADN_BASE_URLS, adnDistributionUrl, queryAdnDistribution } from './adn-d
 export type { AdnAnswer, AdnDocument, AdnDistributionCall } from './adn-distribution.js'
 export { QueryGuard, DEFAULT_COOLDOWN_MS, nfeCooldownReason } from './query-guard.js'
 export type { GuardedAnswer, GuardedRoute, QueryGuardOptions } from './query-guard.js'
+export { DOCUMENT_REFUSALS, DocumentRefused, openNfeDocument, openNfseDocument, inflateDocument } from './doc-zip.js'
+export type { DocumentFacts, DocumentKind, DocumentRefusal, OpenedDocument } from './doc-zip.js'
+export { DOCUMENT_KINDS, DOCUMENT_STATUSES, getDocument, listDocuments, storeDocuments } from './documents.js'
+export type { DocumentFilter, ReceivedDocument, StoredDocument, StoreOutcome } from './documents.js'

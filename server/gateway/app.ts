@@ -22,6 +22,7 @@ import type { GatewayConfig } from './config.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_KEY_HELP, GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
+import { registerDocumentRoutes } from './document-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
 import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -165,6 +166,8 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   // The query routes (query-routes.ts): their own scope, JSON only, the same key check.
   const deps: QueryRouteDeps = { config, pool, resolveCertificate: (empresaCodigo) => certificates.get(empresaCodigo), checkApiKey }
   await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
+  // The documents the query routes keep (issue 35): same key.
+  await registerDocumentRoutes(app, { pool, checkApiKey })
 
   return app
 }

@@ -14,8 +14,11 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard, TlsAgentCache,
-  assertAnswered, certificateIncompatible, isGatewayError, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution
+  assertAnswered, certificateIncompatible, isGatewayError, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
+  DocumentRefused, openNfeDocument, openNfseDocument, storeDocuments
 } from '../../core/gateway/index.js'
+import type { OpenedDocument, ReceivedDocument } from '../../core/gateway/index.js'
+import { withDatabase } from './admin-routes.js'
 import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
 import { readAdnQuery, readNfeQuery } from './query-wire.js'
 import { adnSchema, nfeSchema } from './schemas.js'
@@ -98,6 +101,11 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
       })
       request.log.info({ empresa_codigo: q.empresaCodigo, cStat: ret.cStat, documents: ret.documentos.length }, 'nfe distribution answered')
       assertAnswered(ret)
+      const received = await openAll(request, ret.documentos.map((d) => ({
+        nsu: d.nsu, esquema: d.schema.split('_v')[0]!, open: () => openNfeDocument(d.docZip, d.schema)
+      })))
+      const stored = await withDatabase(() => storeDocuments(deps.pool, q.cnpj, received))
+      request.log.info({ empresa_codigo: q.empresaCodigo, ...stored, skipped: ret.documentos.length - received.length }, 'nfe documents kept')
       const answer: NfeReply = {
         success: true,
         cStat: ret.cStat,
@@ -124,9 +132,45 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
         log: request.log
       }) }))
       request.log.info({ empresa_codigo: q.empresaCodigo, status: answer.statusProcessamento, documents: answer.documentos.length }, 'adn distribution answered')
+      const received = await openAll(request, answer.documentos.map((d) => ({
+        nsu: typeof d.NSU === 'number' || typeof d.NSU === 'string' ? String(d.NSU) : null,
+        esquema: typeof d.TipoDocumento === 'string' ? d.TipoDocumento.slice(0, 40) : '?',
+        open: () => openNfseDocument(d)
+      })))
+      const stored = await withDatabase(() => storeDocuments(deps.pool, q.cnpj, received))
+      request.log.info({ empresa_codigo: q.empresaCodigo, ...stored, skipped: answer.documentos.length - received.length }, 'adn documents kept')
       return { sucesso: true, empresa_codigo: cert.empresa.empresaCodigo, nsu: q.nsu, data: { documentos: answer.documentos } }
     })
   })
+}
+
+/**
+ * Opens every document of an answer before any is stored. One that breaks a bound
+ * (Base64, size, ratio, gzip, DTD, XML) refuses the whole answer as the authority's fault
+ * (503, with the refusal's code and the document's NSU): nothing of it is kept, so the
+ * caller, who resends the same NSU, never finds half an answer stored. A well-formed
+ * document of a kind the gateway does not keep (another schema) is passed on, not kept.
+ * The raw docZip / ArquivoXml is still handed back as before: keeping is in addition.
+ */
+async function openAll (request: FastifyRequest, items: Array<{ nsu: string | null, esquema: string, open: () => OpenedDocument }>): Promise<ReceivedDocument[]> {
+  const out: ReceivedDocument[] = []
+  for (const item of items) {
+    // A turn of the event loop between documents: 50 large ones are a few hundred ms of XML reading.
+    if (out.length > 0) await nextTurn()
+    try {
+      out.push({ nsu: item.nsu, esquema: item.esquema, opened: item.open() })
+    } catch (e) {
+      if (!(e instanceof DocumentRefused)) throw e
+      if (e.code === 'DOCZIP_UNKNOWN') {
+        request.log.warn({ nsu: item.nsu, esquema: item.esquema, why: e.message }, 'document passed on, not kept')
+        continue
+      }
+      throw new GatewayError(503, 'GATEWAY_DOCUMENT_REFUSED',
+        `The tax authority sent a document (NSU ${item.nsu ?? 'none'}) that ${e.message}; nothing of this answer was kept. Ask again later; if it persists, the authority's answer is damaged.`,
+        { body: { code: e.code, nsu: item.nsu } })
+    }
+  }
+  return out
 }
 
 interface NfeReply {

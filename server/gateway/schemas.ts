@@ -150,7 +150,9 @@ const queryFailures = {
       cStat: str('NF-e only: the SEFAZ status code.'),
       xMotivo: str('NF-e only.'),
       ultNSU: str('NF-e only.'),
-      maxNSU: str('NF-e only.')
+      maxNSU: str('NF-e only.'),
+      code: str('503, a distributed document refused (nothing of the answer kept): DOCZIP_BASE64, DOCZIP_TOO_LARGE, DOCZIP_BOMB, DOCZIP_NOT_GZIP, DOCZIP_DTD or DOCZIP_XML.'),
+      nsu: str('503, a document refused: its NSU.')
     }
   }, {
     422: 'The certificate cannot be used for this CNPJ, or the tax service refused the query (NF-e: its cStat and xMotivo).',
@@ -197,4 +199,71 @@ export const adnSchema = {
     }, 'The ADN answered.'),
     ...queryFailures
   }
+}
+
+// Issue 35, item 2: the documents kept (document-routes.ts).
+const documentFields = {
+  id: str('Its row number; the list pages by it.'),
+  chave: str('The access key: 44 digits (NF-e) or 50 (NFS-e).'),
+  tipo: { type: 'string', enum: ['resNFe', 'procNFe', 'resEvento', 'procEventoNFe', 'NFS-e', 'eventoNFS-e'] },
+  esquema: str('The schema the authority named: the docZip schema without its version (resNFe, procNFe, resEvento, procEventoNFe) or the ADN TipoDocumento (NFSE, EVENTO).'),
+  evento: str('Events: tpEvento-nSeqEvento (e.g. 110111-1); documents: empty.'),
+  cnpjs: list(str(), 'The companies whose distribution brought it.'),
+  nsu: orNull(str()),
+  emitente_cnpj: orNull(str('The issuer (an event: its author).')),
+  emitente_nome: orNull(str()),
+  destinatario_doc: orNull(str('The recipient\'s CNPJ, CPF or foreign id (NFS-e: the tomador); a summary (resNFe) has none.')),
+  destinatario_nome: orNull(str()),
+  data_emissao: orNull(str('Issue date-time (an event: its date-time), UTC.')),
+  data_emissao_local: orNull(str('The issue date as written in the document (YYYY-MM-DD); desde/ate filter on it.')),
+  valor_total: orNull(str('Exact decimal text, two places (vNF; NFS-e: vLiq).')),
+  situacao: { type: 'string', enum: ['autorizada', 'denegada', 'cancelada', 'registrado'], description: 'autorizada, denegada or cancelada for a document (cancelada once a cancellation event is kept, whichever arrived first); registrado for an event.' },
+  cancela: bool('An event that cancels its key.'),
+  recebido_em: str('When the gateway first kept it, UTC.')
+}
+const documentRecord = record(documentFields)
+const documentFailures = {
+  ...failures(400, 401, 500),
+  ...answers(detail, { 404: 'No document is kept under this key.', 503: 'The gateway database is unavailable; try again shortly.' })
+}
+const chaveParam = { type: 'object', required: ['chave'], properties: { chave: str('44 digits (NF-e) or 50 (NFS-e).') } }
+
+export const documentListSchema = {
+  summary: 'The documents kept, newest received first (keyset paging)',
+  tags: ['documents'], security: operational,
+  querystring: {
+    type: 'object',
+    properties: {
+      cnpj: { description: 'Only those this company received (its distribution brought them).', examples: [''] },
+      desde: { description: 'Issue date from (YYYY-MM-DD, inclusive).', examples: [''] },
+      ate: { description: 'Issue date up to (YYYY-MM-DD, inclusive).', examples: [''] },
+      tipo: { description: 'resNFe, procNFe, resEvento, procEventoNFe, NFS-e or eventoNFS-e.', examples: [''] },
+      situacao: { description: 'autorizada, denegada, cancelada or registrado.', examples: [''] },
+      limite: { description: 'Page size, 1 to 500 (default 50).', examples: ['50'] },
+      apos: { description: 'The previous page\'s proximo.', examples: [''] }
+    }
+  },
+  response: {
+    200: record({ documentos: list(documentRecord), proximo: orNull(str('Pass as apos for the next page; null on the last.')) }, 'A page.'),
+    ...documentFailures
+  }
+}
+
+export const documentSchema = {
+  summary: 'The document of an access key, with its events',
+  description: 'The full document before its summary (procNFe, then resNFe; NFS-e); when only events are kept for the key, the latest event.',
+  tags: ['documents'], security: operational,
+  params: chaveParam,
+  response: {
+    200: record({ ...documentFields, eventos: list(documentRecord, 'The events kept for this key, newest first.') }, 'The document.'),
+    ...documentFailures
+  }
+}
+
+export const documentXmlSchema = {
+  summary: 'The XML of the document GET /v1/documents/{chave} returns',
+  tags: ['documents'], security: operational,
+  params: chaveParam,
+  produces: ['application/xml'],
+  response: { ...documentFailures }
 }
