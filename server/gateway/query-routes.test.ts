@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream'
 import { gunzipSync } from 'node:zlib'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
-import { makeNfeDocuments, makeNfseDocuments } from '../../fixtures/gateway/documents.js'
+import { makeNfeDocuments, makeNfeEventDocument, makeNfseCancellation, makeNfseDocuments } from '../../fixtures/gateway/documents.js'
 import type { FakeNfeDocument, FakeNfseDocument } from '../../fixtures/gateway/documents.js'
 import { startNfeFake } from '../../fixtures/gateway/nfe-fake.js'
 import type { NfeFake, NfeFakeOptions } from '../../fixtures/gateway/nfe-fake.js'
@@ -37,6 +37,7 @@ afterEach(async () => {
   for (const o of open.splice(0)) await o.close()
   // Each test starts with no waiting period (they live in the database, shared by instances).
   await db.pool.query('DELETE FROM esperas_consulta')
+  await db.pool.query('DELETE FROM documentos_fiscais')
 })
 afterAll(async () => {
   await db?.drop()
@@ -399,5 +400,115 @@ describe('POST /adn/consultar-dfe', () => {
     const res = await adnQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: HEAD_OFFICE_CNPJ, nsu: 0 })
     expect(res.status).toBe(503)
     expect(res.json.detail).toMatch(/did not answer within 300 ms/)
+  })
+})
+
+describe('documents kept (issue 35)', () => {
+  const get = async (app: FastifyInstance, url: string, key = TEST_API_KEY): Promise<{ status: number, json: any, body: string, type: unknown }> => {
+    const res = await app.inject({ method: 'GET', url, headers: key === '' ? {} : { 'x-api-key': key } })
+    return { status: res.statusCode, json: res.headers['content-type']?.toString().startsWith('application/json') === true ? res.json() : undefined, body: res.body, type: res.headers['content-type'] }
+  }
+  const vNF = (xml: string): string => /<vNF>([^<]+)<\/vNF>/.exec(xml)![1]!
+  const chave = (xml: string): string => /<chNFe>(\d{44})<\/chNFe>/.exec(xml)![1]!
+
+  it('keeps every document of the distribution once, with its key fields, and marks a note cancelled whichever comes first', async () => {
+    const made = makeNfeDocuments(HEAD_OFFICE_CNPJ, 1, 4)
+    const [res1, proc2, , proc4] = made as [FakeNfeDocument, FakeNfeDocument, FakeNfeDocument, FakeNfeDocument]
+    const k1 = chave(res1.xml)
+    const k2 = chave(proc2.xml)
+    const kX = chave(proc4.xml)
+    // Answer 1: NSU 1-3 (kX's cancellation before kX); answer 2: NSU 4-6 (k2's cancellation after k2).
+    const docs = [
+      res1, proc2, makeNfeEventDocument(3, kX, '110111', { kind: 'resEvento' }),
+      makeNfeEventDocument(4, k2, '110111', { kind: 'procEventoNFe' }), { ...proc4, nsu: '000000000000005' },
+      makeNfeEventDocument(6, k1, '210210', { kind: 'procEventoNFe', author: HEAD_OFFICE_CNPJ })
+    ]
+    const { app } = await setup({ nfeDocs: { [HEAD_OFFICE_CNPJ]: docs, [BRANCH_CNPJ]: [res1] }, nfe: { batchSize: 3 } })
+    const first = await nfeQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: HEAD_OFFICE_CNPJ, ult_nsu: ZERO })
+    expect(first.status).toBe(200)
+    // The raw docZip is still handed back.
+    expect(first.json.documentos.map((d: { docZip: string }) => d.docZip)).toEqual(docs.slice(0, 3).map((d) => d.docZip))
+    expect((await nfeQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: HEAD_OFFICE_CNPJ, ult_nsu: first.json.ultNSU })).status).toBe(200)
+    // The branch receives the same summary: kept once, both companies named.
+    expect((await nfeQuery(app, { empresa_codigo: 'FILIAL', cnpj_consulta: BRANCH_CNPJ, ult_nsu: ZERO })).status).toBe(200)
+
+    const all = await get(app, `/v1/documents?cnpj=${HEAD_OFFICE_CNPJ}`)
+    expect(all.status).toBe(200)
+    expect(all.json.proximo).toBeNull()
+    const byNsu = new Map<string, any>(all.json.documentos.map((d: any) => [d.nsu, d]))
+    expect([...byNsu.keys()].sort()).toEqual(docs.map((d) => d.nsu).sort())
+    expect(byNsu.get(res1.nsu)).toMatchObject({
+      chave: k1, tipo: 'resNFe', esquema: 'resNFe', evento: '', cnpjs: [HEAD_OFFICE_CNPJ, BRANCH_CNPJ], emitente_cnpj: '99999090910270',
+      emitente_nome: 'FORNECEDOR TESTE LTDA', destinatario_doc: null, data_emissao: '2026-11-20T13:00:00Z', data_emissao_local: '2026-11-20',
+      valor_total: vNF(res1.xml), situacao: 'autorizada'
+    })
+    expect(byNsu.get(proc2.nsu)).toMatchObject({ chave: k2, tipo: 'procNFe', destinatario_doc: HEAD_OFFICE_CNPJ, valor_total: vNF(proc2.xml), situacao: 'cancelada' })
+    expect(byNsu.get('000000000000005')).toMatchObject({ chave: kX, tipo: 'procNFe', situacao: 'cancelada' })
+    expect(byNsu.get('000000000000003')).toMatchObject({ chave: kX, tipo: 'resEvento', evento: '110111-1', cancela: true, situacao: 'registrado' })
+    // A Ciência (210210) changes nothing.
+    expect(byNsu.get('000000000000006')).toMatchObject({ chave: k1, tipo: 'procEventoNFe', evento: '210210-1', cancela: false })
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n).toBe(6)
+
+    const one = await get(app, `/v1/documents/${k2}`)
+    expect(one.status).toBe(200)
+    expect(one.json).toMatchObject({ chave: k2, tipo: 'procNFe', situacao: 'cancelada', eventos: [{ tipo: 'procEventoNFe', evento: '110111-1', cancela: true }] })
+    const xml = await get(app, `/v1/documents/${k2}/xml`)
+    expect(xml.status).toBe(200)
+    expect(xml.type).toBe('application/xml; charset=utf-8')
+    expect(xml.body).toBe(proc2.xml)
+
+    // Filters and keyset pages.
+    const ids = async (query: string): Promise<string[]> => (await get(app, `/v1/documents?${query}`)).json.documentos.map((d: any) => d.nsu).sort()
+    expect(await ids('tipo=procNFe')).toEqual([proc2.nsu, '000000000000005'])
+    expect(await ids('situacao=cancelada')).toEqual([proc2.nsu, '000000000000005'])
+    expect(await ids('desde=2026-11-21')).toEqual(['000000000000003', '000000000000004', '000000000000006'])
+    expect(await ids(`ate=2026-11-20&cnpj=${BRANCH_CNPJ}`)).toEqual([res1.nsu])
+    const seen: string[] = []
+    let next: string | null = ''
+    let pages = 0
+    while (next !== null) {
+      const page = await get(app, `/v1/documents?limite=4${next === '' ? '' : `&apos=${next}`}`)
+      expect(page.status).toBe(200)
+      seen.push(...page.json.documentos.map((d: any) => d.id))
+      next = page.json.proximo
+      pages++
+    }
+    expect(pages).toBe(2)
+    expect(seen).toEqual([...seen].sort((a, b) => Number(b) - Number(a)))
+    expect(new Set(seen).size).toBe(6)
+  })
+
+  it('keeps NFS-e from the ADN and their cancellation', async () => {
+    const made = makeNfseDocuments(HEAD_OFFICE_CNPJ, 1, 3)
+    const target = made[0]!
+    const docs = [made[0]!, made[1]!, makeNfseCancellation(3, target.ChaveAcesso, HEAD_OFFICE_CNPJ)]
+    const { app } = await setup({ adnDocs: { [HEAD_OFFICE_CNPJ]: docs } })
+    expect((await adnQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: HEAD_OFFICE_CNPJ, nsu: 0 })).status).toBe(200)
+    const one = await get(app, `/v1/documents/${target.ChaveAcesso}`)
+    expect(one.status).toBe(200)
+    expect(one.json).toMatchObject({
+      tipo: 'NFS-e', esquema: 'NFSE', emitente_cnpj: HEAD_OFFICE_CNPJ, valor_total: /<vLiq>([^<]+)</.exec(target.xml)![1], situacao: 'cancelada',
+      eventos: [{ tipo: 'eventoNFS-e', evento: '101101-1', cancela: true }]
+    })
+    expect((await get(app, `/v1/documents/${made[1]!.ChaveAcesso}`)).json.situacao).toBe('autorizada')
+    expect((await get(app, `/v1/documents/${target.ChaveAcesso}/xml`)).body).toBe(target.xml)
+  })
+
+  it('answers 400 naming the field, 401 without the key, 404 for a key it does not keep', async () => {
+    const { app } = await setup()
+    for (const [query, field] of [['cnpj=11222333000180', 'cnpj'], ['desde=2026-02-30', 'desde'], ['tipo=NFe', 'tipo'], ['situacao=x', 'situacao'],
+      ['limite=0', 'limite'], ['limite=501', 'limite'], ['apos=abc', 'apos'], ['pagina=2', 'pagina'], ['desde=2026-11-21&ate=2026-11-20', 'desde']] as const) {
+      const res = await get(app, `/v1/documents?${query}`)
+      expect(res.status, query).toBe(400)
+      expect(res.json.detail, query).toContain(field)
+    }
+    expect((await get(app, '/v1/documents', '')).status).toBe(401)
+    expect((await get(app, '/v1/documents', 'wrong')).status).toBe(401)
+    expect((await get(app, `/v1/documents/${'1'.repeat(44)}`, '')).status).toBe(401)
+    const missing = await get(app, `/v1/documents/${'1'.repeat(44)}`)
+    expect(missing.status).toBe(404)
+    expect(missing.json.detail).toContain('1'.repeat(44))
+    expect((await get(app, `/v1/documents/${'1'.repeat(44)}/xml`)).status).toBe(404)
+    expect((await get(app, '/v1/documents/123')).status).toBe(400)
   })
 })
