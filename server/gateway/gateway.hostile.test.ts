@@ -8,6 +8,7 @@
  * holds the event loop nor gets downloaded past its 51st document.
  */
 import { randomBytes } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -362,6 +363,39 @@ describe('answers of a hostile tax authority (issue 32)', () => {
       expectRefused(await nfeQuery(), /names the encoding "shift_jis", which the gateway does not read/)
     })
 
+    it('refuses a hostile docZip (a bomb, a DTD, bad Base64) with 503 and its code, and keeps nothing of the answer (issue 35)', async () => {
+      const gz = (xml: string | Buffer): string => gzipSync(xml).toString('base64')
+      const hostile: Array<[string, string, RegExp]> = [
+        // 64 MiB of spaces in 64 KiB: inflated no further than the bound.
+        [gz(Buffer.alloc(64 * 2 ** 20, 0x20)), 'DOCZIP_BOMB', /inflates past the gateway's bounds/],
+        [gz(`<?xml version="1.0"?><!DOCTYPE resNFe [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><resNFe xmlns="${NFE}">&b;</resNFe>`), 'DOCZIP_DTD', /holds a DOCTYPE/],
+        ['H4sIAAA', 'DOCZIP_BASE64', /is not valid Base64/],
+        [Buffer.from('<resNFe/>').toString('base64'), 'DOCZIP_NOT_GZIP', /is not a gzip stream/],
+        [gz(`<resNFe xmlns="${NFE}"><chNFe>1</chNFe>`), 'DOCZIP_XML', /is not well-formed XML/]
+      ]
+      await own.pool.query('DELETE FROM documentos_fiscais')
+      for (const [text, code, detail] of hostile) {
+        // A good document first: it is not kept either.
+        nfe.rawAnswer = { body: envelope(ret({ lote: [real[0]!, docZip(2, text)] })) }
+        const res = await nfeQuery()
+        expect(res.status, code).toBe(503)
+        expect(res.json, code).toMatchObject({ code, nsu: '000000000000002' })
+        expect(res.json.detail, code).toMatch(detail)
+        expect(res.json.detail, code).toContain('nothing of this answer was kept')
+        expect((await own.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n, code).toBe(0)
+      }
+      // The same answer without the hostile one is kept.
+      nfe.rawAnswer = { body: envelope(ret({ lote: real })) }
+      expect((await nfeQuery()).status).toBe(200)
+      expect((await own.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n).toBe(real.length)
+      // ADN: the same bounds on ArquivoXml.
+      adn.rawAnswer = { body: JSON.stringify({ StatusProcessamento: 'DOCUMENTOS_LOCALIZADOS', TipoAmbiente: 'HOMOLOGACAO', LoteDFe: [{ NSU: 7, ChaveAcesso: '1'.repeat(50), TipoDocumento: 'NFSE', ArquivoXml: hostile[0]![0] }] }) }
+      const adnRes = await adnQuery()
+      expect(adnRes.status).toBe(503)
+      expect(adnRes.json).toMatchObject({ code: 'DOCZIP_BOMB', nsu: '7' })
+      expect((await own.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n).toBe(real.length)
+    })
+
     it('refuses an NF-e answer from the other environment, as the ADN route does', async () => {
       nfe.rawAnswer = { body: envelope(ret({ tpAmb: '1', lote: real })) }
       expectRefused(await nfeQuery(), /answered from environment tpAmb 1 \(production\), but this gateway is configured for tpAmb 2 \(homologation\); check GATEWAY_NFE_URL and GATEWAY_TP_AMB/)
@@ -397,9 +431,17 @@ describe('answers of a hostile tax authority (issue 32)', () => {
       for (let i = 1; i <= 400_000; i++) parts.push(`<docZip NSU="${nsu(i)}" schema="resNFe_v1.01.xsd">H4sIAA</docZip>`)
       return Buffer.from(envelope(ret({ lote: parts })))
     }
-    /** 50 docZip of 560 KiB: 28 MB that the schema allows. */
+    /**
+     * 50 docZip of 560 KiB: 28 MB that the schema allows. Each is a real procNFe (gzip of
+     * 550 KiB of XML, random text in infCpl so that it does not compress), since the gateway
+     * now opens and keeps what it receives (issue 35); all 50 are the same note, kept once.
+     */
     const large = (): { body: Buffer, text: string } => {
-      const text = randomBytes(420 * 1024).toString('base64')
+      const key = '35261199999090910270550010000000011000000100'
+      const xml = `<?xml version="1.0" encoding="UTF-8"?><nfeProc xmlns="${NFE}" versao="4.00"><NFe><infNFe Id="NFe${key}" versao="4.00">` +
+        `<infAdic><infCpl>${randomBytes(415 * 1024).toString('base64')}</infCpl></infAdic></infNFe></NFe>` +
+        `<protNFe versao="4.00"><infProt><chNFe>${key}</chNFe><cStat>100</cStat></infProt></protNFe></nfeProc>`
+      const text = gzipSync(Buffer.from(xml)).toString('base64')
       return { body: Buffer.from(envelope(ret({ lote: Array.from({ length: MAX_DOCUMENTS }, (_, i) => docZip(i + 1, text, 'procNFe_v4.00.xsd')) }))), text }
     }
 
