@@ -396,6 +396,31 @@ describe('answers of a hostile tax authority (issue 32)', () => {
       expect((await own.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n).toBe(real.length)
     })
 
+    it('razao documents list|get read what the gateway kept; a bad value exits 2, an unknown key 1', async () => {
+      await own.pool.query('DELETE FROM documentos_fiscais')
+      nfe.rawAnswer = { body: envelope(ret({ lote: real })) }
+      expect((await nfeQuery()).status).toBe(200)
+      const env = { DATABASE_URL: own.url, RAZAO_DATA_DIR: join(dir, '.data-hostile-answers') }
+      const list = await razao(['documents', 'list', '--cnpj', HEAD_OFFICE_CNPJ, '--limite', '1'], env)
+      expect(list.code, list.stderr).toBe(0)
+      const page = JSON.parse(list.stdout)
+      expect(page.documentos).toHaveLength(1)
+      expect(page.proximo).toBe(page.documentos[0].id)
+      const rest = JSON.parse((await razao(['documents', 'list', '--apos', page.proximo], env)).stdout)
+      expect(rest).toMatchObject({ documentos: [{ cnpjs: [HEAD_OFFICE_CNPJ] }], proximo: null })
+      const key = page.documentos[0].chave as string
+      const one = await razao(['documents', 'get', key], env)
+      expect(JSON.parse(one.stdout)).toMatchObject({ chave: key, eventos: [] })
+      const xml = await razao(['documents', 'get', key, '--xml'], env)
+      expect(docs.map((d) => `${d.xml}\n`)).toContain(xml.stdout)
+      const bad = await razao(['documents', 'list', '--tipo', 'NFe'], env)
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toMatch(/^razao: tipo must be one of resNFe, procNFe/)
+      const missing = await razao(['documents', 'get', '1'.repeat(44)], env)
+      expect(missing.code).toBe(1)
+      expect(missing.stderr).toContain(`no document is kept under the access key ${'1'.repeat(44)}`)
+    })
+
     it('refuses an NF-e answer from the other environment, as the ADN route does', async () => {
       nfe.rawAnswer = { body: envelope(ret({ tpAmb: '1', lote: real })) }
       expectRefused(await nfeQuery(), /answered from environment tpAmb 1 \(production\), but this gateway is configured for tpAmb 2 \(homologation\); check GATEWAY_NFE_URL and GATEWAY_TP_AMB/)
