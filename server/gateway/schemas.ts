@@ -226,7 +226,7 @@ const documentFailures = {
   ...failures(400, 401, 500),
   ...answers(detail, { 404: 'No document is kept under this key.', 503: 'The gateway database is unavailable; try again shortly.' })
 }
-const chaveParam = { type: 'object', required: ['chave'], properties: { chave: str('44 digits (NF-e) or 50 (NFS-e).') } }
+const chaveParam = { type: 'object', required: ['chave'], properties: { chave: { ...str('44 digits (NF-e) or 50 (NFS-e).'), examples: ['35261199999090910270550010000000011000000100'] } } }
 
 export const documentListSchema = {
   summary: 'The documents kept, newest received first (keyset paging)',
@@ -264,6 +264,8 @@ export const documentXmlSchema = {
   summary: 'The XML of the document GET /v1/documents/{chave} returns',
   tags: ['documents'], security: operational,
   params: chaveParam,
-  produces: ['application/xml'],
-  response: { ...documentFailures }
+  response: {
+    200: { description: 'The XML as inflated from the docZip / ArquivoXml.', content: { 'application/xml': { schema: { type: 'string' } } } },
+    ...documentFailures
+  }
 }
