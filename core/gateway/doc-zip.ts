@@ -57,7 +57,7 @@ export interface DocumentFacts {
   emitenteNome: string | null
   destinatarioDoc: string | null
   destinatarioNome: string | null
-  /** The date-time as written (with its offset); null when absent or malformed. */
+  /** The date-time as written (with its offset), or a bare date (layout 2.00 `dEmi`); null when absent or malformed. */
   dataEmissao: string | null
   /** `1234.56`; null when the document carries no total (events). */
   valorTotal: string | null
@@ -70,7 +70,8 @@ export interface DocumentFacts {
 export interface OpenedDocument { xml: string, facts: DocumentFacts }
 
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?$/
+/** With its offset (TDateTimeUTC): a date-time without one would be read in the database session's zone. */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})$/
 const DECIMAL = /^\d{1,15}(?:\.\d{1,2})?$/
 const DIGITS = /^[0-9A-Z]{11,14}$/
 /** NF-e events that cancel the note (110111 Cancelamento; 110112 Cancelamento por substituição, NFC-e). */
@@ -247,7 +248,8 @@ function eventFacts (kind: DocumentKind, chave: string, r: Reading, base: string
 }
 
 /** An ADN item (`LoteDFe[]`): `TipoDocumento` NFSE or EVENTO, `ChaveAcesso` 50 digits, `ArquivoXml`. */
-export function openNfseDocument (item: Record<string, unknown>): OpenedDocument {
+export function openNfseDocument (adnItem: object): OpenedDocument {
+  const item = adnItem as Record<string, unknown>
   const tipoDocumento = item.TipoDocumento
   const chave = item.ChaveAcesso
   if (typeof item.ArquivoXml !== 'string') throw new DocumentRefused('DOCZIP_BASE64', 'ArquivoXml is not a string')

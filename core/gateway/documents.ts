@@ -68,7 +68,8 @@ async function storeOne (client: PoolClient, cnpj: string, d: ReceivedDocument):
     text: INSERT,
     values: [
       f.chave, d.esquema, evento, f.kind, cnpj, d.nsu, f.emitenteCnpj, f.emitenteNome, f.destinatarioDoc, f.destinatarioNome,
-      f.dataEmissao, f.dataEmissao?.slice(0, 10) ?? null, f.valorTotal, f.situacao, f.evento?.cancela ?? false, d.opened.xml
+      // A bare date has no instant (it would be read in the session's zone): only its date is kept.
+      f.dataEmissao !== null && f.dataEmissao.length > 10 ? f.dataEmissao : null, f.dataEmissao?.slice(0, 10) ?? null, f.valorTotal, f.situacao, f.evento?.cancela ?? false, d.opened.xml
     ]
   })
   if (f.evento?.cancela === true) await client.query({ name: 'documentos_fiscais_cancel', text: CANCEL, values: [f.chave] })
