@@ -152,12 +152,12 @@ const queryFailures = {
       ultNSU: str('NF-e only.'),
       maxNSU: str('NF-e only.'),
       code: str('503, a distributed document refused (nothing of the answer kept): DOCZIP_BASE64, DOCZIP_TOO_LARGE, DOCZIP_BOMB, DOCZIP_NOT_GZIP, DOCZIP_DTD or DOCZIP_XML.'),
-      nsu: str('503, a document refused: its NSU.')
+      nsu: orNull(str('503, a document refused: its NSU (null when the authority gave none).'))
     }
   }, {
     422: 'The certificate cannot be used for this CNPJ, or the tax service refused the query (NF-e: its cStat and xMotivo).',
     429: 'This CNPJ must wait (the tax service asked for a pause, or is limiting the rate); see Retry-After.',
-    503: 'The tax service is unavailable, paused or slow, or the database is; try again later.'
+    503: 'The tax service is unavailable, paused or slow, or sent a document outside the gateway\'s bounds (code, nsu), or the database is unavailable; try again later.'
   })
 }
 
