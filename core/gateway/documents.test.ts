@@ -8,7 +8,7 @@ import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { gzipBase64, makeNfeDocuments, makeNfeEventDocument, makeNfseCancellation, makeNfseDocuments } from '../../fixtures/gateway/documents.js'
 import { DocumentRefused, openNfeDocument, openNfseDocument } from './doc-zip.js'
-import { getDocument, storeDocuments } from './documents.js'
+import { getDocument, listDocuments, storeDocuments } from './documents.js'
 import type { ReceivedDocument } from './documents.js'
 
 const NFE = 'http://www.portalfiscal.inf.br/nfe'
@@ -139,6 +139,20 @@ describe('storing documents', () => {
     const fresh = received({ nsu: '99', schema: 'procNFe_v4.00.xsd', docZip: gzipBase64(procNFe({ key: keyOf(200) })) })
     await expect(storeDocuments(db.pool, HEAD, [fresh, broken])).rejects.toThrow(/documentos_fiscais_chave_check/)
     expect(await getDocument(db.pool, keyOf(200))).toBeUndefined()
+  })
+
+  it('pages newest first by the row number as a number (9 before 10 would be text order), every row once', async () => {
+    await db.pool.query('ALTER SEQUENCE documentos_fiscais_id_seq RESTART WITH 7')
+    await storeDocuments(db.pool, HEAD, Array.from({ length: 6 }, (_, i) => received({ nsu: String(i), schema: 'procNFe_v4.00.xsd', docZip: gzipBase64(procNFe({ key: keyOf(300 + i) })) })))
+    const seen: string[] = []
+    let apos: string | undefined
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await listDocuments(db.pool, { limite: 2, antesDe: apos })
+      seen.push(...page.documentos.map((d) => d.id))
+      if (page.proximo === null) break
+      apos = page.proximo
+    }
+    expect(seen).toEqual(['12', '11', '10', '9', '8', '7'])
   })
 
   it('answers the full document before its summary, and the key\'s events with it', async () => {

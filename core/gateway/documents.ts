@@ -115,7 +115,11 @@ const COLUMNS = `id::text, chave, tipo, esquema, evento, cnpjs, nsu, emitente_cn
   to_char(data_emissao AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS data_emissao, data_emissao_local::text, valor_total::text, situacao, cancela,
   to_char(recebido_em AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS recebido_em`
 
-/** A page, newest received first; `proximo` is the cursor of the next page, null on the last. */
+/**
+ * A page, newest received first; `proximo` is the cursor of the next page, null on the last.
+ * The output column `id` is text (a bigint as JSON would lose digits past 2^53): ordering names
+ * the table's column, or it would sort as text ('9' after '10').
+ */
 export async function listDocuments (pool: Pool, f: DocumentFilter): Promise<{ documentos: StoredDocument[], proximo: string | null }> {
   const where: string[] = []
   const values: unknown[] = []
@@ -128,7 +132,7 @@ export async function listDocuments (pool: Pool, f: DocumentFilter): Promise<{ d
   if (f.antesDe !== undefined) add('id < ?::bigint', f.antesDe)
   values.push(f.limite + 1)
   const rows = (await pool.query<StoredDocument>(
-    `SELECT ${COLUMNS} FROM documentos_fiscais ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY id DESC LIMIT $${values.length}`, values)).rows
+    `SELECT ${COLUMNS} FROM documentos_fiscais d ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY d.id DESC LIMIT $${values.length}`, values)).rows
   const more = rows.length > f.limite
   const page = more ? rows.slice(0, f.limite) : rows
   return { documentos: page, proximo: more ? page[page.length - 1]!.id : null }
@@ -140,8 +144,8 @@ export async function listDocuments (pool: Pool, f: DocumentFilter): Promise<{ d
  */
 export async function getDocument (pool: Pool, chave: string): Promise<{ documento: StoredDocument, xml: string, eventos: StoredDocument[] } | undefined> {
   const rows = (await pool.query<StoredDocument & { xml: string }>(
-    `SELECT ${COLUMNS}, xml FROM documentos_fiscais WHERE chave = $1
-     ORDER BY (evento = '') DESC, CASE tipo WHEN 'procNFe' THEN 0 WHEN 'NFS-e' THEN 0 WHEN 'resNFe' THEN 1 ELSE 2 END, id DESC`, [chave])).rows
+    `SELECT ${COLUMNS}, xml FROM documentos_fiscais d WHERE chave = $1
+     ORDER BY (d.evento = '') DESC, CASE d.tipo WHEN 'procNFe' THEN 0 WHEN 'NFS-e' THEN 0 WHEN 'resNFe' THEN 1 ELSE 2 END, d.id DESC`, [chave])).rows
   const first = rows[0]
   if (first === undefined) return undefined
   const { xml, ...documento } = first
