@@ -41,6 +41,7 @@ import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
 import { withInputFile, withInputFiles } from './cli-stdin.js'
 import { verifyCommand } from './sign/cli-verify.js'
 import { signCommand } from './sign/cli-sign.js'
+import { documentsCommand } from './gateway/cli-documents.js'
 
 const env = (): Config => loadConfig(process.env)
 const text = (values: OptionValues, name: string): string | undefined => typeof values[name] === 'string' ? values[name] : undefined
@@ -174,6 +175,7 @@ const COMMANDS: CommandTable = {
     maxArgs: 1,
     run: async ([action], v) => { await gateway(action, text(v, 'old-key-file'), text(v, 'new-key-file'), env()) }
   },
+  documents: documentsCommand((work) => withDatabase(env(), work)),
   samples: {
     usage: [
       ['samples DIR [--force]', 'write files to try every service on (invented data);'],

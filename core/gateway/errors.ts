@@ -21,8 +21,16 @@ export const GatewayCode = {
   GATEWAY_COOLDOWN: 'GATEWAY_COOLDOWN',
   /** A request field is missing or outside its contract. */
   GATEWAY_INVALID_REQUEST: 'GATEWAY_INVALID_REQUEST',
-  /** A distributed document (docZip, ArquivoXml) failed its bounds (Base64, size, ratio, DTD, XML): nothing of the answer is kept. */
-  GATEWAY_DOCUMENT_REFUSED: 'GATEWAY_DOCUMENT_REFUSED',
+  /**
+   * A distributed document (docZip, ArquivoXml) broke a bound (core/gateway/doc-zip.ts), 503:
+   * nothing of the answer is kept. Base64; its size; a bomb (size or ratio); not gzip; a DOCTYPE; not well-formed XML.
+   */
+  DOCZIP_BASE64: 'DOCZIP_BASE64',
+  DOCZIP_TOO_LARGE: 'DOCZIP_TOO_LARGE',
+  DOCZIP_BOMB: 'DOCZIP_BOMB',
+  DOCZIP_NOT_GZIP: 'DOCZIP_NOT_GZIP',
+  DOCZIP_DTD: 'DOCZIP_DTD',
+  DOCZIP_XML: 'DOCZIP_XML',
   /** No document is kept under that access key. */
   GATEWAY_DOCUMENT_NOT_FOUND: 'GATEWAY_DOCUMENT_NOT_FOUND'
 } as const

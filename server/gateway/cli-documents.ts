@@ -1,67 +1,61 @@
 /**
  * `razao documents list|get`: the answers of GET /v1/documents and GET /v1/documents/{chave}
  * (issue 35), straight from the database (no service needs to run), as JSON on stdout;
- * `get CHAVE --xml` writes the document's XML instead. Its own options, read here, so the
- * main command line stays as it is. Exit codes as the rest of the CLI: 2 wrong usage (a
- * field the API would answer 400), 1 no such document.
+ * `get CHAVE --xml` writes the document's XML instead. One entry of the command table
+ * (server/cli.ts). Exit codes as the rest of the CLI: 2 wrong usage (a value the API would
+ * answer 400), 1 no document under that key.
  */
-import { parseArgs } from 'node:util'
 import { getDocument, isGatewayError, listDocuments } from '../../core/gateway/index.js'
+import { UsageError } from '../cli-usage.js'
+import type { CommandSpec, OptionValues } from '../cli-usage.js'
 import type { Database } from '../database.js'
-import { readChave, readDocumentFilter } from './document-wire.js'
+import { MAX_PAGE, readChave, readDocumentFilter } from './document-wire.js'
 
-export const DOCUMENTS_HELP = `  razao documents list [--cnpj C] [--desde YYYY-MM-DD] [--ate YYYY-MM-DD] [--tipo T] [--situacao S] [--limite N] [--apos ID]
-                                                        the documents the gateway kept, newest first, as JSON (GET /v1/documents)
-  razao documents get CHAVE [--xml]                     one document and its events (GET /v1/documents/{chave}), or its XML
-`
+type WithDatabase = <T>(work: (db: Database) => Promise<T>) => Promise<T>
 
-export async function documentsCommand (
-  argv: string[], withDatabase: <T>(work: (db: Database) => Promise<T>) => Promise<T>, usage: (message: string) => Error
-): Promise<void> {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        cnpj: { type: 'string' },
-        desde: { type: 'string' },
-        ate: { type: 'string' },
-        tipo: { type: 'string' },
-        situacao: { type: 'string' },
-        limite: { type: 'string' },
-        apos: { type: 'string' },
-        xml: { type: 'boolean' }
-      }
-    })
-  } catch (e) {
-    throw usage(`${(e as Error).message}; see razao documents --help`)
+export function documentsCommand (withDatabase: WithDatabase): CommandSpec {
+  return {
+    usage: [
+      ['documents list [--cnpj C] [--desde D] [--ate D] [--tipo T] [--situacao S] [--limite N] [--apos ID]', 'the documents the gateway kept, newest first, as JSON'],
+      ['documents get CHAVE [--xml]', 'one document and its events, as JSON (or its XML)']
+    ],
+    options: {
+      cnpj: { type: 'string', value: 'C', help: 'only those this company received (punctuation allowed, check digits verified)' },
+      desde: { type: 'string', value: 'YYYY-MM-DD', help: 'issue date from (inclusive), as written in the document' },
+      ate: { type: 'string', value: 'YYYY-MM-DD', help: 'issue date up to (inclusive)' },
+      tipo: { type: 'string', value: 'T', help: 'resNFe, procNFe, resEvento, procEventoNFe, NFS-e or eventoNFS-e' },
+      situacao: { type: 'string', value: 'S', help: 'autorizada, denegada, cancelada or registrado' },
+      limite: { type: 'string', value: 'N', help: `page size, 1 to ${MAX_PAGE} (default 50)` },
+      apos: { type: 'string', value: 'ID', help: 'the previous page\'s proximo: the next page' },
+      xml: { type: 'boolean', help: 'get: print the document\'s XML instead of its JSON' }
+    },
+    maxArgs: 2,
+    details: 'The JSON of GET /v1/documents ({ documentos, proximo }) and GET /v1/documents/{chave}, read from the database\n(DATABASE_URL or the embedded one). Exit 1 when no document is kept under CHAVE.',
+    run: async (args, values) => { await run(args, values, withDatabase) }
   }
-  const { values, positionals } = parsed
-  const [action, chave, extra] = positionals
-  if (values.help === true) {
-    process.stdout.write(`Usage:\n${DOCUMENTS_HELP}`)
-    return
-  }
+}
+
+async function run ([action, chave]: string[], values: OptionValues, withDatabase: WithDatabase): Promise<void> {
   const asUsage = <T>(read: () => T): T => {
     try {
       return read()
     } catch (e) {
-      if (isGatewayError(e) && e.status === 400) throw usage(e.detail)
+      if (isGatewayError(e) && e.status === 400) throw new UsageError(`${e.detail}; see razao documents --help`)
       throw e
     }
   }
   const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
   switch (action) {
     case 'list': {
-      if (chave !== undefined || values.xml === true) throw usage('razao documents list takes only options; see razao documents --help')
-      const { xml: _xml, help: _help, ...filters } = values
+      if (chave !== undefined || values.xml === true) throw new UsageError('razao documents list takes only options (--xml is for get); see razao documents --help')
+      const filters = Object.fromEntries(Object.entries(values).filter(([name, v]) => name !== 'xml' && typeof v === 'string')) as Record<string, string>
       const filter = asUsage(() => readDocumentFilter(filters))
       return await withDatabase(async (db) => print(await listDocuments(db.pool, filter)))
     }
     case 'get': {
-      if (chave === undefined || extra !== undefined) throw usage('razao documents get needs one access key (44 or 50 digits); see razao documents --help')
+      if (chave === undefined) throw new UsageError('razao documents get needs an access key (44 or 50 digits); see razao documents --help')
+      const others = Object.keys(values).filter((name) => name !== 'xml' && values[name] !== undefined)
+      if (others.length > 0) throw new UsageError(`razao documents get takes only --xml (not --${others[0]!}); see razao documents --help`)
       const key = asUsage(() => readChave(chave))
       return await withDatabase(async (db) => {
         const found = await getDocument(db.pool, key)
@@ -74,6 +68,6 @@ export async function documentsCommand (
         else print({ ...found.documento, eventos: found.eventos })
       })
     }
-    default: throw usage(`razao documents ${action ?? ''}: say list or get; see razao documents --help`)
+    default: throw new UsageError(`razao documents ${action ?? ''}: say list or get; see razao documents --help`.replace('documents :', 'documents:'))
   }
 }

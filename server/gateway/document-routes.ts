@@ -8,6 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Pool } from 'pg'
 import { GatewayError, getDocument, isGatewayError, listDocuments } from '../../core/gateway/index.js'
 import { withDatabase } from './admin-routes.js'
+import { GATEWAY_KEY_HELP } from './errors.js'
 import { documentListSchema, documentSchema, documentXmlSchema } from './schemas.js'
 import { readDocumentFilter, readChave } from './document-wire.js'
 
@@ -30,7 +31,7 @@ export async function registerDocumentRoutes (app: FastifyInstance, deps: Docume
     scope.addHook('onRequest', async (request, reply) => {
       if (await deps.checkApiKey(request)) return
       request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      return reply.code(401).header('connection', 'close').send({ detail: 'API key missing or invalid: send it in the X-API-Key header.' })
+      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
     })
     scope.setErrorHandler(answerError)
     scope.get<ListQuery>('/v1/documents', { schema: documentListSchema }, async (request) =>
@@ -49,7 +50,7 @@ export async function registerDocumentRoutes (app: FastifyInstance, deps: Docume
 function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (isGatewayError(error)) {
     request.log.info({ code: error.code, status: error.status }, 'request refused')
-    return reply.code(error.status).send({ detail: error.detail })
+    return reply.code(error.status).send({ detail: error.detail, code: error.code })
   }
   throw error
 }

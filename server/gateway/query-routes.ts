@@ -147,7 +147,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
 /**
  * Opens every document of an answer before any is stored. One that breaks a bound
  * (Base64, size, ratio, gzip, DTD, XML) refuses the whole answer as the authority's fault
- * (503, with the refusal's code and the document's NSU): nothing of it is kept, so the
+ * (503, `code` the refusal's DOCZIP_… and `nsu` the document's): nothing of it is kept, so the
  * caller, who resends the same NSU, never finds half an answer stored. A well-formed
  * document of a kind the gateway does not keep (another schema) is passed on, not kept.
  * The raw docZip / ArquivoXml is still handed back as before: keeping is in addition.
@@ -165,9 +165,9 @@ async function openAll (request: FastifyRequest, items: Array<{ nsu: string | nu
         request.log.warn({ nsu: item.nsu, esquema: item.esquema, why: e.message }, 'document passed on, not kept')
         continue
       }
-      throw new GatewayError(503, 'GATEWAY_DOCUMENT_REFUSED',
+      throw new GatewayError(503, e.code,
         `The tax authority sent a document (NSU ${item.nsu ?? 'none'}) that ${e.message}; nothing of this answer was kept. Ask again later; if it persists, the authority's answer is damaged.`,
-        { body: { code: e.code, nsu: item.nsu } })
+        { body: { nsu: item.nsu } })
     }
   }
   return out

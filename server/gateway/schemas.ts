@@ -151,7 +151,7 @@ const queryFailures = {
       xMotivo: str('NF-e only.'),
       ultNSU: str('NF-e only.'),
       maxNSU: str('NF-e only.'),
-      code: str('503, a distributed document refused (nothing of the answer kept): DOCZIP_BASE64, DOCZIP_TOO_LARGE, DOCZIP_BOMB, DOCZIP_NOT_GZIP, DOCZIP_DTD or DOCZIP_XML.'),
+      code: str('The stable code of the error; for a distributed document refused with 503 (nothing of the answer kept): DOCZIP_BASE64, DOCZIP_TOO_LARGE, DOCZIP_BOMB, DOCZIP_NOT_GZIP, DOCZIP_DTD or DOCZIP_XML.'),
       nsu: orNull(str('503, a document refused: its NSU (null when the authority gave none).'))
     }
   }, {
