@@ -40,22 +40,22 @@ async function run ([action, chave]: string[], values: OptionValues, withDatabas
     try {
       return read()
     } catch (e) {
-      if (isGatewayError(e) && e.status === 400) throw new UsageError(`${e.detail}; see razao documents --help`)
+      if (isGatewayError(e) && e.status === 400) throw new UsageError(`${e.detail.replace(/\.$/, '')}; see razao documents --help`)
       throw e
     }
   }
   const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
   switch (action) {
     case 'list': {
-      if (chave !== undefined || values.xml === true) throw new UsageError('razao documents list takes only options (--xml is for get); see razao documents --help')
+      if (chave !== undefined || values.xml === true) throw new UsageError('documents list takes only options (--xml is for get); see razao documents --help')
       const filters = Object.fromEntries(Object.entries(values).filter(([name, v]) => name !== 'xml' && typeof v === 'string')) as Record<string, string>
       const filter = asUsage(() => readDocumentFilter(filters))
       return await withDatabase(async (db) => print(await listDocuments(db.pool, filter)))
     }
     case 'get': {
-      if (chave === undefined) throw new UsageError('razao documents get needs an access key (44 or 50 digits); see razao documents --help')
+      if (chave === undefined) throw new UsageError('documents get needs an access key (44 or 50 digits); see razao documents --help')
       const others = Object.keys(values).filter((name) => name !== 'xml' && values[name] !== undefined)
-      if (others.length > 0) throw new UsageError(`razao documents get takes only --xml (not --${others[0]!}); see razao documents --help`)
+      if (others.length > 0) throw new UsageError(`documents get takes only --xml (not --${others[0]!}); see razao documents --help`)
       const key = asUsage(() => readChave(chave))
       return await withDatabase(async (db) => {
         const found = await getDocument(db.pool, key)
@@ -68,6 +68,6 @@ async function run ([action, chave]: string[], values: OptionValues, withDatabas
         else print({ ...found.documento, eventos: found.eventos })
       })
     }
-    default: throw new UsageError(`razao documents ${action ?? ''}: say list or get; see razao documents --help`.replace('documents :', 'documents:'))
+    default: throw new UsageError(`${action === undefined ? 'documents needs list or get' : `unknown documents action "${action}": say list or get`}; see razao documents --help`)
   }
 }
