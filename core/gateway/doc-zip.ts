@@ -11,7 +11,7 @@
  * Any of these failing throws DocumentRefused with one of DOCUMENT_REFUSALS; the caller
  * stores nothing of the answer it came in.
  *
- * Field paths: tax-protocols.md-style facts recorded in docs/gateway.md, "Documents kept".
+ * The field paths and their sources are in docs/gateway.md, "Documents kept".
  */
 import { gunzipSync } from 'node:zlib'
 import { SaxesParser } from 'saxes'
