@@ -400,6 +400,15 @@ describe('answers of a hostile tax authority (issue 32)', () => {
       await own.pool.query('DELETE FROM documentos_fiscais')
       nfe.rawAnswer = { body: envelope(ret({ lote: real })) }
       expect((await nfeQuery()).status).toBe(200)
+      // The served gateway answers them with the operational key, and only with it.
+      const served = await fetch(`${gateway.url}/v1/documents?cnpj=${HEAD_OFFICE_CNPJ}`, { headers: { 'x-api-key': API_KEY } })
+      expect(served.status).toBe(200)
+      expect(((await served.json()) as { documentos: unknown[] }).documentos).toHaveLength(real.length)
+      const keyless = await fetch(`${gateway.url}/v1/documents`)
+      expect([keyless.status, ((await keyless.json()) as { code: string }).code]).toEqual([401, 'UNAUTHORIZED'])
+      const admin = await fetch(`${gateway.url}/v1/documents`, { headers: { authorization: `Bearer ${ADMIN}` } })
+      expect(admin.status).toBe(401)
+      await admin.arrayBuffer()
       const env = { DATABASE_URL: own.url, RAZAO_DATA_DIR: join(dir, '.data-hostile-answers') }
       const list = await razao(['documents', 'list', '--cnpj', HEAD_OFFICE_CNPJ, '--limite', '1'], env)
       expect(list.code, list.stderr).toBe(0)
