@@ -211,9 +211,14 @@ async function endStream (out: ReturnType<typeof createWriteStream>, last: strin
 
 /** Times loading the rows' CSV with one COPY (pg-copy-streams from the file). */
 function rawCopyStep (file: string, db: pg.Client, { MOVEMENT_COLUMNS }: typeof RowsModule): Step {
+  return copyFileStep(db, `COPY movimentos (${MOVEMENT_COLUMNS.join(', ')}) FROM STDIN (FORMAT csv)`, file)
+}
+
+/** Times one COPY of `file` (`sql` FROM STDIN) in a transaction of its own; answers the rows copied. */
+function copyFileStep (db: pg.Client, sql: string, file: string): Step {
   return async () => {
     await db.query('BEGIN')
-    const copy = db.query(copyFrom(`COPY movimentos (${MOVEMENT_COLUMNS.join(', ')}) FROM STDIN (FORMAT csv)`))
+    const copy = db.query(copyFrom(sql))
     await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), copy)
     await db.query('COMMIT')
     return copy.rowCount
@@ -236,13 +241,7 @@ async function binaryCopyStep (job: ProcessJob, db: pg.Client, encoding: typeof 
   await readXlsxFirstSheet(job.file, analyzer.visit, { maxInflatedBytes: MAX_INFLATED_BYTES, afterChunk: drainOf(out) })
   if (encoder.pending > 0) out.write(encoder.take())
   await endStream(out, COPY_TRAILER)
-  return async () => {
-    await db.query('BEGIN')
-    const copy = db.query(copyFrom(COPY_MOVEMENTS_SQL))
-    await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), copy)
-    await db.query('COMMIT')
-    return copy.rowCount
-  }
+  return copyFileStep(db, COPY_MOVEMENTS_SQL, file)
 }
 
 /** The rows' CSV loaded by the real psql (`\copy`, one transaction); undefined when this machine has no psql. */
