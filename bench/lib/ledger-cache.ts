@@ -31,72 +31,57 @@ export interface BenchLedger {
 type CachedMeta = Omit<BenchLedger, 'path'>
 
 export async function ensureLedger (rows: number, seed: number): Promise<BenchLedger> {
-  await mkdir(OUT_DIR, { recursive: true })
-  const base = join(OUT_DIR, `ledger-${rows}r-s${seed}`)
-  const path = `${base}.xlsx`
-  const metaPath = `${base}.json`
-  const cached = await readCached(path, metaPath)
-  if (cached !== undefined) return { path, ...cached }
-
-  process.stderr.write(`generating a ${rows.toLocaleString('en-US')}-row ledger (seed ${seed}) into bench/out/ ...\n`)
-  const started = performance.now()
-  // Written aside and renamed, so an interrupted run never leaves a half file in the cache.
-  const partial = `${base}.partial-${process.pid}.xlsx`
-  try {
+  return await cachedFile<CachedMeta>(join(OUT_DIR, `ledger-${rows}r-s${seed}`), 'xlsx', `${rows.toLocaleString('en-US')}-row ledger (seed ${seed})`, async (partial) => {
     const facts = await generateLedger({ path: partial, format: 'xlsx', rows, seed })
-    await rename(partial, path)
-    const sheet = await scanSheet(path, SHEET_PART)
-    const meta: CachedMeta = {
+    const sheet = await scanSheet(partial, SHEET_PART)
+    return {
       rows,
       seed,
       sheetRows: facts.lastSheetRow - facts.blankRows,
       sheetPart: SHEET_PART,
       sheetXmlBytes: sheet.xmlBytes,
       sheetCells: sheet.cells,
-      fileBytes: (await stat(path)).size,
+      fileBytes: (await stat(partial)).size,
       facts
     }
+  }, (meta) => typeof meta.sheetCells === 'number')
+}
+
+/** The same ledger (rows and seed) as a CSV export: `;`, `1.234,56`, UTF-8, the way ERPs write it. */
+export async function ensureCsvLedger (rows: number, seed: number): Promise<{ path: string, facts: LedgerFacts, fileBytes: number }> {
+  return await cachedFile(join(OUT_DIR, `ledger-${rows}r-s${seed}-csv`), 'csv', `${rows.toLocaleString('en-US')}-row CSV ledger (seed ${seed})`, async (partial) => {
+    const facts = await generateLedger({ path: partial, format: 'csv', rows, seed })
+    return { facts, fileBytes: (await stat(partial)).size }
+  })
+}
+
+/**
+ * `base.ext` with its facts in `base.json`, made by `make` when missing or stale (older than the
+ * generator's sources, another size, or not `usable`). Written aside and renamed, so an
+ * interrupted run never leaves a half file in the cache.
+ */
+async function cachedFile<M extends { fileBytes: number }> (
+  base: string, ext: string, what: string, make: (partial: string) => Promise<M>, usable: (meta: M) => boolean = () => true
+): Promise<{ path: string } & M> {
+  await mkdir(OUT_DIR, { recursive: true })
+  const path = `${base}.${ext}`
+  const metaPath = `${base}.json`
+  try {
+    const [fileStat, metaStat] = await Promise.all([stat(path), stat(metaPath)])
+    const meta = JSON.parse(await readFile(metaPath, 'utf8')) as M
+    if (metaStat.mtimeMs >= await newestGeneratorSourceMs() && meta.fileBytes === fileStat.size && usable(meta)) return { path, ...meta }
+  } catch { /* not cached yet */ }
+  process.stderr.write(`generating a ${what} into bench/out/ ...\n`)
+  const started = performance.now()
+  const partial = `${base}.partial-${process.pid}.${ext}`
+  try {
+    const meta = await make(partial)
+    await rename(partial, path)
     await writeFile(metaPath, JSON.stringify(meta))
     process.stderr.write(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
     return { path, ...meta }
   } finally {
     await rm(partial, { force: true })
-  }
-}
-
-/** The same ledger (rows and seed) as a CSV export: `;`, `1.234,56`, UTF-8, the way ERPs write it. */
-export async function ensureCsvLedger (rows: number, seed: number): Promise<{ path: string, facts: LedgerFacts, fileBytes: number }> {
-  await mkdir(OUT_DIR, { recursive: true })
-  const base = join(OUT_DIR, `ledger-${rows}r-s${seed}-csv`)
-  const path = `${base}.csv`
-  const metaPath = `${base}.json`
-  try {
-    const [fileStat, metaStat] = await Promise.all([stat(path), stat(metaPath)])
-    const meta = JSON.parse(await readFile(metaPath, 'utf8')) as { facts: LedgerFacts, fileBytes: number }
-    if (metaStat.mtimeMs >= await newestGeneratorSourceMs() && meta.fileBytes === fileStat.size) return { path, ...meta }
-  } catch { /* not cached yet */ }
-  process.stderr.write(`generating a ${rows.toLocaleString('en-US')}-row CSV ledger (seed ${seed}) into bench/out/ ...\n`)
-  const partial = `${base}.partial-${process.pid}.csv`
-  try {
-    const facts = await generateLedger({ path: partial, format: 'csv', rows, seed })
-    await rename(partial, path)
-    const meta = { facts, fileBytes: (await stat(path)).size }
-    await writeFile(metaPath, JSON.stringify(meta))
-    return { path, ...meta }
-  } finally {
-    await rm(partial, { force: true })
-  }
-}
-
-async function readCached (path: string, metaPath: string): Promise<CachedMeta | undefined> {
-  try {
-    const [fileStat, metaStat] = await Promise.all([stat(path), stat(metaPath)])
-    // A generator change may change the bytes, so an older cache entry is rebuilt.
-    if (metaStat.mtimeMs < await newestGeneratorSourceMs()) return undefined
-    const meta = JSON.parse(await readFile(metaPath, 'utf8')) as CachedMeta
-    return meta.fileBytes === fileStat.size && typeof meta.sheetCells === 'number' ? meta : undefined
-  } catch {
-    return undefined
   }
 }
 
