@@ -17,7 +17,7 @@ import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
-import { escapeXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { ledgerSheetXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import { addCompany } from '../../core/db/companies.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -63,7 +63,7 @@ beforeAll(async () => {
   await generateLedger({ path: overlapping, format: 'xlsx', rows: 300, seed: 413, firstRowId: 1 })
   // A file name with markup in it: shown as text, never parsed.
   invalid = join(dir, 'celulas-<img src=x>-ruins.xlsx')
-  await writeTinyXlsx(invalid, { sheet: ledgerXml([
+  await writeTinyXlsx(invalid, { sheet: ledgerSheetXml([
     [1, 10, '01/02/2024', '100,00', ''],
     [2, 10, '31/02/2024', '', '100,00'],
     [3, 11, '01/02/2024', '=HYPERLINK("http://x";"y")', ''],
@@ -72,7 +72,7 @@ beforeAll(async () => {
     [6, 12, '01/02/2024', '', '12,50']
   ]) })
   manyInvalid = join(dir, 'datas-ruins.xlsx')
-  await writeTinyXlsx(manyInvalid, { sheet: ledgerXml(Array.from({ length: 250 }, (_, i) => [i + 1, i + 1, '30/02/2024', '1,00', '1,00'])) })
+  await writeTinyXlsx(manyInvalid, { sheet: ledgerSheetXml(Array.from({ length: 250 }, (_, i) => [i + 1, i + 1, '30/02/2024', '1,00', '1,00'])) })
   for (const code of ['4521', '4522', '4523', '4524', '4525', '4526']) await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -95,13 +95,6 @@ afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true })
 })
 
-function ledgerXml (rows: Array<Array<string | number>>): string {
-  const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito']
-  const cell = (v: string | number | undefined): string => v === undefined || v === '' ? '<c/>' : typeof v === 'number' ? `<c><v>${v}</v></c>` : `<c t="inlineStr"><is><t xml:space="preserve">${escapeXml(v)}</t></is></c>`
-  const lines = [`<row>${header.map(cell).join('')}</row>`]
-  for (const [id, group, date, debit, credit] of rows) lines.push(`<row>${[id, group, date, 3001, 'Conta', 77, 'Plano', 'AJUSTE', '1.2.3', credit, debit].map(cell).join('')}</row>`)
-  return lines.join('')
-}
 
 /** Started as a client would (the page lists imports; it does not send files to /v1/imports). */
 async function startImport (file: string, codigoDominio: string): Promise<string> {

@@ -17,7 +17,7 @@ import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
 import { serveProcess } from '../../fixtures/serve-process.js'
-import { escapeXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { ledgerSheetXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import { addCompany } from '../../core/db/companies.js'
 import { createPool } from '../../workers/pool.js'
 import type { WorkerPool } from '../../workers/pool.js'
@@ -60,7 +60,7 @@ beforeAll(async () => {
   xls = join(dir, 'razao-antigo.xls')
   xlsFacts = await generateLedger({ path: xls, format: 'xls', rows: 1500, seed: 313, firstRowId: 800_001, dateStyle: 'date-cell' })
   invalid = join(dir, 'celulas-ruins.xlsx')
-  await writeTinyXlsx(invalid, { sheet: ledgerXml([
+  await writeTinyXlsx(invalid, { sheet: ledgerSheetXml([
     [1, 10, '01/02/2024', '100,00', ''],
     [2, 10, '31/02/2024', '', '100,00'],
     [3, 11, '01/02/2024', '=HYPERLINK("http://x";"y")', ''],
@@ -80,13 +80,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-function ledgerXml (rows: Array<Array<string | number>>): string {
-  const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito']
-  const cell = (v: string | number | undefined): string => v === undefined || v === '' ? '<c/>' : typeof v === 'number' ? `<c><v>${v}</v></c>` : `<c t="inlineStr"><is><t xml:space="preserve">${escapeXml(v)}</t></is></c>`
-  const lines = [`<row>${header.map(cell).join('')}</row>`]
-  for (const [id, group, date, debit, credit] of rows) lines.push(`<row>${[id, group, date, 3001, 'Conta', 77, 'Plano', 'AJUSTE', '1.2.3', credit, debit].map(cell).join('')}</row>`)
-  return lines.join('')
-}
 
 interface Reply { status: number, headers: Headers, body: Record<string, any> }
 

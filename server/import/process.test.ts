@@ -13,7 +13,7 @@ import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { generateLedger } from '../../fixtures/ledger/generate.js'
 import type { LedgerFacts } from '../../fixtures/ledger/generate.js'
-import { escapeXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
+import { ledgerSheetXml, writeTinyXlsx } from '../../fixtures/tiny-xlsx.js'
 import { addCompany, setCompanyActive } from '../../core/db/companies.js'
 import { centsToDecimal } from '../../core/money/index.js'
 import { createPool } from '../../workers/pool.js'
@@ -59,17 +59,17 @@ beforeAll(async () => {
   files.huge = join(dir, 'huge.bin')
   await writeFile(files.huge, Buffer.alloc(9 * 1024 * 1024, 1))
   files.invalid = join(dir, 'invalid.xlsx')
-  await writeTinyXlsx(files.invalid, { sheet: ledgerXml([[1, 10, '01/02/2024', 'abc', '100,00'], [2, 10, '01/02/2024', '100,00', '']]) })
+  await writeTinyXlsx(files.invalid, { sheet: ledgerSheetXml([[1, 10, '01/02/2024', 'abc', '100,00'], [2, 10, '01/02/2024', '100,00', '']]) })
   files.nul = join(dir, 'nul.xlsx')
   // _x0000_ is ST_Xstring's escape for U+0000 (ECMA-376 Part 1, 22.9.2.19): a cell can carry one.
-  await writeTinyXlsx(files.nul, { sheet: ledgerXml([[1, 10, '01/02/2024', '100,00', '', 'Conta'], [2, 10, '01/02/2024', '', '100,00', 'Conta _x0000_ nula']]) })
+  await writeTinyXlsx(files.nul, { sheet: ledgerSheetXml([[1, 10, '01/02/2024', '100,00', '', 'Conta'], [2, 10, '01/02/2024', '', '100,00', 'Conta _x0000_ nula']]) })
   files.formulas = join(dir, 'formulas.xlsx')
   // Balanced as read today (both amounts lost to zero), which is how the lost amounts went unnoticed.
-  await writeTinyXlsx(files.formulas, { sheet: ledgerXml([[1, 10, '01/02/2024', { f: 'SUM(K5:K9)' }, '', 'Conta'], [2, 10, '01/02/2024', '', { f: 'SUM(J5:J9)' }, 'Conta']]) })
+  await writeTinyXlsx(files.formulas, { sheet: ledgerSheetXml([[1, 10, '01/02/2024', { f: 'SUM(K5:K9)' }, '', 'Conta'], [2, 10, '01/02/2024', '', { f: 'SUM(J5:J9)' }, 'Conta']]) })
   files.longText = join(dir, 'long-text.xlsx')
-  await writeTinyXlsx(files.longText, { sheet: ledgerXml([[1, 10, '01/02/2024', '100,00', '', 'x'.repeat(40_000)], [2, 10, '01/02/2024', '', '100,00', 'Conta']]) })
+  await writeTinyXlsx(files.longText, { sheet: ledgerSheetXml([[1, 10, '01/02/2024', '100,00', '', 'x'.repeat(40_000)], [2, 10, '01/02/2024', '', '100,00', 'Conta']]) })
   files.tricky = join(dir, 'tricky.xlsx')
-  await writeTinyXlsx(files.tricky, { sheet: ledgerXml(TRICKY_TEXTS.map((text, i) => [i + 1, 500, '2024-03-05', i === 0 ? '10,00' : '', i === 1 ? '10,00' : '', text])) })
+  await writeTinyXlsx(files.tricky, { sheet: ledgerSheetXml(TRICKY_TEXTS.map((text, i) => [i + 1, 500, '2024-03-05', i === 0 ? '10,00' : '', i === 1 ? '10,00' : '', text])) })
 
   for (const code of ['100', '200', '300', '400', '500', '600', '700', '800', 'csv']) {
     await addCompany(db.pool, { codigoDominio: code, nome: `Empresa ${code}` })
@@ -85,17 +85,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-/** A minimal ledger sheet: header plus rows of [id, id_movim_finan, data, debito, credito, planejamento_analitico?]. */
-function ledgerXml (rows: Array<Array<string | number | { f: string }>>): string {
-  const header = ['id', 'id_movim_finan', 'data', 'id_conta', 'planejamento_analitico', 'id_planejamento', 'planejamento', 'tipo', 'cod_planejamento', 'credito', 'debito']
-  // { f } is a formula saved without its value, as openpyxl and ExcelJS write them.
-  const cell = (v: string | number | { f: string } | undefined) => v === undefined || v === '' ? '<c/>' : typeof v === 'number' ? `<c><v>${v}</v></c>` : typeof v === 'object' ? `<c><f>${escapeXml(v.f)}</f></c>` : `<c t="inlineStr"><is><t xml:space="preserve">${escapeXml(v)}</t></is></c>`
-  const lines = [`<row>${header.map(cell).join('')}</row>`]
-  for (const [id, group, date, debit, credit, text] of rows) {
-    lines.push(`<row>${[id, group, date, 3001, text ?? 'Conta', 77, 'Plano', 'AJUSTE', '1.2.3', credit, debit].map(cell).join('')}</row>`)
-  }
-  return lines.join('')
-}
 
 interface Reply { status: number, body: Record<string, any> }
 
