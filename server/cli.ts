@@ -39,7 +39,7 @@ import type { ServiceName } from './serve.js'
 import { UsageError, parseCommandLine } from './cli-usage.js'
 import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
 import { withInputFile, withInputFiles } from './cli-stdin.js'
-import { verifyCommand } from './sign/cli-verify.js'
+import { verifyFile } from './sign/cli-verify.js'
 import { signCommand } from './sign/cli-sign.js'
 import { documentsCommand } from './gateway/cli-documents.js'
 
@@ -146,13 +146,7 @@ const COMMANDS: CommandTable = {
     },
     maxArgs: 1,
     details: 'Signs IN.pdf with the configured certificate (SIGN_CERT_PATH; outside production, the development one) and writes OUT.pdf\n(beside it first, then renamed over it). IN may be - (standard input). A JSON summary (identifier, time, standard,\nSHA-256, warnings) goes to stdout. --check exits 0 when the certificate can sign, 1 when it cannot; warnings start\n30 days before its end.',
-    run: async (args, v) => {
-      const output = text(v, 'output')
-      const level = text(v, 'level')
-      const stamp = text(v, 'stamp')
-      await signCommand([...args, ...(output === undefined ? [] : ['--output', output]), ...(level === undefined ? [] : ['--level', level]),
-        ...(stamp === undefined ? [] : ['--stamp', stamp]), ...(flag(v, 'check') ? ['--check'] : [])])
-    }
+    run: async (args, v) => { await signCommand(args, { output: text(v, 'output'), level: text(v, 'level'), stamp: text(v, 'stamp'), check: flag(v, 'check') }) }
   },
   verify: {
     usage: [['verify FILE [--trust DIR]', 'check a signed PDF\'s signatures (the /api/v1/verify report as JSON)']],
@@ -160,9 +154,8 @@ const COMMANDS: CommandTable = {
     maxArgs: 1,
     details: 'One line per signature on stderr. Exit 0 when every signature is valid; 1 when one is invalid or not trustworthy, the file has no signature or is not a PDF. - reads the PDF from standard input.',
     run: async (args, v) => {
-      const trust = text(v, 'trust')
-      await withInputFile(requireFile(args, 'verify'), async ({ path }) => {
-        process.exitCode = await verifyCommand([path, ...(trust === undefined ? [] : ['--trust', trust])])
+      await withInputFile(requireFile(args, 'verify'), async ({ path, name, fromStdin }) => {
+        process.exitCode = await verifyFile(path, { trust: text(v, 'trust'), name: fromStdin ? name : undefined })
       })
     }
   },

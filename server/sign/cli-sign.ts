@@ -13,7 +13,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { parseArgs } from 'node:util'
 import dotenv from 'dotenv'
 import type { FastifyInstance } from 'fastify'
 import { createPool } from '../../workers/pool.js'
@@ -24,20 +23,6 @@ import type { SignVisualMode } from './config.js'
 
 /** PAdES levels the request's `level` field names (B-B, B-T, B-LT, B-LTA). */
 export const SIGN_LEVELS = ['B', 'T', 'LT', 'LTA'] as const
-
-export const SIGN_HELP = `razao sign IN.pdf -o OUT.pdf [--level B|T|LT|LTA] [--stamp MODE]
-  Signs IN.pdf with the configured certificate (SIGN_CERT_PATH; outside production, the
-  development one) as POST /api/v1/sign does, and writes the signed file to OUT.pdf.
-  IN may be - (standard input); OUT may be - (standard output, the summary then on stderr).
-  --level    the PAdES level asked of the service (B, T, LT or LTA)
-  --stamp    the visual mode for this file: NONE, STAMP_ONLY, PAGE_ONLY or STAMP_AND_PAGE
-             (default SIGN_VISUAL_MODE)
-  Prints a JSON summary (identifier, time, standard, SHA-256, warnings) on stdout.
-
-razao sign --check
-  The configured certificate: signer, end of validity, days left and warnings, as JSON;
-  exit 0 when it can sign, 1 when it cannot. Warnings start 30 days before the end.
-`
 
 class Usage extends Error {}
 
@@ -79,27 +64,10 @@ async function health (app: FastifyInstance): Promise<Health> {
   return (await app.inject({ method: 'GET', url: '/api/v1/health' })).json<Health>()
 }
 
-export async function signCommand (argv: string[]): Promise<void> {
-  let values, positionals
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        output: { type: 'string', short: 'o' },
-        level: { type: 'string' },
-        stamp: { type: 'string' },
-        check: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' }
-      }
-    }))
-  } catch (err) {
-    return usage(`${(err as Error).message}; see razao sign --help`)
-  }
-  if (values.help === true) {
-    process.stdout.write(SIGN_HELP)
-    return
-  }
+/** Options as the command table (server/cli.ts) parsed them; usage beyond them is checked here. */
+export interface SignCommandValues { output?: string | undefined, level?: string | undefined, stamp?: string | undefined, check?: boolean | undefined }
+
+export async function signCommand (positionals: string[], values: SignCommandValues): Promise<void> {
   try {
     const request = values.check === true ? undefined : checkedRequest(positionals, values)
     dotenv.config({ quiet: true })

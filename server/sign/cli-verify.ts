@@ -8,7 +8,6 @@
  */
 import { readFile, stat } from 'node:fs/promises'
 import { basename, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { X509Certificate } from 'node:crypto'
 import { isSignError } from '../../core/sign/index.js'
 import { verifyPdf } from '../../core/sign/verify/index.js'
@@ -16,40 +15,20 @@ import { ConfigError } from '../config.js'
 import { loadVerifyTrustStore } from './trust.js'
 import { reportToWire, verdictSentence } from './verify-route.js'
 
-export const VERIFY_HELP = `Usage: razao verify FILE [--trust DIR]
-
-Checks every signature of the PDF FILE: integrity, signer (name, CPF/CNPJ), certificate
-chain and trust, validity at signing time and now, time-stamp, PAdES level and policy,
-and what changed after each signature. The report (JSON) goes to stdout.
-
-  --trust DIR   folder of trusted root certificates (.pem, .crt, .cer, .der); default
-                SIGN_TRUST_DIR, else the ICP-Brasil roots shipped with razao
-
-Exit status: 0 every signature valid; 1 a signature invalid or not trustworthy, no
-signature, or not a PDF; 2 wrong usage.
-`
-
 function fail (status: 1 | 2, message: string): number {
   process.stderr.write(`razao verify: ${message}\n`)
   return status
 }
 
-/** Runs the command; returns the exit status. */
-export async function verifyCommand (argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { trust: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
-  } catch (err) {
-    return fail(2, `${(err as Error).message}; see razao verify --help`)
-  }
-  const { values, positionals } = parsed
-  if (values.help === true) {
-    process.stdout.write(VERIFY_HELP)
-    return 0
-  }
-  if (positionals.length !== 1) return fail(2, positionals.length === 0 ? 'missing FILE; see razao verify --help' : 'give one FILE; see razao verify --help')
-  const path = positionals[0]!
-  const trustDir = values.trust ?? (env.SIGN_TRUST_DIR === undefined || env.SIGN_TRUST_DIR.trim() === '' ? undefined : env.SIGN_TRUST_DIR.trim())
+/**
+ * Checks the PDF at `path` (shown as `name`: standard input's copy is `stdin`) against the
+ * trust store of `trust`; returns the exit status. Usage (the file argument, unknown options,
+ * --help) is the command table's (server/cli.ts).
+ */
+export async function verifyFile (path: string, options: { trust?: string | undefined, name?: string | undefined }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const shown = options.name ?? path
+  const name = options.name ?? basename(path)
+  const trustDir = options.trust ?? (env.SIGN_TRUST_DIR === undefined || env.SIGN_TRUST_DIR.trim() === '' ? undefined : env.SIGN_TRUST_DIR.trim())
   let store
   try {
     store = loadVerifyTrustStore(trustDir === undefined ? undefined : resolve(trustDir))
@@ -58,23 +37,23 @@ export async function verifyCommand (argv: string[], env: NodeJS.ProcessEnv = pr
     throw err
   }
   const facts = await stat(path).catch(() => undefined)
-  if (facts === undefined || !facts.isFile()) return fail(2, `cannot read ${path}: not a file`)
+  if (facts === undefined || !facts.isFile()) return fail(2, `cannot read ${shown}: not a file`)
   const bytes = await readFile(path)
   let report
   try {
     report = await verifyPdf(bytes, { anchors: store.anchors.map((a) => ({ cert: new X509Certificate(a.der), source: a.source })) })
   } catch (err) {
-    if (isSignError(err)) return fail(1, `${path}: ${err.message}`)
+    if (isSignError(err)) return fail(1, `${shown}: ${err.message}`)
     throw err
   }
   const timeZone = env.SIGN_TIME_ZONE?.trim() || 'America/Sao_Paulo'
-  const data = { fileName: basename(path), sizeBytes: bytes.length, trustStore: { description: store.trustStore, anchors: store.anchors.map((a) => a.source) }, ...reportToWire(report, timeZone) }
+  const data = { fileName: name, sizeBytes: bytes.length, trustStore: { description: store.trustStore, anchors: store.anchors.map((a) => a.source) }, ...reportToWire(report, timeZone) }
   process.stdout.write(`${JSON.stringify(data, null, 2)}\n`)
   for (const s of report.signatures) {
     const who = s.signer === null ? '' : ` ${s.signer.name}${s.signer.document === '' ? '' : ` (${s.signer.documentKind ?? ''} ${s.signer.document})`}`
     const level = s.pades.level === null ? '' : ` PAdES-${s.pades.level}`
     process.stderr.write(`${s.index}. ${s.kind === 'signature' ? 'signature' : 'document time-stamp'}${who}${level}: ${s.verdict}${s.problems.length > 0 ? ` - ${s.problems[0]}` : ''}\n`)
   }
-  process.stderr.write(`${basename(path)}: ${report.verdict}. ${verdictSentence(report.verdict)}\n`)
+  process.stderr.write(`${name}: ${report.verdict}. ${verdictSentence(report.verdict)}\n`)
   return report.verdict === 'VALID' ? 0 : 1
 }
