@@ -36,3 +36,5 @@ export { DOCUMENT_REFUSALS, DocumentRefused, openNfeDocument, openNfseDocument, 
 export type { DocumentFacts, DocumentKind, DocumentRefusal, OpenedDocument } from './doc-zip.js'
 export { DOCUMENT_KINDS, DOCUMENT_STATUSES, getDocument, listDocuments, storeDocuments } from './documents.js'
 export type { DocumentFilter, ReceivedDocument, StoredDocument, StoreOutcome } from './documents.js'
+export { FEED_SERVICES, listFeedStates, setFeedOptions } from './feed-state.js'
+export type { FeedOptions, FeedService, FeedState } from './feed-state.js'

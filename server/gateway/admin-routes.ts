@@ -9,14 +9,15 @@ import type { Pool } from 'pg'
 import { EngineError } from '../../core/errors.js'
 import { isConnectionError } from '../../core/db/pg-errors.js'
 import {
-  createGatewayCompany, deactivateGatewayCompany, findGatewayCompany, getGatewayCompany, listGatewayCompanies, rotateApiKey, updateGatewayCompany
+  FEED_SERVICES, createGatewayCompany, deactivateGatewayCompany, findGatewayCompany, getGatewayCompany, listFeedStates, listGatewayCompanies, rotateApiKey, setFeedOptions,
+  updateGatewayCompany
 } from '../../core/gateway/index.js'
-import type { CertificateStore, GatewayCompany } from '../../core/gateway/index.js'
+import type { CertificateStore, FeedService, GatewayCompany } from '../../core/gateway/index.js'
 import {
   createCompanySchema, deactivateCompanySchema, getCompanySchema, listCertificatesSchema, listCompaniesSchema,
-  removeCertificateSchema, rotateKeySchema, storeCertificateSchema, updateCompanySchema
+  listFeedsSchema, removeCertificateSchema, rotateKeySchema, setFeedSchema, storeCertificateSchema, updateCompanySchema
 } from './schemas.js'
-import { parseCertificateUpload, parseCompanyChanges, parseNewCompany, toWireCertificate, toWireCompany } from './wire.js'
+import { parseCertificateUpload, parseCompanyChanges, parseFeedOptions, parseNewCompany, toWireCertificate, toWireCompany, toWireFeed } from './wire.js'
 
 export interface AdminRouteDeps {
   pool: Pool
@@ -37,6 +38,7 @@ export async function withDatabase<T> (work: () => Promise<T>): Promise<T> {
 }
 
 type CodeParams = { Params: { empresa_codigo: string } }
+type FeedParams = { Params: { empresa_codigo: string, servico: FeedService } }
 
 export async function registerAdminRoutes (app: FastifyInstance, deps: AdminRouteDeps): Promise<void> {
   const { pool, store, now } = deps
@@ -96,6 +98,18 @@ export async function registerAdminRoutes (app: FastifyInstance, deps: AdminRout
     await withDatabase(() => store.removeCertificate(request.params.empresa_codigo))
     request.log.info({ empresaCodigo: request.params.empresa_codigo }, 'certificate removed')
     return reply.code(204).send()
+  })
+
+  app.get('/admin/feed', { schema: listFeedsSchema }, async () => withDatabase(async () => (await listFeedStates(pool)).map(toWireFeed)))
+
+  app.put<FeedParams>('/admin/empresas/:empresa_codigo/feed/:servico', { schema: setFeedSchema }, async (request) => {
+    const options = parseFeedOptions(request.body)
+    if (!(FEED_SERVICES as readonly string[]).includes(request.params.servico)) {
+      throw new EngineError('REQUEST_INVALID', `There is no feed "${request.params.servico.slice(0, 32)}": the feeds are ${FEED_SERVICES.join(' and ')}.`)
+    }
+    const state = await withDatabase(() => setFeedOptions(pool, request.params.empresa_codigo, request.params.servico, options))
+    request.log.info({ empresaCodigo: state.empresaCodigo, servico: state.servico, ativo: state.ativo, cienciaAutomatica: state.cienciaAutomatica }, 'feed configured')
+    return toWireFeed(state)
   })
 
   app.post('/admin/api-key/rotate', { schema: rotateKeySchema }, async (request, reply) => {

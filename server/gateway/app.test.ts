@@ -65,7 +65,7 @@ afterAll(async () => {
 const admin = { authorization: `Bearer ${ADMIN}` }
 let apiKey = FIRST_KEY
 
-function call (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = admin) {
+function call (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = admin) {
   return app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
 }
 const query = (empresaCodigo: string, headers: Record<string, string> = { 'x-api-key': apiKey }) =>
@@ -274,6 +274,38 @@ describe('companies', () => {
     expect((await call('DELETE', `/admin/certificados/${alpha}`)).statusCode).toBe(422)
     expect((await call('DELETE', '/admin/certificados/EMPNADA')).statusCode).toBe(404)
     expect((await query(alpha)).statusCode).toBe(422)
+  })
+})
+
+describe('managed feed (issue 35)', () => {
+  it('turns a company\'s feed on and off, lists its state with the authority\'s wait and the documents kept; bad requests are 400/404', async () => {
+    const cnpj = '11444777000242'
+    const code = (await call('POST', '/admin/empresas', { razao_social: 'Feed Ltda', cnpj })).json().empresa_codigo
+    expect((await call('GET', '/admin/feed')).json().filter((f: any) => f.empresa_codigo === code)).toEqual([])
+
+    const on = await call('PUT', `/admin/empresas/${code}/feed/nfe`, { ativo: true, ciencia_automatica: true })
+    expect(on.statusCode).toBe(200)
+    expect(on.json()).toMatchObject({ empresa_codigo: code, cnpj, servico: 'nfe', ativo: true, ciencia_automatica: true, ult_nsu: '0', max_nsu: null, lacunas: 0, ultimo_erro: null })
+    // Turned on, it is due at once.
+    expect(Date.parse(on.json().proxima_consulta)).toBeLessThanOrEqual(Date.now() + 60_000)
+
+    // The authority's wait for the CNPJ counts as the next allowed call; documents are counted by kind and status.
+    await db.pool.query(`INSERT INTO esperas_consulta (servico, cnpj, espera_ate, motivo, cstat) VALUES ('nfe', $1, now() + interval '1 hour', 'sem documentos', '137')`, [cnpj])
+    await db.pool.query(`INSERT INTO documentos_fiscais (chave, esquema, tipo, cnpjs, situacao, xml) VALUES
+      ('35261199999090910270550010000000011000000100', 'resNFe', 'resNFe', ARRAY[$1], 'autorizada', '<x/>'),
+      ('35261199999090910270550010000000021000000200', 'procNFe', 'procNFe', ARRAY[$1], 'cancelada', '<x/>')`, [cnpj])
+    const listed = (await call('GET', '/admin/feed')).json().find((f: any) => f.empresa_codigo === code)
+    expect(Date.parse(listed.proxima_consulta)).toBeGreaterThan(Date.now() + 30 * 60_000)
+    expect(listed.documentos).toEqual({ por_tipo: { resNFe: 1, procNFe: 1 }, por_situacao: { autorizada: 1, cancelada: 1 } })
+
+    const off = await call('PUT', `/admin/empresas/${code}/feed/nfe`, { ativo: false })
+    expect(off.json()).toMatchObject({ ativo: false, ciencia_automatica: true })
+    expect((await call('PUT', `/admin/empresas/${code}/feed/adn`, { ciencia_automatica: true })).statusCode).toBe(400)
+    expect((await call('PUT', `/admin/empresas/${code}/feed/nfe`, {})).statusCode).toBe(400)
+    expect((await call('PUT', `/admin/empresas/${code}/feed/nfe`, { ativo: 'sim' })).statusCode).toBe(400)
+    expect((await call('PUT', `/admin/empresas/${code}/feed/cte`, { ativo: true })).statusCode).toBe(400)
+    expect((await call('PUT', '/admin/empresas/EMPNADA/feed/nfe', { ativo: true })).statusCode).toBe(404)
+    expect((await call('GET', '/admin/feed', undefined, { authorization: 'Bearer wrong' })).statusCode).toBe(401)
   })
 })
 

@@ -109,6 +109,49 @@ export const deactivateCompanySchema = {
   response: { 200: { ...company, description: 'The company, inactive.' }, ...failures(401, 404, 500, 503) }
 }
 
+const feedServiceParam = {
+  type: 'object', required: ['empresa_codigo', 'servico'],
+  properties: {
+    empresa_codigo: companyCodeField('The company\'s code in the registry (`empresa_codigo`, as GET /admin/empresas lists it).'),
+    servico: { ...str('nfe: NF-e distribution (Ambiente Nacional); adn: national NFS-e distribution.'), examples: ['nfe'] }
+  }
+}
+const counts = { type: 'object', additionalProperties: int(), description: 'Documents kept for the company\'s CNPJ.' }
+const feed = record({
+  empresa_codigo: str(),
+  cnpj: orNull(str()),
+  razao_social: str(),
+  servico: { type: 'string', enum: ['nfe', 'adn'] },
+  ativo: bool('The scheduler polls this feed.'),
+  ciencia_automatica: bool('NF-e only: Ciência da Operação is sent for each new summary.'),
+  ult_nsu: str('The cursor: every NSU up to this one has been read (gaps excepted). Text: 15 digits.'),
+  max_nsu: orNull(str('The authority\'s maxNSU at the last answer.')),
+  proxima_consulta: orNull(str('Not before this time (UTC): the feed\'s pace or the authority\'s wait, whichever is later.')),
+  ultima_consulta: orNull(str()),
+  ultimo_cstat: orNull(str()),
+  ultimo_erro: orNull(record({ codigo: orNull(str()), mensagem: str(), em: str() })),
+  lacunas: int('NSUs the authority skipped, still to be fetched one by one.'),
+  documentos: record({ por_tipo: counts, por_situacao: counts }),
+  atualizado_em: str()
+})
+
+export const listFeedsSchema = {
+  summary: 'The managed feeds: per company and service, on or off, cursor, next call, last error, documents kept',
+  tags: ['admin'], security: admin,
+  response: { 200: list(feed, 'Every configured feed; a company without one has its feeds off.'), ...failures(401, 500, 503) }
+}
+
+export const setFeedSchema = {
+  summary: 'Turn a company\'s feed on or off',
+  description: 'Turning a feed on makes it due at once; turning it off keeps its cursor.',
+  tags: ['admin'], security: admin, params: feedServiceParam,
+  jsonBody: {
+    type: 'object', minProperties: 1, additionalProperties: false,
+    properties: { ativo: { ...bool(), examples: [true] }, ciencia_automatica: { ...bool('NF-e only.'), examples: [false] } }
+  },
+  response: { 200: { ...feed, description: 'The feed, changed.' }, ...failures(400, 401, 404, 413, 500, 503) }
+}
+
 export const listCertificatesSchema = {
   summary: 'Every stored certificate, with its expiry', tags: ['admin'], security: admin,
   response: { 200: list(listedCertificate, 'The certificates.'), ...failures(401, 500, 503) }

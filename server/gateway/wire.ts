@@ -5,7 +5,7 @@
  */
 import { EngineError } from '../../core/errors.js'
 import { daysToExpiry } from '../../core/gateway/index.js'
-import type { CertificateFacts, CertificateSummary, CompanyChanges, GatewayCompany, NewGatewayCompany } from '../../core/gateway/index.js'
+import type { CertificateFacts, CertificateSummary, CompanyChanges, FeedOptions, FeedState, GatewayCompany, NewGatewayCompany } from '../../core/gateway/index.js'
 
 /** A certificate this close to expiry shows as VENCE_EM_BREVE on the admin screen. */
 export const EXPIRY_WARNING_DAYS = 30
@@ -129,5 +129,38 @@ export function toWireCompany (c: GatewayCompany, headOffice: GatewayCompany | u
     atualizado_em: iso(c.atualizadoEm),
     certificado_status: effective === null ? 'AUSENTE' as const : statusOf(effective.validUntil, now),
     certificado: effective === null ? null : { origem: inherits ? 'MATRIZ' as const : 'PROPRIO' as const, ...toWireCertificate(effective, now) }
+  }
+}
+
+/** PUT /admin/empresas/{codigo}/feed/{servico}: `ativo` and, for the NF-e feed, `ciencia_automatica`. */
+export function parseFeedOptions (raw: unknown): FeedOptions {
+  const body = objectBody(raw, ['ativo', 'ciencia_automatica'])
+  if (Object.keys(body).length === 0) throw invalid('Send at least one field to change: ativo, ciencia_automatica.')
+  const options: FeedOptions = {}
+  const ativo = optionalBoolean(body, 'ativo')
+  if (ativo !== undefined) options.ativo = ativo
+  const ciencia = optionalBoolean(body, 'ciencia_automatica')
+  if (ciencia !== undefined) options.cienciaAutomatica = ciencia
+  return options
+}
+
+/** A feed's state as the admin API answers it (snake_case, like the rest of the admin API). */
+export function toWireFeed (s: FeedState): Record<string, unknown> {
+  return {
+    empresa_codigo: s.empresaCodigo,
+    cnpj: s.cnpj,
+    razao_social: s.razaoSocial,
+    servico: s.servico,
+    ativo: s.ativo,
+    ciencia_automatica: s.cienciaAutomatica,
+    ult_nsu: s.ultNsu,
+    max_nsu: s.maxNsu,
+    proxima_consulta: s.proximaConsulta,
+    ultima_consulta: s.ultimaConsulta,
+    ultimo_cstat: s.ultimoCstat,
+    ultimo_erro: s.ultimoErro,
+    lacunas: s.lacunas,
+    documentos: { por_tipo: s.documentos.porTipo, por_situacao: s.documentos.porSituacao },
+    atualizado_em: s.atualizadoEm
   }
 }
