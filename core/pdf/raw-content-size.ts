@@ -62,29 +62,41 @@ export function decodeAsciiHex (data: Buffer): Buffer {
   return Buffer.from(digits.length % 2 === 0 ? digits : `${digits}0`, 'hex')
 }
 
-/** ASCII85 (ISO 32000-1 7.4.3), stopping once past `ceiling` bytes (`z` makes 4 of 1). */
-export function decodeAscii85 (data: Buffer, ceiling: number): Buffer {
-  const text = data.toString('latin1')
-  const end = text.indexOf('~>')
-  const body = (end === -1 ? text : text.slice(0, end)).replace(/\s+/g, '')
-  const out = Buffer.alloc(Math.min(body.length * 4, ceiling + 8))
+/**
+ * ASCII85 (ISO 32000-1 7.4.3), stopping once past `ceiling` bytes (`z` makes 4 of 1). Read
+ * byte by byte: reportlab filters every page it writes through it, so the stamp's corner scan
+ * decodes it for each page. Bytes outside `!`..`u` (whitespace among them) are skipped.
+ */
+export function decodeAscii85 (data: Uint8Array, ceiling: number): Buffer {
+  const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  const found = bytes.indexOf('~>')
+  const stop = found === -1 ? bytes.length : found
+  const out = Buffer.allocUnsafe(Math.min(stop * 4, ceiling + 8))
   let length = 0
-  let group: number[] = []
-  const flush = (count: number): void => {
-    let value = 0
-    for (let k = 0; k < 5; k++) value = value * 85 + (group[k] ?? 84)
-    for (let k = 0; k < count; k++) out[length++] = (value >>> (24 - 8 * k)) & 0xff
-    group = []
-  }
-  for (const ch of body) {
+  // The group's digits so far, as a number (85^5 < 2^53, so it stays exact); written modulo 2^32.
+  let value = 0
+  let count = 0
+  for (let i = 0; i < stop; i++) {
     if (length > ceiling) break
-    if (ch === 'z' && group.length === 0) { out.fill(0, length, length + 4); length += 4; continue }
-    const c = ch.charCodeAt(0) - 33
+    const ch = bytes[i]!
+    if (ch === 0x7a && count === 0) { out.fill(0, length, length + 4); length += 4; continue }
+    const c = ch - 33
     if (c < 0 || c > 84) continue
-    group.push(c)
-    if (group.length === 5) flush(4)
+    value = value * 85 + c
+    if (++count === 5) {
+      out[length++] = (value >>> 24) & 0xff
+      out[length++] = (value >>> 16) & 0xff
+      out[length++] = (value >>> 8) & 0xff
+      out[length++] = value & 0xff
+      value = 0
+      count = 0
+    }
   }
-  if (group.length > 1) flush(group.length - 1)
+  if (count > 1) {
+    // A final partial group is padded with `u` (84), and gives one byte fewer than its digits.
+    for (let k = count; k < 5; k++) value = value * 85 + 84
+    for (let k = 0; k < count - 1; k++) out[length++] = (value >>> (24 - 8 * k)) & 0xff
+  }
   return out.subarray(0, length)
 }
 

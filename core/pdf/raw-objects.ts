@@ -496,7 +496,7 @@ export function decodeChain (data: Uint8Array, filters: readonly string[], ceili
     } else if (filter === 'ASCIIHexDecode' || filter === 'AHx') {
       out = decodeAsciiHex(Buffer.from(out))
     } else if (filter === 'ASCII85Decode' || filter === 'A85') {
-      out = decodeAscii85(Buffer.from(out), ceiling)
+      out = decodeAscii85(out, ceiling)
     } else {
       return undefined
     }
