@@ -81,7 +81,8 @@ export function layoutStamp (font: PDFFont, texts: string[], g: PageGeometry): S
     if (widestWord > lineRoom) return undefined
     lines = texts.flatMap((t) => wrapText(font, t, size, lineRoom))
   }
-  const widest = lines.reduce((w, t) => Math.max(w, textWidth(font, t, 1) * size), 0)
+  // Unwrapped, the widest line is the one measured above.
+  const widest = lines === texts ? unitWidth * size : lines.reduce((w, t) => Math.max(w, textWidth(font, t, 1) * size), 0)
   const length = widest + 2 * PAD * size
   const boxHeight = lines.length * LEADING * size + 2 * PAD * size - (LEADING - 1) * size
   if (length > room || boxHeight > height - 2 * gap || length * boxHeight > MAX_SHARE * width * height) return undefined

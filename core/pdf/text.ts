@@ -16,6 +16,21 @@ interface Metrics {
   kerns: Map<number, number>
   /** A code point's bytes in the font's encoding, as hex digits. */
   hex: Map<number, string>
+  /**
+   * Whole texts lately measured (their units, before scaling) and made printable: a stamp's
+   * first line is the same on every page of a document, and is measured twice per page.
+   */
+  units: Map<string, number>
+  printable: Map<string, string>
+}
+
+/** How many whole texts each of Metrics' `units` and `printable` keeps (then it starts again). */
+const TEXTS_KEPT = 256
+
+function remember<T> (map: Map<string, T>, key: string, value: T): T {
+  if (map.size >= TEXTS_KEPT) map.clear()
+  map.set(key, value)
+  return value
 }
 
 const metricsByFont = new WeakMap<PDFFont, Metrics>()
@@ -30,7 +45,7 @@ function metricsOf (font: PDFFont): Metrics {
   if (m === undefined) {
     const embedder = (font as unknown as { embedder: unknown }).embedder
     const standard = embedder instanceof StandardFontEmbedder ? embedder.fontName : undefined
-    m = (standard === undefined ? undefined : standardMetrics.get(standard)) ?? { encodable: new Map(), widths: new Map(), kerns: new Map(), hex: new Map() }
+    m = (standard === undefined ? undefined : standardMetrics.get(standard)) ?? { encodable: new Map(), widths: new Map(), kerns: new Map(), hex: new Map(), units: new Map(), printable: new Map() }
     if (standard !== undefined) standardMetrics.set(standard, m)
     metricsByFont.set(font, m)
   }
@@ -55,6 +70,8 @@ function glyphUnits (font: PDFFont, m: Metrics, ch: string, cp: number): number 
  */
 export function textWidth (font: PDFFont, text: string, size: number): number {
   const m = metricsOf(font)
+  const known = m.units.get(text)
+  if (known !== undefined) return known * (size / 1000)
   let total = 0
   let prev = -1
   let prevCh = ''
@@ -73,7 +90,7 @@ export function textWidth (font: PDFFont, text: string, size: number): number {
     prev = cp
     prevCh = ch
   }
-  return total * (size / 1000)
+  return remember(m.units, text, total) * (size / 1000)
 }
 
 /** How far `text` moves the pen when shown with Tj at `size`: its glyphs' advances, no kerning (Tj applies none). */
@@ -114,9 +131,11 @@ function encodable (m: Metrics, font: PDFFont, ch: string): boolean {
 /** The text with every character the font cannot encode replaced by `?`. */
 export function printable (font: PDFFont, text: string): string {
   const m = metricsOf(font)
+  const known = m.printable.get(text)
+  if (known !== undefined) return known
   let out = ''
   for (const ch of text.replace(/[\r\n\t]+/g, ' ')) out += encodable(m, font, ch) ? ch : '?'
-  return out
+  return remember(m.printable, text, out)
 }
 
 /**
