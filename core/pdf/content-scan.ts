@@ -40,6 +40,11 @@ export interface RectScan {
   gaveUp?: 'too-large' | 'unsupported' | undefined
   /** Decoded content bytes read (each form counted each time it is drawn). */
   bytes: number
+  /**
+   * With `rank`: per rectangle, the area the page's text covers in it (the sum of each run's
+   * overlap, as the stamp's rule counts it), when every run near a rectangle had an exact extent.
+   */
+  areas?: number[] | undefined
 }
 
 /** Bounds on pdf.js's descent and ascent, in ems (pdfjs.ts, runBox): the possible box spans them. */
@@ -260,7 +265,21 @@ class GiveUp extends Error {
 export interface ScanLimits {
   /** Most decoded content one page may have scanned (forms counted each time drawn). */
   maxBytes: number
+  /**
+   * Measure how much text each rectangle covers instead of stopping once none can be free:
+   * for a page whose every corner is covered, so that the least covered can be told without
+   * pdf.js. A run near a rectangle without an exact extent makes the answer `unsupported`.
+   */
+  rank?: boolean | undefined
 }
+
+/**
+ * The run's box for ranking covered corners: what pdf.js gives a run whose font states no
+ * ascent or descent (pdfjs.ts, runBox). An estimate of its real box, used only to compare
+ * corners that are all covered.
+ */
+const RANK_ASCENT = 0.9
+const RANK_DESCENT = -0.25
 
 /**
  * Scans one page's content for runs in `rects` (default user space). Never throws for the
@@ -276,14 +295,14 @@ export class ContentScanner {
   constructor (readonly context: PDFContext) {}
 
   scanPage (contents: PDFObject | undefined, resources: PDFDict | undefined, rects: Box[], limits: ScanLimits): RectScan {
-    const run = new PageRun(this, rects, limits.maxBytes)
+    const run = new PageRun(this, rects, limits.maxBytes, limits.rank === true)
     try {
       const streams = this.contentStreams(contents)
       const parts = streams.map((s) => run.decode(s))
       // The page's streams are one sequence of operators (§7.8.2): a token may not cross them, but operators may.
       const data = parts.length === 1 ? parts[0]! : joinWithBreaks(parts)
       run.scan(data, resources, IDENTITY, freshText(), 0)
-      return { states: run.states, bytes: run.bytes }
+      return { states: run.states, bytes: run.bytes, areas: run.areas }
     } catch (err) {
       if (err instanceof GiveUp) return { states: rects.map(() => 'unknown'), gaveUp: err.reason, bytes: run.bytes }
       if (err === DECIDED) return { states: run.states, bytes: run.bytes }
@@ -410,10 +429,13 @@ function joinWithBreaks (parts: Uint8Array[]): Uint8Array {
 /** The state of one page's scan. */
 class PageRun {
   readonly states: RectState[]
+  /** Ranking only: the text area in each rectangle. */
+  readonly areas: number[] | undefined
   bytes = 0
 
-  constructor (private readonly scanner: ContentScanner, private readonly rects: Box[], private readonly maxBytes: number) {
+  constructor (private readonly scanner: ContentScanner, private readonly rects: Box[], private readonly maxBytes: number, rank: boolean) {
     this.states = rects.map(() => 'free')
+    this.areas = rank ? rects.map(() => 0) : undefined
   }
 
   decode (stream: PDFObject | undefined): Uint8Array {
@@ -640,6 +662,10 @@ class PageRun {
     const y1 = rise + size * DESCENT_BOUND
     const y2 = rise + size * ASCENT_BOUND
     let possible = boxOf(m, startLow + advLow, startHigh + advHigh, Math.min(y1, y2), Math.max(y1, y2))
+    if (this.areas !== undefined) {
+      this.rank(shown, line, m, rise, possible, this.areas)
+      return
+    }
     if (!this.touchesOpen(possible)) return
     if (shown.font.exactWidths === true) {
       // Near a rectangle by the cheap bound: a font drawn with the widths we know gets its
@@ -663,6 +689,24 @@ class PageRun {
       this.states[r] = sure !== undefined && overlaps(sure, this.rects[r]!, false) ? 'covered' : 'unknown'
     }
     if (this.states.every((s) => s !== 'free')) throw DECIDED
+  }
+
+  /** Ranking: adds the run's estimated box's overlap with each rectangle its possible box meets. */
+  private rank (shown: Shown, line: LineStep[], m: Matrix, rise: number, possible: Box, areas: number[]): void {
+    if (!this.rects.some((r) => overlaps(possible, r, true))) return
+    const exact = exactRun(shown, line)
+    if (exact === undefined) throw new GiveUp('unsupported')
+    if (exact.blank) return
+    const y1 = rise + shown.size * RANK_DESCENT
+    const y2 = rise + shown.size * RANK_ASCENT
+    const box = boxOf(m, Math.min(exact.start, exact.start + exact.advance), Math.max(exact.start, exact.start + exact.advance), Math.min(y1, y2), Math.max(y1, y2))
+    if (!Number.isFinite(box.x + box.y + box.width + box.height)) throw new GiveUp('unsupported')
+    for (let r = 0; r < this.rects.length; r++) {
+      const rect = this.rects[r]!
+      const w = Math.min(box.x + box.width, rect.x + rect.width) - Math.max(box.x, rect.x)
+      const h = Math.min(box.y + box.height, rect.y + rect.height) - Math.max(box.y, rect.y)
+      if (w > 0 && h > 0) areas[r]! += w * h
+    }
   }
 }
 

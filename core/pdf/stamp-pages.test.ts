@@ -80,3 +80,26 @@ describe('stampPages on pages whose content is filtered twice', () => {
     expect([...outcome.corners.values()]).toEqual(['bottom-right', 'bottom-right', 'bottom-right'])
   })
 })
+
+describe('stampPages on a page covered in all four corners', () => {
+  it('ranks the corners from the scan\'s exact extents, without pdf.js, and puts the stamp where it covers least', async () => {
+    const doc = await PDFDocument.create()
+    const helvetica = await doc.embedFont(StandardFonts.Helvetica)
+    const page = doc.addPage([595.28, 841.89])
+    // Each corner's stamp rectangle (about 437 x 20 points, 6 from the edges) meets text: a long line across
+    // the top two, a word of ten capitals in the bottom right, one small letter in the bottom left.
+    page.drawText('Linha de cabeçalho que atravessa quase toda a largura da página', { x: 10, y: 822, size: 12, font: helvetica })
+    page.drawText('WWWWWWWWWW', { x: 470, y: 12, size: 10, font: helvetica })
+    page.drawText('a', { x: 10, y: 12, size: 8, font: helvetica })
+    const opened = await openPdf(await doc.save())
+    const tracked = track(opened)
+    const font = await opened.doc.embedFont(StandardFonts.Helvetica)
+    const outcome = await stampPages(tracked, opened.doc.getPages(), {
+      font, linesFor: () => ['Assinado digitalmente por EMPRESA DESENVOLVIMENTO RAZAO TESTE LTDA (CNPJ 11.222.333/0001-81) em 22/11/2026', 'Página 1 de 1'], nameFor: String
+    })
+    // Before, such a page went to pdf.js (on an edge-to-edge NFS-e, more than its 500 ms).
+    expect(outcome.readByPdfJs).toEqual([])
+    expect(outcome.covering).toEqual([1])
+    expect(outcome.corners.get(1)).toBe('bottom-left')
+  })
+})

@@ -11,9 +11,10 @@
  *
  * The text is found in two steps. First the content-stream scan (content-scan.ts), which
  * settles most pages at a fraction of pdf.js's cost, and whose answer is reused for pages
- * that share their content, resources and stamp rectangles. Then pdf.js, for the pages
- * the scan left open: a corner it could not tell, every corner covered (the least-covered
- * one needs the real boxes), or content it does not read.
+ * that share their content, resources and stamp rectangles. A page covered in every corner
+ * is scanned a second time to measure the text in each (ranking, when every run near a
+ * corner has an exact extent). Then pdf.js, for the pages the scan left open: a corner it
+ * could not tell, a ranking it could not make, or content it does not read.
  *
  * The stamps' appearance is drawn once per group of pages of the same stamp size, as a
  * form XObject every page's appearance draws; a page's own appearance adds only its page
@@ -90,11 +91,11 @@ function coveredArea (rect: Box, obstacles: Box[]): number {
   return area
 }
 
-/** Issue 13's rule on known obstacles: the first free corner, else the least covered. */
-function leastCovered (p: Planned, obstacles: Box[]): { corner: Corner, area: number } {
+/** Issue 13's rule on known obstacles (and, from the scan, text areas already summed): the first free corner, else the least covered. */
+function leastCovered (p: Planned, obstacles: Box[], known: (corner: number) => number = () => 0): { corner: Corner, area: number } {
   let best = { corner: CORNERS[0]!, area: Infinity }
   for (const [i, corner] of CORNERS.entries()) {
-    const area = obstacles.length === 0 ? 0 : coveredArea(p.rects[i]!, obstacles)
+    const area = known(i) + (obstacles.length === 0 ? 0 : coveredArea(p.rects[i]!, obstacles))
     if (area < best.area) best = { corner, area }
     if (area === 0) break
   }
@@ -115,9 +116,10 @@ function scannedCorner (p: Planned, scan: RectScan): Corner | undefined {
  * Scans every planned page's content for its corners, pages with the same content,
  * resources and corner rectangles once. Returns the pages left for pdf.js.
  */
-function scanCorners (doc: PDFDocument, planned: Planned[], budget: TextReadingBudget): Array<{ p: Planned, scan?: RectScan | undefined }> {
+function scanCorners (doc: PDFDocument, planned: Planned[], budget: TextReadingBudget, covering: number[]): Array<{ p: Planned, scan?: RectScan | undefined }> {
   const scanner = new ContentScanner(doc.context)
   const answers = new Map<string, RectScan>()
+  const ranks = new Map<string, RectScan>()
   const ids = new Map<object, number>()
   const id = (o: object | undefined): number => {
     if (o === undefined) return 0
@@ -129,11 +131,14 @@ function scanCorners (doc: PDFDocument, planned: Planned[], budget: TextReadingB
   const left: Array<{ p: Planned, scan?: RectScan | undefined }> = []
   for (const p of planned) {
     let scan: RectScan | undefined
+    let contents: ReturnType<PDFPage['node']['get']>
+    let resources: ReturnType<PDFPage['node']['Resources']>
+    let key = ''
     try {
-      const contents = p.page.node.get(PDFName.of('Contents'))
-      const resources = p.page.node.Resources()
+      contents = p.page.node.get(PDFName.of('Contents'))
+      resources = p.page.node.Resources()
       const contentKey = contents instanceof PDFArray ? contents.asArray().map((c) => c instanceof PDFRef ? c.tag : `#${id(c)}`).join(',') : contents instanceof PDFRef ? contents.tag : `#${id(contents)}`
-      const key = `${contentKey}|${id(resources)}|${p.rects.map((r) => `${r.x},${r.y},${r.width},${r.height}`).join(';')}`
+      key = `${contentKey}|${id(resources)}|${p.rects.map((r) => `${r.x},${r.y},${r.width},${r.height}`).join(';')}`
       scan = answers.get(key)
       if (scan === undefined && total < budget.maxTotalContentBytes) {
         scan = scanner.scanPage(contents, resources, p.rects, { maxBytes: Math.min(budget.maxPageContentBytes, budget.maxTotalContentBytes - total) })
@@ -144,10 +149,32 @@ function scanCorners (doc: PDFDocument, planned: Planned[], budget: TextReadingB
       // A page tree pdf-lib cannot walk: pdf.js, or the default corner.
     }
     const corner = scan === undefined ? undefined : scannedCorner(p, scan)
-    if (corner === undefined) left.push({ p, scan })
-    else p.corner = corner
+    if (corner !== undefined) {
+      p.corner = corner
+      continue
+    }
+    // Every corner covered: the least covered, from the scan's exact extents when it has them for every run near a corner.
+    if (scan !== undefined && allCovered(p, scan) && total < budget.maxTotalContentBytes) {
+      const ranked = ranks.get(key) ?? scanner.scanPage(contents, resources, p.rects, { maxBytes: Math.min(budget.maxPageContentBytes, budget.maxTotalContentBytes - total), rank: true })
+      if (!ranks.has(key)) {
+        total += ranked.bytes
+        ranks.set(key, ranked)
+      }
+      if (ranked.areas !== undefined) {
+        const areas = ranked.areas
+        p.corner = leastCovered(p, p.annotations, (i) => areas[i]!).corner
+        covering.push(p.index + 1)
+        continue
+      }
+    }
+    left.push({ p, scan })
   }
   return left
+}
+
+/** Whether the scan (and the page's annotations) found every corner covered, none unknown. */
+function allCovered (p: Planned, scan: RectScan): boolean {
+  return CORNERS.every((_, i) => scan.states[i] === 'covered' || p.annotations.some((a) => intersect(a, p.rects[i]!) !== undefined))
 }
 
 /**
@@ -198,7 +225,7 @@ export async function stampPages (tracked: Tracked, pages: PDFPage[], request: S
     planned.push({ index, page, g, texts, layout, rects: CORNERS.map((c) => stampRect(g, layout, c)), annotations: annotationBoxes(page) })
   })
   const { doc } = tracked.opened
-  const left = scanCorners(doc, planned, budget)
+  const left = scanCorners(doc, planned, budget, outcome.covering)
   if (left.length > 0) await readCorners(tracked.opened.bytes, doc, left, budget, outcome)
   outcome.unread.sort((a, b) => a - b)
   outcome.covering.sort((a, b) => a - b)
