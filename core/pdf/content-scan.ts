@@ -298,7 +298,7 @@ export class ContentScanner {
     const run = new PageRun(this, rects, limits.maxBytes, limits.rank === true)
     try {
       const streams = this.contentStreams(contents)
-      const parts = streams.map((s) => run.decode(s))
+      const parts = streams.map((s) => run.decode(s, false))
       // The page's streams are one sequence of operators (§7.8.2): a token may not cross them, but operators may.
       const data = parts.length === 1 ? parts[0]! : joinWithBreaks(parts)
       run.scan(data, resources, IDENTITY, freshText(), 0)
@@ -378,8 +378,8 @@ export class ContentScanner {
     return names
   }
 
-  /** A stream's decoded bytes, at most `ceiling` of them, or a GiveUp. Decoded once per document. */
-  decodeStream (object: PDFObject | undefined, ceiling: number): Uint8Array {
+  /** A stream's decoded bytes, at most `ceiling` of them, or a GiveUp. Decoded once per document when `keep`. */
+  decodeStream (object: PDFObject | undefined, ceiling: number, keep = true): Uint8Array {
     if (object === undefined) return new Uint8Array(0)
     const cached = this.decoded.get(object)
     if (cached !== undefined) {
@@ -407,7 +407,7 @@ export class ContentScanner {
       data = chained
     }
     if (data.length > ceiling) throw new GiveUp('too-large')
-    this.decoded.set(object, data)
+    if (keep) this.decoded.set(object, data)
     return data
   }
 }
@@ -438,8 +438,9 @@ class PageRun {
     this.areas = rank ? rects.map(() => 0) : undefined
   }
 
-  decode (stream: PDFObject | undefined): Uint8Array {
-    const data = this.scanner.decodeStream(stream, this.maxBytes - this.bytes)
+  /** `keep`: for a form, which other pages may draw too; a page's own content is read once (twice for a ranking), and kept it would only fill the heap. */
+  decode (stream: PDFObject | undefined, keep = true): Uint8Array {
+    const data = this.scanner.decodeStream(stream, this.maxBytes - this.bytes, keep)
     this.bytes += data.length
     return data
   }
@@ -470,14 +471,15 @@ class PageRun {
     // The line's matrix in user space (tlm × ctm), made at the line's first show and kept until the line or the ctm changes.
     let lineCtm: Matrix | undefined
     const newLine = (m: Matrix): void => { tlm = m; lineCtm = undefined; line = []; offsetLow = 0; offsetHigh = 0 }
-    const translate = (tx: number, ty: number): void => { newLine(multiply([1, 0, 0, 1, tx, ty], tlm)) }
+    // [1 0 0 1 tx ty] × tlm, written out: Td and T* come once a line.
+    const translate = (tx: number, ty: number): void => { newLine([tlm[0], tlm[1], tlm[2], tlm[3], tx * tlm[0] + ty * tlm[2] + tlm[4], tx * tlm[1] + ty * tlm[3] + tlm[5]]) }
     const show = (s: Str): void => {
       const font = text.font
       if (font === undefined || font.unreadable) throw new GiveUp('unsupported')
       const shown: Shown = { str: s, font, size: text.size, tc: text.tc, tw: text.tw, th: text.th }
       const [low, high] = advanceBounds(shown)
       lineCtm ??= multiply(tlm, ctm)
-      this.place(shown, line, offsetLow, offsetHigh, lineCtm, text.rise)
+      this.place(shown, low, high, line, offsetLow, offsetHigh, lineCtm, text.rise)
       line.push(shown)
       offsetLow += low
       offsetHigh += high
@@ -654,10 +656,12 @@ class PageRun {
 
   /**
    * Marks the rectangles a run may or surely meets. The run starts between `startLow` and
-   * `startHigh` along its line (equal when every earlier show on the line was exact).
+   * `startHigh` along its line (equal when every earlier show on the line was exact) and
+   * advances between `advanceLow` and `advanceHigh` (advanceBounds).
    */
-  private place (shown: Shown, line: LineStep[], startLow: number, startHigh: number, m: Matrix, rise: number): void {
-    let [advLow, advHigh] = advanceBounds(shown)
+  private place (shown: Shown, advanceLow: number, advanceHigh: number, line: LineStep[], startLow: number, startHigh: number, m: Matrix, rise: number): void {
+    let advLow = advanceLow
+    let advHigh = advanceHigh
     const size = shown.size
     const y1 = rise + size * DESCENT_BOUND
     const y2 = rise + size * ASCENT_BOUND
