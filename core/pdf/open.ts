@@ -35,6 +35,8 @@ export interface OpenedPdf {
   last: LastSection
   /** DocMDP permission of a certification signature (2: forms and signatures, 3: also annotations). */
   certification: 2 | 3 | undefined
+  /** The form holds a signed signature field: a page added now would invalidate that signature. */
+  signed?: boolean | undefined
   /** Set for an encrypted file that opens without a password: pdf-lib holds its objects decrypted. */
   encryption: Encryption | undefined
   /** What was done to the input before signing (leading bytes removed, a damaged file rebuilt), for the answer's warnings. */
@@ -283,7 +285,30 @@ function finish (opened: OpenedPdf): OpenedPdf {
   if (pages === 0) invalid('The PDF has no pages.')
   const certification = certificationLevel(doc)
   if (certification === 1) unsupported('The PDF carries a certification signature that allows no changes (DocMDP P=1); another signature would invalidate it.')
-  return { ...opened, certification }
+  return { ...opened, certification, signed: hasSignedField(doc) }
+}
+
+/** Fields deeper than this are not looked at (a form is a shallow tree; a loop must not hang us). */
+const MAX_FIELD_DEPTH = 16
+
+/** Whether the form (the catalog's /AcroForm /Fields, and their /Kids) holds a signature field with a value. */
+function hasSignedField (doc: PDFDocument): boolean {
+  const lookup = (o: PDFObject | undefined): PDFObject | undefined => o instanceof PDFRef ? doc.context.lookup(o) : o
+  const form = lookup(doc.catalog.get(PDFName.of('AcroForm')))
+  const fields = form instanceof PDFDict ? lookup(form.get(PDFName.of('Fields'))) : undefined
+  const seen = new Set<PDFObject>()
+  const signed = (items: PDFObject | undefined, depth: number): boolean => {
+    if (!(items instanceof PDFArray) || depth > MAX_FIELD_DEPTH) return false
+    for (const item of items.asArray()) {
+      const field = lookup(item)
+      if (!(field instanceof PDFDict) || seen.has(field)) continue
+      seen.add(field)
+      if (lookup(field.get(PDFName.of('FT'))) === PDFName.of('Sig') && lookup(field.get(PDFName.of('V'))) instanceof PDFDict) return true
+      if (signed(lookup(field.get(PDFName.of('Kids'))), depth + 1)) return true
+    }
+    return false
+  }
+  return signed(fields, 0)
 }
 
 /**

@@ -168,7 +168,13 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, standa
   const { material, signedAt } = options
   const opened = await openPdf(input)
   const withStamp = options.visualMode === 'STAMP_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
-  const withPage = options.visualMode === 'PAGE_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
+  const pageAsked = options.visualMode === 'PAGE_ONLY' || options.visualMode === 'STAMP_AND_PAGE'
+  // A page added after a signature invalidates it for validators (Adobe, pyHanko, our own
+  // verification): a PDF already signed gets no signature page, and the answer says why.
+  const withPage = pageAsked && opened.signed !== true
+  const notes = pageAsked && !withPage
+    ? [`The PDF is already signed: a page added after a signature invalidates it for validators, so no signature page was added (visual mode ${options.visualMode}); ${withStamp ? 'the stamps show this signature' : 'this signature has no visible appearance'}.`]
+    : []
   // A certified document allows only what its DocMDP level allows after it (§12.8.2.2):
   // level 2 no annotations, so no stamp; neither level a new page.
   if ((opened.certification === 2 && withStamp) || (opened.certification !== undefined && withPage)) {
@@ -213,7 +219,7 @@ async function prepareUpdate (input: Uint8Array, options: SignPdfOptions, standa
       pdfDate: pdfDate(signedAt, options.timeZone),
       reason: options.policy === undefined ? `Assinado digitalmente (${standard})` : undefined
     })
-    return { bytes: writeUpdate(tracked, [sigDict]), tracked, originalPages: pages.length, warnings: [...opened.warnings, ...warnings] }
+    return { bytes: writeUpdate(tracked, [sigDict]), tracked, originalPages: pages.length, warnings: [...opened.warnings, ...notes, ...warnings] }
   } catch (err) {
     if (err instanceof SignError) throw err
     throw damaged(err)

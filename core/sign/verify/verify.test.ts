@@ -172,6 +172,17 @@ describe('our own signatures', () => {
     expect(older!.changesAfter).toMatchObject({ updates: 1, pagesAdded: 0, annotationsAddedOrChanged: 2, signaturesAdded: 1, level: 'ANNOTATIONS' })
     expect(newer!.changesAfter.level).toBe('NONE')
   })
+
+  it('a second signature asked for with a signature page keeps the first VALID: no page is added, and the answer says why', async () => {
+    const first = await signPdf(twoPages, options({ visualMode: 'STAMP_AND_PAGE' }))
+    const second = await signPdf(first.pdf, options({ visualMode: 'STAMP_AND_PAGE', documentIdentifier: 'RZ-VERIFY-0003' }))
+    expect(second.warnings.join(' ')).toMatch(/already signed: a page added after a signature invalidates it/)
+    const report = await verifyPdf(second.pdf, { anchors })
+    // Before, the second signature's page made the first INVALID here (and for pyHanko and Adobe).
+    expect(report.pageCount).toBe(3)
+    expect(report.signatures.map((s) => s.verdict)).toEqual(['VALID', 'VALID'])
+    expect(report.signatures[0]!.changesAfter).toMatchObject({ pagesAdded: 0, signaturesAdded: 1 })
+  })
 })
 
 describe('tampered files', () => {
