@@ -25,6 +25,7 @@ import { buildGatewayApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
 import type { GatewayConfig } from './config.js'
 import { manifestSenderFor } from './manifestacao-routes.js'
+import { ROOT, runRazao } from '../../fixtures/razao-cli.js'
 
 const hasXmlsec = ((): boolean => { try { execFileSync('xmlsec1', ['--version'], { stdio: 'ignore' }); return true } catch { return false } })()
 // CI installs xmlsec1 (.ci/run): there a missing verifier fails the file instead of skipping it.
@@ -177,6 +178,28 @@ describe.runIf(withXmlsec)('POST /v1/manifestacao', () => {
     expect((await manifest('EMP0000000000', [{ chave: key(5), tp_evento: '210210' }])).status).toBe(404)
     expect((await manifest(matriz, [{ chave: key(5), tp_evento: '210210' }], 'wrong-key')).status).toBe(401)
     expect(sent()).toBe(before)
+  })
+})
+
+describe.runIf(withXmlsec)('razao manifest', () => {
+  it('sends from the command line with the stored certificate (exit 0, the route\'s JSON), and refuses a bad request with exit 2 before anything is sent', async () => {
+    const env = {
+      ...process.env, DATABASE_URL: db.url, GATEWAY_MASTER_KEY: masterKey.key.toString('hex'), GATEWAY_EVENTO_URL: fake.url,
+      GATEWAY_CA_FILE: join(dir, 'ca.pem'), GATEWAY_TIMEOUT_MS: '10000', LOG_LEVEL: 'silent', RAZAO_DATA_DIR: dir
+    }
+    const before = sent()
+    const usage = await runRazao(['manifest', key(6), '--empresa', matriz, '--evento', 'nao-realizada'], { cwd: ROOT, env })
+    expect([usage.code, usage.stdout]).toEqual([2, ''])
+    expect(usage.stderr).toMatch(/justificativa is required for Operação não Realizada/)
+    expect(sent()).toBe(before)
+    const run = await runRazao(['manifest', key(6), key(7), '--empresa', matriz, '--evento', 'confirmacao'], { cwd: ROOT, env })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual({
+      empresa_codigo: matriz,
+      eventos: [key(6), key(7)].map((chave) => expect.objectContaining({ chave, tp_evento: '210200', n_seq_evento: 1, situacao: 'registrado', cStat: '135', repetido: false }))
+    })
+    expect(fake.requests.at(-1)!.eventos.map((e) => e.chNFe)).toEqual([key(6), key(7)])
   })
 })
 
