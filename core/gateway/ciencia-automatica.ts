@@ -9,7 +9,9 @@
  * than the Ciência's deadline (`prazoDias`, 10 by default: a figure seen only in third-party
  * code, hence a setting), when it is not one of this company's documents, and when any event was
  * already sent for it (a manifestação already registered, refused or under way: a Ciência after
- * a conclusive event is refused, 655). Only an earlier attempt that failed is tried again.
+ * a conclusive event is refused, 655). Only an earlier attempt that failed is tried again, or one
+ * still `enviando` ten minutes after it was sent (its process died before the answer: the call's
+ * deadline is at most five minutes, GATEWAY_TIMEOUT_MS), which is safe: a repeat is answered 573.
  * At most 20 events go in one batch (envEvento's maxOccurs).
  */
 import type { Pool } from 'pg'
@@ -47,7 +49,8 @@ export async function autoCiencia (pool: Pool, company: CienciaCompany, chaves: 
       WHERE d.chave = ANY($1::text[]) AND d.tipo = 'resNFe' AND d.situacao = 'autorizada' AND $2 = ANY(d.cnpjs)
         AND (d.data_emissao IS NULL OR d.data_emissao > now() - make_interval(days => $3))
         AND NOT EXISTS (SELECT 1 FROM documentos_fiscais p WHERE p.chave = d.chave AND p.tipo = 'procNFe')
-        AND NOT EXISTS (SELECT 1 FROM manifestacoes m WHERE m.chave = d.chave AND m.status <> 'falhou')
+        AND NOT EXISTS (SELECT 1 FROM manifestacoes m WHERE m.chave = d.chave AND m.status <> 'falhou'
+                          AND NOT (m.status = 'enviando' AND m.enviado_em < now() - interval '10 minutes'))
       ORDER BY d.chave`,
     [wanted, company.cnpj, options.prazoDias ?? DEFAULT_CIENCIA_PRAZO_DIAS])).rows.map((r) => r.chave)
   outcome.ignoradas = chaves.length - due.length

@@ -19,7 +19,7 @@
 import type { Agent } from 'node:https'
 import type { Pool } from 'pg'
 import { AnswerRefused } from './answer-encoding.js'
-import { GatewayError } from './errors.js'
+import { GatewayError, isGatewayError } from './errors.js'
 import { callHttps } from './https-call.js'
 import type { GatewayLog } from './https-call.js'
 import { parseEventoAnswer, MAX_ANSWER_BYTES } from './manifestacao-answer.js'
@@ -161,8 +161,9 @@ export async function sendManifestacoes (sender: ManifestSender, empresaCodigo: 
   if (toSend.length === 0) return outcomes as ManifestOutcome[]
 
   const ids = toSend.map((s) => s.id)
-  const fail = async (e: GatewayError): Promise<never> => {
-    await sender.pool.query("UPDATE manifestacoes SET status = 'falhou', erro = $2, respondido_em = now() WHERE id = ANY($1::bigint[])", [ids, e.detail.slice(0, 500)])
+  const fail = async (e: unknown): Promise<never> => {
+    const why = isGatewayError(e) ? e.detail : 'the call failed unexpectedly'
+    await sender.pool.query("UPDATE manifestacoes SET status = 'falhou', erro = $2, respondido_em = now() WHERE id = ANY($1::bigint[])", [ids, why.slice(0, 500)])
     throw e
   }
   let answer
@@ -179,7 +180,7 @@ export async function sendManifestacoes (sender: ManifestSender, empresaCodigo: 
       ...(sender.log === undefined ? {} : { log: { to: sender.log, upstream: 'nfe-recepcao-evento' } })
     })
   } catch (e) {
-    return await fail(e as GatewayError)
+    return await fail(e)
   }
   let parsed
   try {

@@ -224,6 +224,13 @@ describe.runIf(withXmlsec)('autoCiencia (what the feed calls after storing summa
     // key(1) already has its Ciência; key(2) conclusive events.
     await summary(key(1))
     await summary(key(2))
+    // Sent and never answered: 20 minutes ago (its process died: sent again), a moment ago (under way: left alone).
+    for (const [k, ago] of [[key(300), 20], [key(301), 0]] as const) {
+      await summary(k)
+      await db.pool.query(`INSERT INTO manifestacoes (chave, empresa_id, cnpj, tp_evento, n_seq_evento, status, evento_xml, enviado_em)
+        SELECT $1, id, cnpj, '210210', 1, 'enviando', '<evento/>', now() - make_interval(mins => $3) FROM empresas WHERE empresa_codigo = $2`, [k, matriz, ago])
+    }
+    notas.set(key(300), HEAD_OFFICE_CNPJ)
     const agents = new TlsAgentCache({ extraCaPem: pki.rootPem, openPkcs12: async (f, p) => loadPkcs12(f, p) })
     const store = new CertificateStore({ pool: db.pool, masterKey })
     const sender = manifestSenderFor({ config, pool: db.pool, resolveCertificate: (code) => store.resolveCertificate(code) }, agents)
@@ -231,16 +238,18 @@ describe.runIf(withXmlsec)('autoCiencia (what the feed calls after storing summa
       const off = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: false }, fresh, sender)
       expect(off).toEqual({ ignoradas: 25, registradas: 0, rejeitadas: 0, erro: null })
       const before = sent()
-      const all = [...fresh, key(200), key(201), key(202), key(203), key(1), key(2)]
+      const all = [...fresh, key(200), key(201), key(202), key(203), key(1), key(2), key(300), key(301)]
       const outcome = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: true }, all, sender)
-      expect(outcome).toEqual({ ignoradas: 6, registradas: 20, rejeitadas: 5, erro: null })
-      expect(fake.requests.slice(before).map((r) => r.eventos.length)).toEqual([20, 5])
-      expect(fake.requests.slice(before).flatMap((r) => r.eventos.map((e) => e.chNFe)).sort()).toEqual(fresh)
+      expect(outcome).toEqual({ ignoradas: 7, registradas: 21, rejeitadas: 5, erro: null })
+      expect(fake.requests.slice(before).map((r) => r.eventos.length)).toEqual([20, 6])
+      expect(fake.requests.slice(before).flatMap((r) => r.eventos.map((e) => e.chNFe)).sort()).toEqual([...fresh, key(300)].sort())
       const rows = (await db.pool.query("SELECT status, c_stat, count(*)::int AS n FROM manifestacoes WHERE automatica AND tp_evento = '210210' GROUP BY 1, 2 ORDER BY 1")).rows
-      expect(rows).toEqual([{ status: 'registrado', c_stat: '135', n: 20 }, { status: 'rejeitado', c_stat: '494', n: 5 }])
+      expect(rows).toEqual([{ status: 'registrado', c_stat: '135', n: 21 }, { status: 'rejeitado', c_stat: '494', n: 5 }])
+      expect((await db.pool.query('SELECT status, c_stat FROM manifestacoes WHERE chave = ANY($1) ORDER BY chave', [[key(300), key(301)]])).rows)
+        .toEqual([{ status: 'registrado', c_stat: '135' }, { status: 'enviando', c_stat: null }])
       // Nothing is sent twice: a refused Ciência is not retried automatically either.
       const again = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: true }, all, sender)
-      expect(again).toEqual({ ignoradas: 31, registradas: 0, rejeitadas: 0, erro: null })
+      expect(again).toEqual({ ignoradas: 33, registradas: 0, rejeitadas: 0, erro: null })
     } finally {
       agents.close()
     }
