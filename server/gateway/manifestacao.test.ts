@@ -154,6 +154,38 @@ describe.runIf(withXmlsec)('POST /v1/manifestacao', () => {
     expect(mixed.json.eventos.map((e: any) => [e.chave, e.situacao, e.cStat])).toEqual([[key(4), 'registrado', '135'], [key(90), 'rejeitado', '631']])
   })
 
+  it('refuses an answer outside its schema with 503 and records the events falhou; a paused service (108) too; sending again then registers them', async () => {
+    const envelope = (inner: string): string => '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body>' +
+      `<nfeResultMsg xmlns="http://www.portalfiscal.inf.br/nfe/wsdl/NFeRecepcaoEvento4">${inner}</nfeResultMsg></soap:Body></soap:Envelope>`
+    const retEvento = `<retEvento versao="1.00"><infEvento><tpAmb>2</tpAmb><verAplic>X</verAplic><cOrgao>91</cOrgao><cStat>135</cStat><xMotivo>ok</xMotivo><chNFe>${key(5)}</chNFe><tpEvento>210210</tpEvento><nSeqEvento>1</nSeqEvento><dhRegEvento>2026-11-29T09:00:00-03:00</dhRegEvento><nProt>891260000000009</nProt></infEvento></retEvento>`
+    const ret = (events: string): string => `<retEnvEvento versao="1.00" xmlns="http://www.portalfiscal.inf.br/nfe"><idLote>1</idLote><tpAmb>2</tpAmb><verAplic>X</verAplic><cOrgao>91</cOrgao><cStat>128</cStat><xMotivo>Lote processado</xMotivo>${events}</retEnvEvento>`
+    const hostile: Array<[string, RegExp]> = [
+      [`<!DOCTYPE lol [<!ENTITY a "aaaaaaaaaa">]>${envelope(ret(retEvento))}`, /DOCTYPE/],
+      [envelope(ret(retEvento.repeat(21))), /21 retEvento/],
+      [envelope(ret(retEvento.replace('<cStat>135', '<cStat>13a'))), /cStat/],
+      [envelope(ret(retEvento).replace('<tpAmb>2</tpAmb>', '<tpAmb>1</tpAmb>')), /environment tpAmb 1/],
+      [envelope(`${ret(retEvento)}${ret(retEvento)}`), /2 <retEnvEvento>/]
+    ]
+    try {
+      for (const [answer, why] of hostile) {
+        fake.rawAnswer = answer
+        const res = await manifest(matriz, [{ chave: key(5), tp_evento: '210210' }])
+        expect(res.status).toBe(503)
+        expect(res.json).toMatchObject({ code: 'GATEWAY_UPSTREAM_UNAVAILABLE', detail: expect.stringMatching(why) })
+        expect((await db.pool.query('SELECT status, n_prot FROM manifestacoes WHERE chave = $1', [key(5)])).rows).toEqual([{ status: 'falhou', n_prot: null }])
+      }
+    } finally {
+      fake.rawAnswer = undefined
+    }
+    fake.scenario = 'pause'
+    const paused = await manifest(matriz, [{ chave: key(5), tp_evento: '210210' }])
+    fake.scenario = 'normal'
+    expect(paused.status).toBe(503)
+    expect(paused.json).toMatchObject({ cStat: '108', detail: expect.stringMatching(/paused/) })
+    const res = await manifest(matriz, [{ chave: key(5), tp_evento: '210210' }])
+    expect(res.json.eventos[0]).toMatchObject({ situacao: 'registrado', cStat: '135', repetido: false })
+  })
+
   it('sends for a branch under the head office\'s certificate with the branch\'s own CNPJ as author', async () => {
     const res = await manifest(filial, [{ chave: key(91), tp_evento: '210210' }])
     expect(res.status).toBe(200)
