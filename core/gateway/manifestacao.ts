@@ -131,8 +131,11 @@ export async function sendManifestacoes (sender: ManifestSender, empresaCodigo: 
   const outcomes: Array<ManifestOutcome | undefined> = []
   const toSend: Array<{ index: number, r: ManifestRequest, nSeqEvento: number, signed: string, id: string }> = []
   const dhEvento = eventDateTime(now())
+  // Every event is planned before any is recorded: a refusal (a third conclusive event) leaves nothing behind.
+  const plans = []
+  for (const r of checked) plans.push(await planOne(sender.pool, r))
   for (const [index, r] of checked.entries()) {
-    const plan = await planOne(sender.pool, r)
+    const plan = plans[index]!
     if ('repeat' in plan) {
       outcomes[index] = plan.repeat
       continue

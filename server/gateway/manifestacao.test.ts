@@ -123,10 +123,12 @@ describe.runIf(withXmlsec)('POST /v1/manifestacao', () => {
     expect(await seq('210200')).toEqual([2, '135', false])
     expect(await seq('210220')).toEqual([2, '135', false])
     const before = sent()
-    const third = await manifest(matriz, [{ chave: key(2), tp_evento: '210200' }])
+    // In a batch: the whole request is refused, and the other event is neither sent nor recorded.
+    const third = await manifest(matriz, [{ chave: key(8), tp_evento: '210210' }, { chave: key(2), tp_evento: '210200' }])
     expect(third.status).toBe(422)
     expect(third.json).toMatchObject({ code: 'GATEWAY_EVENT_REFUSED', detail: expect.stringMatching(/already registered twice/) })
     expect(sent()).toBe(before)
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM manifestacoes WHERE chave = $1', [key(8)])).rows[0].n).toBe(0)
   })
 
   it('takes the authority\'s 573 as registered when the first answer was lost on the way back', async () => {
