@@ -23,11 +23,17 @@ import { MAX_EVENTS_PER_BATCH } from './manifestacao-xml.js'
 
 export const DEFAULT_CIENCIA_PRAZO_DIAS = 10
 
-/** What the feed knows of the company when it calls: its feed row's `ciencia_automatica`. */
+/**
+ * What the feed knows of the company when it calls: its `feed_empresas` row (migration 0007),
+ * whose `ciencia_automatica` is the per-company setting. The feed's own `FeedState`
+ * (core/gateway/feed-state.ts) has this shape, so the feed passes its row as it read it.
+ */
 export interface CienciaCompany {
   empresaCodigo: string
-  cnpj: string
+  cnpj: string | null
   cienciaAutomatica: boolean
+  /** The row's distribution: only the NF-e's ('nfe') has manifestações. */
+  servico?: string
 }
 
 export interface AutoCienciaOutcome {
@@ -42,7 +48,7 @@ export interface AutoCienciaOutcome {
 export async function autoCiencia (pool: Pool, company: CienciaCompany, chaves: readonly string[], sender: ManifestSender,
   options: { prazoDias?: number } = {}): Promise<AutoCienciaOutcome> {
   const outcome: AutoCienciaOutcome = { ignoradas: chaves.length, registradas: 0, rejeitadas: 0, erro: null }
-  if (!company.cienciaAutomatica || chaves.length === 0) return outcome
+  if (!company.cienciaAutomatica || company.cnpj === null || (company.servico ?? 'nfe') !== 'nfe' || chaves.length === 0) return outcome
   const wanted = [...new Set(chaves.filter((c) => /^[0-9]{44}$/.test(c)))]
   const due = (await pool.query<{ chave: string }>(
     `SELECT d.chave FROM documentos_fiscais d

@@ -255,25 +255,26 @@ describe.runIf(withXmlsec)('autoCiencia (what the feed calls after storing summa
     await summary(key(202), { cnpj: OTHER_ROOT_CNPJ })
     await summary(key(203))
     await summary(key(203), { tipo: 'procNFe' })
-    // key(1) already has its Ciência; key(2) conclusive events.
-    await summary(key(1))
-    await summary(key(2))
-    // Sent and never answered: 20 minutes ago (its process died: sent again), a moment ago (under way: left alone).
-    for (const [k, ago] of [[key(300), 20], [key(301), 0]] as const) {
+    // Events already sent: a Confirmação registered, a Ciência refused; one sent and never answered
+    // 20 minutes ago (its process died: sent again), one a moment ago (under way: left alone).
+    const earlier: Array<[string, string, string, number]> = [[key(204), '210200', 'registrado', 0], [key(205), '210210', 'rejeitado', 0], [key(300), '210210', 'enviando', 20], [key(301), '210210', 'enviando', 0]]
+    for (const [k, tp, status, ago] of earlier) {
       await summary(k)
       await db.pool.query(`INSERT INTO manifestacoes (chave, empresa_id, cnpj, tp_evento, n_seq_evento, status, evento_xml, enviado_em)
-        SELECT $1, id, cnpj, '210210', 1, 'enviando', '<evento/>', now() - make_interval(mins => $3) FROM empresas WHERE empresa_codigo = $2`, [k, matriz, ago])
+        SELECT $1, id, cnpj, $3, 1, $4, '<evento/>', now() - make_interval(mins => $5) FROM empresas WHERE empresa_codigo = $2`, [k, matriz, tp, status, ago])
     }
     notas.set(key(300), HEAD_OFFICE_CNPJ)
     const agents = new TlsAgentCache({ extraCaPem: pki.rootPem, openPkcs12: async (f, p) => loadPkcs12(f, p) })
     const store = new CertificateStore({ pool: db.pool, masterKey })
     const sender = manifestSenderFor({ config, pool: db.pool, resolveCertificate: (code) => store.resolveCertificate(code) }, agents)
     try {
-      const off = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: false }, fresh, sender)
+      const off = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: false, servico: 'nfe' }, fresh, sender)
       expect(off).toEqual({ ignoradas: 25, registradas: 0, rejeitadas: 0, erro: null })
+      expect(await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: true, servico: 'adn' }, fresh, sender)).toEqual(off)
       const before = sent()
-      const all = [...fresh, key(200), key(201), key(202), key(203), key(1), key(2), key(300), key(301)]
-      const outcome = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: true }, all, sender)
+      const all = [...fresh, key(200), key(201), key(202), key(203), key(204), key(205), key(300), key(301)]
+      // The feed's row as it reads it (FeedState of core/gateway/feed-state.ts has these fields).
+      const outcome = await autoCiencia(db.pool, { empresaCodigo: matriz, cnpj: HEAD_OFFICE_CNPJ, cienciaAutomatica: true, servico: 'nfe' }, all, sender)
       expect(outcome).toEqual({ ignoradas: 7, registradas: 21, rejeitadas: 5, erro: null })
       expect(fake.requests.slice(before).map((r) => r.eventos.length)).toEqual([20, 6])
       expect(fake.requests.slice(before).flatMap((r) => r.eventos.map((e) => e.chNFe)).sort()).toEqual([...fresh, key(300)].sort())
