@@ -42,6 +42,7 @@ import { withInputFile, withInputFiles } from './cli-stdin.js'
 import { verifyFile } from './sign/cli-verify.js'
 import { signCommand } from './sign/cli-sign.js'
 import { documentsCommand } from './gateway/cli-documents.js'
+import { manifestCommand } from './gateway/cli-manifest.js'
 
 const env = (): Config => loadConfig(process.env)
 const text = (values: OptionValues, name: string): string | undefined => typeof values[name] === 'string' ? values[name] : undefined
@@ -169,6 +170,7 @@ const COMMANDS: CommandTable = {
     run: async ([action], v) => { await gateway(action, text(v, 'old-key-file'), text(v, 'new-key-file'), env()) }
   },
   documents: documentsCommand((work) => withDatabase(env(), work)),
+  manifest: manifestCommand(env, (work) => withDatabase(env(), work)),
   samples: {
     usage: [
       ['samples DIR [--force]', 'write files to try every service on (invented data);'],

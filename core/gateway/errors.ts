@@ -32,7 +32,13 @@ export const GatewayCode = {
   DOCZIP_DTD: 'DOCZIP_DTD',
   DOCZIP_XML: 'DOCZIP_XML',
   /** No document is kept under that access key. */
-  GATEWAY_DOCUMENT_NOT_FOUND: 'GATEWAY_DOCUMENT_NOT_FOUND'
+  GATEWAY_DOCUMENT_NOT_FOUND: 'GATEWAY_DOCUMENT_NOT_FOUND',
+  /**
+   * A manifestação event the authority refused (its cStat and xMotivo in the body: 631 another
+   * recipient's NF-e, 297 signature, 596 out of time…), or one the gateway will not send
+   * (a conclusive event already registered twice), 422.
+   */
+  GATEWAY_EVENT_REFUSED: 'GATEWAY_EVENT_REFUSED'
 } as const
 export type GatewayCode = keyof typeof GatewayCode
 

@@ -24,10 +24,21 @@
 import { X509Certificate, createHash } from 'node:crypto'
 import { Agent } from 'node:https'
 import { createSecureContext, rootCertificates } from 'node:tls'
+import type { KeyObject } from 'node:crypto'
 import type { SecureContext } from 'node:tls'
 import type { OpenPkcs12 } from '../sign/index.js'
 import { openInThread } from './certificate.js'
 import { certificateIncompatible } from './errors.js'
+
+/**
+ * What an XML signature needs of the certificate (the manifestação's events): its private
+ * key, kept in memory beside the TLS context for as long as the agent is, and its DER.
+ */
+export interface XmlSigner {
+  key: KeyObject
+  /** The end-entity certificate, DER. */
+  certDer: Buffer
+}
 
 /** What the agent needs of a resolved certificate. */
 export interface ClientCertificate {
@@ -62,9 +73,9 @@ const DEFAULT_IDLE_MS = 15_000
 const DEFAULT_AGENT_IDLE_MS = 15 * 60_000
 
 export class TlsAgentCache {
-  private readonly agents = new Map<string, { agent: Agent, lastUsed: number }>()
+  private readonly agents = new Map<string, { agent: Agent, signer: XmlSigner, lastUsed: number }>()
   /** Contexts being made: concurrent first queries with one certificate open it once. */
-  private readonly opening = new Map<string, Promise<SecureContext>>()
+  private readonly opening = new Map<string, Promise<{ secureContext: SecureContext, signer: XmlSigner }>>()
   /** Who last used which fingerprint: a company whose certificate changes frees the old agent. */
   private readonly owners = new Map<string, string>()
   private readonly ca: string[]
@@ -92,6 +103,16 @@ export class TlsAgentCache {
    * fingerprint's agent is closed once no owner uses it any more.
    */
   async agentFor (cert: ClientCertificate, owner?: string): Promise<Agent> {
+    return (await this.entryFor(cert, owner)).agent
+  }
+
+  /** The agent and the signing key of this certificate, opened once for both. */
+  async agentAndSignerFor (cert: ClientCertificate, owner?: string): Promise<{ agent: Agent, signer: XmlSigner }> {
+    const { agent, signer } = await this.entryFor(cert, owner)
+    return { agent, signer }
+  }
+
+  private async entryFor (cert: ClientCertificate, owner?: string): Promise<{ agent: Agent, signer: XmlSigner }> {
     if (owner !== undefined) {
       const previous = this.owners.get(owner)
       this.owners.set(owner, cert.fingerprint)
@@ -108,16 +129,16 @@ export class TlsAgentCache {
     const existing = this.agents.get(key)
     if (existing !== undefined) {
       existing.lastUsed = t
-      return existing.agent
+      return existing
     }
     let opening = this.opening.get(key)
     if (opening === undefined) {
       opening = this.contextFor(cert).finally(() => this.opening.delete(key))
       this.opening.set(key, opening)
     }
-    const secureContext = await opening
+    const { secureContext, signer } = await opening
     const raced = this.agents.get(key)
-    if (raced !== undefined) return raced.agent
+    if (raced !== undefined) return raced
     const agent = new Agent({
       keepAlive: true,
       maxSockets: this.maxSockets,
@@ -128,8 +149,9 @@ export class TlsAgentCache {
       maxVersion: 'TLSv1.2',
       secureContext
     })
-    this.agents.set(key, { agent, lastUsed: t })
-    return agent
+    const entry = { agent, signer, lastUsed: t }
+    this.agents.set(key, entry)
+    return entry
   }
 
   /** Closes the agents of a certificate (replaced or removed by the store). */
@@ -153,12 +175,14 @@ export class TlsAgentCache {
     this.owners.clear()
   }
 
-  private async contextFor (cert: ClientCertificate): Promise<SecureContext> {
+  private async contextFor (cert: ClientCertificate): Promise<{ secureContext: SecureContext, signer: XmlSigner }> {
     let key: string
     let chain: string[]
+    let signer: XmlSigner
     try {
       const material = await this.openPkcs12(cert.pfx, cert.password)
       key = material.key.export({ type: 'pkcs8', format: 'pem' }).toString()
+      signer = { key: material.key, certDer: Buffer.from(material.chain[0]!) }
       // The leaf and its intermediates travel in the handshake; a root never needs to.
       chain = material.chain.map((der) => new X509Certificate(der)).filter((c, i) => i === 0 || c.issuer !== c.subject).map((c) => c.toString())
     } catch (e) {
@@ -167,7 +191,7 @@ export class TlsAgentCache {
         ? 'its password does not open the PKCS#12 file.'
         : 'its PKCS#12 file cannot be read (no private key, or no certificate matching it).')
     }
-    return createSecureContext({ key, cert: chain.join('\n'), ca: this.ca, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' })
+    return { secureContext: createSecureContext({ key, cert: chain.join('\n'), ca: this.ca, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' }), signer }
   }
 }
 

@@ -23,6 +23,7 @@ import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_KEY_HELP, GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
 import { registerDocumentRoutes } from './document-routes.js'
+import { registerManifestacaoRoutes } from './manifestacao-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
 import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -168,6 +169,8 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
   // The documents the query routes keep (issue 35): same key.
   await registerDocumentRoutes(app, { pool, checkApiKey })
+  // The manifestação do destinatário (issue 35, item 3): same key, same resolver.
+  await registerManifestacaoRoutes(app, deps)
 
   return app
 }

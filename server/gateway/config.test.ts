@@ -21,13 +21,15 @@ describe('gateway configuration', () => {
   it('defaults to loopback, port 8084, homologation endpoints and a bounded timeout', () => {
     expect(loadGatewayConfig({}, dev)).toEqual({
       host: '127.0.0.1', port: 8084, adminToken: undefined, apiKey: undefined, masterKey: undefined, tpAmb: 2,
-      nfeUrl: OFFICIAL_ENDPOINTS[2].nfe, adnUrl: OFFICIAL_ENDPOINTS[2].adn, caFile: undefined, timeoutMs: 20_000,
+      nfeUrl: OFFICIAL_ENDPOINTS[2].nfe, adnUrl: OFFICIAL_ENDPOINTS[2].adn, eventoUrl: OFFICIAL_ENDPOINTS[2].evento, caFile: undefined, timeoutMs: 20_000,
       cooldownMs: 3_600_000, cUFAutor: undefined
     })
     expect(loadGatewayConfig({ GATEWAY_COOLDOWN_MS: '60000', GATEWAY_CUF_AUTOR: '43' }, dev)).toMatchObject({ cooldownMs: 60_000, cUFAutor: 43 })
     expect(() => loadGatewayConfig({ GATEWAY_CUF_AUTOR: '7' }, dev)).toThrow(/GATEWAY_CUF_AUTOR/)
     const prod = loadGatewayConfig({ GATEWAY_TP_AMB: '1', GATEWAY_NFE_URL: 'https://127.0.0.1:9443/ws', GATEWAY_MASTER_KEY: 'ab'.repeat(32) }, dev)
-    expect(prod).toMatchObject({ tpAmb: 1, nfeUrl: 'https://127.0.0.1:9443/ws', adnUrl: OFFICIAL_ENDPOINTS[1].adn })
+    expect(prod).toMatchObject({ tpAmb: 1, nfeUrl: 'https://127.0.0.1:9443/ws', adnUrl: OFFICIAL_ENDPOINTS[1].adn, eventoUrl: 'https://www.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx' })
+    expect(loadGatewayConfig({ GATEWAY_EVENTO_URL: 'https://127.0.0.1:9444/ev' }, dev).eventoUrl).toBe('https://127.0.0.1:9444/ev')
+    expect(() => loadGatewayConfig({ GATEWAY_EVENTO_URL: 'http://127.0.0.1:9444/ev' }, dev)).toThrow(/GATEWAY_EVENTO_URL/)
     expect(prod.masterKey?.key.equals(Buffer.alloc(32, 0xab))).toBe(true)
   })
 

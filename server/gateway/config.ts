@@ -13,8 +13,8 @@ import type { MasterKey } from '../../core/gateway/index.js'
 
 /** Official endpoints by environment (docs/gateway-queries.md); GATEWAY_NFE_URL / GATEWAY_ADN_URL override them. */
 export const OFFICIAL_ENDPOINTS = {
-  1: { nfe: 'https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.nfse.gov.br/contribuintes' },
-  2: { nfe: 'https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.producaorestrita.nfse.gov.br/contribuintes' }
+  1: { nfe: 'https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.nfse.gov.br/contribuintes', evento: 'https://www.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx' },
+  2: { nfe: 'https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx', adn: 'https://adn.producaorestrita.nfse.gov.br/contribuintes', evento: 'https://hom1.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx' }
 } as const
 
 export interface GatewayConfig {
@@ -32,6 +32,8 @@ export interface GatewayConfig {
   nfeUrl: string
   /** NFS-e ADN contributor API base: GATEWAY_ADN_URL or the official one for tpAmb. */
   adnUrl: string
+  /** NF-e event reception at the Ambiente Nacional (the manifestação): GATEWAY_EVENTO_URL or the official NFeRecepcaoEvento4 for tpAmb. */
+  eventoUrl: string
   /** GATEWAY_CA_FILE: extra trusted roots (PEM), absolute path; undefined: Node's bundled roots only. */
   caFile: string | undefined
   /** GATEWAY_TIMEOUT_MS: bound of one upstream call (connect, TLS, answer). */
@@ -56,6 +58,7 @@ export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedCo
     tpAmb,
     nfeUrl: read.optionalUrl('GATEWAY_NFE_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].nfe,
     adnUrl: read.optionalUrl('GATEWAY_ADN_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].adn,
+    eventoUrl: read.optionalUrl('GATEWAY_EVENTO_URL', ['https:']) ?? OFFICIAL_ENDPOINTS[tpAmb].evento,
     caFile: caFile === '' ? undefined : resolve(cwd, caFile),
     timeoutMs: read.integer('GATEWAY_TIMEOUT_MS', 20_000, 100, 300_000),
     cooldownMs: read.integer('GATEWAY_COOLDOWN_MS', 3_600_000, 0, 86_400_000),

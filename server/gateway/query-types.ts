@@ -15,6 +15,8 @@ export interface QueryRouteConfig {
   nfeUrl?: string | undefined
   /** GATEWAY_ADN_URL, up to `/contribuintes`; unset: the official ADN of tpAmb. */
   adnUrl?: string | undefined
+  /** GATEWAY_EVENTO_URL; unset: the official NFeRecepcaoEvento4 (Ambiente Nacional) of tpAmb. */
+  eventoUrl?: string | undefined
   /** GATEWAY_CA_FILE: PEM with extra trusted roots (the ICP-Brasil chain). */
   caFile?: string | undefined
   /** GATEWAY_TIMEOUT_MS: one deadline for each upstream call. */

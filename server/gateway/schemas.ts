@@ -312,3 +312,89 @@ export const documentXmlSchema = {
     ...documentFailures
   }
 }
+
+// Issue 35, item 3: the manifestação do destinatário (manifestacao-routes.ts).
+const tpEventoField = { type: 'string', enum: ['210200', '210210', '210220', '210240'], description: '210200 Confirmação da Operação, 210210 Ciência da Operação, 210220 Desconhecimento da Operação, 210240 Operação não Realizada.' }
+const manifestOutcome = record({
+  chave: str('The NF-e access key.'),
+  tp_evento: tpEventoField,
+  n_seq_evento: int('The event\'s sequence number: 1, or 2 for a conclusive event registered again after another one.'),
+  situacao: { type: 'string', enum: ['registrado', 'rejeitado'], description: 'registrado: the authority registered it (135, 136) or already had it (573); rejeitado: refused (cStat).' },
+  cStat: orNull(str('The authority\'s status for this event (null: answered from the record, or no result came for it).')),
+  xMotivo: orNull(str()),
+  nProt: orNull(str('The event\'s protocol number, 15 digits, when registered.')),
+  dhRegEvento: orNull(str('When the authority registered it, as it wrote it.')),
+  repetido: bool('True: already registered; answered from the record, nothing was sent.')
+})
+
+export const manifestacaoSchema = {
+  summary: 'Manifestação do destinatário: 1 to 20 events of one company, in one batch (NFeRecepcaoEvento4)',
+  description: 'Each event is signed with the company\'s certificate and sent to the Ambiente Nacional. A repeat of an event already registered is answered from the record (repetido: true); an event the authority already has (573) counts as registered.',
+  tags: ['documents'], security: operational,
+  jsonBody: {
+    type: 'object',
+    required: ['empresa_codigo', 'eventos'],
+    additionalProperties: false,
+    properties: {
+      empresa_codigo: companyCodeField('The recipient company: its CNPJ is the event\'s author, its certificate signs.'),
+      eventos: {
+        type: 'array', minItems: 1, maxItems: 20, description: 'One event per NF-e and event code.',
+        items: {
+          type: 'object', required: ['chave', 'tp_evento'], additionalProperties: false,
+          properties: {
+            chave: { ...str('The NF-e access key, 44 digits.'), examples: ['35261199999090910270550010000000011000000100'] },
+            tp_evento: { ...tpEventoField, examples: ['210210'] },
+            justificativa: { ...str('210240: required; 210220: optional; others: leave out. 15 to 255 characters on one line (Latin-1).'), examples: ['Mercadoria nao foi entregue ao destinatario'] }
+          }
+        },
+        examples: [[{ chave: '35261199999090910270550010000000011000000100', tp_evento: '210210' }]]
+      }
+    }
+  },
+  response: {
+    200: record({ empresa_codigo: str(), eventos: list(manifestOutcome, 'One result per event asked, in order.') }, 'The batch was processed: each event\'s result.'),
+    ...failures(400, 401, 404, 413, 500),
+    ...answers({
+      type: 'object',
+      required: ['detail', 'code', 'requestId'],
+      properties: {
+        ...(detail.properties as Record<string, unknown>),
+        cStat: orNull(str('The authority\'s status (the first refused event\'s, or the batch\'s).')),
+        xMotivo: orNull(str()),
+        eventos: list(manifestOutcome, '422 when every event was refused: each one\'s result.')
+      }
+    }, {
+      422: 'Refused: the certificate cannot sign for this company, the authority refused the batch or every event (cStat, xMotivo), or a conclusive event is already registered twice.',
+      503: 'The authority is unavailable, paused (108/109), slow or answered outside its schema; sending the same events again is safe.'
+    })
+  }
+}
+
+export const manifestacaoListSchema = {
+  summary: 'The manifestação events sent for an access key, oldest first',
+  tags: ['documents'], security: operational,
+  params: chaveParam,
+  response: {
+    200: record({
+      manifestacoes: list(record({
+        chave: str(),
+        empresa_codigo: str(),
+        tp_evento: tpEventoField,
+        n_seq_evento: int(),
+        situacao: { type: 'string', enum: ['enviando', 'registrado', 'rejeitado', 'falhou'], description: 'falhou: no usable answer (sending again is safe); enviando: sent, no answer yet.' },
+        automatica: bool('Sent by the automatic Ciência.'),
+        cStat: orNull(str()),
+        xMotivo: orNull(str()),
+        nProt: orNull(str()),
+        dhRegEvento: orNull(str()),
+        erro: orNull(str('Why the last attempt failed.')),
+        criado_em: str(),
+        enviado_em: str(),
+        respondido_em: orNull(str()),
+        registrado_em: orNull(str())
+      }))
+    }, 'The events recorded for the key (an empty list when none was sent).'),
+    ...failures(400, 401, 500),
+    ...answers(detail, { 503: 'The gateway database is unavailable; try again shortly.' })
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The manifestação do destinatário (issue 35, item 3): `POST /v1/manifestacao` sends 1 to 20
+ * events of one company in one batch to NFeRecepcaoEvento4 and answers each event's result;
+ * `GET /v1/documents/{chave}/manifestacoes` lists what was sent for a key. Same operational key
+ * as the query routes. `manifestSenderFor` is also what the feed's automatic Ciência and
+ * `razao manifest` send with.
+ */
+import { readFile } from 'node:fs/promises'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  EVENTO_URLS, GatewayError, TlsAgentCache, certificateIncompatible, isGatewayError, listManifestacoes, sendManifestacoes
+} from '../../core/gateway/index.js'
+import type { GatewayLog, ManifestSender } from '../../core/gateway/index.js'
+import { withDatabase } from './admin-routes.js'
+import { GATEWAY_KEY_HELP } from './errors.js'
+import type { QueryRouteDeps } from './query-types.js'
+import { manifestacaoListSchema, manifestacaoSchema } from './schemas.js'
+import { readChave } from './document-wire.js'
+import { readManifestBody, toWireOutcome } from './manifestacao-wire.js'
+import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
+
+/** Twenty events with their justifications fit in a few KiB. */
+const BODY_LIMIT_BYTES = 64 * 1024
+
+/** What sending events needs from the gateway: the routes' dependencies and a TLS agent cache. */
+export function manifestSenderFor (deps: Pick<QueryRouteDeps, 'config' | 'pool' | 'resolveCertificate'>, agents: TlsAgentCache, log?: GatewayLog): ManifestSender {
+  const { config } = deps
+  return {
+    pool: deps.pool,
+    tpAmb: config.tpAmb,
+    url: config.eventoUrl ?? EVENTO_URLS[config.tpAmb],
+    timeoutMs: config.timeoutMs,
+    ...(log === undefined ? {} : { log }),
+    prepare: async (empresaCodigo) => {
+      const cert = await deps.resolveCertificate(empresaCodigo)
+      if (!cert.empresa.ativo) throw new GatewayError(404, 'GATEWAY_COMPANY_NOT_FOUND', `The company "${empresaCodigo}" is inactive.`)
+      if (cert.validUntil.getTime() <= Date.now()) throw certificateIncompatible(`it expired on ${cert.validUntil.toISOString().slice(0, 10)}.`)
+      const cnpj = cert.empresa.cnpj
+      if (cnpj === null) throw new GatewayError(422, 'GATEWAY_CERTIFICATE_INCOMPATIBLE', `The company "${empresaCodigo}" has no CNPJ in the registry; a manifestação is sent in the recipient's CNPJ.`)
+      // The authority takes the event from a certificate of the recipient's CNPJ root (else 631).
+      const root = (cert.certificateCompany?.cnpj ?? cnpj).slice(0, 8)
+      if (root !== cnpj.slice(0, 8)) throw certificateIncompatible(`its CNPJ root (${root}) is not the company's (${cnpj.slice(0, 8)}).`)
+      const { agent, signer } = await agents.agentAndSignerFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo)
+      return { cnpj, agent, signer }
+    }
+  }
+}
+
+type KeyParams = { Params: { chave: string } }
+
+export async function registerManifestacaoRoutes (app: FastifyInstance, deps: QueryRouteDeps): Promise<void> {
+  const ownAgents = deps.agents === undefined
+  const agents = deps.agents ?? new TlsAgentCache({ openPkcs12: openPkcs12Isolated, ...(deps.config.caFile === undefined ? {} : { extraCaPem: await readFile(deps.config.caFile, 'utf8') }) })
+  app.addHook('onClose', async () => { if (ownAgents) agents.close() })
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('text/plain')
+    scope.addHook('onRequest', async (request, reply) => {
+      if (await deps.checkApiKey(request)) return
+      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
+      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
+    })
+    scope.setErrorHandler(answerError)
+
+    scope.post('/v1/manifestacao', { bodyLimit: BODY_LIMIT_BYTES, schema: manifestacaoSchema }, async (request, reply) => {
+      const { empresaCodigo, requests } = readManifestBody(request.body)
+      const outcomes = await sendManifestacoes(manifestSenderFor(deps, agents, request.log), empresaCodigo, requests)
+      const eventos = outcomes.map(toWireOutcome)
+      request.log.info({ empresa_codigo: empresaCodigo, eventos: eventos.map((e) => `${e.tp_evento}:${e.cStat ?? '-'}${e.repetido ? ':repetido' : ''}`) }, 'manifestação answered')
+      // Every event refused: the request failed, with the first refusal's cStat and xMotivo (a
+      // single event's case); otherwise each event says how it went.
+      const refused = eventos.filter((e) => e.situacao === 'rejeitado')
+      if (refused.length === eventos.length) {
+        const first = refused[0]!
+        return await (reply as FastifyReply).code(422).send({
+          detail: `The authority refused ${eventos.length === 1 ? 'the event' : `all ${eventos.length} events`}: cStat ${first.cStat ?? 'none'} (${first.xMotivo ?? 'no reason given'}).`,
+          code: 'GATEWAY_EVENT_REFUSED', cStat: first.cStat, xMotivo: first.xMotivo, eventos
+        })
+      }
+      return { empresa_codigo: empresaCodigo, eventos }
+    })
+
+    scope.get<KeyParams>('/v1/documents/:chave/manifestacoes', { schema: manifestacaoListSchema }, async (request) => {
+      const chave = readChave(request.params.chave)
+      const rows = await withDatabase(() => listManifestacoes(deps.pool, chave))
+      return {
+        manifestacoes: rows.map((r) => ({
+          chave: r.chave, empresa_codigo: r.empresaCodigo, tp_evento: r.tpEvento, n_seq_evento: r.nSeqEvento, situacao: r.status, automatica: r.automatica,
+          cStat: r.cStat, xMotivo: r.xMotivo, nProt: r.nProt, dhRegEvento: r.dhRegEvento, erro: r.erro,
+          criado_em: r.criadoEm.toISOString(), enviado_em: r.enviadoEm.toISOString(),
+          respondido_em: r.respondidoEm?.toISOString() ?? null, registrado_em: r.registradoEm?.toISOString() ?? null
+        }))
+      }
+    })
+  })
+}
+
+const FRAMEWORK: Record<string, { status: number, detail: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, detail: 'The request body must be JSON (Content-Type: application/json).' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, detail: 'The request body is not valid JSON.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, detail: 'The request body is empty; send a JSON object.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'The request body is larger than 20 events need.' }
+}
+
+function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (isGatewayError(error)) {
+    if (error.retryAfterS !== undefined) void reply.header('retry-after', String(error.retryAfterS))
+    request.log[error.status >= 500 ? 'warn' : 'info']({ code: error.code, status: error.status }, 'request refused')
+    return reply.code(error.status).send({ detail: error.detail, code: error.code, ...(error.body ?? {}) })
+  }
+  const known = typeof error.code === 'string' ? FRAMEWORK[error.code] : undefined
+  if (known !== undefined) return reply.code(known.status).send({ detail: known.detail, code: 'GATEWAY_INVALID_REQUEST' })
+  throw error
+}
