@@ -4,11 +4,11 @@
  * The operational key, as the query routes: the app's hook checks it, and so does this
  * scope (the test app mounts the routes without that hook).
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Pool } from 'pg'
-import { GatewayError, getDocument, isGatewayError, listDocuments } from '../../core/gateway/index.js'
+import { GatewayError, getDocument, listDocuments } from '../../core/gateway/index.js'
 import { withDatabase } from './admin-routes.js'
-import { GATEWAY_KEY_HELP } from './errors.js'
+import { registerOperationalScope } from './operational-scope.js'
 import { documentListSchema, documentSchema, documentXmlSchema } from './schemas.js'
 import { readDocumentFilter, readChave } from './document-wire.js'
 
@@ -27,13 +27,7 @@ export async function registerDocumentRoutes (app: FastifyInstance, deps: Docume
     if (found === undefined) throw new GatewayError(404, 'GATEWAY_DOCUMENT_NOT_FOUND', `No document is kept under the access key ${chave}.`)
     return found
   }
-  await app.register(async (scope) => {
-    scope.addHook('onRequest', async (request, reply) => {
-      if (await deps.checkApiKey(request)) return
-      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
-    })
-    scope.setErrorHandler(answerError)
+  await registerOperationalScope(app, { checkApiKey: deps.checkApiKey }, async (scope) => {
     scope.get<ListQuery>('/v1/documents', { schema: documentListSchema }, async (request) =>
       await withDatabase(() => listDocuments(pool, readDocumentFilter(request.query))))
     scope.get<KeyParams>('/v1/documents/:chave', { schema: documentSchema }, async (request) => {
@@ -47,10 +41,3 @@ export async function registerDocumentRoutes (app: FastifyInstance, deps: Docume
   })
 }
 
-function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (isGatewayError(error)) {
-    request.log.info({ code: error.code, status: error.status }, 'request refused')
-    return reply.code(error.status).send({ detail: error.detail, code: error.code })
-  }
-  throw error
-}

@@ -6,13 +6,13 @@
  * `razao manifest` send with.
  */
 import { readFile } from 'node:fs/promises'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import {
-  EVENTO_URLS, GatewayError, TlsAgentCache, certificateIncompatible, isGatewayError, listManifestacoes, sendManifestacoes
+  EVENTO_URLS, GatewayError, TlsAgentCache, certificateIncompatible, listManifestacoes, sendManifestacoes
 } from '../../core/gateway/index.js'
 import type { GatewayLog, ManifestSender } from '../../core/gateway/index.js'
 import { withDatabase } from './admin-routes.js'
-import { GATEWAY_KEY_HELP } from './errors.js'
+import { registerOperationalScope } from './operational-scope.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { manifestacaoListSchema, manifestacaoSchema } from './schemas.js'
 import { readChave } from './document-wire.js'
@@ -52,14 +52,7 @@ export async function registerManifestacaoRoutes (app: FastifyInstance, deps: Qu
   const ownAgents = deps.agents === undefined
   const agents = deps.agents ?? new TlsAgentCache({ openPkcs12: openPkcs12Isolated, ...(deps.config.caFile === undefined ? {} : { extraCaPem: await readFile(deps.config.caFile, 'utf8') }) })
   app.addHook('onClose', async () => { if (ownAgents) agents.close() })
-  await app.register(async (scope) => {
-    scope.removeContentTypeParser('text/plain')
-    scope.addHook('onRequest', async (request, reply) => {
-      if (await deps.checkApiKey(request)) return
-      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
-    })
-    scope.setErrorHandler(answerError)
+  await registerOperationalScope(app, { checkApiKey: deps.checkApiKey, tooLarge: 'larger than 20 events need' }, async (scope) => {
 
     scope.post('/v1/manifestacao', { bodyLimit: BODY_LIMIT_BYTES, schema: manifestacaoSchema }, async (request, reply) => {
       const { empresaCodigo, requests } = readManifestBody(request.body)
@@ -94,20 +87,4 @@ export async function registerManifestacaoRoutes (app: FastifyInstance, deps: Qu
   })
 }
 
-const FRAMEWORK: Record<string, { status: number, detail: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, detail: 'The request body must be JSON (Content-Type: application/json).' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, detail: 'The request body is not valid JSON.' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, detail: 'The request body is empty; send a JSON object.' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'The request body is larger than 20 events need.' }
-}
 
-function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (isGatewayError(error)) {
-    if (error.retryAfterS !== undefined) void reply.header('retry-after', String(error.retryAfterS))
-    request.log[error.status >= 500 ? 'warn' : 'info']({ code: error.code, status: error.status }, 'request refused')
-    return reply.code(error.status).send({ detail: error.detail, code: error.code, ...(error.body ?? {}) })
-  }
-  const known = typeof error.code === 'string' ? FRAMEWORK[error.code] : undefined
-  if (known !== undefined) return reply.code(known.status).send({ detail: known.detail, code: 'GATEWAY_INVALID_REQUEST' })
-  throw error
-}

@@ -11,10 +11,10 @@ import { readFile } from 'node:fs/promises'
 import type { Agent } from 'node:https'
 import { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import {
   ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard, TlsAgentCache,
-  assertAnswered, certificateIncompatible, isGatewayError, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
+  assertAnswered, certificateIncompatible, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
   DocumentRefused, openNfeDocument, openNfseDocument, storeDocuments
 } from '../../core/gateway/index.js'
 import type { OpenedDocument, ReceivedDocument } from '../../core/gateway/index.js'
@@ -22,7 +22,7 @@ import { withDatabase } from './admin-routes.js'
 import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
 import { readAdnQuery, readNfeQuery } from './query-wire.js'
 import { adnSchema, nfeSchema } from './schemas.js'
-import { GATEWAY_KEY_HELP } from './errors.js'
+import { registerOperationalScope } from './operational-scope.js'
 import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 /** A query body is a few fields; anything bigger is not a query. */
@@ -72,14 +72,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     return await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo)
   }
 
-  await app.register(async (scope) => {
-    scope.removeContentTypeParser('text/plain')
-    scope.addHook('onRequest', async (request, reply) => {
-      if (await deps.checkApiKey(request)) return
-      request.log.info({ code: 'UNAUTHORIZED' }, 'request refused')
-      return reply.code(401).header('connection', 'close').send({ detail: GATEWAY_KEY_HELP, code: 'UNAUTHORIZED' })
-    })
-    scope.setErrorHandler(answerError)
+  await registerOperationalScope(app, { checkApiKey: deps.checkApiKey, tooLarge: 'larger than a query needs' }, async (scope) => {
 
     scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: nfeSchema }, async (request, reply) => {
       const q = readNfeQuery(request.body)
@@ -200,28 +193,4 @@ async function readCaFile (path: string): Promise<string> {
   }
 }
 
-/** Fastify's own refusals on these routes, in our words. */
-const FRAMEWORK: Record<string, { status: number, detail: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, detail: 'The request body must be JSON (Content-Type: application/json).' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, detail: 'The request body is not valid JSON.' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, detail: 'The request body is empty; send a JSON object.' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, detail: 'The request body does not match its Content-Length.' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'The request body is larger than a query needs.' }
-}
 
-function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (isGatewayError(error)) {
-    if (error.retryAfterS !== undefined) void reply.header('retry-after', String(error.retryAfterS))
-    const level = error.status >= 500 ? 'warn' : 'info'
-    request.log[level]({ code: error.code, status: error.status, err: error.status >= 500 ? error : undefined }, 'request refused')
-    return reply.code(error.status).send({ detail: error.detail, code: error.code, ...(error.body ?? {}) })
-  }
-  const known = typeof error.code === 'string' ? FRAMEWORK[error.code] : undefined
-  if (known !== undefined) {
-    request.log.info({ code: error.code, status: known.status }, 'request refused')
-    return reply.code(known.status).send({ detail: known.detail })
-  }
-  // Not ours (the certificate store's EngineErrors, anything unexpected): the app's own
-  // error handler maps it, so one code gets one status everywhere.
-  throw error
-}
