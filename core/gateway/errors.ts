@@ -32,7 +32,9 @@ export const GatewayCode = {
   DOCZIP_DTD: 'DOCZIP_DTD',
   DOCZIP_XML: 'DOCZIP_XML',
   /** No document is kept under that access key. */
-  GATEWAY_DOCUMENT_NOT_FOUND: 'GATEWAY_DOCUMENT_NOT_FOUND'
+  GATEWAY_DOCUMENT_NOT_FOUND: 'GATEWAY_DOCUMENT_NOT_FOUND',
+  /** 429: the CNPJ's point lookups (consNSU, consChNFe) of the last hour are used up (20 an hour, NT 2014.002). */
+  GATEWAY_LOOKUP_LIMIT: 'GATEWAY_LOOKUP_LIMIT'
 } as const
 export type GatewayCode = keyof typeof GatewayCode
 

@@ -23,6 +23,8 @@ import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_KEY_HELP, GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
 import { registerDocumentRoutes } from './document-routes.js'
+import { registerFeed } from './feed-routes.js'
+import type { FeedDeps } from './feed-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
 import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -54,6 +56,12 @@ export interface GatewayAppOptions {
   certificateCacheMs?: number
   /** Registers the query routes; default query-routes.ts. Tests pass their own to exercise the key check. */
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
+  /**
+   * The managed feed (feed-routes.ts): `run` starts its scheduler when the app is ready (start.ts
+   * passes GATEWAY_FEED; default off, so tests that build the app poll nothing). The hooks are
+   * where the lead wires notifications and automatic Ciência (issue 35, items 3 and 4).
+   */
+  feed?: Pick<FeedDeps, 'onFeedChanged' | 'onSummariesStored'> & { run: boolean }
 }
 
 const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css', '/favicon.ico', '/openapi.json', '/docs', '/docs/:asset', '/docs/plain'])
@@ -168,6 +176,10 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
   // The documents the query routes keep (issue 35): same key.
   await registerDocumentRoutes(app, { pool, checkApiKey })
+  // The managed feed (issue 35): its scheduler, and POST /v1/documents/{chave}/buscar.
+  await registerFeed(app, { pool, config, resolveCertificate: (empresaCodigo) => certificates.get(empresaCodigo), checkApiKey, runScheduler: options.feed?.run ?? false,
+    ...(options.feed?.onFeedChanged === undefined ? {} : { onFeedChanged: options.feed.onFeedChanged }),
+    ...(options.feed?.onSummariesStored === undefined ? {} : { onSummariesStored: options.feed.onSummariesStored }) })
 
   return app
 }

@@ -312,3 +312,27 @@ export const documentXmlSchema = {
     ...documentFailures
   }
 }
+
+// Issue 35, item 1: "fetch this key" (feed-routes.ts).
+export const documentFetchSchema = {
+  summary: 'Fetch an NF-e by its access key from the authority (consChNFe) and keep it',
+  description: 'For a note the feed has only as a summary (resNFe) or not at all. Answers the document as GET /v1/documents/{chave} does. ' +
+    'A key whose full note (procNFe) is already kept is answered without asking the authority. Each company\'s CNPJ may make 20 lookups an hour ' +
+    '(consChNFe and the feed\'s gap refills together, across every gateway instance; the authority blocks the CNPJ for an hour past that).',
+  tags: ['documents'], security: operational,
+  params: { type: 'object', required: ['chave'], properties: { chave: { ...str('44 digits: an NF-e access key.'), examples: ['35261199999090910270550010000000011000000100'] } } },
+  jsonBody: {
+    type: 'object',
+    required: ['empresa_codigo'],
+    properties: { empresa_codigo: companyCodeField('The company that received the note: its certificate and CNPJ ask.') }
+  },
+  response: {
+    200: record({ ...documentFields, eventos: list(documentRecord, 'The events kept for this key, newest first.') }, 'The document, now kept.'),
+    ...failures(400, 401, 404, 500),
+    ...answers(detail, {
+      422: 'The authority refused the lookup (cStat and xMotivo in the detail: 217 key unknown, 632 older than 90 days, 640/641 not available to this company, 653/654 cancelled or denied), or the company\'s certificate cannot be used.',
+      429: 'Held back: the CNPJ\'s 20 lookups of the last hour are used (GATEWAY_LOOKUP_LIMIT), or the CNPJ is blocked by a 656 (GATEWAY_COOLDOWN); Retry-After says when.',
+      503: 'The authority or the database is unavailable; try again later.'
+    })
+  }
+}
