@@ -22,12 +22,12 @@
  * Pacing, as docs/gateway.md "Managed feed" states with its sources: NF-e distNSU again at
  * once while ultNSU < maxNSU (up to `callsPerTurn` calls a turn, then the company goes to
  * the back of the queue); after cStat 137 or ultNSU = maxNSU, the waiting period (one hour);
- * after 656, the hour of the block. ADN: again at once while an answer holds 50 documents;
- * after fewer, or "no document", one hour; after HTTP 429, its Retry-After.
+ * after 656, the hour of the block. ADN: again at once while answers hold documents; after
+ * "no document" (404 NENHUM_DOCUMENTO_LOCALIZADO), one hour; after HTTP 429, its Retry-After.
  */
 import type { Agent } from 'node:https'
 import type { Pool, PoolClient } from 'pg'
-import { queryAdnDistribution, MAX_ADN_DOCUMENTS } from './adn-distribution.js'
+import { queryAdnDistribution } from './adn-distribution.js'
 import type { AdnDocument } from './adn-distribution.js'
 import type { NfeDocument, RetDistDFeInt } from './dist-answer.js'
 import { DocumentRefused, openNfeDocument, openNfseDocument } from './doc-zip.js'
@@ -108,6 +108,9 @@ export interface FeedSchedulerOptions {
 }
 
 interface Lease { company: FeedCompany, token: string }
+
+/** After a step: more to read now; done for this turn; blocked (656 or a wait the guard holds); lost (another instance moved the cursor). */
+type StepOutcome = 'more' | 'done' | 'blocked' | 'lost'
 
 /** The outcome of one committed step. */
 interface Step { moved: boolean, inserted: number, repeated: number, gapsAdded: number, summaries: string[] }
@@ -259,20 +262,24 @@ export class FeedScheduler {
       [lease.company.empresaId, lease.company.servico, lease.token]).catch(() => undefined)
   }
 
-  /** One company's turn: its gaps first (point lookups), then the distribution until it says "nothing more now" or the turn's calls are spent. */
+  /**
+   * One company's turn: the distribution until it says "nothing more now" or the turn's calls
+   * are spent, then the company's gaps (point lookups, which the wait after "nothing more"
+   * does not hold back), unless the CNPJ is blocked.
+   */
   private async poll (lease: Lease): Promise<void> {
     const { company } = lease
     try {
       const agent = await this.o.agentFor(company)
-      if (await this.refillGaps(lease, agent) === 'stop') return
-      for (let call = 0; call < this.callsPerTurn; call++) {
+      let outcome: StepOutcome = 'more'
+      for (let call = 0; call < this.callsPerTurn && outcome === 'more'; call++) {
         if (!this.running && this.loop !== undefined) return
         if (!await this.renew(lease)) return
-        const outcome = company.servico === 'nfe' ? await this.nfeStep(lease, agent) : await this.adnStep(lease, agent)
-        if (outcome !== 'more') return
+        outcome = company.servico === 'nfe' ? await this.nfeStep(lease, agent) : await this.adnStep(lease, agent)
       }
       // The turn's calls are spent with documents still behind: due again, behind the others waiting.
-      await this.setNext(lease, 0)
+      if (outcome === 'more') await this.setNext(lease, 0)
+      if (outcome !== 'blocked' && outcome !== 'lost') await this.refillGaps(lease, agent)
     } catch (err) {
       await this.recordError(lease, err)
     } finally {
@@ -281,7 +288,7 @@ export class FeedScheduler {
   }
 
   /** One distNSU call and its commit, inside the CNPJ's turn. */
-  private async nfeStep (lease: Lease, agent: Agent): Promise<'more' | 'done'> {
+  private async nfeStep (lease: Lease, agent: Agent): Promise<StepOutcome> {
     const { company } = lease
     const cursor = await this.cursorOf(company)
     let step: Step | undefined
@@ -300,44 +307,46 @@ export class FeedScheduler {
     } catch (err) {
       if (isGatewayError(err) && err.code === 'GATEWAY_COOLDOWN') {
         await this.setNext(lease, (err.retryAfterS ?? 60) * 1000)
-        return 'done'
+        return 'blocked'
       }
       throw err
     }
     if (ret.cStat === '656') {
       await this.resync(lease, ret)
-      return 'done'
+      return 'blocked'
     }
     assertAnswered(ret)
     if (step === undefined) return 'done'
+    if (!step.moved) return 'lost'
     await this.afterCommit(lease, step, ret.cStat)
-    if (!step.moved) return 'done'
     return nfeCooldownReason(ret) === undefined ? 'more' : 'done'
   }
 
   /** One ADN call (up to 50 documents after the cursor) and its commit, inside the CNPJ's turn. */
-  private async adnStep (lease: Lease, agent: Agent): Promise<'more' | 'done'> {
+  private async adnStep (lease: Lease, agent: Agent): Promise<StepOutcome> {
     const { company } = lease
     const cursor = await this.cursorOf(company)
     let step: Step | undefined
-    let full = false
+    let more = false
     try {
       await this.guard.run('adn', company.cnpj, cursor, `CNPJ ${company.cnpj}`, async () => {
         const from = await this.cursorOf(company)
         const answer = await queryAdnDistribution({ baseUrl: this.o.adnUrl, tpAmb: this.o.tpAmb, cnpj: company.cnpj, nsu: Number(from), agent, timeoutMs: this.o.timeoutMs })
-        full = answer.documentos.length >= MAX_ADN_DOCUMENTS
-        step = await this.commitAdn(lease, from, answer.documentos, !full)
+        // Only an empty answer ends the run: a batch may hold fewer than 50 when the ADN left an NSU out (a gap).
+        more = answer.documentos.length > 0
+        step = await this.commitAdn(lease, from, answer.documentos, !more)
         return { value: undefined }
       })
     } catch (err) {
       if (isGatewayError(err) && err.status === 429) {
         await this.setNext(lease, (err.retryAfterS ?? 300) * 1000, err)
-        return 'done'
+        return 'blocked'
       }
       throw err
     }
-    await this.afterCommit(lease, step!, full ? 'DOCUMENTOS_LOCALIZADOS' : 'FIM')
-    return step!.moved && full ? 'more' : 'done'
+    if (!step!.moved) return 'lost'
+    await this.afterCommit(lease, step!, more ? 'DOCUMENTOS_LOCALIZADOS' : 'NENHUM_DOCUMENTO_LOCALIZADO')
+    return more ? 'more' : 'done'
   }
 
   private async cursorOf (company: FeedCompany): Promise<string> {
@@ -457,9 +466,9 @@ export class FeedScheduler {
   /**
    * Asks for each open gap of the company, oldest NSU first, while the hour's point lookups
    * allow. A document that arrives is stored and its gap closed in one transaction; an
-   * answer without it counts an attempt. 'stop' when the CNPJ is blocked (656).
+   * answer without it counts an attempt. Stops when the CNPJ is blocked (656).
    */
-  private async refillGaps (lease: Lease, agent: Agent): Promise<'go' | 'stop'> {
+  private async refillGaps (lease: Lease, agent: Agent): Promise<void> {
     const { company } = lease
     await this.pool.query(
       `UPDATE feed_lacunas SET desistida_em = now(), ultimo_erro = coalesce(ultimo_erro, 'older than the ${GAP_MAX_AGE_DAYS} days the authority distributes')
@@ -467,11 +476,11 @@ export class FeedScheduler {
     const { rows } = await this.pool.query<{ nsu: string }>(
       `SELECT nsu::text FROM feed_lacunas WHERE empresa_id = $1 AND servico = $2 AND desistida_em IS NULL
          AND (ultima_tentativa IS NULL OR ultima_tentativa <= now() - $3 * interval '1 millisecond')
-       ORDER BY nsu LIMIT $4`, [company.empresaId, company.servico, GAP_RETRY_MS, this.lookupsPerHour])
+       ORDER BY feed_lacunas.nsu LIMIT $4`, [company.empresaId, company.servico, GAP_RETRY_MS, this.lookupsPerHour])
     for (const { nsu } of rows) {
-      if (!await this.renew(lease)) return 'stop'
+      if (!await this.renew(lease)) return
       const taken = await takePointLookup(this.pool, company.servico, company.cnpj, 'lacuna', this.lookupsPerHour)
-      if (!taken.ok) return 'go'
+      if (!taken.ok) return
       let found: ReceivedDocument[] = []
       let why: string | undefined
       try {
@@ -482,7 +491,7 @@ export class FeedScheduler {
           }, { pointLookup: true })
           if (ret.cStat === '656') {
             await this.resync(lease, { ...ret, ultNSU: '' })
-            return 'stop'
+            return
           }
           found = openNfe(ret.documentos.filter((d) => d.nsu === null || BigInt(d.nsu) === BigInt(nsu)))
           if (found.length === 0) why = `cStat ${ret.cStat} (${ret.xMotivo})`
@@ -494,12 +503,11 @@ export class FeedScheduler {
           if (found.length === 0) why = answer.statusProcessamento
         }
       } catch (err) {
-        if (isGatewayError(err) && err.code === 'GATEWAY_COOLDOWN') return 'stop'
+        if (isGatewayError(err) && err.code === 'GATEWAY_COOLDOWN') return
         why = err instanceof Error ? err.message : String(err)
       }
       await this.closeGap(lease, nsu, found, why)
     }
-    return 'go'
   }
 
   private async closeGap (lease: Lease, nsu: string, found: ReceivedDocument[], why: string | undefined): Promise<void> {
