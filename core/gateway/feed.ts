@@ -293,10 +293,11 @@ export class FeedScheduler {
     const cursor = await this.cursorOf(company)
     let step: Step | undefined
     let ret: RetDistDFeInt
+    let from = cursor
     try {
       ret = await this.guard.run('nfe', company.cnpj, cursor, `CNPJ ${company.cnpj}`, async () => {
         // Read again inside the turn: another instance may have moved it since.
-        const from = await this.cursorOf(company)
+        from = await this.cursorOf(company)
         const answer = await queryNfeDistribution({ url: this.o.nfeUrl, agent, timeoutMs: this.o.timeoutMs, tpAmb: this.o.tpAmb, ...cUF(this.o.cUFAutor), cnpj: company.cnpj, ultNSU: from })
         const reason = nfeCooldownReason(answer)
         if (answer.cStat === '138' || answer.cStat === '137') {
@@ -319,7 +320,13 @@ export class FeedScheduler {
     if (step === undefined) return 'done'
     if (!step.moved) return 'lost'
     await this.afterCommit(lease, step, ret.cStat)
-    return nfeCooldownReason(ret) === undefined ? 'more' : 'done'
+    if (nfeCooldownReason(ret) !== undefined) return 'done'
+    // "More behind" without moving past the NSU sent: asking again at once would only repeat it.
+    if (BigInt(ret.ultNSU) <= BigInt(from)) {
+      await this.setNext(lease, this.retryMs)
+      return 'done'
+    }
+    return 'more'
   }
 
   /** One ADN call (up to 50 documents after the cursor) and its commit, inside the CNPJ's turn. */
