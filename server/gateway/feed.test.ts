@@ -113,7 +113,9 @@ describe('the managed feed', () => {
     const cnpj = branchCnpj(1)
     const r = await rig({ nfeDocs: new Map([[cnpj, nfeDocs(cnpj, 1, 120)]]) })
     const [id] = await addCompanies([cnpj])
-    const scheduler = r.scheduler()
+    await db.pool.query('UPDATE feed_empresas SET ciencia_automatica = true WHERE empresa_id = $1', [id])
+    const summaries: string[] = []
+    const scheduler = r.scheduler({ onSummariesStored: async (_pool, company, keys) => { expect(company.cnpj).toBe(cnpj); summaries.push(...keys) } })
     expect(await scheduler.runOnce()).toBe(1)
     expect(r.nfe.requests.map((q) => [q.ultNSU, q.cStat])).toEqual([[pad(0), '138'], [pad(50), '138'], [pad(100), '138']])
     expect(await feedRow(id!)).toMatchObject({ ult_nsu: '120', max_nsu: '120', ultimo_cstat: '138', lease_por: null, ultimo_erro: null })
@@ -122,6 +124,9 @@ describe('the managed feed', () => {
     const wait = (await db.pool.query("SELECT extract(epoch FROM espera_ate - now())::int AS s FROM esperas_consulta WHERE servico = 'nfe' AND cnpj = $1", [cnpj])).rows[0]
     expect(wait.s).toBeGreaterThan(3500)
     expect(await keptFor(cnpj)).toBe(120)
+    // The automatic Ciência's hook: every new summary (resNFe, one document in two here), once.
+    expect(summaries).toHaveLength(60)
+    expect(new Set(summaries).size).toBe(60)
     expect(r.changes.filter((c) => c.event === 'stored').map((c) => [c.ultNsu, c.inserted])).toEqual([[pad(50), 50], [pad(100), 50], [pad(120), 20]])
     // Nothing is due during the hour: no call goes out.
     expect(await scheduler.runOnce()).toBe(0)
