@@ -295,7 +295,8 @@ export class FeedScheduler {
     let ret: RetDistDFeInt
     let from = cursor
     try {
-      ret = await this.guard.run('nfe', company.cnpj, cursor, `CNPJ ${company.cnpj}`, async () => {
+      // Its own identity: never handed a query route's answer for the same NSU, which would skip this commit.
+      ret = await this.guard.run('nfe', company.cnpj, `feed:${cursor}`, `CNPJ ${company.cnpj}`, async () => {
         // Read again inside the turn: another instance may have moved it since.
         from = await this.cursorOf(company)
         const answer = await queryNfeDistribution({ url: this.o.nfeUrl, agent, timeoutMs: this.o.timeoutMs, tpAmb: this.o.tpAmb, ...cUF(this.o.cUFAutor), cnpj: company.cnpj, ultNSU: from })
@@ -336,7 +337,7 @@ export class FeedScheduler {
     let step: Step | undefined
     let more = false
     try {
-      await this.guard.run('adn', company.cnpj, cursor, `CNPJ ${company.cnpj}`, async () => {
+      await this.guard.run('adn', company.cnpj, `feed:${cursor}`, `CNPJ ${company.cnpj}`, async () => {
         const from = await this.cursorOf(company)
         const answer = await queryAdnDistribution({ baseUrl: this.o.adnUrl, tpAmb: this.o.tpAmb, cnpj: company.cnpj, nsu: Number(from), agent, timeoutMs: this.o.timeoutMs })
         // Only an empty answer ends the run: a batch may hold fewer than 50 when the ADN left an NSU out (a gap).

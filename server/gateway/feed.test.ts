@@ -294,5 +294,8 @@ describe('POST /v1/documents/{chave}/buscar (consChNFe)', () => {
     expect(Number(held.retryAfter)).toBeGreaterThan(3000)
     expect(r.nfe.requests).toHaveLength(2)
     expect((await buscar('123', codigo)).status).toBe(400)
+    const keyless = await app.inject({ method: 'POST', url: `/v1/documents/${chave}/buscar`, payload: { empresa_codigo: codigo } })
+    expect([keyless.statusCode, keyless.json().code]).toEqual([401, 'UNAUTHORIZED'])
+    expect(r.nfe.requests).toHaveLength(2)
   })
 })
