@@ -10,7 +10,9 @@
  * CNPJ at once, no query repeated, every company's M documents stored once, no gap left.
  * Exit 1 when a check fails.
  *
- *   node --import tsx bench/feed-scale.ts [--companies 1000] [--docs 50] [--concurrency 8]
+ *   node --import tsx bench/feed-scale.ts [--companies 1000] [--docs 50] [--concurrency 8] [--withheld 0]
+ * `--withheld N`: the fake leaves N NSUs of each company (7, 14, …) out of its distNSU answers
+ * and serves them to consNSU only: the run then also covers gaps found and refilled.
  *   (on the shared machine: chrt -r 10 node --import tsx bench/feed-scale.ts)
  *
  * The companies are branches of one CNPJ root under one certificate (one TLS agent per
@@ -29,10 +31,11 @@ import type { FeedInstanceStart, FeedInstanceStats } from './gateway/feed-instan
 import { startChild } from './gateway/rpc.js'
 import { withBenchDatabase } from './import-process.bench.js'
 
-const { values } = parseArgs({ options: { companies: { type: 'string', default: '1000' }, docs: { type: 'string', default: '50' }, concurrency: { type: 'string', default: '8' } } })
+const { values } = parseArgs({ options: { companies: { type: 'string', default: '1000' }, docs: { type: 'string', default: '50' }, concurrency: { type: 'string', default: '8' }, withheld: { type: 'string', default: '0' } } })
 const companies = Number(values.companies)
 const docs = Number(values.docs)
 const concurrency = Number(values.concurrency)
+const withheld = Number(values.withheld)
 /** A hang catcher, far above the run's few minutes. */
 const GIVE_UP_MS = 30 * 60_000
 
@@ -59,7 +62,7 @@ await withBenchDatabase(async (adminUrl) => {
     const pki = createGatewayPki()
     const fake = startChild('./feed-fake-process.ts')
     children.push(fake)
-    const nfeUrl = await fake.call<string>('start', { pki: { clientCaPem: pki.clientCaPem, server: { keyPem: pki.server.keyPem, certPem: pki.server.certPem } }, cnpjs, docs } satisfies FeedFakeStart)
+    const nfeUrl = await fake.call<string>('start', { pki: { clientCaPem: pki.clientCaPem, server: { keyPem: pki.server.keyPem, certPem: pki.server.certPem } }, cnpjs, docs, withheld } satisfies FeedFakeStart)
     const instances = [0, 1].map(() => startChild('./feed-instance-process.ts'))
     children.push(...instances)
     const start: FeedInstanceStart = {
@@ -69,8 +72,9 @@ await withBenchDatabase(async (adminUrl) => {
     const t0 = performance.now()
     await Promise.all(instances.map(async (i) => await i.call('start', start)))
     for (;;) {
-      const done = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM feed_empresas WHERE ult_nsu = $1', [docs])).rows[0]!.n
-      if (done === companies) break
+      const { done, gaps } = (await pool.query<{ done: number, gaps: number }>(
+        'SELECT (SELECT count(*)::int FROM feed_empresas WHERE ult_nsu = $1) AS done, (SELECT count(*)::int FROM feed_lacunas) AS gaps', [docs])).rows[0]!
+      if (done === companies && gaps === 0) break
       if (performance.now() - t0 > GIVE_UP_MS) throw new Error(`only ${done} of ${companies} feeds reached NSU ${docs} after ${GIVE_UP_MS / 60_000} minutes`)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
@@ -90,7 +94,7 @@ await withBenchDatabase(async (adminUrl) => {
       ['no gap', gaps === 0]
     ]
     const storedTotal = stats.reduce((s, x) => s + x.stored, 0)
-    console.log(`feed scale: ${companies} companies × ${docs} documents, two instances (concurrency ${concurrency} each)`)
+    console.log(`feed scale: ${companies} companies × ${docs} documents${withheld > 0 ? ` (${withheld} of each withheld: gaps)` : ''}, two instances (concurrency ${concurrency} each)`)
     console.log(`  wall time: ${(wallMs / 1000).toFixed(1)} s (${Math.round(storedTotal / (wallMs / 1000))} documents/s)`)
     stats.forEach((s, i) => console.log(`  instance ${i + 1}: ${s.polled} companies, ${s.stored} documents stored, CPU ${(s.cpuMs / 1000).toFixed(1)} s (${(s.cpuMs / Math.max(1, s.stored)).toFixed(2)} ms per document, fetch and parse included)`))
     console.log(`  fake: ${fakeStats.requests} queries ${JSON.stringify(fakeStats.byStatus)}, ${fakeStats.handshakes} TLS handshakes`)
