@@ -25,7 +25,7 @@ import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { registerFeed } from './feed-routes.js'
 import { GATEWAY_STATUSES } from './errors.js'
 import { registerErrorHandler } from '../http-errors.js'
-import { FeedScheduler, TlsAgentCache } from '../../core/gateway/index.js'
+import { FeedScheduler, TlsAgentCache, queryNfeDistribution } from '../../core/gateway/index.js'
 import type { FeedChange, FeedSchedulerOptions } from '../../core/gateway/index.js'
 
 let pki: GatewayPki
@@ -74,9 +74,9 @@ async function addCompanies (cnpjs: string[], servico: 'nfe' | 'adn' = 'nfe'): P
 
 interface Rig { nfe: NfeFake, adn: AdnFake, changes: FeedChange[], scheduler: (o?: Partial<FeedSchedulerOptions>) => FeedScheduler }
 
-async function rig (o: { nfeDocs?: Map<string, FakeNfeDocument[]>, adnDocs?: Map<string, FakeNfseDocument[]>, nfe?: Partial<NfeFakeOptions>, adnWithheld?: Map<string, Set<number>> } = {}): Promise<Rig> {
+async function rig (o: { nfeDocs?: Map<string, FakeNfeDocument[]>, adnDocs?: Map<string, FakeNfseDocument[]>, nfe?: Partial<NfeFakeOptions>, adnWithheld?: Map<string, Set<number>>, expect656?: boolean } = {}): Promise<Rig> {
   const nfe = await startNfeFake({ pki, tpAmb: 2, documents: o.nfeDocs ?? new Map(), ...o.nfe })
-  nfeFakes.push(nfe)
+  if (o.expect656 !== true) nfeFakes.push(nfe)
   open.push(nfe)
   const adn = await startAdnFake({ pki, tpAmb: 2, documents: o.adnDocs ?? new Map(), ...(o.adnWithheld === undefined ? {} : { withheld: o.adnWithheld }) })
   open.push(adn)
@@ -212,6 +212,24 @@ describe('the managed feed', () => {
     expect(r.nfe.requests).toHaveLength(1)
     expect(await feedRow(id!)).toMatchObject({ ult_nsu: '50' })
     expect(await keptFor(cnpj)).toBe(0)
+  })
+
+  it('after a 656 (another reader broke the sequence) follows the NSU the authority names, the skipped range as gaps, and waits out the block', async () => {
+    const cnpj = branchCnpj(8)
+    const r = await rig({ nfeDocs: new Map([[cnpj, nfeDocs(cnpj, 8, 80)]]), expect656: true })
+    const [id] = await addCompanies([cnpj])
+    // Another client reads the CNPJ's first page behind the feed's back.
+    await queryNfeDistribution({ url: r.nfe.url, agent: await agents.agentFor(pki.client), timeoutMs: 5000, tpAmb: 2, cnpj, ultNSU: pad(0) })
+    await r.scheduler().runOnce()
+    expect(r.nfe.requests.map((q) => [q.ultNSU, q.cStat])).toEqual([[pad(0), '138'], [pad(0), '656']])
+    const row = await feedRow(id!)
+    expect(row).toMatchObject({ ult_nsu: '50', ultimo_cstat: '656' })
+    expect(row.ultimo_erro).toMatch(/656.*expects NSU 000000000000050 next/)
+    expect(row.espera_s).toBeGreaterThan(3500)
+    // The block holds every query, point lookups too: the 50 NSUs the other reader took wait as gaps.
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM feed_lacunas WHERE empresa_id = $1', [id])).rows[0].n).toBe(50)
+    expect(await r.scheduler().runOnce()).toBe(0)
+    expect(r.nfe.requests).toHaveLength(2)
   })
 
   it('two schedulers with their own pools on one database: 20 companies × 10 documents, never two calls for one CNPJ at once, no duplicate, no gap', async () => {
