@@ -31,7 +31,7 @@ describe('migrations', () => {
     try {
       const applied = await Promise.all(clients.map((c) => migrate(c)))
       const versions = (await loadMigrations()).map((m) => m.version)
-      expect(applied.flat().sort()).toEqual(versions)
+      expect(applied.flat().sort((a, b) => a - b)).toEqual(versions)
       expect(await migrate(clients[0]!)).toEqual([])
       const { rows } = await db.pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')
       expect(rows.map((r) => r.version)).toEqual(versions)

@@ -26,6 +26,8 @@ export interface AdnDistributionCall {
   cnpj: string
   /** The last NSU the caller holds; the ADN answers the documents after it, up to 50. */
   nsu: number
+  /** false: only the document of exactly `nsu` (a gap refilled); default true, up to 50 after it. */
+  lote?: boolean
   agent: Agent
   timeoutMs: number
   log?: GatewayLog
@@ -58,8 +60,8 @@ interface AdnEnvelope {
   TipoAmbiente?: unknown
 }
 
-export function adnDistributionUrl (baseUrl: string, cnpj: string, nsu: number): string {
-  return `${baseUrl.replace(/\/+$/, '')}/DFe/${nsu}?cnpjConsulta=${encodeURIComponent(cnpj)}&lote=true`
+export function adnDistributionUrl (baseUrl: string, cnpj: string, nsu: number, lote = true): string {
+  return `${baseUrl.replace(/\/+$/, '')}/DFe/${nsu}?cnpjConsulta=${encodeURIComponent(cnpj)}&lote=${String(lote)}`
 }
 
 /**
@@ -71,7 +73,7 @@ export function adnDistributionUrl (baseUrl: string, cnpj: string, nsu: number):
  */
 export async function queryAdnDistribution (call: AdnDistributionCall): Promise<AdnAnswer> {
   const answer = await callHttps<AdnEnvelope | null>({
-    url: adnDistributionUrl(call.baseUrl, call.cnpj, call.nsu),
+    url: adnDistributionUrl(call.baseUrl, call.cnpj, call.nsu, call.lote ?? true),
     method: 'GET',
     headers: { accept: 'application/json' },
     agent: call.agent,

@@ -38,24 +38,37 @@ export interface StoreOutcome { inserted: number, repeated: number }
  * Keys are locked in sorted order, so two instances never deadlock on overlapping batches.
  */
 export async function storeDocuments (pool: Pool, cnpj: string, documents: ReceivedDocument[]): Promise<StoreOutcome> {
-  const outcome: StoreOutcome = { inserted: 0, repeated: 0 }
-  if (documents.length === 0) return outcome
-  const ordered = [...documents].sort((a, b) => a.opened.facts.chave < b.opened.facts.chave ? -1 : a.opened.facts.chave > b.opened.facts.chave ? 1 : 0)
+  if (documents.length === 0) return { inserted: 0, repeated: 0 }
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
-    const keys = [...new Set(ordered.map((d) => d.opened.facts.chave))]
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended(k, $2)) FROM unnest($1::text[]) AS k ORDER BY k', [keys, KEY_LOCK_SEED])
-    for (const d of ordered) {
-      if (await storeOne(client, cnpj, d)) outcome.inserted++
-      else outcome.repeated++
-    }
+    const outcome = await storeDocumentsIn(client, cnpj, documents)
     await client.query('COMMIT')
+    return outcome
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined)
     throw err
   } finally {
     client.release()
+  }
+}
+
+/**
+ * The same, inside the caller's open transaction (the managed feed moves its cursor in the
+ * transaction that stores what the cursor moves past).
+ */
+export async function storeDocumentsIn (client: PoolClient, cnpj: string, documents: ReceivedDocument[],
+  onStored?: (document: ReceivedDocument, inserted: boolean) => void): Promise<StoreOutcome> {
+  const outcome: StoreOutcome = { inserted: 0, repeated: 0 }
+  if (documents.length === 0) return outcome
+  const ordered = [...documents].sort((a, b) => a.opened.facts.chave < b.opened.facts.chave ? -1 : a.opened.facts.chave > b.opened.facts.chave ? 1 : 0)
+  const keys = [...new Set(ordered.map((d) => d.opened.facts.chave))]
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended(k, $2)) FROM unnest($1::text[]) AS k ORDER BY k', [keys, KEY_LOCK_SEED])
+  for (const d of ordered) {
+    const inserted = await storeOne(client, cnpj, d)
+    if (inserted) outcome.inserted++
+    else outcome.repeated++
+    onStored?.(d, inserted)
   }
   return outcome
 }

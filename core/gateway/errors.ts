@@ -38,7 +38,9 @@ export const GatewayCode = {
    * recipient's NF-e, 297 signature, 596 out of time…), or one the gateway will not send
    * (a conclusive event already registered twice), 422.
    */
-  GATEWAY_EVENT_REFUSED: 'GATEWAY_EVENT_REFUSED'
+  GATEWAY_EVENT_REFUSED: 'GATEWAY_EVENT_REFUSED',
+  /** 429: the CNPJ's point lookups (consNSU, consChNFe) of the last hour are used up (20 an hour, NT 2014.002). */
+  GATEWAY_LOOKUP_LIMIT: 'GATEWAY_LOOKUP_LIMIT'
 } as const
 export type GatewayCode = keyof typeof GatewayCode
 

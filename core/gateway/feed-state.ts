@@ -62,7 +62,7 @@ const SELECT = `
 SELECT e.empresa_codigo, e.cnpj, e.nome, f.servico, f.ativo, f.ciencia_automatica, f.ult_nsu::text, f.max_nsu::text,
   ${ISO('GREATEST(f.proxima_consulta, w.espera_ate)')} AS proxima_consulta, ${ISO('f.ultima_consulta')} AS ultima_consulta, f.ultimo_cstat,
   f.ultimo_erro_codigo, f.ultimo_erro, ${ISO('f.ultimo_erro_em')} AS ultimo_erro_em,
-  (SELECT count(*)::int FROM feed_lacunas l WHERE l.empresa_id = f.empresa_id AND l.servico = f.servico) AS lacunas,
+  (SELECT count(*)::int FROM feed_lacunas l WHERE l.empresa_id = f.empresa_id AND l.servico = f.servico AND l.desistida_em IS NULL) AS lacunas,
   ${ISO('f.atualizado_em')} AS atualizado_em
 FROM feed_empresas f JOIN empresas e ON e.id = f.empresa_id
 LEFT JOIN esperas_consulta w ON w.servico = f.servico AND w.cnpj = e.cnpj`

@@ -32,13 +32,25 @@ export interface DistNsuRequest {
   ultNSU: string
 }
 
+/**
+ * The three queries of distDFeInt_v1.01.xsd: `distNSU` (the documents after ultNSU),
+ * `consNSU` (the one document of an NSU) and `consChNFe` (a note by its access key).
+ */
+export type DistRequest = Omit<DistNsuRequest, 'ultNSU'> & ({ ultNSU: string } | { consNSU: string } | { consChNFe: string })
+
+function queryElement (r: DistRequest): string {
+  if ('consNSU' in r) return `<consNSU><NSU>${escapeXml(r.consNSU)}</NSU></consNSU>`
+  if ('consChNFe' in r) return `<consChNFe><chNFe>${escapeXml(r.consChNFe)}</chNFe></consChNFe>`
+  return `<distNSU><ultNSU>${escapeXml(r.ultNSU)}</ultNSU></distNSU>`
+}
+
 /** The envelope of NT 2014.002, see docs/gateway-queries.md; the data area without whitespace between tags (sped-nfe does the same). */
-export function buildDistNsuEnvelope (r: DistNsuRequest): string {
+export function buildDistNsuEnvelope (r: DistRequest): string {
   const data = `<distDFeInt xmlns="${NFE_NS}" versao="1.01">` +
     `<tpAmb>${r.tpAmb}</tpAmb>` +
     (r.cUFAutor === undefined ? '' : `<cUFAutor>${r.cUFAutor}</cUFAutor>`) +
     `<CNPJ>${escapeXml(r.cnpj)}</CNPJ>` +
-    `<distNSU><ultNSU>${escapeXml(r.ultNSU)}</ultNSU></distNSU>` +
+    queryElement(r) +
     '</distDFeInt>'
   return '<?xml version="1.0" encoding="utf-8"?>' +
     `<soap:Envelope xmlns:soap="${SOAP12_NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">` +
@@ -50,7 +62,7 @@ function escapeXml (s: string): string {
   return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-export interface NfeDistributionCall extends DistNsuRequest {
+export type NfeDistributionCall = DistRequest & {
   url: string
   agent: Agent
   timeoutMs: number

@@ -200,3 +200,17 @@ describe('nfeCooldownReason', () => {
     expect(nfeCooldownReason({ cStat: '593', ultNSU: '', maxNSU: '' })).toBeUndefined()
   })
 })
+
+describe('QueryGuard.run for a point lookup (consNSU, consChNFe)', () => {
+  it('goes through the wait after "nothing more" (a distNSU rule), never through a 656 block', async () => {
+    const guard = guardOf()
+    await guard.run('nfe', CNPJ, 'dist', 'x', async () => ({ value: 1, cooldown: { reason: 'the tax authority answered cStat 137.', cStat: '137' } }))
+    await expect(guard.run('nfe', CNPJ, 'dist-2', 'x', async () => plain(2))).rejects.toMatchObject({ status: 429, code: 'GATEWAY_COOLDOWN' })
+    expect(await guard.run('nfe', CNPJ, 'consNSU:5', 'x', async () => plain(3), { pointLookup: true })).toBe(3)
+    await guard.run('nfe', CNPJ, 'consNSU:6', 'x', async () => ({ value: 4, cooldown: { reason: 'the tax authority answered cStat 656.', cStat: '656' } }), { pointLookup: true })
+    let called = false
+    await expect(guard.run('nfe', CNPJ, 'consNSU:7', 'x', async () => { called = true; return plain(5) }, { pointLookup: true })).rejects.toMatchObject({ status: 429, code: 'GATEWAY_COOLDOWN' })
+    expect(called).toBe(false)
+    await guard.close()
+  })
+})

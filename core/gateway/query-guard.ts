@@ -55,6 +55,14 @@ export interface GuardedAnswer<T> {
 
 interface Outcome<T> { value: T, released: Promise<void> }
 
+export interface RunOptions {
+  /**
+   * A point lookup (consNSU, consChNFe): it still waits for the CNPJ's turn and obeys a 656
+   * block, but not the wait after "nothing more now", which concerns distNSU (NT 2014.002).
+   */
+  pointLookup?: boolean
+}
+
 /** A turn this instance holds: its token, when it was taken (local clock), and the timer that gives it back when unused. */
 interface Turn { route: GuardedRoute, cnpj: string, token: string, takenAt: number, idle?: NodeJS.Timeout }
 
@@ -83,19 +91,24 @@ const NO_FLUSH = "set_config('synchronous_commit', 'off', true) AS sem_espera_do
 
 /**
  * Takes the turn when no waiting period runs and nobody holds it. Otherwise reports the
- * row as it was: the remaining wait, or how long the holder's turn may still last.
+ * row as it was: the remaining wait, or how long the holder's turn may still last. $5: a
+ * point lookup (consNSU, consChNFe), which the wait after "nothing more now" does not
+ * hold back (that wait is distNSU's rule); a 656 block holds back every query.
  */
 const TAKE_TURN_SQL = `
-WITH antes AS (SELECT espera_ate, motivo, em_curso_ate FROM esperas_consulta WHERE servico = $1 AND cnpj = $2),
+WITH antes AS (SELECT espera_ate, motivo, em_curso_ate,
+                      espera_ate > now() AND NOT ($5 AND cstat IS DISTINCT FROM '656') AS espera_vale
+               FROM esperas_consulta WHERE servico = $1 AND cnpj = $2),
 vez AS (
   INSERT INTO esperas_consulta AS e (servico, cnpj, em_curso_por, em_curso_ate)
   VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
   ON CONFLICT (servico, cnpj) DO UPDATE SET em_curso_por = EXCLUDED.em_curso_por, em_curso_ate = EXCLUDED.em_curso_ate, atualizado_em = now()
-    WHERE (e.espera_ate IS NULL OR e.espera_ate <= now()) AND (e.em_curso_ate IS NULL OR e.em_curso_ate <= now())
+    WHERE (e.espera_ate IS NULL OR e.espera_ate <= now() OR ($5 AND e.cstat IS DISTINCT FROM '656'))
+      AND (e.em_curso_ate IS NULL OR e.em_curso_ate <= now())
   RETURNING 1)
 SELECT EXISTS (SELECT 1 FROM vez) AS ok,
-       (SELECT motivo FROM antes WHERE espera_ate > now()) AS motivo,
-       (SELECT ceil(extract(epoch FROM espera_ate - now()) * 1000)::text FROM antes WHERE espera_ate > now()) AS espera_ms,
+       (SELECT motivo FROM antes WHERE espera_vale) AS motivo,
+       (SELECT ceil(extract(epoch FROM espera_ate - now()) * 1000)::text FROM antes WHERE espera_vale) AS espera_ms,
        (SELECT ceil(extract(epoch FROM em_curso_ate - now()) * 1000)::text FROM antes WHERE em_curso_ate > now()) AS em_curso_ms,
        ${NO_FLUSH}`
 
@@ -157,12 +170,12 @@ export class QueryGuard {
    * the same `identity` is already queued or running here, its promise is returned
    * instead (its answer, or its error, is shared). `label` names the CNPJ in a 429.
    */
-  run<T> (route: GuardedRoute, cnpj: string, identity: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<T> {
+  run<T> (route: GuardedRoute, cnpj: string, identity: string, label: string, call: () => Promise<GuardedAnswer<T>>, options: RunOptions = {}): Promise<T> {
     const key = `${route}:${cnpj}`
     const shareKey = `${key}\u0000${identity}`
     const running = this.pending.get(shareKey)
     if (running !== undefined) return running as Promise<T>
-    const task = async (): Promise<Outcome<T>> => await this.guarded(route, cnpj, label, call)
+    const task = async (): Promise<Outcome<T>> => await this.guarded(route, cnpj, label, call, options.pointLookup === true)
     const before = this.tails.get(key) ?? Promise.resolve()
     const outcome = before.then(task, task)
     const result = outcome.then((o) => o.value)
@@ -183,9 +196,9 @@ export class QueryGuard {
    * other answer is returned at once and the turn given back meanwhile (the turn is still
    * held until then, so no other call for the CNPJ can start before it is given back).
    */
-  private async guarded<T> (route: GuardedRoute, cnpj: string, label: string, call: () => Promise<GuardedAnswer<T>>): Promise<Outcome<T>> {
+  private async guarded<T> (route: GuardedRoute, cnpj: string, label: string, call: () => Promise<GuardedAnswer<T>>, pointLookup: boolean): Promise<Outcome<T>> {
     const key = `${route}:${cnpj}`
-    const turn = this.reuse(key) ?? await this.takeTurn(route, cnpj, label)
+    const turn = this.reuse(key) ?? await this.takeTurn(route, cnpj, label, pointLookup)
     let answer: GuardedAnswer<T>
     try {
       answer = await call()
@@ -230,13 +243,13 @@ export class QueryGuard {
   }
 
   /** Waits for the turn; throws the 429 when a waiting period runs. */
-  private async takeTurn (route: GuardedRoute, cnpj: string, label: string): Promise<Turn> {
+  private async takeTurn (route: GuardedRoute, cnpj: string, label: string, pointLookup: boolean): Promise<Turn> {
     await this.returning.get(`${route}:${cnpj}`)
     const token = randomUUID()
     for (let attempt = 0; ; attempt++) {
       // Before the statement: the database's clock starts the lapse later, never earlier.
       const takenAt = performance.now()
-      const { rows } = await this.pool.query<TurnRow>({ name: 'gateway-take-turn', text: TAKE_TURN_SQL, values: [route, cnpj, token, this.turnMs] })
+      const { rows } = await this.pool.query<TurnRow>({ name: 'gateway-take-turn', text: TAKE_TURN_SQL, values: [route, cnpj, token, this.turnMs, pointLookup] })
       const row = rows[0]!
       if (row.ok) return { route, cnpj, token, takenAt }
       if (row.espera_ms !== null) throw cooldownError(label, Number(row.espera_ms), row.motivo ?? '')

@@ -14,8 +14,8 @@ import type { SharedConfig } from '../config.js'
 import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
-import { ApiKeyHashCache, CertificateStore, DEFAULT_CACHE_MS, ResolvedCertificateCache, apiKeyMatchesHash, readApiKeyHash } from '../../core/gateway/index.js'
-import type { MasterKey } from '../../core/gateway/index.js'
+import { ApiKeyHashCache, CertificateStore, DEFAULT_CACHE_MS, ResolvedCertificateCache, apiKeyMatchesHash, autoCiencia, readApiKeyHash } from '../../core/gateway/index.js'
+import type { FeedCompany, MasterKey } from '../../core/gateway/index.js'
 import { registerAdminRoutes, withDatabase } from './admin-routes.js'
 import { ADMIN_CSS, ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js'
 import type { GatewayConfig } from './config.js'
@@ -23,7 +23,10 @@ import type { QueryRouteDeps } from './query-types.js'
 import { GATEWAY_KEY_HELP, GATEWAY_STATUSES } from './errors.js'
 import { registerQueryRoutes } from './query-routes.js'
 import { registerDocumentRoutes } from './document-routes.js'
-import { registerManifestacaoRoutes } from './manifestacao-routes.js'
+import { manifestSenderFor, registerManifestacaoRoutes } from './manifestacao-routes.js'
+import { createAgentCache } from './usable-certificate.js'
+import { registerFeed } from './feed-routes.js'
+import type { FeedDeps } from './feed-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
 import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -55,6 +58,12 @@ export interface GatewayAppOptions {
   certificateCacheMs?: number
   /** Registers the query routes; default query-routes.ts. Tests pass their own to exercise the key check. */
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
+  /**
+   * The managed feed (feed-routes.ts): `run` starts its scheduler when the app is ready (start.ts
+   * passes GATEWAY_FEED; default off, so tests that build the app poll nothing). The hooks are
+   * where the lead wires notifications and automatic Ciência (issue 35, items 3 and 4).
+   */
+  feed?: Pick<FeedDeps, 'onFeedChanged' | 'onSummariesStored'> & { run: boolean }
 }
 
 const PUBLIC_ROUTES = new Set(['/health', '/admin', '/admin-ui/app.js', '/admin-ui/app.css', '/favicon.ico', '/openapi.json', '/docs', '/docs/:asset', '/docs/plain'])
@@ -165,12 +174,26 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
   })
 
   // The query routes (query-routes.ts): their own scope, JSON only, the same key check.
-  const deps: QueryRouteDeps = { config, pool, resolveCertificate: (empresaCodigo) => certificates.get(empresaCodigo), checkApiKey }
+  // One cache of mutual-TLS agents for the queries, the manifestação and the feed.
+  const agents = await createAgentCache(config)
+  app.addHook('onClose', async () => { agents.close() })
+  const deps: QueryRouteDeps = { config, pool, resolveCertificate: (empresaCodigo) => certificates.get(empresaCodigo), checkApiKey, agents }
   await (options.registerQueryRoutes ?? registerQueryRoutes)(app, deps)
   // The documents the query routes keep (issue 35): same key.
   await registerDocumentRoutes(app, { pool, checkApiKey })
   // The manifestação do destinatário (issue 35, item 3): same key, same resolver.
   await registerManifestacaoRoutes(app, deps)
+  // The managed feed (issue 35): its scheduler, and POST /v1/documents/{chave}/buscar.
+  // New summaries of a company with automatic Ciência on get their Ciência da Operação (item 3).
+  const sender = manifestSenderFor(deps, agents, app.log)
+  const ciencia = async (db: Pool, company: FeedCompany, keys: string[]): Promise<void> => {
+    const outcome = await autoCiencia(db, company, keys, sender)
+    const log = outcome.erro === null ? 'info' : 'warn'
+    app.log[log]({ empresa_codigo: company.empresaCodigo, registradas: outcome.registradas, rejeitadas: outcome.rejeitadas, erro: outcome.erro }, 'automatic ciência')
+  }
+  await registerFeed(app, { pool, config, resolveCertificate: (empresaCodigo) => certificates.get(empresaCodigo), checkApiKey, runScheduler: options.feed?.run ?? false, agents,
+    ...(options.feed?.onFeedChanged === undefined ? {} : { onFeedChanged: options.feed.onFeedChanged }),
+    onSummariesStored: options.feed?.onSummariesStored ?? ciencia })
 
   return app
 }

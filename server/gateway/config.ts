@@ -42,8 +42,24 @@ export interface GatewayConfig {
   cooldownMs: number
   /** GATEWAY_CUF_AUTOR: IBGE code of the state sent as cUFAutor; unset: omitted (optional in the schema). */
   cUFAutor: number | undefined
+  /** The managed feed's scheduler (issue 35, docs/gateway.md "Managed feed"). */
+  feed: FeedConfig
 }
 
+export interface FeedConfig {
+  /** GATEWAY_FEED: `on` (default) runs the scheduler in this instance; `off` leaves polling to the other instances. */
+  enabled: boolean
+  /** GATEWAY_FEED_CONCURRENCY: companies this instance polls at once. */
+  concurrency: number
+  /** GATEWAY_FEED_CALLS_PER_TURN: distribution calls per company before the next company's turn. */
+  callsPerTurn: number
+  /** GATEWAY_FEED_IDLE_MS: the longest the scheduler sleeps when nothing is due (a feed turned on waits at most this long). */
+  idleMs: number
+  /** GATEWAY_FEED_RETRY_MS: a feed whose call failed is due again after this long. */
+  retryMs: number
+  /** GATEWAY_FEED_LOOKUPS_PER_HOUR: point lookups (consNSU + consChNFe) per CNPJ an hour, at most the authority's 20. */
+  lookupsPerHour: number
+}
 
 export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedConfig, 'environment'>, cwd = process.cwd()): GatewayConfig {
   const read = new EnvReader(env)
@@ -62,7 +78,15 @@ export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedCo
     caFile: caFile === '' ? undefined : resolve(cwd, caFile),
     timeoutMs: read.integer('GATEWAY_TIMEOUT_MS', 20_000, 100, 300_000),
     cooldownMs: read.integer('GATEWAY_COOLDOWN_MS', 3_600_000, 0, 86_400_000),
-    cUFAutor: undefined
+    cUFAutor: undefined,
+    feed: {
+      enabled: read.oneOf('GATEWAY_FEED', ['on', 'off'], 'on') === 'on',
+      concurrency: read.integer('GATEWAY_FEED_CONCURRENCY', 8, 1, 256),
+      callsPerTurn: read.integer('GATEWAY_FEED_CALLS_PER_TURN', 20, 1, 1000),
+      idleMs: read.integer('GATEWAY_FEED_IDLE_MS', 5000, 50, 600_000),
+      retryMs: read.integer('GATEWAY_FEED_RETRY_MS', 300_000, 1000, 86_400_000),
+      lookupsPerHour: read.integer('GATEWAY_FEED_LOOKUPS_PER_HOUR', 20, 0, 20)
+    }
   }
   const cUF = read.integer('GATEWAY_CUF_AUTOR', 0, 0, 99)
   if (cUF !== 0) config.cUFAutor = cUF

@@ -249,7 +249,9 @@ describe('answers of a hostile tax authority (issue 32)', () => {
     gateway = await serveProcess('gateway', {
       DATABASE_URL: own.url, RAZAO_DATA_DIR: join(dir, '.data-hostile-answers'), GATEWAY_PORT: '0', GATEWAY_ADMIN_TOKEN: ADMIN,
       GATEWAY_MASTER_KEY: newKeyText(), GATEWAY_API_KEY: API_KEY, GATEWAY_TP_AMB: '2', GATEWAY_TIMEOUT_MS: '30000',
-      GATEWAY_NFE_URL: nfe.url, GATEWAY_ADN_URL: adn.baseUrl, GATEWAY_CA_FILE: caFile
+      GATEWAY_NFE_URL: nfe.url, GATEWAY_ADN_URL: adn.baseUrl, GATEWAY_CA_FILE: caFile,
+      // The managed feed (issue 35) polls only companies whose feed is on: one test turns one on.
+      GATEWAY_FEED_IDLE_MS: '100', GATEWAY_FEED_RETRY_MS: '1000'
     })
     const admin = async (path: string, body: unknown): Promise<any> => {
       const res = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -394,6 +396,37 @@ describe('answers of a hostile tax authority (issue 32)', () => {
       expect(adnRes.status).toBe(503)
       expect(adnRes.json).toMatchObject({ code: 'DOCZIP_BOMB', nsu: '7' })
       expect((await own.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n).toBe(real.length)
+    })
+
+    it('the served gateway\'s feed (issue 35): a hostile docZip is kept nowhere and the cursor stays, with the error shown; a good answer moves it', async () => {
+      await own.pool.query('DELETE FROM documentos_fiscais')
+      const kept = async (): Promise<number> => (await own.pool.query('SELECT count(*)::int AS n FROM documentos_fiscais')).rows[0].n
+      const auth = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
+      const turn = async (ativo: boolean): Promise<void> => {
+        const res = await fetch(`${gateway.url}/admin/empresas/${empresa}/feed/nfe`, { method: 'PUT', headers: auth, body: JSON.stringify({ ativo }) })
+        expect(res.status).toBe(200)
+        await res.arrayBuffer()
+      }
+      const feedUntil = async (done: (f: any) => boolean): Promise<any> => {
+        // Hang catcher only: the scheduler looks every 100 ms and retries after 1 s (a turn takes about 50 ms here).
+        for (const started = Date.now(); Date.now() - started < 60_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+          const [f] = await (await fetch(`${gateway.url}/admin/feed`, { headers: { authorization: `Bearer ${ADMIN}` } })).json() as any[]
+          if (done(f)) return f
+        }
+        throw new Error('the feed did not get there in 60 s')
+      }
+      const bomb = gzipSync(Buffer.alloc(64 * 2 ** 20, 0x20)).toString('base64')
+      nfe.rawAnswer = { body: envelope(ret({ lote: [real[0]!, docZip(2, bomb)] })) }
+      await turn(true)
+      try {
+        expect(await feedUntil((f) => f.ultimo_erro !== null)).toMatchObject({ ult_nsu: '0', ultimo_erro: { codigo: 'DOCZIP_BOMB' } })
+        expect(await kept()).toBe(0)
+        nfe.rawAnswer = { body: envelope(ret({ lote: real })) }
+        expect(await feedUntil((f) => f.ult_nsu !== '0')).toMatchObject({ ult_nsu: '2', ultimo_cstat: '138', ultimo_erro: null })
+        expect(await kept()).toBe(real.length)
+      } finally {
+        await turn(false)
+      }
     })
 
     it('razao documents list|get read what the gateway kept; a bad value exits 2, an unknown key 1', async () => {

@@ -5,19 +5,18 @@
  * as the query routes. `manifestSenderFor` is also what the feed's automatic Ciência and
  * `razao manifest` send with.
  */
-import { readFile } from 'node:fs/promises'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import {
-  EVENTO_URLS, GatewayError, TlsAgentCache, certificateIncompatible, listManifestacoes, sendManifestacoes
+  EVENTO_URLS, GatewayError, listManifestacoes, sendManifestacoes
 } from '../../core/gateway/index.js'
-import type { GatewayLog, ManifestSender } from '../../core/gateway/index.js'
+import type { GatewayLog, ManifestSender , TlsAgentCache} from '../../core/gateway/index.js'
 import { withDatabase } from './admin-routes.js'
 import { registerOperationalScope } from './operational-scope.js'
+import { certificateOwner, createAgentCache, usableCertificate } from './usable-certificate.js'
 import type { QueryRouteDeps } from './query-types.js'
 import { manifestacaoListSchema, manifestacaoSchema } from './schemas.js'
 import { readChave } from './document-wire.js'
 import { readManifestBody, toWireOutcome } from './manifestacao-wire.js'
-import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
 
 /** Twenty events with their justifications fit in a few KiB. */
 const BODY_LIMIT_BYTES = 64 * 1024
@@ -32,15 +31,12 @@ export function manifestSenderFor (deps: Pick<QueryRouteDeps, 'config' | 'pool' 
     timeoutMs: config.timeoutMs,
     ...(log === undefined ? {} : { log }),
     prepare: async (empresaCodigo) => {
-      const cert = await deps.resolveCertificate(empresaCodigo)
-      if (!cert.empresa.ativo) throw new GatewayError(404, 'GATEWAY_COMPANY_NOT_FOUND', `The company "${empresaCodigo}" is inactive.`)
-      if (cert.validUntil.getTime() <= Date.now()) throw certificateIncompatible(`it expired on ${cert.validUntil.toISOString().slice(0, 10)}.`)
-      const cnpj = cert.empresa.cnpj
+      const company = await deps.resolveCertificate(empresaCodigo)
+      const cnpj = company.empresa.cnpj
       if (cnpj === null) throw new GatewayError(422, 'GATEWAY_CERTIFICATE_INCOMPATIBLE', `The company "${empresaCodigo}" has no CNPJ in the registry; a manifestação is sent in the recipient's CNPJ.`)
       // The authority takes the event from a certificate of the recipient's CNPJ root (else 631).
-      const root = (cert.certificateCompany?.cnpj ?? cnpj).slice(0, 8)
-      if (root !== cnpj.slice(0, 8)) throw certificateIncompatible(`its CNPJ root (${root}) is not the company's (${cnpj.slice(0, 8)}).`)
-      const { agent, signer } = await agents.agentAndSignerFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo)
+      const cert = await usableCertificate(deps.resolveCertificate, empresaCodigo, cnpj, `The recipient's CNPJ ${cnpj}`)
+      const { agent, signer } = await agents.agentAndSignerFor(cert, certificateOwner(cert))
       return { cnpj, agent, signer }
     }
   }
@@ -50,7 +46,7 @@ type KeyParams = { Params: { chave: string } }
 
 export async function registerManifestacaoRoutes (app: FastifyInstance, deps: QueryRouteDeps): Promise<void> {
   const ownAgents = deps.agents === undefined
-  const agents = deps.agents ?? new TlsAgentCache({ openPkcs12: openPkcs12Isolated, ...(deps.config.caFile === undefined ? {} : { extraCaPem: await readFile(deps.config.caFile, 'utf8') }) })
+  const agents = deps.agents ?? await createAgentCache(deps.config)
   app.addHook('onClose', async () => { if (ownAgents) agents.close() })
   await registerOperationalScope(app, { checkApiKey: deps.checkApiKey, tooLarge: 'larger than 20 events need' }, async (scope) => {
 

@@ -7,14 +7,13 @@
  * JSON-only body parser, so they answer `{ "detail": ... }` with the spec's statuses
  * whatever the app around them registers.
  */
-import { readFile } from 'node:fs/promises'
 import type { Agent } from 'node:https'
 import { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import {
-  ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard, TlsAgentCache,
-  assertAnswered, certificateIncompatible, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
+  ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard,
+  assertAnswered, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
   DocumentRefused, openNfeDocument, openNfseDocument, storeDocuments
 } from '../../core/gateway/index.js'
 import type { OpenedDocument, ReceivedDocument } from '../../core/gateway/index.js'
@@ -23,7 +22,7 @@ import type { ResolvedCertificate, QueryRouteDeps } from './query-types.js'
 import { readAdnQuery, readNfeQuery } from './query-wire.js'
 import { adnSchema, nfeSchema } from './schemas.js'
 import { registerOperationalScope } from './operational-scope.js'
-import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
+import { certificateOwner, createAgentCache, usableCertificate } from './usable-certificate.js'
 
 /** A query body is a few fields; anything bigger is not a query. */
 const BODY_LIMIT_BYTES = 16 * 1024
@@ -37,7 +36,7 @@ const STREAMED_REPLY_CHARS = 1024 * 1024
 export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRouteDeps): Promise<void> {
   const { config } = deps
   const ownAgents = deps.agents === undefined
-  const agents = deps.agents ?? new TlsAgentCache({ openPkcs12: openPkcs12Isolated, ...(config.caFile === undefined ? {} : { extraCaPem: await readCaFile(config.caFile) }) })
+  const agents = deps.agents ?? await createAgentCache(config)
   const guard = new QueryGuard({ pool: deps.pool, callTimeoutMs: config.timeoutMs, ...(config.cooldownMs === undefined ? {} : { cooldownMs: config.cooldownMs }) })
   const nfeUrl = config.nfeUrl ?? NFE_DIST_URLS[config.tpAmb]
   const adnUrl = config.adnUrl ?? ADN_BASE_URLS[config.tpAmb]
@@ -48,17 +47,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
   })
 
   async function certificateFor (request: FastifyRequest, empresaCodigo: string, cnpj: string): Promise<ResolvedCertificate> {
-    const cert = await deps.resolveCertificate(empresaCodigo)
-    if (!cert.empresa.ativo) throw new GatewayError(404, 'GATEWAY_COMPANY_NOT_FOUND', `The company "${empresaCodigo}" is inactive.`)
-    if (cert.validUntil.getTime() <= Date.now()) throw certificateIncompatible(`it expired on ${cert.validUntil.toISOString().slice(0, 10)}.`)
-    // Both services authorise by the 8-character CNPJ root of the certificate (NT 2014.002
-    // and the ADN's rules; the store checked on upload that it is its owner's root): another root would
-    // be refused (cStat 593) and count as a query against the company.
-    const root = (cert.certificateCompany?.cnpj ?? cert.empresa.cnpj)?.slice(0, 8)
-    if (root !== undefined && root !== cnpj.slice(0, 8)) {
-      throw new GatewayError(422, 'GATEWAY_CERTIFICATE_INCOMPATIBLE',
-        `cnpj_consulta does not share the CNPJ root (${root}) of company "${empresaCodigo}"'s certificate, so it cannot query it.`)
-    }
+    const cert = await usableCertificate(deps.resolveCertificate, empresaCodigo, cnpj, 'cnpj_consulta')
     request.log.debug({ empresa_codigo: empresaCodigo, fingerprint: cert.fingerprint.slice(0, 16) }, 'certificate resolved')
     return cert
   }
@@ -69,7 +58,7 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
    * margin) does not cover.
    */
   async function agentFor (cert: ResolvedCertificate): Promise<Agent> {
-    return await agents.agentFor(cert, cert.certificateCompany?.empresaCodigo ?? cert.empresa.empresaCodigo)
+    return await agents.agentFor(cert, certificateOwner(cert))
   }
 
   await registerOperationalScope(app, { checkApiKey: deps.checkApiKey, tooLarge: 'larger than a query needs' }, async (scope) => {
@@ -185,12 +174,5 @@ async function * nfeReplyPieces ({ documentos, ...head }: NfeReply): AsyncGenera
   yield ']}'
 }
 
-async function readCaFile (path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8')
-  } catch (e) {
-    throw new Error(`GATEWAY_CA_FILE cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'}): ${path}`)
-  }
-}
 
 

@@ -67,3 +67,8 @@ export function readAdnQuery (raw: unknown): AdnQuery {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid('nsu must be a whole number, zero or more.')
   return { empresaCodigo, cnpj, nsu: v }
 }
+
+/** POST /v1/documents/{chave}/buscar: which company asks (its certificate, its CNPJ). */
+export function readFetchKeyBody (raw: unknown): { empresaCodigo: string } {
+  return { empresaCodigo: empresaCodigoOf(objectBody(raw)) }
+}

@@ -183,9 +183,7 @@ export const rotateKeySchema = {
   response: { 201: record({ api_key: str('Shown this once; only its hash is kept.') }, 'The new key.'), ...failures(401, 500, 503) }
 }
 
-const queryFailures = {
-  ...failures(400, 401, 404, 413, 500),
-  ...answers({
+const refusedQueryBody: JsonSchema = {
     type: 'object',
     required: ['detail', 'code', 'requestId'],
     properties: {
@@ -197,7 +195,10 @@ const queryFailures = {
       code: str('The stable code of the error; for a distributed document refused with 503 (nothing of the answer kept): DOCZIP_BASE64, DOCZIP_TOO_LARGE, DOCZIP_BOMB, DOCZIP_NOT_GZIP, DOCZIP_DTD or DOCZIP_XML.'),
       nsu: orNull(str('503, a document refused: its NSU (null when the authority gave none).'))
     }
-  }, {
+}
+const queryFailures = {
+  ...failures(400, 401, 404, 413, 500),
+  ...answers(refusedQueryBody, {
     422: 'The certificate cannot be used for this CNPJ, or the tax service refused the query (NF-e: its cStat and xMotivo).',
     429: 'This CNPJ must wait (the tax service asked for a pause, or is limiting the rate); see Retry-After.',
     503: 'The tax service is unavailable, paused or slow, or sent a document outside the gateway\'s bounds (code, nsu), or the database is unavailable; try again later.'
@@ -396,5 +397,28 @@ export const manifestacaoListSchema = {
     }, 'The events recorded for the key (an empty list when none was sent).'),
     ...failures(400, 401, 500),
     ...answers(detail, { 503: 'The gateway database is unavailable; try again shortly.' })
+  }
+}
+// Issue 35, item 1: "fetch this key" (feed-routes.ts).
+export const documentFetchSchema = {
+  summary: 'Fetch an NF-e by its access key from the authority (consChNFe) and keep it',
+  description: 'For a note the feed has only as a summary (resNFe) or not at all. Answers the document as GET /v1/documents/{chave} does. ' +
+    'A key whose full note (procNFe) is already kept is answered without asking the authority. Each company\'s CNPJ may make 20 lookups an hour ' +
+    '(consChNFe and the feed\'s gap refills together, across every gateway instance; the authority blocks the CNPJ for an hour past that).',
+  tags: ['documents'], security: operational,
+  params: { type: 'object', required: ['chave'], properties: { chave: { ...str('44 digits: an NF-e access key.'), examples: ['35261199999090910270550010000000011000000100'] } } },
+  jsonBody: {
+    type: 'object',
+    required: ['empresa_codigo'],
+    properties: { empresa_codigo: companyCodeField('The company that received the note: its certificate and CNPJ ask.') }
+  },
+  response: {
+    200: record({ ...documentFields, eventos: list(documentRecord, 'The events kept for this key, newest first.') }, 'The document, now kept.'),
+    ...failures(400, 401, 404, 500),
+    ...answers(refusedQueryBody, {
+      422: 'The authority refused the lookup (cStat and xMotivo in the detail: 217 key unknown, 632 older than 90 days, 640/641 not available to this company, 653/654 cancelled or denied), or the company\'s certificate cannot be used.',
+      429: 'Held back: the CNPJ\'s 20 lookups of the last hour are used (GATEWAY_LOOKUP_LIMIT), or the CNPJ is blocked by a 656 (GATEWAY_COOLDOWN); Retry-After says when.',
+      503: 'The authority or the database is unavailable; try again later.'
+    })
   }
 }
