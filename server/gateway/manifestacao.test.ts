@@ -14,7 +14,9 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
+import { gzipBase64, makeNfeDocuments } from '../../fixtures/gateway/documents.js'
 import { startEventoFake } from '../../fixtures/gateway/evento-fake.js'
+import { keyOf, startNfeFake } from '../../fixtures/gateway/nfe-fake.js'
 import type { EventoFake } from '../../fixtures/gateway/evento-fake.js'
 import { BRANCH_CNPJ, HEAD_OFFICE_CNPJ, OTHER_ROOT_CNPJ, createGatewayPki } from '../../fixtures/gateway/pki.js'
 import type { GatewayPki } from '../../fixtures/gateway/pki.js'
@@ -287,6 +289,44 @@ describe.runIf(withXmlsec)('autoCiencia (what the feed calls after storing summa
       expect(again).toEqual({ ignoradas: 33, registradas: 0, rejeitadas: 0, erro: null })
     } finally {
       agents.close()
+    }
+  })
+})
+
+describe.runIf(withXmlsec)('the served gateway\'s feed with automatic Ciência', () => {
+  it('sends one Ciência, signed and registered, for each new summary the feed stores for a company with it on', async () => {
+    // Issued yesterday: inside the Ciência's window whatever day the test runs, and before the event.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+    const docs = makeNfeDocuments(HEAD_OFFICE_CNPJ, 700, 4).map((d, i) => {
+      const xml = d.xml.replaceAll('2026-11-20', yesterday)
+      return { ...d, xml, docZip: gzipBase64(xml), nsu: String(i + 1).padStart(15, '0') }
+    })
+    const summaries = docs.filter((d) => d.schema.startsWith('resNFe')).map((d) => keyOf(d)!)
+    for (const chave of summaries) notas.set(chave, HEAD_OFFICE_CNPJ)
+    const nfe = await startNfeFake({ pki, tpAmb: 2, documents: new Map([[HEAD_OFFICE_CNPJ, docs]]) })
+    const shared = loadConfig({ LOG_LEVEL: 'silent' }).shared
+    const served = await buildGatewayApp({
+      shared,
+      config: loadGatewayConfig({ GATEWAY_EVENTO_URL: fake.url, GATEWAY_NFE_URL: nfe.url, GATEWAY_CA_FILE: join(dir, 'ca.pem'), GATEWAY_TIMEOUT_MS: '10000', GATEWAY_FEED_IDLE_MS: '100' }, shared),
+      adminToken: ADMIN, masterKey, database: { pool: db.pool }, logger: false, feed: { run: true }
+    })
+    try {
+      await served.ready()
+      const on = await served.inject({ method: 'PUT', url: `/admin/empresas/${matriz}/feed/nfe`, headers: { authorization: `Bearer ${ADMIN}` }, payload: { ativo: true, ciencia_automatica: true } })
+      expect(on.statusCode).toBe(200)
+      // Waits for the events themselves (the hang catcher is far above the ~1 s this takes).
+      const registered = async (): Promise<string[]> => (await db.pool.query<{ chave: string }>(
+        "SELECT chave FROM manifestacoes WHERE automatica AND status = 'registrado' AND chave = ANY($1) ORDER BY chave", [summaries])).rows.map((r) => r.chave)
+      for (let waited = 0; (await registered()).length < summaries.length; waited += 50) {
+        if (waited > 60_000) throw new Error(`no automatic Ciência after 60 s: ${JSON.stringify(await registered())}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(await registered()).toEqual([...summaries].sort())
+      const events = fake.requests.flatMap((r) => r.eventos).filter((e) => summaries.includes(e.chNFe))
+      expect(events.map((e) => [e.tpEvento, e.signatureChecked])).toEqual(summaries.map(() => ['210210', true]))
+    } finally {
+      await served.close()
+      await nfe.close()
     }
   })
 })
