@@ -58,7 +58,7 @@ export interface FeedCompany {
   cienciaAutomatica: boolean
 }
 
-/** What the scheduler reports after each step of a feed (the lead wires notifications to it). */
+/** What the scheduler reports after each step of a feed. */
 export interface FeedChange {
   company: FeedCompany
   /** `stored`: the cursor moved and documents were kept; `waiting`: the feed sleeps until `proximaConsulta`; `error`: the last call failed. */
@@ -97,10 +97,10 @@ export interface FeedSchedulerOptions {
   lookupsPerHour?: number
   /** How long a claim holds a company; renewed before each call. Default: twice the call's bound plus 10 s. */
   leaseMs?: number
-  /** Every step of a feed (stored, waiting, error): notifications (issue 35, item 4) are wired here at merge. */
+  /** Every step of a feed (stored, waiting, error). */
   onFeedChanged?: (change: FeedChange) => void
   /**
-   * AUTOMATIC CIÊNCIA (issue 35, item 3) is wired here at merge: called after new resNFe summaries of a company whose
+   * The automatic Ciência (issue 35, item 3): called after new resNFe summaries of a company whose
    * `ciencia_automatica` is on were stored (their access keys), once the transaction committed. Errors are logged, never stop the feed.
    */
   onSummariesStored?: (pool: Pool, company: FeedCompany, keys: string[]) => Promise<void>

@@ -60,8 +60,8 @@ export interface GatewayAppOptions {
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
   /**
    * The managed feed (feed-routes.ts): `run` starts its scheduler when the app is ready (start.ts
-   * passes GATEWAY_FEED; default off, so tests that build the app poll nothing). The hooks are
-   * where the lead wires notifications and automatic Ciência (issue 35, items 3 and 4).
+   * passes GATEWAY_FEED; default off, so tests that build the app poll nothing). Without
+   * `onSummariesStored` the app sends the automatic Ciência (autoCiencia) itself.
    */
   feed?: Pick<FeedDeps, 'onFeedChanged' | 'onSummariesStored'> & { run: boolean }
 }

@@ -31,9 +31,9 @@ export interface FeedDeps {
   checkApiKey: (request: FastifyRequest) => boolean | Promise<boolean>
   /** Run the scheduler in this instance (GATEWAY_FEED); the route is there either way. */
   runScheduler: boolean
-  /** Notifications (issue 35, item 4) are wired here at merge. */
+  /** After each step of a feed (notifications). */
   onFeedChanged?: (change: FeedChange) => void
-  /** Automatic Ciência (issue 35, item 3) is wired here at merge. */
+  /** After new summaries of a company with automatic Ciência on (app.ts passes autoCiencia). */
   onSummariesStored?: (pool: Pool, company: FeedCompany, keys: string[]) => Promise<void>
   /** Shared with the query routes when given. */
   agents?: TlsAgentCache
