@@ -39,6 +39,11 @@ export const GatewayCode = {
    * (a conclusive event already registered twice), 422.
    */
   GATEWAY_EVENT_REFUSED: 'GATEWAY_EVENT_REFUSED',
+  /**
+   * 422: a one-off distribution query (distNSU) for a CNPJ whose managed feed is on. Two readers of one
+   * NSU sequence break it: the authority answers 656 and blocks the CNPJ for an hour.
+   */
+  GATEWAY_FEED_ACTIVE: 'GATEWAY_FEED_ACTIVE',
   /** 429: the CNPJ's point lookups (consNSU, consChNFe) of the last hour are used up (20 an hour, NT 2014.002). */
   GATEWAY_LOOKUP_LIMIT: 'GATEWAY_LOOKUP_LIMIT'
 } as const

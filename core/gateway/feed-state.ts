@@ -137,3 +137,10 @@ export async function setFeedOptions (pool: Pool, empresaCodigo: string, servico
     [company.id, servico, options.ativo ?? null, options.cienciaAutomatica ?? null])
   return (await listFeedStates(pool, empresaCodigo)).find((s) => s.servico === servico)!
 }
+
+/** Whether a managed feed of `servico` is on for a company with this CNPJ (the one-off query routes then step aside). */
+export async function feedActiveFor (db: Db, servico: FeedService, cnpj: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM feed_empresas f JOIN empresas e ON e.id = f.empresa_id WHERE e.cnpj = $1 AND f.servico = $2 AND f.ativo AND e.ativo LIMIT 1', [cnpj, servico])
+  return rows.length > 0
+}

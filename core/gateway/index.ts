@@ -36,7 +36,7 @@ export { DOCUMENT_REFUSALS, DocumentRefused, openNfeDocument, openNfseDocument, 
 export type { DocumentFacts, DocumentKind, DocumentRefusal, OpenedDocument } from './doc-zip.js'
 export { DOCUMENT_KINDS, DOCUMENT_STATUSES, getDocument, listDocuments, storeDocuments, storeDocumentsIn } from './documents.js'
 export type { DocumentFilter, ReceivedDocument, StoredDocument, StoreOutcome } from './documents.js'
-export { FEED_SERVICES, listFeedStates, setFeedOptions } from './feed-state.js'
+export { FEED_SERVICES, feedActiveFor, listFeedStates, setFeedOptions } from './feed-state.js'
 export type { FeedOptions, FeedService, FeedState } from './feed-state.js'
 export { EVENTO_URLS, MANIFESTACAO_EVENTS, MAX_EVENTS_PER_BATCH, TP_EVENTOS, isTpEvento, eventoId, eventDateTime, buildEvento, signEvento, buildEnvEventoEnvelope } from './manifestacao-xml.js'
 export type { TpEvento, EventoFields } from './manifestacao-xml.js'

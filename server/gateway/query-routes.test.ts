@@ -287,6 +287,24 @@ describe('POST /nfe/distribuicao-dfe', () => {
   })
 })
 
+describe('a CNPJ whose managed feed is on (issue 35)', () => {
+  it('refuses a one-off distNSU query with 422 GATEWAY_FEED_ACTIVE before it reaches the authority', async () => {
+    const { app, nfe } = await setup({ nfeDocs: { [HEAD_OFFICE_CNPJ]: makeNfeDocuments(HEAD_OFFICE_CNPJ, 1, 3) } })
+    const { rows } = await db.pool.query<{ id: string }>("INSERT INTO empresas (nome, cnpj) VALUES ('Com feed', $1) RETURNING id", [HEAD_OFFICE_CNPJ])
+    try {
+      await db.pool.query("INSERT INTO feed_empresas (empresa_id, servico, ativo) VALUES ($1, 'nfe', true)", [rows[0]!.id])
+      const refused = await nfeQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: HEAD_OFFICE_CNPJ, ult_nsu: ZERO })
+      expect(refused).toMatchObject({ status: 422, json: { code: 'GATEWAY_FEED_ACTIVE', detail: expect.stringMatching(/managed feed reads the NSUs of CNPJ 11222333000181.*GET \/v1\/documents/) } })
+      expect(nfe.requests).toHaveLength(0)
+      // Turned off, the CNPJ may be paged by hand again.
+      await db.pool.query('UPDATE feed_empresas SET ativo = false')
+      expect((await nfeQuery(app, { empresa_codigo: 'MATRIZ', cnpj_consulta: HEAD_OFFICE_CNPJ, ult_nsu: ZERO })).status).toBe(200)
+    } finally {
+      await db.pool.query('DELETE FROM empresas WHERE id = $1', [rows[0]!.id])
+    }
+  })
+})
+
 describe('validation, keys and companies', () => {
   it.each([
     [{ cnpj_consulta: HEAD_OFFICE_CNPJ, ult_nsu: ZERO }, /^empresa_codigo is required/],

@@ -13,7 +13,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import {
   ADN_BASE_URLS, GatewayError, NFE_DIST_URLS, QueryGuard,
-  assertAnswered, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
+  assertAnswered, feedActiveFor, nfeCooldownReason, queryAdnDistribution, queryNfeDistribution,
   DocumentRefused, openNfeDocument, openNfseDocument, storeDocuments
 } from '../../core/gateway/index.js'
 import type { OpenedDocument, ReceivedDocument } from '../../core/gateway/index.js'
@@ -66,6 +66,10 @@ export async function registerQueryRoutes (app: FastifyInstance, deps: QueryRout
     scope.post('/nfe/distribuicao-dfe', { bodyLimit: BODY_LIMIT_BYTES, schema: nfeSchema }, async (request, reply) => {
       const q = readNfeQuery(request.body)
       const cert = await certificateFor(request, q.empresaCodigo, q.cnpj)
+      if (await withDatabase(() => feedActiveFor(deps.pool, 'nfe', q.cnpj))) {
+        throw new GatewayError(422, 'GATEWAY_FEED_ACTIVE',
+          `The managed feed reads the NSUs of CNPJ ${q.cnpj}: a second reader would break the authority's sequence (656, the CNPJ blocked for an hour). Read its documents with GET /v1/documents?cnpj=${q.cnpj}, or turn its feed off (PUT /admin/empresas/{codigo}/feed/nfe).`)
+      }
       const agent = await agentFor(cert)
       const ret = await guard.run('nfe', q.cnpj, q.ultNSU, `CNPJ ${q.cnpj}`, async () => {
         const answer = await queryNfeDistribution({

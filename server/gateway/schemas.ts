@@ -199,7 +199,7 @@ const refusedQueryBody: JsonSchema = {
 const queryFailures = {
   ...failures(400, 401, 404, 413, 500),
   ...answers(refusedQueryBody, {
-    422: 'The certificate cannot be used for this CNPJ, or the tax service refused the query (NF-e: its cStat and xMotivo).',
+    422: 'The certificate cannot be used for this CNPJ, the tax service refused the query (NF-e: its cStat and xMotivo), or (NF-e) the CNPJ\'s managed feed is on (GATEWAY_FEED_ACTIVE: read GET /v1/documents instead).',
     429: 'This CNPJ must wait (the tax service asked for a pause, or is limiting the rate); see Retry-After.',
     503: 'The tax service is unavailable, paused or slow, or sent a document outside the gateway\'s bounds (code, nsu), or the database is unavailable; try again later.'
   })
