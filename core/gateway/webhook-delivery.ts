@@ -114,11 +114,23 @@ export class WebhookDelivery {
       })
     }
     const pollingIntervalSeconds = Math.max(0.5, this.options.pollMs / 1000)
-    for (let i = 0; i < this.options.concurrency; i++) {
-      await this.boss.work<JobData>(WEBHOOK_QUEUE, { batchSize: 1, includeMetadata: true, pollingIntervalSeconds }, async ([job]) => {
-        if (job !== undefined) await this.attempt(job.data.entrega, job.retryCount, job.retryLimit)
-      })
-    }
+    const batchSize = this.options.concurrency
+    // One worker takes up to `concurrency` jobs and attempts them at once. Each job's outcome
+    // is its own: a failed attempt is failed by id (pg-boss then schedules its retry), and the
+    // rest complete when the handler returns. A full batch reads the queue again at once.
+    const workerId: string = await this.boss.work<JobData>(WEBHOOK_QUEUE, { batchSize, includeMetadata: true, pollingIntervalSeconds }, async (jobs) => {
+      await Promise.all(jobs.map(async (job) => {
+        let retry: string | undefined
+        try {
+          retry = await this.attempt(job.data.entrega, job.retryCount, job.retryLimit)
+        } catch (err) {
+          retry = `The attempt could not be recorded: ${(err as Error).message}`
+          this.options.log.warn({ err, entrega: job.data.entrega }, 'webhook attempt failed outside the request')
+        }
+        if (retry !== undefined) await this.boss.fail(WEBHOOK_QUEUE, job.id, { message: retry })
+      }))
+      if (jobs.length === batchSize && !this.stopped) this.boss.notifyWorker(workerId)
+    })
     this.timer = setInterval(() => { void this.dispatchNow() }, this.options.pollMs)
     void this.dispatchNow()
   }
@@ -197,15 +209,15 @@ export class WebhookDelivery {
     }
   }
 
-  /** One attempt; throws (so pg-boss retries) when it failed and retries remain. */
-  private async attempt (entrega: string, retryCount: number, retryLimit: number): Promise<void> {
+  /** One attempt; answers why when it failed and retries remain (pg-boss retries it then). */
+  private async attempt (entrega: string, retryCount: number, retryLimit: number): Promise<string | undefined> {
     const { pool, masterKey, timeoutMs } = this.options
     const row = (await pool.query<AttemptRow>(ATTEMPT, [entrega])).rows[0]
     // The endpoint was removed (its log with it), or an earlier run delivered it.
-    if (row === undefined || row.status === 'entregue') return
+    if (row === undefined || row.status === 'entregue') return undefined
     if (!row.ativo) {
       await this.record(entrega, 'falhou', null, 'The endpoint was deactivated before this delivery.', false)
-      return
+      return undefined
     }
     const body = webhookBody(row)
     const t = Math.floor(Date.now() / 1000)
@@ -236,12 +248,12 @@ export class WebhookDelivery {
     }
     if (error === null) {
       await this.record(entrega, 'entregue', status, null, true)
-      return
+      return undefined
     }
     const last = retryCount >= retryLimit
     await this.record(entrega, last ? 'falhou' : 'pendente', status,
       last ? `${error} Gave up after ${retryCount + 1} attempt(s).` : error, false)
-    if (!last) throw new Error(error)
+    return last ? undefined : error
   }
 
   private async record (entrega: string, status: string, codigo: number | null, erro: string | null, delivered: boolean): Promise<void> {

@@ -40,6 +40,27 @@ export interface GatewayConfig {
   cooldownMs: number
   /** GATEWAY_CUF_AUTOR: IBGE code of the state sent as cUFAutor; unset: omitted (optional in the schema). */
   cUFAutor: number | undefined
+  /** Issue 35, item 4: the webhooks' delivery and the admin screen's event stream. */
+  notifications: NotificationConfig
+}
+
+export interface NotificationConfig {
+  /** GATEWAY_WEBHOOKS: this instance dispatches and delivers (on, the default) or not (off). */
+  deliver: boolean
+  /** GATEWAY_WEBHOOK_RETRIES: retries after the first attempt (default 8). */
+  retryLimit: number
+  /** GATEWAY_WEBHOOK_RETRY_DELAY_S: the backoff's base; retry n waits between base·2^(n-1) and base·2^n seconds (default 30). */
+  retryDelaySeconds: number
+  /** GATEWAY_WEBHOOK_TIMEOUT_MS: bound of one attempt (default 10 s). */
+  timeoutMs: number
+  /** GATEWAY_WEBHOOK_CONCURRENCY: attempts one instance runs at once (default 8). */
+  concurrency: number
+  /** GATEWAY_WEBHOOK_POLL_MS: how often the outbox and the queue are read (default 1000; at least 500). */
+  pollMs: number
+  /** GATEWAY_WEBHOOK_KEEP_DAYS: dispatched events and finished deliveries are kept this long (default 7). */
+  keepDays: number
+  /** GATEWAY_EVENTS_POLL_MS: how often the admin screen's stream reads the database (default 1000). */
+  eventsPollMs: number
 }
 
 
@@ -59,7 +80,17 @@ export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedCo
     caFile: caFile === '' ? undefined : resolve(cwd, caFile),
     timeoutMs: read.integer('GATEWAY_TIMEOUT_MS', 20_000, 100, 300_000),
     cooldownMs: read.integer('GATEWAY_COOLDOWN_MS', 3_600_000, 0, 86_400_000),
-    cUFAutor: undefined
+    cUFAutor: undefined,
+    notifications: {
+      deliver: read.oneOf('GATEWAY_WEBHOOKS', ['on', 'off'], 'on') === 'on',
+      retryLimit: read.integer('GATEWAY_WEBHOOK_RETRIES', 8, 0, 20),
+      retryDelaySeconds: read.integer('GATEWAY_WEBHOOK_RETRY_DELAY_S', 30, 1, 3600),
+      timeoutMs: read.integer('GATEWAY_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      concurrency: read.integer('GATEWAY_WEBHOOK_CONCURRENCY', 8, 1, 64),
+      pollMs: read.integer('GATEWAY_WEBHOOK_POLL_MS', 1000, 500, 60_000),
+      keepDays: read.integer('GATEWAY_WEBHOOK_KEEP_DAYS', 7, 1, 365),
+      eventsPollMs: read.integer('GATEWAY_EVENTS_POLL_MS', 1000, 100, 60_000)
+    }
   }
   const cUF = read.integer('GATEWAY_CUF_AUTOR', 0, 0, 99)
   if (cUF !== 0) config.cUFAutor = cUF

@@ -25,5 +25,5 @@ export async function startGatewayApp (shared: SharedConfig, gateway: GatewayCon
     log(`Generated the gateway's operational API key (only its SHA-256 is stored; this is the only time it is shown):\n  ${apiKey.generatedKey}\nSend it in the X-API-Key header. Rotate it with POST /admin/api-key/rotate.`)
   }
   if (apiKey.configuredIgnored) log('GATEWAY_API_KEY is set but another key is stored (it was rotated): the stored key is the valid one.')
-  return await buildGatewayApp({ shared, config: gateway, adminToken: adminToken.key, masterKey: master.masterKey, database })
+  return await buildGatewayApp({ shared, config: gateway, adminToken: adminToken.key, masterKey: master.masterKey, database, deliverWebhooks: gateway.notifications.deliver })
 }
