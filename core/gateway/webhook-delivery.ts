@@ -12,6 +12,8 @@
  * A receiver may see an event twice (an instance dying between the receiver's answer and
  * the log's update): the event id (`X-Razao-Evento-Id`) is what it deduplicates on.
  */
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
 import PgBoss from 'pg-boss'
 import type { ClientBase, Pool } from 'pg'
 import type { MasterKey } from './master-key.js'
@@ -225,23 +227,14 @@ export class WebhookDelivery {
     let error: string | null = null
     try {
       const secret = openWebhookSecret(masterKey, row.endpoint_id, row.segredo_cifrado)
-      const res = await fetch(row.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-        headers: {
-          'content-type': 'application/json; charset=utf-8',
-          'user-agent': this.options.userAgent ?? 'razao-gateway-webhook',
-          'x-razao-evento': row.tipo,
-          'x-razao-evento-id': row.evento_id,
-          'x-razao-tentativa': String(row.tentativas + 1),
-          'x-razao-assinatura': signWebhookBody(secret, body, t)
-        },
-        body
-      })
-      status = res.status
-      // Only the status matters; the body is dropped unread.
-      await res.body?.cancel().catch(() => undefined)
+      status = await post(row.url, body, {
+        'content-type': 'application/json; charset=utf-8',
+        'user-agent': this.options.userAgent ?? 'razao-gateway-webhook',
+        'x-razao-evento': row.tipo,
+        'x-razao-evento-id': row.evento_id,
+        'x-razao-tentativa': String(row.tentativas + 1),
+        'x-razao-assinatura': signWebhookBody(secret, body, t)
+      }, timeoutMs)
       if (status < 200 || status > 299) error = `The receiver answered HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}.`
     } catch (err) {
       error = describeFailure(err, timeoutMs)
@@ -264,13 +257,33 @@ export class WebhookDelivery {
   }
 }
 
+/**
+ * POSTs with node:http(s) rather than fetch, whose "bad port" list would refuse receivers on
+ * ports such as 6000 or 6667. Redirects are not followed; the answer's body is not read.
+ */
+async function post (url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<number> {
+  const target = new URL(url)
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest
+  return await new Promise<number>((resolve, reject) => {
+    const req = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    // One bound for the whole attempt: connect, send and the answer's head.
+    const deadline = setTimeout(() => { req.destroy(Object.assign(new Error('timeout'), { code: 'WEBHOOK_TIMEOUT' })) }, timeoutMs)
+    req.on('close', () => { clearTimeout(deadline) })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
 function describeFailure (err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string, code?: string, cause?: { code?: string, message?: string } }
-  if (e.name === 'TimeoutError') return `No answer within ${timeoutMs} ms.`
+  const e = err as { code?: string, message?: string }
+  if (e.code === 'WEBHOOK_TIMEOUT') return `No answer within ${timeoutMs} ms.`
   if (e.code === 'GATEWAY_STORE_KEY_MISMATCH') return 'The endpoint\'s secret does not open with the current master key (GATEWAY_MASTER_KEY changed?).'
-  const code = e.cause?.code
-  if (code === 'ECONNREFUSED') return 'Connection refused: nothing listens at that address.'
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'The host name does not resolve.'
-  if (code !== undefined) return `The connection failed (${code}).`
-  return `The request failed: ${e.cause?.message ?? 'network error'}.`
+  if (e.code === 'ECONNREFUSED') return 'Connection refused: nothing listens at that address.'
+  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') return 'The host name does not resolve.'
+  if (e.code === 'ECONNRESET') return 'The receiver closed the connection before answering.'
+  if (e.code !== undefined) return `The connection failed (${e.code}).`
+  return `The request failed: ${e.message ?? 'network error'}.`
 }
