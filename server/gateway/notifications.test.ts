@@ -207,6 +207,37 @@ describe('webhooks', () => {
   }, 120_000)
 })
 
+describe('webhooks across a restart', () => {
+  it('keeps a delivery whose instance stopped between attempts, and another instance finishes it; an answer that never comes is a timeout', async () => {
+    // The earlier instances go; the earlier endpoints too.
+    for (const w of workers.splice(0)) await w.stop()
+    for (const w of (await admin('GET', '/admin/webhooks')).body) await admin('DELETE', `/admin/webhooks/${w.id}`)
+    // Fails each event's first attempt; a second receiver holds its answer past the timeout.
+    const once = await new Receiver(`once-${randomBytes(16).toString('hex')}`, (n) => n === 1 ? 500 : 200).start()
+    const silent = createServer(() => undefined)
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const onceId = (await admin('POST', '/admin/webhooks', { url: once.url, empresa_codigo: companyCode, segredo: once.secret })).body.id
+    const silentId = (await admin('POST', '/admin/webhooks', { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, empresa_codigo: companyCode })).body.id
+    await storeDocuments(db.pool, HEAD, makeNfeDocuments(HEAD, 700, 1).map(received))
+
+    const first = worker({ retryLimit: 1, retryDelaySeconds: 3, timeoutMs: 300 })
+    await first.start()
+    await logUntil((rows) => rows.length === 1 && rows[0].tentativas === 1, onceId)
+    await first.stop()
+    // The retry waits in the queue (PostgreSQL), not in the stopped instance's memory.
+    expect((await admin('GET', `/admin/webhooks/entregas?endpoint_id=${onceId}`)).body[0]).toMatchObject({ status: 'pendente', codigo_resposta: 500 })
+    await worker({ retryLimit: 1, retryDelaySeconds: 3, timeoutMs: 300 }).start()
+    const [delivered] = await logUntil((rows) => rows[0]?.status === 'entregue', onceId)
+    expect(delivered).toMatchObject({ tentativas: 2, codigo_resposta: 200 })
+    expect(once.got.map((g) => g.attempt)).toEqual([1, 2])
+    expect(new Set(once.got.map((g) => g.eventId)).size).toBe(1)
+    const [timedOut] = await logUntil((rows) => rows[0]?.status === 'falhou', silentId)
+    expect(timedOut).toMatchObject({ tentativas: 2, codigo_resposta: null, ultimo_erro: 'No answer within 300 ms. Gave up after 2 attempt(s).' })
+    silent.closeAllConnections()
+    await Promise.all([once.stop(), new Promise((resolve) => silent.close(resolve))])
+  }, 60_000)
+})
+
 describe('the admin event stream', () => {
   /** Reads a stream's events as EventSource parses them. */
   async function openStream (headers: Record<string, string>): Promise<{ status: number, next: (event: string, test?: (data: any) => boolean) => Promise<any>, close: () => void }> {
