@@ -128,11 +128,13 @@ export class AdminEventHub {
     const previous = this.hashes
     this.hashes = next
     if (previous === undefined) return
-    const changed = [...next].filter(([k, h]) => previous.get(k) !== h).map(([k]) => k)
-    for (const codigo of new Set(changed.map((k) => k.split('/')[0]!))) {
-      for (const state of await listFeedStates(this.pool, codigo)) {
-        if (changed.includes(`${codigo}/${state.servico}`)) this.emit({ kind: 'feed', state })
-      }
+    const changed = new Set([...next].filter(([k, h]) => previous.get(k) !== h).map(([k]) => k))
+    if (changed.size === 0) return
+    const codes = [...new Set([...changed].map((k) => k.split('/')[0]!))]
+    // A scheduler round moves many feeds at once: one query for all of them past a few.
+    const states = codes.length > 20 ? await listFeedStates(this.pool) : (await Promise.all(codes.map(async (c) => await listFeedStates(this.pool, c)))).flat()
+    for (const state of states) {
+      if (changed.has(`${state.empresaCodigo}/${state.servico}`)) this.emit({ kind: 'feed', state })
     }
   }
 }

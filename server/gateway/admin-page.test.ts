@@ -145,6 +145,8 @@ describe('admin screen in Chromium', () => {
     await search('11.222.333/0002-62')
     await expect.poll(visible).toEqual(['Filial Teste'])
     await expect.poll(() => page.locator('#search-count').textContent()).toBe('1 de 3 empresas')
+    // The feed panel follows the same search: the branch's NF-e and NFS-e rows.
+    expect(await page.locator('#feeds tbody tr:visible td:first-child').allTextContents()).toEqual(['Filial Teste', 'Filial Teste'])
     await search(await codeOf('Matriz Teste SA'))
     await expect.poll(visible).toEqual(['Matriz Teste SA'])
     await search('TESTE sa')

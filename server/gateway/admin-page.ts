@@ -282,9 +282,14 @@ export const ADMIN_JS = `'use strict';
     });
     matriz.value = keepMatriz; if (keepCert) certCompany.value = keepCert;
   }
-  /** Shows the rows the search box finds: every word of it in the name, codes or CNPJ. */
+  /** Shows the rows the search box finds: every word of it in the name, codes or CNPJ (the feed panel's too). */
   function filter() {
     var words = fold($('search').value).split(/\\s+/).filter(function (w) { return w !== ''; });
+    var feedRows = $('feeds').tBodies[0].rows;
+    for (var j = 0; j < feedRows.length; j++) {
+      var ft = feedRows[j].dataset.search;
+      feedRows[j].hidden = !words.every(function (w) { return ft.indexOf(w) >= 0 || (bare(w) !== '' && ft.indexOf(bare(w)) >= 0); });
+    }
     var rows = $('companies').tBodies[0].rows; var shown = 0;
     for (var i = 0; i < rows.length; i++) {
       var text = rows[i].dataset.search;
@@ -319,6 +324,7 @@ export const ADMIN_JS = `'use strict';
         var f = feeds.filter(function (x) { return x.empresa_codigo === c.empresa_codigo && x.servico === servico; })[0];
         var on = !!(f && f.ativo);
         var tr = document.createElement('tr'); tr.dataset.empresaCodigo = c.empresa_codigo; tr.dataset.servico = servico;
+        tr.dataset.search = fold([c.razao_social, c.empresa_codigo, c.codigo_dominio].join(' ')) + ' ' + bare(c.cnpj);
         cell(tr, c.razao_social); cell(tr, formatCnpj(c.cnpj)); cell(tr, SERVICES[servico]);
         var toggle = cell(tr, on ? 'ligada ' : 'desligada ', on ? 'ligado' : 'desligado'); toggle.dataset.field = 'ativo';
         button(toggle, on ? 'Desligar' : 'Ligar', 'toggle-feed', function () { setFeed(c, servico, !on); });
@@ -333,6 +339,13 @@ export const ADMIN_JS = `'use strict';
         body.appendChild(tr);
       });
     });
+    filter();
+  }
+  /** Feed events come in bursts (a scheduler round): the table is drawn once for a burst. */
+  var feedsTimer = null;
+  function renderFeedsSoon() {
+    if (feedsTimer) return;
+    feedsTimer = setTimeout(function () { feedsTimer = null; renderFeeds(); }, 200);
   }
   function setFeed(c, servico, ativo) {
     api('PUT', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo) + '/feed/' + servico, { ativo: ativo }, 'feed').then(function (f) {
@@ -404,7 +417,7 @@ export const ADMIN_JS = `'use strict';
       source.addEventListener('feed', function (e) {
         var f = JSON.parse(e.data);
         feeds = feeds.filter(function (x) { return !(x.empresa_codigo === f.empresa_codigo && x.servico === f.servico); }).concat([f]);
-        renderFeeds();
+        renderFeedsSoon();
       });
       source.addEventListener('documento', function () { reloadSoon(); });
       source.addEventListener('error', function () {
