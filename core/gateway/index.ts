@@ -38,7 +38,7 @@ export { DOCUMENT_KINDS, DOCUMENT_STATUSES, getDocument, listDocuments, storeDoc
 export type { DocumentFilter, ReceivedDocument, StoredDocument, StoreOutcome } from './documents.js'
 export { FEED_SERVICES, listFeedStates, setFeedOptions } from './feed-state.js'
 export type { FeedOptions, FeedService, FeedState } from './feed-state.js'
-export { WEBHOOK_EVENTS, createWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, openWebhookSecret, resealWebhookSecrets, signWebhookBody } from './webhooks.js'
+export { WEBHOOK_EVENTS, createWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, openWebhookSecret, resealWebhookSecrets, setWebhookActive, signWebhookBody } from './webhooks.js'
 export type { NewWebhookEndpoint, WebhookDelivery as WebhookDeliveryRecord, WebhookEndpoint } from './webhooks.js'
 export { WEBHOOK_QUEUE, WebhookDelivery, webhookBody } from './webhook-delivery.js'
 export type { WebhookDeliveryOptions } from './webhook-delivery.js'

@@ -86,6 +86,13 @@ export async function deleteWebhookEndpoint (pool: Pool, id: string): Promise<vo
   if (deleted.rowCount === 0) throw new EngineError('WEBHOOK_NOT_FOUND', `No webhook endpoint has the id "${id.slice(0, 64)}".`)
 }
 
+/** Pauses (false) or resumes (true) an endpoint: a paused one is given no new events. */
+export async function setWebhookActive (pool: Pool, id: string, ativo: boolean): Promise<WebhookEndpoint> {
+  const updated = await pool.query('UPDATE webhook_endpoints SET ativo = $2 WHERE id = $1', [id, ativo])
+  if (updated.rowCount === 0) throw new EngineError('WEBHOOK_NOT_FOUND', `No webhook endpoint has the id "${id.slice(0, 64)}".`)
+  return (await listWebhookEndpoints(pool, id))[0]!
+}
+
 /** The endpoint's secret, for signing; a key mismatch is GATEWAY_STORE_KEY_MISMATCH. */
 export function openWebhookSecret (master: MasterKey, id: string, sealed: Uint8Array): string {
   return openSealed(master, sealed, aad(id)).toString('utf8')

@@ -230,6 +230,9 @@ describe('admin screen in Chromium', () => {
     await expect.poll(() => field('ativo').textContent()).toBe('desligada Ligar')
     // The secret shows once, in its box; the list has only its hint.
     expect(await page.locator('#webhooks').textContent()).not.toContain(secret)
+    await page.locator('#webhooks button[data-action=pause-webhook]').click()
+    await expect.poll(() => page.locator('#webhooks [data-field=ativo]').textContent()).toBe('pausado')
+    expect((await db.pool.query('SELECT ativo FROM webhook_endpoints')).rows).toEqual([{ ativo: false }])
     await page.locator('#webhooks button[data-action=remove-webhook]').click()
     await expect.poll(() => page.locator('#webhooks tbody tr').count()).toBe(0)
   })

@@ -93,7 +93,7 @@ export const ADMIN_HTML = `<!doctype html>
     </form>
     <p id="webhook-secret-box" hidden>Segredo de assinatura (copie agora; ele não será mostrado de novo): <code id="webhook-secret"></code></p>
     <table id="webhooks">
-      <thead><tr><th>URL</th><th>Empresa</th><th>Segredo</th><th>Criado em</th><th>Ações</th></tr></thead>
+      <thead><tr><th>URL</th><th>Empresa</th><th>Segredo</th><th>Situação</th><th>Criado em</th><th>Ações</th></tr></thead>
       <tbody></tbody>
     </table>
     <h3>Entregas recentes <button id="deliveries-refresh" type="button">Atualizar</button></h3>
@@ -361,8 +361,12 @@ export const ADMIN_JS = `'use strict';
     webhooks.forEach(function (w) {
       byId[w.id] = w;
       var tr = document.createElement('tr'); tr.dataset.webhookId = w.id;
-      cell(tr, w.url); cell(tr, w.empresa_codigo || '(todas: global)'); cell(tr, w.segredo_dica); cell(tr, when(w.criado_em));
-      button(cell(tr, ''), 'Remover', 'remove-webhook', function () { removeWebhook(w); });
+      cell(tr, w.url); cell(tr, w.empresa_codigo || '(todas: global)'); cell(tr, w.segredo_dica);
+      cell(tr, w.ativo ? 'ativo' : 'pausado', w.ativo ? 'ligado' : 'desligado').dataset.field = 'ativo';
+      cell(tr, when(w.criado_em));
+      var actions = cell(tr, '');
+      button(actions, w.ativo ? 'Pausar' : 'Retomar', 'pause-webhook', function () { pauseWebhook(w, !w.ativo); });
+      button(actions, 'Remover', 'remove-webhook', function () { removeWebhook(w); });
       body.appendChild(tr);
     });
     var select = document.querySelector('#webhook-form [name=empresa_codigo]'); var keep = select.value;
@@ -391,6 +395,10 @@ export const ADMIN_JS = `'use strict';
       say('Destino de notificações adicionado. Copie o segredo agora: ele não será mostrado de novo.', true);
       return loadNotifications();
     }).catch(fail);
+  }
+  function pauseWebhook(w, ativo) {
+    api('PATCH', '/admin/webhooks/' + encodeURIComponent(w.id), { ativo: ativo }, 'webhook')
+      .then(function () { say(ativo ? 'Destino retomado: volta a receber os novos eventos.' : 'Destino pausado: não recebe novos eventos.', true); return loadNotifications(); }).catch(fail);
   }
   function removeWebhook(w) {
     if (!confirm('Remover o destino ' + w.url + '? As entregas pendentes dele são descartadas.')) return;

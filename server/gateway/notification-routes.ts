@@ -13,12 +13,12 @@ import { createHmac } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pool } from 'pg'
 import { EngineError } from '../../core/errors.js'
-import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints } from '../../core/gateway/index.js'
+import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, setWebhookActive } from '../../core/gateway/index.js'
 import type { AdminEvent, AdminEventHub, MasterKey } from '../../core/gateway/index.js'
 import { keyMatches } from '../secrets.js'
 import { withDatabase } from './admin-routes.js'
-import { createWebhookSchema, deleteWebhookSchema, eventSessionSchema, eventStreamSchema, listDeliveriesSchema, listWebhooksSchema } from './schemas.js'
-import { parseNewWebhook, toWireDelivery, toWireDocumentEvent, toWireFeed, toWireWebhook } from './wire.js'
+import { createWebhookSchema, deleteWebhookSchema, eventSessionSchema, eventStreamSchema, listDeliveriesSchema, listWebhooksSchema, updateWebhookSchema } from './schemas.js'
+import { parseNewWebhook, parseWebhookChanges, toWireDelivery, toWireDocumentEvent, toWireFeed, toWireWebhook } from './wire.js'
 
 export const EVENTS_COOKIE = 'razao_eventos'
 export const EVENTS_SESSION_MS = 5 * 60_000
@@ -77,6 +77,15 @@ export async function registerNotificationRoutes (app: FastifyInstance, deps: No
     await withDatabase(() => deleteWebhookEndpoint(pool, id))
     request.log.info({ webhookId: id }, 'webhook endpoint removed')
     return reply.code(204).send()
+  })
+
+  app.patch<{ Params: { id: string } }>('/admin/webhooks/:id', { schema: updateWebhookSchema }, async (request) => {
+    const id = uuidOrRefuse(request.params.id, 'id')
+    if (id === undefined) throw new EngineError('REQUEST_INVALID', 'The endpoint id is missing.')
+    const { ativo } = parseWebhookChanges(request.body)
+    const endpoint = await withDatabase(() => setWebhookActive(pool, id, ativo))
+    request.log.info({ webhookId: id, ativo }, 'webhook endpoint changed')
+    return toWireWebhook(endpoint)
   })
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/admin/webhooks/entregas', { schema: listDeliveriesSchema }, async (request) => {

@@ -370,6 +370,14 @@ export const deleteWebhookSchema = {
   response: { 204: { type: 'null', description: 'Removed.' }, ...failures(400, 401, 404, 500, 503) }
 }
 
+export const updateWebhookSchema = {
+  summary: 'Pause or resume a webhook endpoint',
+  description: 'A paused endpoint is given no new events; its attempts still due end as falhou.',
+  tags: ['notifications'], security: admin, params: webhookIdParam,
+  jsonBody: { type: 'object', required: ['ativo'], additionalProperties: false, properties: { ativo: { ...bool(), examples: [false] } } },
+  response: { 200: { ...webhook, description: 'The endpoint, changed.' }, ...failures(400, 401, 404, 413, 500, 503) }
+}
+
 export const listDeliveriesSchema = {
   summary: 'The webhook delivery log, newest first', tags: ['notifications'], security: admin,
   querystring: {

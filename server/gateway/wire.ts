@@ -190,6 +190,14 @@ export function parseNewWebhook (raw: unknown): NewWebhookEndpoint {
   return { url: url.toString(), empresaCodigo, segredo }
 }
 
+/** PATCH /admin/webhooks/{id}: `ativo` only. */
+export function parseWebhookChanges (raw: unknown): { ativo: boolean } {
+  const body = objectBody(raw, ['ativo'])
+  const ativo = optionalBoolean(body, 'ativo')
+  if (ativo === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The field "ativo" is required.')
+  return { ativo }
+}
+
 /** An endpoint as the admin API answers it: the secret only as its hint. */
 export function toWireWebhook (w: WebhookEndpoint): Record<string, unknown> {
   return { id: w.id, url: w.url, empresa_codigo: w.empresaCodigo, segredo_dica: w.segredoDica, ativo: w.ativo, criado_em: w.criadoEm }
