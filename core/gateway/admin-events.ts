@@ -37,6 +37,8 @@ interface OutboxRow {
 export class AdminEventHub {
   private readonly listeners = new Set<Listener>()
   private timer: NodeJS.Timeout | undefined
+  /** Settles when the first round has set the starting point (a stream says "pronto" then). */
+  private started: Promise<void> = Promise.resolve()
   private polling = false
   /** Outbox ids below this were read long enough ago; undefined: not started. */
   private floor: bigint | undefined
@@ -45,13 +47,17 @@ export class AdminEventHub {
 
   constructor (private readonly pool: Pool, private readonly pollMs: number, private readonly onError: (err: unknown) => void) {}
 
-  /** Listens; the poller runs while anyone listens. Returns how to stop. */
-  subscribe (listener: Listener): () => void {
+  /**
+   * Listens; the poller runs while anyone listens. `onReady` is called once what is written
+   * from then on will be shown. Returns how to stop.
+   */
+  subscribe (listener: Listener, onReady?: () => void): () => void {
     this.listeners.add(listener)
     if (this.timer === undefined) {
       this.timer = setInterval(() => { void this.poll() }, this.pollMs)
-      void this.poll()
+      this.started = this.poll()
     }
+    if (onReady !== undefined) void this.started.then(() => { if (this.listeners.has(listener)) onReady() })
     return () => {
       this.listeners.delete(listener)
       if (this.listeners.size === 0) this.stop()

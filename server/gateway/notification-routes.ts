@@ -131,7 +131,8 @@ function streamAdminEvents (request: FastifyRequest, reply: FastifyReply, hub: A
     if (e.kind === 'documento') send('documento', toWireDocumentEvent(e.event))
     else send('feed', toWireFeed(e.state))
   }
-  const unsubscribe = hub.subscribe(listener)
+  // "pronto" once the hub has its starting point: anything stored after it is shown.
+  const unsubscribe = hub.subscribe(listener, () => { send('pronto', { conectado_em: new Date().toISOString() }) })
   const heartbeat = setInterval(() => { raw.write(': keepalive\n\n') }, HEARTBEAT_MS)
   const end = (): void => {
     if (!streams.delete(end)) return
@@ -144,5 +145,4 @@ function streamAdminEvents (request: FastifyRequest, reply: FastifyReply, hub: A
   raw.on('close', end)
   // EventSource reconnects after this; the screen renews its cookie first when refused.
   raw.write('retry: 3000\n\n')
-  send('pronto', { conectado_em: new Date().toISOString() })
 }

@@ -286,10 +286,10 @@ describe('the admin event stream', () => {
 
     // A document stored (by any instance: here, straight into the database).
     const doc = received(makeNfeDocuments(HEAD, 500, 1)[0]!)
+    // "pronto" came: what is stored from now on is shown.
     const [seen] = await Promise.all([
       stream.next('documento', (d) => d.documento.chave === doc.opened.facts.chave),
-      // The hub sets its starting point on its first round: store after the stream is live.
-      new Promise((resolve) => setTimeout(resolve, 600)).then(async () => await storeDocuments(db.pool, HEAD, [doc]))
+      storeDocuments(db.pool, HEAD, [doc])
     ])
     expect(seen).toMatchObject({ tipo: 'documento.novo', empresa_codigo: companyCode, cnpj: HEAD, documento: { situacao: 'autorizada' } })
 

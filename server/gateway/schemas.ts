@@ -400,7 +400,7 @@ export const eventSessionSchema = {
 
 export const eventStreamSchema = {
   summary: 'Server-Sent Events: documents kept or cancelled, feed states that changed',
-  description: 'text/event-stream. Events: pronto (connected), documento (a document kept or a note cancelled), feed (a feed\'s state, as GET /admin/feed answers it). Authenticated by Authorization: Bearer or by the razao_eventos cookie of POST /admin/eventos/sessao.',
+  description: 'text/event-stream. Events: pronto (connected: what is written from then on is shown), documento (a document kept or a note cancelled), feed (a feed\'s state, as GET /admin/feed answers it). Authenticated by Authorization: Bearer or by the razao_eventos cookie of POST /admin/eventos/sessao.',
   tags: ['notifications'], security: admin,
   response: {
     200: { description: 'The stream; it stays open.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
