@@ -241,6 +241,43 @@ describe('webhooks across a restart', () => {
   }, 60_000)
 })
 
+describe('hostile receivers', () => {
+  it('does not follow a redirect, and bounds an answer that never ends (delivered at its status, the socket cut at the timeout)', async () => {
+    for (const w of workers.splice(0)) await w.stop()
+    for (const w of (await admin('GET', '/admin/webhooks')).body) await admin('DELETE', `/admin/webhooks/${w.id}`)
+    let followed = 0
+    let endlessClosed!: () => void
+    const closed = new Promise<void>((resolve) => { endlessClosed = resolve })
+    const hostile = createServer((req, res) => {
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/followed' }).end()
+      } else if (req.url === '/followed') {
+        followed++
+        res.writeHead(204).end()
+      } else {
+        // 200, then a body that never ends.
+        res.writeHead(200, { 'content-type': 'text/plain' })
+        const drip = setInterval(() => res.write('x'.repeat(1024)), 10)
+        res.on('close', () => { clearInterval(drip); endlessClosed() })
+      }
+    })
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve))
+    const at = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`
+    const redirectId = (await admin('POST', '/admin/webhooks', { url: `${at}/redirect`, empresa_codigo: companyCode })).body.id
+    const endlessId = (await admin('POST', '/admin/webhooks', { url: `${at}/endless`, empresa_codigo: companyCode })).body.id
+    await storeDocuments(db.pool, HEAD, makeNfeDocuments(HEAD, 800, 1).map(received))
+    await worker({ retryLimit: 0, timeoutMs: 500 }).start()
+    const [redirected] = await logUntil((rows) => rows[0]?.status === 'falhou', redirectId)
+    expect(redirected).toMatchObject({ codigo_resposta: 302, ultimo_erro: 'The receiver answered HTTP 302 (redirects are not followed). Gave up after 1 attempt(s).' })
+    expect(followed).toBe(0)
+    const [endless] = await logUntil((rows) => rows[0]?.status === 'entregue', endlessId)
+    expect(endless).toMatchObject({ codigo_resposta: 200, tentativas: 1 })
+    await closed
+    hostile.closeAllConnections()
+    await new Promise((resolve) => hostile.close(resolve))
+  }, 60_000)
+})
+
 describe('the admin event stream', () => {
   /** Reads a stream's events as EventSource parses them. */
   async function openStream (headers: Record<string, string>): Promise<{ status: number, next: (event: string, test?: (data: any) => boolean) => Promise<any>, close: () => void }> {
