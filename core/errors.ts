@@ -117,6 +117,8 @@ export const Code = {
   GATEWAY_CERT_UNREADABLE: 'GATEWAY_CERT_UNREADABLE',
   /** A stored certificate was sealed under another master key (GATEWAY_MASTER_KEY changed), or its sealed bytes were altered. */
   GATEWAY_STORE_KEY_MISMATCH: 'GATEWAY_STORE_KEY_MISMATCH',
+  /** No webhook endpoint has the given id (issue 35: the gateway's notifications). */
+  WEBHOOK_NOT_FOUND: 'WEBHOOK_NOT_FOUND',
   /** Anything we did not expect. The message is never shown to clients. */
   INTERNAL: 'INTERNAL'
 } as const

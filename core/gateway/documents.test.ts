@@ -141,6 +141,26 @@ describe('storing documents', () => {
     expect(await getDocument(db.pool, keyOf(200))).toBeUndefined()
   })
 
+  it('writes the notifications in the store\'s transaction: once per document new to a company, global once, and a cancellation per company of the note', async () => {
+    await db.pool.query('DELETE FROM eventos_documentos')
+    const events = async (): Promise<string[]> => (await db.pool.query<{ e: string }>(
+      "SELECT o.tipo || ' ' || d.chave || ' ' || o.cnpj || CASE WHEN o.primeiro THEN ' primeiro' ELSE '' END AS e FROM eventos_documentos o JOIN documentos_fiscais d ON d.id = o.documento_id ORDER BY o.id")).rows.map((r) => r.e)
+    const a = received({ nsu: '1', schema: 'procNFe_v4.00.xsd', docZip: gzipBase64(procNFe({ key: keyOf(400) })) })
+    const b = received({ nsu: '2', schema: 'procNFe_v4.00.xsd', docZip: gzipBase64(procNFe({ key: keyOf(401) })) })
+    await storeDocuments(db.pool, HEAD, [a, b])
+    await storeDocuments(db.pool, HEAD, [a])
+    await storeDocuments(db.pool, '99999090910270', [a])
+    expect(await events()).toEqual([`documento.novo ${keyOf(400)} ${HEAD} primeiro`, `documento.novo ${keyOf(401)} ${HEAD} primeiro`, `documento.novo ${keyOf(400)} 99999090910270`])
+    await db.pool.query('DELETE FROM eventos_documentos')
+    await storeDocuments(db.pool, HEAD, [received(makeNfeEventDocument(3, keyOf(400), '110111', { kind: 'procEventoNFe' }))])
+    expect(await events()).toEqual([`documento.novo ${keyOf(400)} ${HEAD} primeiro`, `documento.cancelado ${keyOf(400)} ${HEAD} primeiro`, `documento.cancelado ${keyOf(400)} 99999090910270`])
+    // An answer refused as a whole leaves no event either.
+    await db.pool.query('DELETE FROM eventos_documentos')
+    const broken = { ...a, opened: { ...a.opened, facts: { ...a.opened.facts, chave: '9'.repeat(43) } } }
+    await expect(storeDocuments(db.pool, HEAD, [received({ nsu: '5', schema: 'procNFe_v4.00.xsd', docZip: gzipBase64(procNFe({ key: keyOf(402) })) }), broken])).rejects.toThrow()
+    expect(await events()).toEqual([])
+  })
+
   it('pages newest first by the row number as a number (9 before 10 would be text order), every row once', async () => {
     await db.pool.query('ALTER SEQUENCE documentos_fiscais_id_seq RESTART WITH 7')
     await storeDocuments(db.pool, HEAD, Array.from({ length: 6 }, (_, i) => received({ nsu: String(i), schema: 'procNFe_v4.00.xsd', docZip: gzipBase64(procNFe({ key: keyOf(300 + i) })) })))

@@ -19,7 +19,10 @@ export interface ReceivedDocument {
 /** Arbitrary, fixed: the namespace of the per-key advisory locks. */
 const KEY_LOCK_SEED = 35
 
+// `anterior` reads the row as it was before this statement (the key's lock is held): whether
+// the company had it already decides the notification (migration 0009).
 const INSERT = `
+WITH anterior AS (SELECT cnpjs FROM documentos_fiscais WHERE chave = $1 AND esquema = $2 AND evento = $3)
 INSERT INTO documentos_fiscais AS d (chave, esquema, evento, tipo, cnpjs, nsu, emitente_cnpj, emitente_nome, destinatario_doc, destinatario_nome,
   data_emissao, data_emissao_local, valor_total, situacao, cancela, xml)
 VALUES ($1, $2, $3, $4, ARRAY[$5::text], $6, $7, $8, $9, $10, $11::timestamptz, $12::date, $13::numeric,
@@ -27,9 +30,16 @@ VALUES ($1, $2, $3, $4, ARRAY[$5::text], $6, $7, $8, $9, $10, $11::timestamptz, 
 ON CONFLICT (chave, esquema, evento) DO UPDATE SET
   cnpjs = CASE WHEN $5 = ANY (d.cnpjs) THEN d.cnpjs ELSE d.cnpjs || $5::text END,
   situacao = CASE WHEN EXCLUDED.situacao = 'cancelada' THEN 'cancelada' ELSE d.situacao END
-RETURNING (xmax = 0) AS inserted`
+RETURNING d.id::text, (xmax = 0) AS inserted, NOT EXISTS (SELECT 1 FROM anterior a WHERE $5 = ANY (a.cnpjs)) AS new_for_company`
 
-const CANCEL = `UPDATE documentos_fiscais SET situacao = 'cancelada' WHERE chave = $1 AND evento = '' AND situacao <> 'cancelada'`
+const CANCEL = `UPDATE documentos_fiscais SET situacao = 'cancelada' WHERE chave = $1 AND evento = '' AND situacao <> 'cancelada' RETURNING id::text, cnpjs`
+
+// The outbox (migration 0009): one statement per answer, whatever its number of documents.
+const EVENTS = `INSERT INTO eventos_documentos (tipo, documento_id, cnpj, primeiro)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::boolean[])`
+
+/** The notifications an answer raises, written in its transaction (core/gateway/webhooks.ts reads them). */
+interface PendingEvents { tipo: string[], documentoId: string[], cnpj: string[], primeiro: boolean[] }
 
 export interface StoreOutcome { inserted: number, repeated: number }
 
@@ -64,19 +74,22 @@ export async function storeDocumentsIn (client: PoolClient, cnpj: string, docume
   const ordered = [...documents].sort((a, b) => a.opened.facts.chave < b.opened.facts.chave ? -1 : a.opened.facts.chave > b.opened.facts.chave ? 1 : 0)
   const keys = [...new Set(ordered.map((d) => d.opened.facts.chave))]
   await client.query('SELECT pg_advisory_xact_lock(hashtextextended(k, $2)) FROM unnest($1::text[]) AS k ORDER BY k', [keys, KEY_LOCK_SEED])
+  const events: PendingEvents = { tipo: [], documentoId: [], cnpj: [], primeiro: [] }
   for (const d of ordered) {
-    const inserted = await storeOne(client, cnpj, d)
+    const inserted = await storeOne(client, cnpj, d, events)
     if (inserted) outcome.inserted++
     else outcome.repeated++
     onStored?.(d, inserted)
   }
+  // The notifications they raise, in the same transaction: nothing stored goes unannounced.
+  if (events.tipo.length > 0) await client.query({ name: 'eventos_documentos_insert', text: EVENTS, values: [events.tipo, events.documentoId, events.cnpj, events.primeiro] })
   return outcome
 }
 
-async function storeOne (client: PoolClient, cnpj: string, d: ReceivedDocument): Promise<boolean> {
+async function storeOne (client: PoolClient, cnpj: string, d: ReceivedDocument, events: PendingEvents): Promise<boolean> {
   const f = d.opened.facts
   const evento = f.evento === null ? '' : `${f.evento.tipo}-${f.evento.seq}`
-  const result = await client.query<{ inserted: boolean }>({
+  const result = await client.query<{ id: string, inserted: boolean, new_for_company: boolean }>({
     name: 'documentos_fiscais_insert',
     text: INSERT,
     values: [
@@ -85,8 +98,30 @@ async function storeOne (client: PoolClient, cnpj: string, d: ReceivedDocument):
       f.dataEmissao !== null && f.dataEmissao.length > 10 ? f.dataEmissao : null, f.dataEmissao?.slice(0, 10) ?? null, f.valorTotal, f.situacao, f.evento?.cancela ?? false, d.opened.xml
     ]
   })
-  if (f.evento?.cancela === true) await client.query({ name: 'documentos_fiscais_cancel', text: CANCEL, values: [f.chave] })
-  return result.rows[0]?.inserted === true
+  const row = result.rows[0]!
+  // New to the gateway, or only to this company: announced to this company's endpoints
+  // (and, when new to the gateway, to the global ones).
+  if (row.new_for_company) addEvent(events, 'documento.novo', row.id, cnpj, row.inserted)
+  if (f.evento?.cancela === true) {
+    const cancelled = await client.query<{ id: string, cnpjs: string[] }>({ name: 'documentos_fiscais_cancel', text: CANCEL, values: [f.chave] })
+    // A note that turns cancelled: once for each company it concerns, the first one global
+    // (its summary and its full document are one note: the first row speaks for both).
+    const told = new Set<string>()
+    for (const note of cancelled.rows) {
+      for (const c of note.cnpjs) {
+        if (!told.has(c)) addEvent(events, 'documento.cancelado', note.id, c, told.size === 0)
+        told.add(c)
+      }
+    }
+  }
+  return row.inserted
+}
+
+function addEvent (events: PendingEvents, tipo: string, documentoId: string, cnpj: string, primeiro: boolean): void {
+  events.tipo.push(tipo)
+  events.documentoId.push(documentoId)
+  events.cnpj.push(cnpj)
+  events.primeiro.push(primeiro)
 }
 
 export const DOCUMENT_KINDS = ['resNFe', 'procNFe', 'resEvento', 'procEventoNFe', 'NFS-e', 'eventoNFS-e'] as const

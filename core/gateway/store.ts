@@ -18,6 +18,7 @@ import { COMPANY_SELECT, getGatewayCompany, companyNotFound, inTransaction, toCo
 import type { CompanyRow } from './companies.js'
 import type { GatewayCompany } from './companies.js'
 import { openSealed, sealValue } from './seal.js'
+import { resealWebhookSecrets } from './webhooks.js'
 import type { MasterKey } from './master-key.js'
 import type { OpenPkcs12 } from '../sign/index.js'
 
@@ -181,6 +182,8 @@ export async function rekeyCertificates (pool: Pool, oldKey: MasterKey, newKey: 
     for (const r of resealed) {
       await client.query('UPDATE certificados SET pfx_cifrado = $2, senha_cifrada = $3, chave_id = $4 WHERE empresa_id = $1', [r.empresaId, r.pfx, r.senha, newKey.id])
     }
+    // The webhook endpoints' secrets are sealed with the same key (migration 0009).
+    await resealWebhookSecrets(client, oldKey, newKey)
     return rows.length
   })
 }

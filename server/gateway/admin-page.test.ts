@@ -13,14 +13,17 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
-import { ensureApiKey, parseMasterKey } from '../../core/gateway/index.js'
+import { WebhookDelivery, ensureApiKey, openNfeDocument, parseMasterKey, storeDocuments } from '../../core/gateway/index.js'
+import { makeNfeDocuments } from '../../fixtures/gateway/documents.js'
 import { createDevChain } from '../../core/sign/index.js'
 import { loadConfig } from '../config.js'
 import { buildGatewayApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
 
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`
+const MASTER = parseMasterKey(randomBytes(32).toString('hex'))!
 let db: TestDatabase
+let delivery: WebhookDelivery | undefined
 let app: FastifyInstance
 let browser: Browser
 let page: Page
@@ -34,7 +37,7 @@ beforeAll(async () => {
   await ensureApiKey(db.pool, `first-${randomBytes(16).toString('hex')}`)
   const shared = loadConfig({}).shared
   app = await buildGatewayApp({
-    shared, config: loadGatewayConfig({}, shared), adminToken: ADMIN, masterKey: parseMasterKey(randomBytes(32).toString('hex'))!, database: { pool: db.pool }, logger: false
+    shared, config: loadGatewayConfig({ GATEWAY_EVENTS_POLL_MS: '300' }, shared), adminToken: ADMIN, masterKey: MASTER, database: { pool: db.pool }, logger: false
   })
   base = await app.listen({ host: '127.0.0.1', port: 0 })
   dir = await mkdtemp(join(tmpdir(), 'razao-gateway-ui-'))
@@ -53,6 +56,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  await delivery?.stop()
   await browser?.close()
   await app?.close()
   await db?.drop()
@@ -141,6 +145,8 @@ describe('admin screen in Chromium', () => {
     await search('11.222.333/0002-62')
     await expect.poll(visible).toEqual(['Filial Teste'])
     await expect.poll(() => page.locator('#search-count').textContent()).toBe('1 de 3 empresas')
+    // The feed panel follows the same search: the branch's NF-e and NFS-e rows.
+    expect(await page.locator('#feeds tbody tr:visible td:first-child').allTextContents()).toEqual(['Filial Teste', 'Filial Teste'])
     await search(await codeOf('Matriz Teste SA'))
     await expect.poll(visible).toEqual(['Matriz Teste SA'])
     await search('TESTE sa')
@@ -180,6 +186,57 @@ describe('admin screen in Chromium', () => {
     await expect.poll(() => row('Filial Teste').locator('[data-field=certificado_status]').textContent()).toBe('AUSENTE')
   })
 
+  it('shows each company\'s feed, turns it on and off, follows the scheduler and the documents live, and manages the webhooks and their log', async () => {
+    const matriz = await codeOf('Matriz Teste SA')
+    const feedRow = page.locator(`#feeds tr[data-empresa-codigo="${matriz}"][data-servico="nfe"]`)
+    const field = (name: string) => feedRow.locator(`[data-field=${name}]`)
+    await expect.poll(() => field('ativo').textContent()).toBe('desligada Ligar')
+    await expect.poll(() => page.locator('#live-status').textContent()).toBe('ao vivo')
+    await field('ativo').locator('button').click()
+    await expect.poll(() => field('ativo').textContent()).toBe('ligada Desligar')
+    expect(await message().textContent()).toBe('Distribuição NF-e de Matriz Teste SA ligada.')
+    expect((await db.pool.query('SELECT ativo FROM feed_empresas')).rows).toEqual([{ ativo: true }])
+    expect(await field('proxima_consulta').getAttribute('data-iso')).toMatch(/^\d{4}-\d\d-\d\dT/)
+
+    // The scheduler (another instance: an SQL update here) moves the cursor and records a refusal.
+    await db.pool.query("UPDATE feed_empresas SET ult_nsu = 123, max_nsu = 456, ultimo_cstat = '656', ultimo_erro_codigo = '656', ultimo_erro = 'Consumo indevido', ultimo_erro_em = now()")
+    await expect.poll(() => field('ult_nsu').textContent()).toBe('123')
+    expect(await field('max_nsu').textContent()).toBe('456')
+    expect(await field('ultimo_erro').textContent()).toMatch(/^656: Consumo indevido \(/)
+
+    // A webhook for the company (its receiver is down: the log shows why it gave up).
+    await page.fill('#webhook-form [name=url]', 'http://127.0.0.1:9/nada')
+    await page.selectOption('#webhook-form [name=empresa_codigo]', matriz)
+    await page.click('#webhook-form button[type=submit]')
+    await page.locator('#webhook-secret-box').waitFor({ state: 'visible' })
+    const secret = (await page.locator('#webhook-secret').textContent())!
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    await expect.poll(() => page.locator('#webhooks tbody tr').first().locator('td').nth(2).textContent()).toBe(`…${secret.slice(-4)}`)
+    delivery = new WebhookDelivery({ pool: db.pool, masterKey: MASTER, retryLimit: 0, retryDelaySeconds: 1, timeoutMs: 2000, concurrency: 2, pollMs: 500, keepDays: 7, log: { warn: () => undefined } })
+    await delivery.start()
+
+    // Two documents kept for the company: the counts follow without a reload.
+    const docs = makeNfeDocuments('11222333000181', 1, 2).map((d) => ({ nsu: d.nsu, esquema: d.schema.split('_v')[0]!, opened: openNfeDocument(d.docZip, d.schema) }))
+    await storeDocuments(db.pool, '11222333000181', docs)
+    await expect.poll(() => field('por_tipo').textContent()).toBe('procNFe: 1 · resNFe: 1')
+    expect(await field('por_situacao').textContent()).toBe('autorizada: 2')
+    await expect.poll(async () => {
+      await page.click('#deliveries-refresh')
+      return await page.locator('#deliveries [data-field=status]').allTextContents()
+    }).toEqual(['falhou (desistiu)', 'falhou (desistiu)'])
+    expect(await page.locator('#deliveries tbody tr').first().textContent()).toMatch(/Connection refused: nothing listens at that address\. Gave up after 1 attempt\(s\)\./)
+
+    await field('ativo').locator('button').click()
+    await expect.poll(() => field('ativo').textContent()).toBe('desligada Ligar')
+    // The secret shows once, in its box; the list has only its hint.
+    expect(await page.locator('#webhooks').textContent()).not.toContain(secret)
+    await page.locator('#webhooks button[data-action=pause-webhook]').click()
+    await expect.poll(() => page.locator('#webhooks [data-field=ativo]').textContent()).toBe('pausado')
+    expect((await db.pool.query('SELECT ativo FROM webhook_endpoints')).rows).toEqual([{ ativo: false }])
+    await page.locator('#webhooks button[data-action=remove-webhook]').click()
+    await expect.poll(() => page.locator('#webhooks tbody tr').count()).toBe(0)
+  })
+
   it('deactivates a company and rotates the key, showing the new key once', async () => {
     await row('Filial Teste').locator('button[data-action=deactivate]').click()
     await expect.poll(() => row('Filial Teste').locator('td').nth(5).textContent()).toBe('não')
@@ -213,7 +270,10 @@ describe('admin screen in Chromium', () => {
     const calls = adminCalls.filter((c) => !c.url.startsWith('GET /admin-ui/'))
     expect(calls.length).toBeGreaterThan(10)
     expect(calls.map((c) => c.url)).toEqual(expect.arrayContaining(['POST /admin/empresas', 'POST /admin/certificados', 'POST /admin/api-key/rotate']))
-    expect(calls.filter((c) => c.authorization === undefined || !c.authorization.startsWith('Bearer '))).toEqual([])
+    // The event stream is the one call without it: EventSource sends the session cookie that
+    // POST /admin/eventos/sessao (with the token) set.
+    expect(calls.map((c) => c.url)).toEqual(expect.arrayContaining(['POST /admin/eventos/sessao', 'GET /admin/eventos']))
+    expect(calls.filter((c) => c.url !== 'GET /admin/eventos' && (c.authorization === undefined || !c.authorization.startsWith('Bearer ')))).toEqual([])
     expect(problems.filter((p) => !/401|422|409|400/.test(p))).toEqual([])
   })
 })

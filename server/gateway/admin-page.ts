@@ -75,6 +75,34 @@ export const ADMIN_HTML = `<!doctype html>
     </form>
   </section>
 
+  <section id="feed-panel">
+    <h2>Distribuição de documentos por empresa</h2>
+    <p class="hint">NF-e (distribuição do Ambiente Nacional) e NFS-e (ADN). A tabela se atualiza sozinha: <span id="live-status">desconectada</span>.</p>
+    <table id="feeds">
+      <thead><tr><th>Empresa</th><th>CNPJ</th><th>Serviço</th><th>Distribuição</th><th>Último NSU</th><th>maxNSU</th><th>Próxima consulta</th><th>Documentos por tipo</th><th>Documentos por situação</th><th>Último erro</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
+
+  <section id="webhooks-panel">
+    <h2>Notificações (webhooks)</h2>
+    <form id="webhook-form" autocomplete="off">
+      <label>URL de destino <input name="url" type="url" required maxlength="2000" placeholder="https://erp.exemplo.com.br/razao/eventos"></label>
+      <label>Empresa <select name="empresa_codigo"><option value="">(todas: global)</option></select></label>
+      <button type="submit">Adicionar</button>
+    </form>
+    <p id="webhook-secret-box" hidden>Segredo de assinatura (copie agora; ele não será mostrado de novo): <code id="webhook-secret"></code></p>
+    <table id="webhooks">
+      <thead><tr><th>URL</th><th>Empresa</th><th>Segredo</th><th>Situação</th><th>Criado em</th><th>Ações</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <h3>Entregas recentes <button id="deliveries-refresh" type="button">Atualizar</button></h3>
+    <table id="deliveries">
+      <thead><tr><th>Quando</th><th>Evento</th><th>CNPJ</th><th>Destino</th><th>Situação</th><th>Tentativas</th><th>Resposta</th><th>Último erro</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
+
   <section>
     <h2>Chave operacional (X-API-Key)</h2>
     <p>Gerar uma nova chave invalida a atual imediatamente. A nova chave aparece uma única vez.</p>
@@ -108,6 +136,10 @@ td[data-field=cnpj] { white-space: nowrap; }
 #search-count { font-size: 0.85rem; color: #4a5866; margin-left: 0.8rem; }
 #message.error { color: #a1221a; } #message.ok { color: #1e6b30; }
 .VALIDO { color: #1e6b30; } .VENCE_EM_BREVE { color: #9a6700; } .VENCIDO, .AUSENTE { color: #a1221a; }
+h3 { font-size: 1rem; margin-top: 1.2rem; }
+#live-status.on { color: #1e6b30; font-weight: 600; }
+.ligado { color: #1e6b30; } .desligado { color: #4a5866; } .falhou { color: #a1221a; } .entregue { color: #1e6b30; } .pendente { color: #9a6700; }
+td.counts { font-size: 0.8rem; }
 code { background: #eef1f4; padding: 0.2rem 0.4rem; user-select: all; word-break: break-all; }
 `
 
@@ -116,6 +148,11 @@ export const ADMIN_JS = `'use strict';
 (function () {
   var TOKEN_KEY = 'razao-gateway-admin-token';
   var companies = [];
+  var feeds = [];
+  var webhooks = [];
+  var events = null;
+  var reloadTimer = null;
+  var SERVICES = { nfe: 'NF-e', adn: 'NFS-e' };
   function $(id) { return document.getElementById(id); }
   function token() { return sessionStorage.getItem(TOKEN_KEY); }
   function say(text, ok, detail) {
@@ -146,7 +183,8 @@ export const ADMIN_JS = `'use strict';
       var other = /EMP[0-9A-F]{6,}/.exec(d);
       return 'Já existe uma empresa ativa com este CNPJ' + (other ? ' (' + other[0] + ')' : '') + '. Edite aquela empresa ou desative-a antes.';
     }
-    if (status === 404) return what === 'certificado' || what === 'empresa' ? 'Empresa não encontrada: ela não está mais cadastrada. A lista foi recarregada.' : 'Não encontrado.';
+    if (status === 404 && (code === 'WEBHOOK_NOT_FOUND' || what === 'webhook')) return code === 'WEBHOOK_NOT_FOUND' ? 'Este destino de notificações já foi removido.' : 'Empresa não encontrada: ela não está mais cadastrada.';
+    if (status === 404) return what === 'certificado' || what === 'empresa' || what === 'feed' ? 'Empresa não encontrada: ela não está mais cadastrada. A lista foi recarregada.' : 'Não encontrado.';
     if (status === 503) {
       if (code === 'GATEWAY_STORE_KEY_MISMATCH' || has(/master key|decrypt|sealed|layout/i)) return 'O certificado guardado não abre com a chave mestra atual (GATEWAY_MASTER_KEY mudou?). Restaure a chave ou envie o certificado de novo.';
       return 'O banco de dados do gateway não responde agora. Tente de novo em instantes.';
@@ -170,6 +208,8 @@ export const ADMIN_JS = `'use strict';
       return what === 'certificado' ? 'O arquivo não é um certificado PKCS#12 (.pfx/.p12) legível.' : 'O gateway recusou o pedido.';
     }
     if (status === 400) {
+      if (has(/distribution asks by CNPJ/)) return 'A empresa não tem CNPJ: a distribuição consulta pelo CNPJ. Cadastre o CNPJ antes.';
+      if (has(/field "url"/)) return has(/user or password/) ? 'A URL não pode levar usuário e senha: o segredo assina cada envio.' : 'Informe uma URL completa, começando por https:// (ou http://).';
       if (has(/herda_certificado_matriz needs/)) return 'Só uma filial usa o certificado da matriz: escolha a matriz.';
       if (has(/names the company itself/)) return 'Uma empresa não pode ser matriz de si mesma.';
       if (has(/names no registered/)) return 'A matriz escolhida não está cadastrada.';
@@ -242,9 +282,14 @@ export const ADMIN_JS = `'use strict';
     });
     matriz.value = keepMatriz; if (keepCert) certCompany.value = keepCert;
   }
-  /** Shows the rows the search box finds: every word of it in the name, codes or CNPJ. */
+  /** Shows the rows the search box finds: every word of it in the name, codes or CNPJ (the feed panel's too). */
   function filter() {
     var words = fold($('search').value).split(/\\s+/).filter(function (w) { return w !== ''; });
+    var feedRows = $('feeds').tBodies[0].rows;
+    for (var j = 0; j < feedRows.length; j++) {
+      var ft = feedRows[j].dataset.search;
+      feedRows[j].hidden = !words.every(function (w) { return ft.indexOf(w) >= 0 || (bare(w) !== '' && ft.indexOf(bare(w)) >= 0); });
+    }
     var rows = $('companies').tBodies[0].rows; var shown = 0;
     for (var i = 0; i < rows.length; i++) {
       var text = rows[i].dataset.search;
@@ -254,8 +299,142 @@ export const ADMIN_JS = `'use strict';
     $('search-count').textContent = words.length === 0 ? '' : (shown === 0 ? 'Nenhuma empresa encontrada.' : shown + ' de ' + rows.length + (rows.length === 1 ? ' empresa' : ' empresas'));
   }
   function load() {
-    return api('GET', '/admin/empresas').then(function (list) { companies = list; showApp(true); render(); });
+    return api('GET', '/admin/empresas').then(function (list) { companies = list; showApp(true); render(); return loadNotifications(); })
+      .then(function () { if (!events) listen(); });
   }
+  /** The feed table, the webhook endpoints and their recent deliveries. */
+  function loadNotifications() {
+    return Promise.all([api('GET', '/admin/feed'), api('GET', '/admin/webhooks'), api('GET', '/admin/webhooks/entregas?limite=20')]).then(function (r) {
+      feeds = r[0]; webhooks = r[1]; renderFeeds(); renderWebhooks(r[2]);
+    });
+  }
+  function when(iso) {
+    if (!iso) return '';
+    var d = new Date(iso);
+    return d.toLocaleString('pt-BR', { dateStyle: 'short', timeStyle: 'medium' });
+  }
+  function counts(map) {
+    return Object.keys(map || {}).sort().map(function (k) { return k + ': ' + map[k]; }).join(' · ');
+  }
+  /** Every active company with a CNPJ, each service: its feed state, or "desligada" when none is configured. */
+  function renderFeeds() {
+    var body = $('feeds').tBodies[0]; body.textContent = '';
+    companies.filter(function (c) { return c.ativo && c.cnpj; }).forEach(function (c) {
+      Object.keys(SERVICES).forEach(function (servico) {
+        var f = feeds.filter(function (x) { return x.empresa_codigo === c.empresa_codigo && x.servico === servico; })[0];
+        var on = !!(f && f.ativo);
+        var tr = document.createElement('tr'); tr.dataset.empresaCodigo = c.empresa_codigo; tr.dataset.servico = servico;
+        tr.dataset.search = fold([c.razao_social, c.empresa_codigo, c.codigo_dominio].join(' ')) + ' ' + bare(c.cnpj);
+        cell(tr, c.razao_social); cell(tr, formatCnpj(c.cnpj)); cell(tr, SERVICES[servico]);
+        var toggle = cell(tr, on ? 'ligada ' : 'desligada ', on ? 'ligado' : 'desligado'); toggle.dataset.field = 'ativo';
+        button(toggle, on ? 'Desligar' : 'Ligar', 'toggle-feed', function () { setFeed(c, servico, !on); });
+        cell(tr, f ? f.ult_nsu : '').dataset.field = 'ult_nsu';
+        cell(tr, f ? f.max_nsu : '').dataset.field = 'max_nsu';
+        var next = cell(tr, f && on ? when(f.proxima_consulta) : ''); next.dataset.field = 'proxima_consulta';
+        if (f && f.proxima_consulta) next.dataset.iso = f.proxima_consulta;
+        cell(tr, f ? counts(f.documentos.por_tipo) : '', 'counts').dataset.field = 'por_tipo';
+        cell(tr, f ? counts(f.documentos.por_situacao) : '', 'counts').dataset.field = 'por_situacao';
+        var err = cell(tr, f && f.ultimo_erro ? (f.ultimo_erro.codigo ? f.ultimo_erro.codigo + ': ' : '') + f.ultimo_erro.mensagem + ' (' + when(f.ultimo_erro.em) + ')' : '', 'falhou');
+        err.dataset.field = 'ultimo_erro';
+        body.appendChild(tr);
+      });
+    });
+    filter();
+  }
+  /** Feed events come in bursts (a scheduler round): the table is drawn once for a burst. */
+  var feedsTimer = null;
+  function renderFeedsSoon() {
+    if (feedsTimer) return;
+    feedsTimer = setTimeout(function () { feedsTimer = null; renderFeeds(); }, 200);
+  }
+  function setFeed(c, servico, ativo) {
+    api('PUT', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo) + '/feed/' + servico, { ativo: ativo }, 'feed').then(function (f) {
+      feeds = feeds.filter(function (x) { return !(x.empresa_codigo === f.empresa_codigo && x.servico === f.servico); }).concat([f]);
+      renderFeeds();
+      say('Distribuição ' + SERVICES[servico] + ' de ' + c.razao_social + (ativo ? ' ligada.' : ' desligada.'), true);
+    }).catch(fail);
+  }
+  var STATUS = { pendente: 'pendente (nova tentativa agendada)', entregue: 'entregue', falhou: 'falhou (desistiu)' };
+  function renderWebhooks(deliveries) {
+    var body = $('webhooks').tBodies[0]; body.textContent = '';
+    var byId = {};
+    webhooks.forEach(function (w) {
+      byId[w.id] = w;
+      var tr = document.createElement('tr'); tr.dataset.webhookId = w.id;
+      cell(tr, w.url); cell(tr, w.empresa_codigo || '(todas: global)'); cell(tr, w.segredo_dica);
+      cell(tr, w.ativo ? 'ativo' : 'pausado', w.ativo ? 'ligado' : 'desligado').dataset.field = 'ativo';
+      cell(tr, when(w.criado_em));
+      var actions = cell(tr, '');
+      button(actions, w.ativo ? 'Pausar' : 'Retomar', 'pause-webhook', function () { pauseWebhook(w, !w.ativo); });
+      button(actions, 'Remover', 'remove-webhook', function () { removeWebhook(w); });
+      body.appendChild(tr);
+    });
+    var select = document.querySelector('#webhook-form [name=empresa_codigo]'); var keep = select.value;
+    select.length = 1;
+    companies.filter(function (c) { return c.ativo; }).forEach(function (c) { select.add(new Option(c.razao_social + ' — ' + c.empresa_codigo, c.empresa_codigo)); });
+    select.value = keep;
+    var log = $('deliveries').tBodies[0]; log.textContent = '';
+    deliveries.forEach(function (d) {
+      var tr = document.createElement('tr'); tr.dataset.eventoId = d.evento_id;
+      cell(tr, when(d.ultima_tentativa_em || d.criado_em)); cell(tr, d.tipo); cell(tr, formatCnpj(d.cnpj));
+      cell(tr, byId[d.endpoint_id] ? byId[d.endpoint_id].url : d.endpoint_id);
+      cell(tr, STATUS[d.status] || d.status, d.status).dataset.field = 'status';
+      cell(tr, d.tentativas).dataset.field = 'tentativas';
+      cell(tr, d.codigo_resposta === null ? '' : 'HTTP ' + d.codigo_resposta);
+      cell(tr, d.ultimo_erro || '');
+      log.appendChild(tr);
+    });
+  }
+  function addWebhook(event) {
+    event.preventDefault();
+    var form = $('webhook-form');
+    var empresa = form.elements.empresa_codigo.value;
+    api('POST', '/admin/webhooks', { url: form.elements.url.value.trim(), empresa_codigo: empresa || null }, 'webhook').then(function (w) {
+      $('webhook-secret').textContent = w.segredo; $('webhook-secret-box').hidden = false;
+      form.elements.url.value = '';
+      say('Destino de notificações adicionado. Copie o segredo agora: ele não será mostrado de novo.', true);
+      return loadNotifications();
+    }).catch(fail);
+  }
+  function pauseWebhook(w, ativo) {
+    api('PATCH', '/admin/webhooks/' + encodeURIComponent(w.id), { ativo: ativo }, 'webhook')
+      .then(function () { say(ativo ? 'Destino retomado: volta a receber os novos eventos.' : 'Destino pausado: não recebe novos eventos.', true); return loadNotifications(); }).catch(fail);
+  }
+  function removeWebhook(w) {
+    if (!confirm('Remover o destino ' + w.url + '? As entregas pendentes dele são descartadas.')) return;
+    api('DELETE', '/admin/webhooks/' + encodeURIComponent(w.id), undefined, 'webhook')
+      .then(function () { say('Destino de notificações removido.', true); return loadNotifications(); }).catch(fail);
+  }
+  /** A burst of documents reloads the counts and the log once, not once per document. */
+  function reloadSoon() {
+    if (reloadTimer) return;
+    reloadTimer = setTimeout(function () { reloadTimer = null; loadNotifications().catch(fail); }, 1000);
+  }
+  function setLive(on) { var s = $('live-status'); s.textContent = on ? 'ao vivo' : 'desconectada (tentando de novo)'; s.className = on ? 'on' : ''; }
+  /**
+   * The live stream: EventSource cannot send the Bearer header, so a session cookie is asked
+   * for first (POST /admin/eventos/sessao, five minutes); when the stream is refused or lost
+   * for good, a new cookie is asked for and the stream opened again.
+   */
+  function listen() {
+    if (!token()) return;
+    api('POST', '/admin/eventos/sessao').then(function () {
+      if (!token()) return;
+      var source = new EventSource('/admin/eventos'); events = source;
+      source.addEventListener('pronto', function () { setLive(true); });
+      source.addEventListener('feed', function (e) {
+        var f = JSON.parse(e.data);
+        feeds = feeds.filter(function (x) { return !(x.empresa_codigo === f.empresa_codigo && x.servico === f.servico); }).concat([f]);
+        renderFeedsSoon();
+      });
+      source.addEventListener('documento', function () { reloadSoon(); });
+      source.addEventListener('error', function () {
+        setLive(false);
+        if (source.readyState === EventSource.CLOSED && events === source) { events = null; setTimeout(listen, 3000); }
+      });
+    }).catch(function () { setLive(false); setTimeout(function () { if (!events) listen(); }, 10000); });
+  }
+  function stopListening() { if (events) { events.close(); events = null; } setLive(false); }
   function fail(err) { say(err.message, false, err.detail); }
   function field(name) { return document.querySelector('#company-form [name=' + name + ']'); }
   function resetCompanyForm() {
@@ -329,13 +508,17 @@ export const ADMIN_JS = `'use strict';
       load().then(function () { say('', true); }).catch(fail);
     });
     $('logout').addEventListener('click', function () {
-      sessionStorage.removeItem(TOKEN_KEY); companies = []; render(); showApp(false);
+      stopListening();
+      sessionStorage.removeItem(TOKEN_KEY); companies = []; feeds = []; webhooks = []; render(); renderFeeds(); renderWebhooks([]); showApp(false);
+      $('webhook-secret-box').hidden = true; $('webhook-secret').textContent = '';
       $('new-key-box').hidden = true; $('new-key').textContent = ''; say('', true);
     });
     $('company-form').addEventListener('submit', saveCompany);
     $('company-cancel').addEventListener('click', resetCompanyForm);
     $('cert-form').addEventListener('submit', uploadCertificate);
     $('rotate').addEventListener('click', rotate);
+    $('webhook-form').addEventListener('submit', addWebhook);
+    $('deliveries-refresh').addEventListener('click', function () { loadNotifications().catch(fail); });
     $('search').addEventListener('input', filter);
     if (token()) load().catch(fail); else showApp(false);
   });

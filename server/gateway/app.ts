@@ -14,7 +14,7 @@ import type { SharedConfig } from '../config.js'
 import { clientErrorHandler, detailBody, registerErrorHandler } from '../http-errors.js'
 import { loggerOptions, requestIdOf } from '../logging.js'
 import { keyMatches } from '../secrets.js'
-import { ApiKeyHashCache, CertificateStore, DEFAULT_CACHE_MS, ResolvedCertificateCache, apiKeyMatchesHash, autoCiencia, readApiKeyHash } from '../../core/gateway/index.js'
+import { AdminEventHub, ApiKeyHashCache, CertificateStore, DEFAULT_CACHE_MS, ResolvedCertificateCache, WebhookDelivery, apiKeyMatchesHash, autoCiencia, readApiKeyHash } from '../../core/gateway/index.js'
 import type { FeedCompany, MasterKey } from '../../core/gateway/index.js'
 import { registerAdminRoutes, withDatabase } from './admin-routes.js'
 import { ADMIN_CSS, ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js'
@@ -27,6 +27,7 @@ import { manifestSenderFor, registerManifestacaoRoutes } from './manifestacao-ro
 import { createAgentCache } from './usable-certificate.js'
 import { registerFeed } from './feed-routes.js'
 import type { FeedDeps } from './feed-routes.js'
+import { hasEventSession, registerNotificationRoutes } from './notification-routes.js'
 import { drainUnreadBodies } from '../early-answer.js'
 import { healthSchema } from './schemas.js'
 import { HIDDEN, apiKeyScheme, registerOpenApi } from '../openapi.js'
@@ -56,6 +57,11 @@ export interface GatewayAppOptions {
   apiKeyCacheMs?: number
   /** How long a company's resolved certificate is reused, ms (default 5 s); admin changes through this instance clear it. */
   certificateCacheMs?: number
+  /**
+   * Dispatch and deliver webhooks from this instance (issue 35): `razao serve gateway` passes
+   * GATEWAY_WEBHOOKS; default off, so that tests of other routes start no queue.
+   */
+  deliverWebhooks?: boolean
   /** Registers the query routes; default query-routes.ts. Tests pass their own to exercise the key check. */
   registerQueryRoutes?: (app: FastifyInstance, deps: QueryRouteDeps) => Promise<void>
   /**
@@ -112,6 +118,8 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     }
     if (PUBLIC_ROUTES.has(route)) return
     if (route.startsWith('/admin/')) {
+      // EventSource sends no header: the stream also takes its session cookie (notification-routes.ts).
+      if (route === '/admin/eventos' && request.method === 'GET' && hasEventSession(request, adminToken)) return
       if (!keyMatches(adminToken, bearerToken(request))) {
         request.log.info({ code: 'UNAUTHORIZED' }, 'admin request refused')
         return reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close')
@@ -173,6 +181,13 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     if (request.method !== 'GET' && request.routeOptions.url?.startsWith('/admin/') === true) certificates.clear()
   })
 
+  // Notifications (issue 35): webhook endpoints, their log, the admin screen's event stream.
+  const notifications = config.notifications
+  const hub = new AdminEventHub(pool, notifications.eventsPollMs, (err) => { app.log.warn({ err }, 'admin events: the database could not be read') })
+  app.addHook('onClose', async () => { hub.stop() })
+  await registerNotificationRoutes(app, { pool, masterKey, adminToken, hub })
+  if (options.deliverWebhooks === true) startWebhookDelivery(app, new WebhookDelivery({ pool, masterKey, ...notifications, log: app.log }))
+
   // The query routes (query-routes.ts): their own scope, JSON only, the same key check.
   // One cache of mutual-TLS agents for the queries, the manifestação and the feed.
   const agents = await createAgentCache(config)
@@ -196,4 +211,32 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     onSummariesStored: options.feed?.onSummariesStored ?? ciencia })
 
   return app
+}
+
+/**
+ * Starts the delivery in the background (pg-boss makes its schema on the first start): a
+ * database not reachable yet is retried every 10 s instead of stopping the gateway.
+ */
+function startWebhookDelivery (app: FastifyInstance, delivery: WebhookDelivery): void {
+  let closing = false
+  let retry: NodeJS.Timeout | undefined
+  let settle: (started: boolean) => void = () => undefined
+  const started = new Promise<boolean>((resolve) => { settle = resolve })
+  const attempt = (): void => {
+    retry = undefined
+    delivery.start().then(() => { settle(true) }, (err: unknown) => {
+      app.log.warn({ err }, 'webhook delivery could not start; retrying in 10 s')
+      if (closing) settle(false)
+      else retry = setTimeout(attempt, 10_000)
+    })
+  }
+  attempt()
+  app.addHook('onClose', async () => {
+    closing = true
+    if (retry !== undefined) {
+      clearTimeout(retry)
+      settle(false)
+    }
+    if (await started) await delivery.stop()
+  })
 }

@@ -23,11 +23,14 @@ describe('gateway configuration', () => {
       host: '127.0.0.1', port: 8084, adminToken: undefined, apiKey: undefined, masterKey: undefined, tpAmb: 2,
       nfeUrl: OFFICIAL_ENDPOINTS[2].nfe, adnUrl: OFFICIAL_ENDPOINTS[2].adn, eventoUrl: OFFICIAL_ENDPOINTS[2].evento, caFile: undefined, timeoutMs: 20_000,
       cooldownMs: 3_600_000, cUFAutor: undefined,
-      feed: { enabled: true, concurrency: 8, callsPerTurn: 20, idleMs: 5000, retryMs: 300_000, lookupsPerHour: 20 }
+      feed: { enabled: true, concurrency: 8, callsPerTurn: 20, idleMs: 5000, retryMs: 300_000, lookupsPerHour: 20 },
+      notifications: { deliver: true, retryLimit: 8, retryDelaySeconds: 30, timeoutMs: 10_000, concurrency: 8, pollMs: 1000, keepDays: 7, eventsPollMs: 1000 }
     })
     expect(loadGatewayConfig({ GATEWAY_FEED: 'off', GATEWAY_FEED_CONCURRENCY: '2' }, dev).feed).toMatchObject({ enabled: false, concurrency: 2 })
     expect(() => loadGatewayConfig({ GATEWAY_FEED_LOOKUPS_PER_HOUR: '21' }, dev)).toThrow(/GATEWAY_FEED_LOOKUPS_PER_HOUR/)
     expect(() => loadGatewayConfig({ GATEWAY_FEED: 'yes' }, dev)).toThrow(/GATEWAY_FEED/)
+    expect(loadGatewayConfig({ GATEWAY_WEBHOOKS: 'off', GATEWAY_WEBHOOK_RETRIES: '0' }, dev).notifications).toMatchObject({ deliver: false, retryLimit: 0 })
+    expect(() => loadGatewayConfig({ GATEWAY_WEBHOOK_POLL_MS: '100' }, dev)).toThrow(/GATEWAY_WEBHOOK_POLL_MS/)
     expect(loadGatewayConfig({ GATEWAY_COOLDOWN_MS: '60000', GATEWAY_CUF_AUTOR: '43' }, dev)).toMatchObject({ cooldownMs: 60_000, cUFAutor: 43 })
     expect(() => loadGatewayConfig({ GATEWAY_CUF_AUTOR: '7' }, dev)).toThrow(/GATEWAY_CUF_AUTOR/)
     const prod = loadGatewayConfig({ GATEWAY_TP_AMB: '1', GATEWAY_NFE_URL: 'https://127.0.0.1:9443/ws', GATEWAY_MASTER_KEY: 'ab'.repeat(32) }, dev)

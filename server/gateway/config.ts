@@ -44,6 +44,27 @@ export interface GatewayConfig {
   cUFAutor: number | undefined
   /** The managed feed's scheduler (issue 35, docs/gateway.md "Managed feed"). */
   feed: FeedConfig
+  /** Issue 35, item 4: the webhooks' delivery and the admin screen's event stream. */
+  notifications: NotificationConfig
+}
+
+export interface NotificationConfig {
+  /** GATEWAY_WEBHOOKS: this instance dispatches and delivers (on, the default) or not (off). */
+  deliver: boolean
+  /** GATEWAY_WEBHOOK_RETRIES: retries after the first attempt (default 8). */
+  retryLimit: number
+  /** GATEWAY_WEBHOOK_RETRY_DELAY_S: the backoff's base; retry n waits between base·2^(n-1) and base·2^n seconds (default 30). */
+  retryDelaySeconds: number
+  /** GATEWAY_WEBHOOK_TIMEOUT_MS: bound of one attempt (default 10 s). */
+  timeoutMs: number
+  /** GATEWAY_WEBHOOK_CONCURRENCY: attempts one instance runs at once (default 8). */
+  concurrency: number
+  /** GATEWAY_WEBHOOK_POLL_MS: how often the outbox and the queue are read (default 1000; at least 500). */
+  pollMs: number
+  /** GATEWAY_WEBHOOK_KEEP_DAYS: dispatched events and finished deliveries are kept this long (default 7). */
+  keepDays: number
+  /** GATEWAY_EVENTS_POLL_MS: how often the admin screen's stream reads the database (default 1000). */
+  eventsPollMs: number
 }
 
 export interface FeedConfig {
@@ -86,6 +107,16 @@ export function loadGatewayConfig (env: NodeJS.ProcessEnv, shared: Pick<SharedCo
       idleMs: read.integer('GATEWAY_FEED_IDLE_MS', 5000, 50, 600_000),
       retryMs: read.integer('GATEWAY_FEED_RETRY_MS', 300_000, 1000, 86_400_000),
       lookupsPerHour: read.integer('GATEWAY_FEED_LOOKUPS_PER_HOUR', 20, 0, 20)
+    },
+    notifications: {
+      deliver: read.oneOf('GATEWAY_WEBHOOKS', ['on', 'off'], 'on') === 'on',
+      retryLimit: read.integer('GATEWAY_WEBHOOK_RETRIES', 8, 0, 20),
+      retryDelaySeconds: read.integer('GATEWAY_WEBHOOK_RETRY_DELAY_S', 30, 1, 3600),
+      timeoutMs: read.integer('GATEWAY_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      concurrency: read.integer('GATEWAY_WEBHOOK_CONCURRENCY', 8, 1, 64),
+      pollMs: read.integer('GATEWAY_WEBHOOK_POLL_MS', 1000, 500, 60_000),
+      keepDays: read.integer('GATEWAY_WEBHOOK_KEEP_DAYS', 7, 1, 365),
+      eventsPollMs: read.integer('GATEWAY_EVENTS_POLL_MS', 1000, 100, 60_000)
     }
   }
   const cUF = read.integer('GATEWAY_CUF_AUTOR', 0, 0, 99)

@@ -63,7 +63,8 @@ export const GATEWAY_STATUSES: StatusTable = {
   PLUGIN_BLOCKED: 500,
   PLUGIN_PARSE_FAILED: 500,
   PLUGIN_CHECK_FAILED: 500,
-  OCR_UNVERIFIED: 500
+  OCR_UNVERIFIED: 500,
+  WEBHOOK_NOT_FOUND: 404
 }
 
 /** The 401 of the query routes: the header, and where the operational key comes from (server/gateway/start.ts). */

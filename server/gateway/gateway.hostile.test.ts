@@ -17,7 +17,8 @@ import { freshDatabase } from '../../fixtures/db/test-database.js'
 import type { TestDatabase } from '../../fixtures/db/test-database.js'
 import { cnpjCheckDigits } from '../../core/cnpj.js'
 import {
-  CertificateStore, DEFAULT_MAX_BYTES, DistAnswerReader, MAX_DOCUMENTS, READ_SLICE_BYTES, createGatewayCompany, parseMasterKey, readInSlices, rekeyCertificates
+  CertificateStore, DEFAULT_MAX_BYTES, DistAnswerReader, MAX_DOCUMENTS, READ_SLICE_BYTES, createGatewayCompany, createWebhookEndpoint, openWebhookSecret, parseMasterKey,
+  readInSlices, rekeyCertificates
 } from '../../core/gateway/index.js'
 import type { MasterKey } from '../../core/gateway/index.js'
 import { createDevChain } from '../../core/sign/index.js'
@@ -191,6 +192,8 @@ describe('razao gateway rekey', () => {
     const newKey = parseMasterKey(newText)!
     const keyFile = join(dir, 'new-key')
     await writeFile(keyFile, `${newText}\n`, { mode: 0o600 })
+    // A webhook's signing secret is sealed with the same key (issue 35): re-sealed with them.
+    const hook = await createWebhookEndpoint(db.pool, oldKey, { url: 'https://erp.example.com.br/eventos', empresaCodigo: null })
     const cli = await razao(['gateway', 'rekey', '--new-key-file', keyFile], { GATEWAY_MASTER_KEY: oldKey.key.toString('base64') })
     expect(cli.code, cli.stderr).toBe(0)
     expect(JSON.parse(cli.stdout)).toEqual({ certificados: 3, chave_id_anterior: oldKey.id, chave_id_nova: newKey.id })
@@ -204,6 +207,9 @@ describe('razao gateway rekey', () => {
       expect(resolved.password).toBe(chain.password)
       await expect(stale.resolveCertificate(code)).rejects.toMatchObject({ code: 'GATEWAY_STORE_KEY_MISMATCH' })
     }
+    const sealed = (await db.pool.query<{ s: Buffer }>('SELECT segredo_cifrado AS s FROM webhook_endpoints WHERE id = $1', [hook.endpoint.id])).rows[0]!.s
+    expect(openWebhookSecret(newKey, hook.endpoint.id, sealed)).toBe(hook.segredo)
+    expect(() => openWebhookSecret(oldKey, hook.endpoint.id, sealed)).toThrow(expect.objectContaining({ code: 'GATEWAY_STORE_KEY_MISMATCH' }))
     // Run again with the same old key: nothing opens with it any more, nothing changes.
     const again = await razao(['gateway', 'rekey'], { GATEWAY_OLD_MASTER_KEY: oldKey.key.toString('hex'), GATEWAY_NEW_MASTER_KEY: newKeyText() })
     expect(again.code).toBe(1)

@@ -422,3 +422,98 @@ export const documentFetchSchema = {
     })
   }
 }
+
+// Issue 35, item 4: the notifications (notification-routes.ts).
+const webhook = record({
+  id: str('The endpoint\'s id.'),
+  url: str(),
+  empresa_codigo: orNull(str('The company whose events it receives; null: global (every document the gateway keeps, once).')),
+  segredo_dica: str('The secret\'s last four characters; the secret itself is answered only when the endpoint is made.'),
+  ativo: bool(),
+  criado_em: str()
+})
+const webhookIdParam = { type: 'object', required: ['id'], properties: { id: { ...str('The endpoint\'s id (GET /admin/webhooks lists them).'), examples: ['0b6f3c1e-6a4f-4a8e-9a53-2f1d0c7b9e11'] } } }
+const delivery = record({
+  id: str(),
+  endpoint_id: str(),
+  evento_id: str('The event\'s id, the same in X-Razao-Evento-Id on every attempt: receivers deduplicate on it.'),
+  tipo: { type: 'string', enum: ['documento.novo', 'documento.cancelado'] },
+  documento_id: str(),
+  cnpj: str('The company the event concerns.'),
+  status: { type: 'string', enum: ['pendente', 'entregue', 'falhou'], description: 'pendente: waiting for an attempt or a retry; entregue: a 2xx answer; falhou: given up (ultimo_erro says why).' },
+  tentativas: int('Attempts made.'),
+  codigo_resposta: orNull(int('The HTTP status of the last answer; null when none came.')),
+  ultimo_erro: orNull(str('Why the last attempt failed.')),
+  criado_em: str(),
+  ultima_tentativa_em: orNull(str()),
+  entregue_em: orNull(str())
+})
+const notificationFailures = {
+  ...failures(400, 401, 404, 413, 500, 503)
+}
+
+export const listWebhooksSchema = {
+  summary: 'The webhook endpoints', tags: ['notifications'], security: admin,
+  response: { 200: list(webhook, 'Every endpoint, newest first.'), ...failures(401, 500, 503) }
+}
+
+export const createWebhookSchema = {
+  summary: 'Add a webhook endpoint (one company\'s, or global); answers its secret once',
+  description: 'Each event is POSTed as JSON, signed with HMAC-SHA256 (X-Razao-Assinatura: t=<unix seconds>,v1=<hex of HMAC(secret, "<t>.<raw body>")>); see docs/gateway.md, "Notifications".',
+  tags: ['notifications'], security: admin,
+  jsonBody: {
+    type: 'object', required: ['url'], additionalProperties: false,
+    properties: {
+      url: { ...str('Where events are POSTed: an absolute http or https URL (https in production).'), examples: ['https://erp.example.com.br/razao/eventos'] },
+      empresa_codigo: { ...orNull(str('Only this company\'s events; absent or null: global.')), examples: [null] },
+      segredo: { ...str('Your own secret, 24 to 200 characters; left out, the gateway makes one.'), examples: ['troque-por-um-segredo-longo-e-aleatorio'] }
+    }
+  },
+  response: {
+    201: record({ ...(webhook.properties as Record<string, JsonSchema>), segredo: str('The signing secret: shown this once.') }, 'The endpoint, with its secret.'),
+    ...notificationFailures
+  }
+}
+
+export const deleteWebhookSchema = {
+  summary: 'Remove a webhook endpoint (its log and its pending deliveries with it)', tags: ['notifications'], security: admin, params: webhookIdParam,
+  response: { 204: { type: 'null', description: 'Removed.' }, ...failures(400, 401, 404, 500, 503) }
+}
+
+export const updateWebhookSchema = {
+  summary: 'Pause or resume a webhook endpoint',
+  description: 'A paused endpoint is given no new events; its attempts still due end as falhou.',
+  tags: ['notifications'], security: admin, params: webhookIdParam,
+  jsonBody: { type: 'object', required: ['ativo'], additionalProperties: false, properties: { ativo: { ...bool(), examples: [false] } } },
+  response: { 200: { ...webhook, description: 'The endpoint, changed.' }, ...failures(400, 401, 404, 413, 500, 503) }
+}
+
+export const listDeliveriesSchema = {
+  summary: 'The webhook delivery log, newest first', tags: ['notifications'], security: admin,
+  querystring: {
+    type: 'object',
+    properties: {
+      endpoint_id: { description: 'Only this endpoint\'s.', examples: [''] },
+      status: { description: 'pendente, entregue or falhou.', examples: [''] },
+      limite: { description: '1 to 500 (default 50).', examples: ['50'] }
+    }
+  },
+  response: { 200: list(delivery, 'The deliveries.'), ...failures(400, 401, 500, 503) }
+}
+
+export const eventSessionSchema = {
+  summary: 'Open a session for the event stream (a cookie EventSource sends)',
+  description: 'Sets the HttpOnly cookie razao_eventos (Path=/admin/eventos, SameSite=Strict, 5 minutes): a browser\'s EventSource cannot send the Bearer header. The cookie only opens GET /admin/eventos.',
+  tags: ['notifications'], security: admin,
+  response: { 200: record({ expira_em: str('When the cookie stops opening streams (an open stream goes on).') }, 'The cookie is set.'), ...failures(401, 500) }
+}
+
+export const eventStreamSchema = {
+  summary: 'Server-Sent Events: documents kept or cancelled, feed states that changed',
+  description: 'text/event-stream. Events: pronto (connected: what is written from then on is shown), documento (a document kept or a note cancelled), feed (a feed\'s state, as GET /admin/feed answers it). Authenticated by Authorization: Bearer or by the razao_eventos cookie of POST /admin/eventos/sessao.',
+  tags: ['notifications'], security: admin,
+  response: {
+    200: { description: 'The stream; it stays open.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+    ...failures(401, 503)
+  }
+}

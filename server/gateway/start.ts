@@ -26,5 +26,5 @@ export async function startGatewayApp (shared: SharedConfig, gateway: GatewayCon
   }
   if (apiKey.configuredIgnored) log('GATEWAY_API_KEY is set but another key is stored (it was rotated): the stored key is the valid one.')
   // The managed feed's scheduler runs in every serving instance unless GATEWAY_FEED=off (docs/gateway.md, "Managed feed").
-  return await buildGatewayApp({ shared, config: gateway, adminToken: adminToken.key, masterKey: master.masterKey, database, feed: { run: gateway.feed.enabled } })
+  return await buildGatewayApp({ shared, config: gateway, adminToken: adminToken.key, masterKey: master.masterKey, database, feed: { run: gateway.feed.enabled }, deliverWebhooks: gateway.notifications.deliver })
 }

@@ -5,7 +5,9 @@
  */
 import { EngineError } from '../../core/errors.js'
 import { daysToExpiry } from '../../core/gateway/index.js'
-import type { CertificateFacts, CertificateSummary, CompanyChanges, FeedOptions, FeedState, GatewayCompany, NewGatewayCompany } from '../../core/gateway/index.js'
+import type {
+  CertificateFacts, CertificateSummary, CompanyChanges, DocumentEvent, FeedOptions, FeedState, GatewayCompany, NewGatewayCompany, NewWebhookEndpoint, WebhookDeliveryRecord, WebhookEndpoint
+} from '../../core/gateway/index.js'
 
 /** A certificate this close to expiry shows as VENCE_EM_BREVE on the admin screen. */
 export const EXPIRY_WARNING_DAYS = 30
@@ -162,5 +164,57 @@ export function toWireFeed (s: FeedState): Record<string, unknown> {
     lacunas: s.lacunas,
     documentos: { por_tipo: s.documentos.porTipo, por_situacao: s.documentos.porSituacao },
     atualizado_em: s.atualizadoEm
+  }
+}
+
+/**
+ * POST /admin/webhooks: `url` (http or https, no credentials in it: it is answered and
+ * logged), `empresa_codigo` (absent or null: global) and optionally the receiver's own
+ * `segredo` (24 to 200 characters; otherwise one is made).
+ */
+export function parseNewWebhook (raw: unknown): NewWebhookEndpoint {
+  const body = objectBody(raw, ['url', 'empresa_codigo', 'segredo'])
+  const text = requiredString(body, 'url').trim()
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw invalid('The field "url" must be an absolute http or https URL.')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('The field "url" must be an absolute http or https URL.')
+  if (url.username !== '' || url.password !== '') throw invalid('The field "url" must not carry a user or password: the secret signs the requests instead.')
+  if (text.length > 2000) throw invalid('The field "url" is longer than 2000 characters.')
+  const empresaCodigo = optionalString(body, 'empresa_codigo') ?? null
+  const segredo = optionalString(body, 'segredo') ?? undefined
+  if (segredo !== undefined && (segredo.length < 24 || segredo.length > 200)) throw invalid('The field "segredo" must have 24 to 200 characters (or be left out: the gateway makes one).')
+  return { url: url.toString(), empresaCodigo, segredo }
+}
+
+/** PATCH /admin/webhooks/{id}: `ativo` only. */
+export function parseWebhookChanges (raw: unknown): { ativo: boolean } {
+  const body = objectBody(raw, ['ativo'])
+  const ativo = optionalBoolean(body, 'ativo')
+  if (ativo === undefined) throw new EngineError('REQUEST_INCOMPLETE', 'The field "ativo" is required.')
+  return { ativo }
+}
+
+/** An endpoint as the admin API answers it: the secret only as its hint. */
+export function toWireWebhook (w: WebhookEndpoint): Record<string, unknown> {
+  return { id: w.id, url: w.url, empresa_codigo: w.empresaCodigo, segredo_dica: w.segredoDica, ativo: w.ativo, criado_em: w.criadoEm }
+}
+
+export function toWireDelivery (d: WebhookDeliveryRecord): Record<string, unknown> {
+  return {
+    id: d.id, endpoint_id: d.endpointId, evento_id: d.eventoId, tipo: d.tipo, documento_id: d.documentoId, cnpj: d.cnpj, status: d.status,
+    tentativas: d.tentativas, codigo_resposta: d.codigoResposta, ultimo_erro: d.ultimoErro, criado_em: d.criadoEm, ultima_tentativa_em: d.ultimaTentativaEm, entregue_em: d.entregueEm
+  }
+}
+
+/** A document event of the admin screen's stream. */
+export function toWireDocumentEvent (e: DocumentEvent): Record<string, unknown> {
+  const d = e.documento
+  return {
+    evento_id: e.eventoId, tipo: e.tipo, cnpj: e.cnpj, empresa_codigo: e.empresaCodigo, criado_em: e.criadoEm,
+    documento: { id: d.id, chave: d.chave, tipo: d.tipo, situacao: d.situacao, emitente_nome: d.emitenteNome, valor_total: d.valorTotal }
   }
 }

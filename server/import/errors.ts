@@ -49,6 +49,7 @@ export const IMPORT_STATUSES: StatusTable = {
   PLUGIN_PARSE_FAILED: 500,
   PLUGIN_CHECK_FAILED: 400,
   OCR_UNVERIFIED: 400,
+  WEBHOOK_NOT_FOUND: 500,
   // The client has gone; the status is only for our logs.
   ABORTED: 499,
   // Gateway codes never reach this service; listed because the table is total.
