@@ -44,7 +44,7 @@ beforeAll(async () => {
 })
 afterEach(async () => {
   for (const o of open.splice(0)) await o.close()
-  await db.pool.query('DELETE FROM feed_empresas; DELETE FROM esperas_consulta; DELETE FROM documentos_fiscais; DELETE FROM consultas_pontuais; DELETE FROM empresas')
+  await db.pool.query('DELETE FROM feed_empresas; DELETE FROM esperas_consulta; DELETE FROM eventos_documentos; DELETE FROM documentos_fiscais; DELETE FROM consultas_pontuais; DELETE FROM empresas')
 })
 afterAll(async () => {
   expect(nfeFakes.flatMap((f) => f.requests).filter((r) => r.cStat === '656')).toEqual([])
@@ -124,6 +124,8 @@ describe('the managed feed', () => {
     const wait = (await db.pool.query("SELECT extract(epoch FROM espera_ate - now())::int AS s FROM esperas_consulta WHERE servico = 'nfe' AND cnpj = $1", [cnpj])).rows[0]
     expect(wait.s).toBeGreaterThan(3500)
     expect(await keptFor(cnpj)).toBe(120)
+    // Each new document is announced (the webhooks' outbox) in the transaction that stored it.
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM eventos_documentos WHERE cnpj = $1 AND tipo = 'documento.novo'", [cnpj])).rows[0].n).toBe(120)
     // The automatic Ciência's hook: every new summary (resNFe, one document in two here), once.
     expect(summaries).toHaveLength(60)
     expect(new Set(summaries).size).toBe(60)
