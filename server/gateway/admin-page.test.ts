@@ -197,6 +197,13 @@ describe('admin screen in Chromium', () => {
     expect(await message().textContent()).toBe('Distribuição NF-e de Matriz Teste SA ligada.')
     expect((await db.pool.query('SELECT ativo FROM feed_empresas')).rows).toEqual([{ ativo: true }])
     expect(await field('proxima_consulta').getAttribute('data-iso')).toMatch(/^\d{4}-\d\d-\d\dT/)
+    // The automatic Ciência, NF-e only.
+    expect(await field('ciencia_automatica').textContent()).toBe('desligada Ligar')
+    await field('ciencia_automatica').locator('button').click()
+    await expect.poll(() => field('ciencia_automatica').textContent()).toBe('ligada Desligar')
+    expect(await message().textContent()).toBe('Ciência automática de Matriz Teste SA ligada.')
+    expect((await db.pool.query('SELECT ativo, ciencia_automatica FROM feed_empresas')).rows).toEqual([{ ativo: true, ciencia_automatica: true }])
+    expect(await page.locator(`#feeds tr[data-empresa-codigo="${matriz}"][data-servico="adn"] [data-field=ciencia_automatica]`).textContent()).toBe('—')
 
     // The scheduler (another instance: an SQL update here) moves the cursor and records a refusal.
     await db.pool.query("UPDATE feed_empresas SET ult_nsu = 123, max_nsu = 456, ultimo_cstat = '656', ultimo_erro_codigo = '656', ultimo_erro = 'Consumo indevido', ultimo_erro_em = now()")

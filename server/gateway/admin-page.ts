@@ -79,7 +79,7 @@ export const ADMIN_HTML = `<!doctype html>
     <h2>Distribuição de documentos por empresa</h2>
     <p class="hint">NF-e (distribuição do Ambiente Nacional) e NFS-e (ADN). A tabela se atualiza sozinha: <span id="live-status">desconectada</span>.</p>
     <table id="feeds">
-      <thead><tr><th>Empresa</th><th>CNPJ</th><th>Serviço</th><th>Distribuição</th><th>Último NSU</th><th>maxNSU</th><th>Próxima consulta</th><th>Documentos por tipo</th><th>Documentos por situação</th><th>Último erro</th></tr></thead>
+      <thead><tr><th>Empresa</th><th>CNPJ</th><th>Serviço</th><th>Distribuição</th><th>Ciência automática</th><th>Último NSU</th><th>maxNSU</th><th>Próxima consulta</th><th>Documentos por tipo</th><th>Documentos por situação</th><th>Último erro</th></tr></thead>
       <tbody></tbody>
     </table>
   </section>
@@ -327,7 +327,13 @@ export const ADMIN_JS = `'use strict';
         tr.dataset.search = fold([c.razao_social, c.empresa_codigo, c.codigo_dominio].join(' ')) + ' ' + bare(c.cnpj);
         cell(tr, c.razao_social); cell(tr, formatCnpj(c.cnpj)); cell(tr, SERVICES[servico]);
         var toggle = cell(tr, on ? 'ligada ' : 'desligada ', on ? 'ligado' : 'desligado'); toggle.dataset.field = 'ativo';
-        button(toggle, on ? 'Desligar' : 'Ligar', 'toggle-feed', function () { setFeed(c, servico, !on); });
+        button(toggle, on ? 'Desligar' : 'Ligar', 'toggle-feed', function () { setFeed(c, servico, { ativo: !on }, 'Distribuição ' + SERVICES[servico] + ' de ' + c.razao_social + (on ? ' desligada.' : ' ligada.')); });
+        // NF-e only: a Ciência da Operação sent for each new summary (the NFS-e has no manifestação).
+        var ciencia = !!(f && f.ciencia_automatica);
+        var auto = cell(tr, servico === 'nfe' ? (ciencia ? 'ligada ' : 'desligada ') : '—', servico === 'nfe' ? (ciencia ? 'ligado' : 'desligado') : ''); auto.dataset.field = 'ciencia_automatica';
+        if (servico === 'nfe') {
+          button(auto, ciencia ? 'Desligar' : 'Ligar', 'toggle-ciencia', function () { setFeed(c, servico, { ciencia_automatica: !ciencia }, 'Ciência automática de ' + c.razao_social + (ciencia ? ' desligada.' : ' ligada.')); });
+        }
         cell(tr, f ? f.ult_nsu : '').dataset.field = 'ult_nsu';
         cell(tr, f ? f.max_nsu : '').dataset.field = 'max_nsu';
         var next = cell(tr, f && on ? when(f.proxima_consulta) : ''); next.dataset.field = 'proxima_consulta';
@@ -347,11 +353,11 @@ export const ADMIN_JS = `'use strict';
     if (feedsTimer) return;
     feedsTimer = setTimeout(function () { feedsTimer = null; renderFeeds(); }, 200);
   }
-  function setFeed(c, servico, ativo) {
-    api('PUT', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo) + '/feed/' + servico, { ativo: ativo }, 'feed').then(function (f) {
+  function setFeed(c, servico, change, done) {
+    api('PUT', '/admin/empresas/' + encodeURIComponent(c.empresa_codigo) + '/feed/' + servico, change, 'feed').then(function (f) {
       feeds = feeds.filter(function (x) { return !(x.empresa_codigo === f.empresa_codigo && x.servico === f.servico); }).concat([f]);
       renderFeeds();
-      say('Distribuição ' + SERVICES[servico] + ' de ' + c.razao_social + (ativo ? ' ligada.' : ' desligada.'), true);
+      say(done, true);
     }).catch(fail);
   }
   var STATUS = { pendente: 'pendente (nova tentativa agendada)', entregue: 'entregue', falhou: 'falhou (desistiu)' };
