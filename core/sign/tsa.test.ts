@@ -4,6 +4,8 @@
  * signature holds; anything else is TSA_FAILED, which the service answers as TIMESTAMP_ERROR.
  */
 import { createHash } from 'node:crypto'
+import { createServer, request } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,7 +14,7 @@ import { createTestPki } from '../../fixtures/pdf/pki.js'
 import { startLocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import type { LocalTsa } from '../../fixtures/pdf/tsa-server.js'
 import { toolsAvailable } from '../../fixtures/pdf/verify.js'
-import { checkTimestampResponse, timestampRequest } from './tsa.js'
+import { checkTimestampResponse, requestTimestamp, timestampRequest } from './tsa.js'
 
 let dir: string
 let tsa: LocalTsa
@@ -57,5 +59,36 @@ describe.skipIf(!toolsAvailable('openssl'))('checkTimestampResponse', () => {
     const contentAltered = Buffer.from(body)
     contentAltered[at + 3] = contentAltered[at + 3] === 0x39 ? 0x38 : contentAltered[at + 3]! + 1
     expect(() => checkTimestampResponse(contentAltered, digest, nonce)).toThrow(expect.objectContaining({ code: 'TSA_FAILED', message: expect.stringMatching(/message digest/) }))
+  })
+})
+
+describe.skipIf(!toolsAvailable('openssl'))('requestTimestamp on a kept-alive connection', () => {
+  it('sends the query once more on a new connection when its connection closed under it before any answer', async () => {
+    // In front of the authority: the first request finds its connection closed under it, as a
+    // kept-alive connection the authority's idle timeout closes just as the client reuses it.
+    let dropped = 0
+    const relay = createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (dropped === 0) { dropped++; req.socket.destroy(); return }
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        const upstream = request(tsa.url, { method: 'POST', headers: { 'content-type': 'application/timestamp-query' } }, (answer) => {
+          const parts: Buffer[] = []
+          answer.on('data', (c: Buffer) => parts.push(c))
+          answer.on('end', () => res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/timestamp-reply' }).end(Buffer.concat(parts)))
+        })
+        upstream.end(Buffer.concat(chunks))
+      })
+    })
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(relay.address() as { port: number }).port}/tsa`
+    try {
+      const result = await requestTimestamp(digest, { url, timeoutMs: 10_000 })
+      expect(dropped).toBe(1)
+      expect(result.token.length).toBeGreaterThan(500)
+    } finally {
+      relay.closeAllConnections()
+      await new Promise<void>((resolve) => relay.close(() => resolve()))
+    }
   })
 })

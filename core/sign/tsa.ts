@@ -55,7 +55,17 @@ export async function requestTimestamp (digest: Buffer, options: TsaOptions): Pr
   }
   let body: Buffer
   try {
-    const res = await fetch(url, { method: 'POST', headers, body: timestampRequest(digest, nonce), signal: AbortSignal.timeout(options.timeoutMs) })
+    const signal = AbortSignal.timeout(options.timeoutMs)
+    const send = async (): Promise<Response> => await fetch(url, { method: 'POST', headers, body: timestampRequest(digest, nonce), signal })
+    let res: Response
+    try {
+      res = await send()
+    } catch (err) {
+      // A kept-alive connection the authority closed just as it was reused: the query never
+      // reached it. Sent once more, on a new connection, within the same deadline.
+      if (!staleConnection(err)) throw err
+      res = await send()
+    }
     if (!res.ok) {
       await res.body?.cancel()
       fail(`The timestamp authority answered HTTP ${res.status}.`)
@@ -67,6 +77,12 @@ export async function requestTimestamp (digest: Buffer, options: TsaOptions): Pr
     fail(timedOut ? `The timestamp authority did not answer within ${options.timeoutMs} ms.` : 'The timestamp authority could not be reached.', err)
   }
   return checkTimestampResponse(body, digest, nonce)
+}
+
+/** fetch's failure when the connection was closed under the request, before any answer. */
+function staleConnection (err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code
+  return err instanceof TypeError && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE')
 }
 
 /** Parses a TimeStampResp and checks it against what we asked for. */
