@@ -5,7 +5,7 @@
  * read through the text API, so each has evidence; a value that is not printed is null.
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
+import type { Hit, OrderedField, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
 
 export interface DarfTributo {
   codigoReceita: string | null
@@ -285,6 +285,14 @@ const BOXES: Array<[field: string, labelText: RegExp, value: RegExp, linesBelow?
   ['linhaDigitavel', /^/, LINE]
 ]
 
+/**
+ * The boxes 02-10 as read by order when positions are lost: multa, juros and the reference
+ * are left blank when there is nothing to print (documents.md §6b), every other box is filled.
+ */
+const ORDERED: OrderedField[] = BOXES
+  .filter(([field]) => !['razaoSocial', 'numeroDocumento', 'pagarAte', 'linhaDigitavel'].includes(field))
+  .map(([name, l, value]) => ({ name, label: l, value, optional: ['numeroReferencia', 'multa', 'juros'].includes(name) }))
+
 function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   const hits: Copy['hits'] = {}
   const labelled = new Set<string>()
@@ -326,6 +334,16 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
       return { page: a.page, within: { x: -1e6, y: bottom, width: 2e6, height: top - bottom } }
     })
   const copies = regions.map((r) => readCopy(doc, r))
+  // Positions lost (a text fixture, text ordered column by column): the boxes' labels come in
+  // a block and their values in a block after it; paired by order, one record per copy.
+  const ordered = doc.positionless ? doc.orderedValues(ORDERED) : undefined
+  ordered?.forEach((values, i) => {
+    const copy = copies[i]
+    if (copy === undefined) return
+    for (const [field, hit] of Object.entries(values)) {
+      if (copy.hits[field] === undefined && hit !== undefined) copy.hits[field] = hit
+    }
+  })
   const first = copies[0]!
   const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
   // An empty multa or juros box (nothing to pay, documents.md §6b) is null, not a 0 that was never read.

@@ -1,0 +1,294 @@
+/**
+ * Text whose positions are lost and whose order is column by column (issue 33): what some
+ * PDF libraries hand over and what a text fixture keeps. Each piece of text of the page (a
+ * cell, a label, a value) is a line of its own, every line starts at the one margin, and a
+ * form's columns come one after the other: a column of labels, then further down the column
+ * of their values; a table's header cell, then that column's cells, then the next header.
+ *
+ * Nothing here guesses a position. It pairs by order, and only where the order and the
+ * values' shapes leave one pairing:
+ * - `isPositionless`: the page is such text (every line one piece at one left edge);
+ * - `joinCollectionPieces`: a 48-digit collection line handed over block by block is one
+ *   line again when its four blocks, in order, verify their check digits;
+ * - `orderedValues`: a block of labels followed by the block of their values, paired by
+ *   order; labels whose box may be printed empty (`optional`) may take no value, and a label
+ *   that more than one pairing fills differently is a conflict (null and a warning);
+ * - `orderedColumns`: a table handed over column by column, each column's cells counted and
+ *   lined up by row; a column whose count does not match the rows is not placed.
+ */
+import { readCollectionLine } from './barcode.js'
+import { labelPattern } from './label-value.js'
+import { compiled, hitOf, normalizedLabel, startsWithLabel } from './text-match.js'
+import type { LabelBounds } from './text-match.js'
+import type { Hit, Label, TextLine } from './text-types.js'
+import { normalizeText } from './values.js'
+
+/** Lines whose left edges are this close (points) start at one margin. */
+const MARGIN_SLACK = 1
+/** Fewer lines than this say nothing about a page's order. */
+const MIN_LINES = 4
+
+/**
+ * True when the lines (one page) have lost their positions: at least MIN_LINES lines, each
+ * a single piece of text, all starting at one left edge. A page laid out in columns (a
+ * form, a table) always has lines that start elsewhere.
+ */
+export function isPositionless (lines: readonly TextLine[]): boolean {
+  if (lines.length < MIN_LINES) return false
+  const left = lines[0]!.box.x
+  return lines.every((l) => l.runs.length === 1 && Math.abs(l.box.x - left) <= MARGIN_SLACK)
+}
+
+/** The pages (1-based numbers) of `lines` whose text has lost its positions. */
+export function positionlessPages (lines: readonly TextLine[]): Set<number> {
+  const byPage = new Map<number, TextLine[]>()
+  for (const l of lines) byPage.set(l.page, [...(byPage.get(l.page) ?? []), l])
+  return new Set([...byPage].filter(([, ls]) => isPositionless(ls)).map(([p]) => p))
+}
+
+/** One block of a collection line: 11 digits and its check digit after a space or a dash. */
+const BLOCK = /^\s*(\d{11}[ -]\d)\s*$/
+
+/**
+ * A page's lines with a collection line handed over block by block joined again: the
+ * blocks are taken in order (a block repeated at once, the guide's and its stub's copy
+ * side by side, counts once), four at a time, and joined only when the four verify as one
+ * line (every block's check digit and the general one). The joined line stands where its
+ * first block stood; the other blocks stay where they are (they are also text of the page).
+ */
+export function joinCollectionPieces (lines: TextLine[]): TextLine[] {
+  const blocks: Array<{ at: number, text: string }> = []
+  lines.forEach((l, at) => {
+    const m = BLOCK.exec(l.text)
+    if (m !== null && blocks[blocks.length - 1]?.text !== m[1]) blocks.push({ at, text: m[1]! })
+  })
+  if (blocks.length < 4) return lines
+  const out = [...lines]
+  const joined = new Map<number, TextLine>()
+  for (let i = 0; i + 4 <= blocks.length;) {
+    const four = blocks.slice(i, i + 4)
+    const text = four.map((b) => b.text).join(' ')
+    const read = readCollectionLine(text)
+    if (read === null || !read.valid) { i++; continue }
+    const first = lines[four[0]!.at]!
+    const run = { ...first.runs[0]!.run, text }
+    joined.set(four[0]!.at, { ...first, text, runs: [{ run, start: 0 }] })
+    i += 4
+  }
+  for (const [at, line] of joined) out[at] = line
+  return out
+}
+
+// ---------------------------------------------------------------- labels, then their values
+
+/** A field read by `orderedValues`. */
+export interface OrderedField {
+  /** The field's name in the answer. */
+  name: string
+  label: Label
+  /** Tried on a whole value line (leading spaces aside); its first group is the value. */
+  value: RegExp
+  /** The box may be printed empty (a form's blank multa): the label may take no value. */
+  optional?: boolean
+}
+
+/** The fields of one occurrence of the block (a form printed twice: one record per copy); a conflict is a hit with `conflict`. */
+export type OrderedValues = Record<string, Hit | undefined>
+
+/**
+ * True when the line is `label` and no value: the line starts with the label, and what
+ * follows (the rest of a long label, `E / OU ENCARGOS`) holds no match of `value`.
+ */
+function isLabelLine (line: TextLine, re: RegExp, value?: RegExp): boolean {
+  const m = re.exec(line.text)
+  if (m === null || line.text.slice(0, m.index).trim() !== '') return false
+  const rest = line.text.slice(m.index + m[0].length).replace(/^\s*:/, '').trim()
+  return rest === '' || (value !== undefined && compiled(value).exec(rest) === null)
+}
+
+/** The value at the start of the line and nothing after it, or null. */
+function wholeValue (line: TextLine, value: RegExp): RegExpExecArray | null {
+  const m = compiled(value).exec(line.text)
+  if (m === null || line.text.slice(0, m.index).trim() !== '') return null
+  return line.text.slice(m.index + m[0].length).trim() === '' ? m : null
+}
+
+/**
+ * `orderedValues` on positionless lines: the first block of lines that are all labels (the
+ * fields' or the document's) holding at least two of the fields, and the lines right after
+ * it that each match some field's value. Values are paired with labels in order (each value
+ * to a later label than the one before); a label that is not `optional` takes a value when
+ * some pairing gives every such label one. Each label gets the value every such pairing
+ * gives it; when the pairings give it different values (or a value and none) it is a
+ * conflict. Undefined when there is no such block or no pairing at all.
+ */
+export function orderedValues (lines: readonly TextLine[], fields: readonly OrderedField[], bounds: LabelBounds): OrderedValues[] | undefined {
+  const patterns = fields.map((f) => compiled(labelPattern(f.label)))
+  const fieldOf = (l: TextLine): number => patterns.findIndex((re, i) => isLabelLine(l, re, fields[i]!.value))
+  // A label of the document that is none of the fields (a numbered box read elsewhere, `11 AUTENTICAÇÃO`).
+  const docLabel = (l: TextLine): boolean => startsWithLabel(normalizeText(l.text).replace(/^\d{2} /, ''), bounds) && !fields.some((f) => compiled(f.value).exec(l.text) !== null)
+  for (let start = 0; start < lines.length; start++) {
+    if (fieldOf(lines[start]!) < 0) continue
+    const page = lines[start]!.page
+    let end = start
+    while (end + 1 < lines.length && lines[end + 1]!.page === page && (fieldOf(lines[end + 1]!) >= 0 || docLabel(lines[end + 1]!))) end++
+    const slots = lines.slice(start, end + 1).map(fieldOf)
+    if (slots.filter((s) => s >= 0).length < 2) { start = end; continue }
+    const values: TextLine[] = []
+    for (let j = end + 1; j < lines.length && lines[j]!.page === page && fields.some((f) => wholeValue(lines[j]!, f.value) !== null); j++) values.push(lines[j]!)
+    const paired = pair(slots, lines.slice(start, end + 1), values, fields, bounds)
+    if (paired !== undefined) return paired
+    start = end
+  }
+  return undefined
+}
+
+/**
+ * Pairs `values` with `slots` (field indexes, -1 for a label that takes none) in order, by
+ * counting pairings: forward[i][j] pairings of the first j values with the first i slots,
+ * backward[i][j] of the rest; slot i takes value j in some complete pairing when
+ * forward[i][j] · backward[i + 1][j + 1] > 0.
+ */
+function pair (slots: number[], labels: TextLine[], values: TextLine[], fields: readonly OrderedField[], bounds: LabelBounds): OrderedValues[] | undefined {
+  const fits = (i: number, j: number): RegExpExecArray | null => slots[i]! < 0 ? null : wholeValue(values[j]!, fields[slots[i]!]!.value)
+  const attempt = (strict: boolean): OrderedValues[] | undefined => {
+    const n = slots.length
+    const m = values.length
+    const canSkip = (i: number): boolean => !strict || slots[i]! < 0 || fields[slots[i]!]!.optional === true
+    const forward = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0))
+    forward[0]![0] = 1
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j <= m; j++) {
+        const here = forward[i]![j]!
+        if (here === 0) continue
+        if (canSkip(i)) forward[i + 1]![j] = Math.min(1e9, forward[i + 1]![j]! + here)
+        if (j < m && fits(i, j) !== null) forward[i + 1]![j + 1] = Math.min(1e9, forward[i + 1]![j + 1]! + here)
+      }
+    }
+    if (forward[n]![m] === 0) return undefined
+    const backward = Array.from({ length: n + 2 }, () => new Array<number>(m + 2).fill(0))
+    backward[n]![m] = 1
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m; j >= 0; j--) {
+        let ways = canSkip(i) ? backward[i + 1]![j]! : 0
+        if (j < m && fits(i, j) !== null) ways += backward[i + 1]![j + 1]!
+        backward[i]![j] = Math.min(1e9, ways)
+      }
+    }
+    const out: OrderedValues[] = []
+    const seen = new Map<number, number>()
+    slots.forEach((f, i) => {
+      if (f < 0) return
+      const copy = seen.get(f) ?? 0
+      seen.set(f, copy + 1)
+      while (out.length <= copy) out.push({})
+      const taken: number[] = []
+      let empty = false
+      for (let j = 0; j <= m; j++) {
+        if (forward[i]![j]! === 0) continue
+        if (j < m && fits(i, j) !== null && backward[i + 1]![j + 1]! > 0) taken.push(j)
+        if (canSkip(i) && backward[i + 1]![j]! > 0) empty = true
+      }
+      const readings = taken.map((j) => hitOf(values[j]!, fits(i, j)!, 0, bounds))
+      const distinct = [...new Set(readings.map((h) => h.value))]
+      if (distinct.length === 0) return
+      if (distinct.length === 1 && !empty) { out[copy]![fields[f]!.name] = readings[0]; return }
+      out[copy]![fields[f]!.name] = conflict(labels[i]!.text, readings[0]!, distinct, empty)
+    })
+    return out
+  }
+  return attempt(true) ?? attempt(false)
+}
+
+function conflict (label: string, first: Hit, values: string[], empty: boolean): Hit {
+  const options = [...values.map((v) => `"${v}"`), ...(empty ? ['nothing (an empty box)'] : [])].join(' or ')
+  const hit: Hit = { value: '', groups: [], parts: [], page: first.page, source: first.source, box: first.box, conflict: `the label "${label}" (page ${first.page}) is followed by its values in another column, and their order leaves it ${options}; the value is not guessed` }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+// ---------------------------------------------------------------- a table, column by column
+
+/** A column of a table handed over column by column. */
+export interface OrderedColumn {
+  name: string
+  /** The line that heads the column (a pattern on the line's text, or a string that is the whole line). */
+  header?: Label
+  /** Each cell: one pattern per line of the cell (a row's name, then its period line); the first group of each is kept. */
+  cell: RegExp | RegExp[]
+}
+
+/** One row of a table read column by column: each column's cell (one hit per line of the cell), or undefined where not placed. */
+export type OrderedRow = Record<string, Hit[] | undefined>
+
+export interface OrderedTable {
+  rows: OrderedRow[]
+  /** The totals row, when `totals` is printed and a column has one cell more than the rows. */
+  totals: OrderedRow | undefined
+  /** Columns whose cells could not be lined up with the rows, with why: the caller warns. */
+  unplaced: string[]
+}
+
+/** The cells of a column: the first run of consecutive cells at or after its header line (or anywhere, without a header). */
+function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: LabelBounds): Hit[][] {
+  const patterns = (Array.isArray(column.cell) ? column.cell : [column.cell]).map((p) => compiled(p))
+  let from = 0
+  if (column.header !== undefined) {
+    const test = typeof column.header === 'string'
+      ? (l: TextLine): boolean => normalizeText(l.text) === normalizedLabel(column.header as string)
+      : (l: TextLine): boolean => compiled(column.header as RegExp).exec(l.text) !== null
+    from = lines.findIndex(test)
+    if (from < 0) return []
+    from++
+  }
+  const cellAt = (at: number): Hit[] | undefined => {
+    const hits: Hit[] = []
+    for (const [k, re] of patterns.entries()) {
+      const line = lines[at + k]
+      if (line === undefined || line.page !== lines[at]!.page) return undefined
+      const m = wholeValue(line, re)
+      if (m === null) return undefined
+      hits.push(hitOf(line, m, 0, bounds))
+    }
+    return hits
+  }
+  for (let at = from; at < lines.length; at++) {
+    if (cellAt(at) === undefined) continue
+    const cells: Hit[][] = []
+    for (let c = cellAt(at); c !== undefined; c = cellAt(at)) {
+      cells.push(c)
+      at += patterns.length
+    }
+    return cells
+  }
+  return []
+}
+
+/**
+ * `orderedColumns` on positionless lines: the `key` column's cells make the rows; every
+ * other column with as many cells is lined up with them in order. With `totals` (a label
+ * printed in the table, `Totais`), a column with one cell more ends with the totals cell.
+ * A column with another count is left out of every row and named in `unplaced`: where its
+ * cells belong is not known (a blank cell prints nothing). Undefined when the key column has
+ * no cell.
+ */
+export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds): OrderedTable | undefined {
+  const keyCells = cellsOf(lines, key, bounds)
+  if (keyCells.length === 0) return undefined
+  const n = keyCells.length
+  const rows: OrderedRow[] = keyCells.map((c) => ({ [key.name]: c }))
+  const totalsPrinted = options.totals !== undefined && lines.some((l) => isLabelLine(l, compiled(labelPattern(options.totals!))))
+  let totals: OrderedRow | undefined
+  const unplaced: string[] = []
+  for (const column of others) {
+    const cells = cellsOf(lines, column, bounds)
+    if (cells.length === 0) continue
+    if (cells.length === n || (totalsPrinted && cells.length === n + 1)) {
+      cells.slice(0, n).forEach((c, i) => { rows[i]![column.name] = c })
+      if (cells.length === n + 1) (totals ??= {})[column.name] = cells[n]
+    } else {
+      unplaced.push(`the column "${column.name}" prints ${cells.length} values for ${n} rows in an order that does not say which row each belongs to; they are not placed`)
+    }
+  }
+  return { rows, totals, unplaced }
+}
