@@ -21,7 +21,7 @@ import { labelPattern } from './label-value.js'
 import { compiled, hitOf, normalizedLabel, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine } from './text-types.js'
-import { normalizeText } from './values.js'
+import { moneyCents, normalizeText } from './values.js'
 
 /** Lines whose left edges are this close (points) start at one margin. */
 const MARGIN_SLACK = 1
@@ -264,10 +264,20 @@ function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: Lab
   return []
 }
 
+/** For money cells: true when the last is the sum of the others; undefined when some cell is not money. */
+function endsWithSum (cells: Hit[][]): boolean | undefined {
+  const cents = cells.map((c) => moneyCents(c[0]?.value ?? ''))
+  if (cells.length < 2 || cents.some((c) => c === null)) return undefined
+  const last = cents[cents.length - 1]!
+  return cents.slice(0, -1).reduce((a: number, c) => a + c!, 0) === last
+}
+
 /**
  * `orderedColumns` on positionless lines: the `key` column's cells make the rows; every
  * other column with as many cells is lined up with them in order. With `totals` (a label
- * printed in the table, `Totais`), a column with one cell more ends with the totals cell.
+ * printed in the table, `Totais`), a column with one cell more ends with the totals cell; a
+ * money column with as many cells whose last is the sum of the others may hold a blank row
+ * and the total, and is not placed.
  * A column with another count is left out of every row and named in `unplaced`: where its
  * cells belong is not known (a blank cell prints nothing). Undefined when the key column has
  * no cell.
@@ -283,7 +293,11 @@ export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, 
   for (const column of others) {
     const cells = cellsOf(lines, column, bounds)
     if (cells.length === 0) continue
-    if (cells.length === n || (totalsPrinted && cells.length === n + 1)) {
+    // With a totals row, a column's last cell may be the total (the totals row ends the table):
+    // n + 1 cells are the n rows and the total; n money cells whose last is the sum of the
+    // others may be n - 1 rows (one printed blank) and the total: not placed.
+    const blankAndTotal = totalsPrinted && cells.length === n && endsWithSum(cells) === true
+    if ((cells.length === n && !blankAndTotal) || (totalsPrinted && cells.length === n + 1)) {
       cells.slice(0, n).forEach((c, i) => { rows[i]![column.name] = c })
       if (cells.length === n + 1) (totals ??= {})[column.name] = cells[n]
     } else {
