@@ -14,10 +14,13 @@
  *   order; labels whose box may be printed empty (`optional`) may take no value, and a label
  *   that more than one pairing fills differently is a conflict (null and a warning);
  * - `orderedColumns`: a table handed over column by column, each column's cells counted and
- *   lined up by row; a column whose count does not match the rows is not placed.
+ *   lined up by row; a column whose count does not match the rows is not placed;
+ * - `underByOrder`: a label printed once per block (each party of a document), its k-th
+ *   place block k's when it is printed once per block, every place agreeing otherwise.
  */
 import { readCollectionLine } from './barcode.js'
 import { labelPattern } from './label-value.js'
+import { under as gridUnder } from './text-grid.js'
 import { compiled, hitOf, normalizedLabel, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine } from './text-types.js'
@@ -305,4 +308,28 @@ export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, 
     }
   }
   return { rows, totals, unplaced }
+}
+
+// ---------------------------------------------------------------- a label printed once per block
+
+/**
+ * `under` when positions are lost: the value under each place `labels` is printed (the
+ * grid reader, text-grid.ts, from that line on). With `of` blocks printing the label (a
+ * document's parties, in their printed order), the k-th place is block k's, and a label
+ * printed another number of times gives nothing: which block a place belongs to is not
+ * known. With one block, every place must give the same value (a total printed twice);
+ * places that disagree give a conflict.
+ */
+export function underByOrder (lines: readonly TextLine[], labels: string[], k: number, of: number, bounds: LabelBounds): Hit | undefined {
+  const wanted = labels.map(normalizedLabel)
+  const places: number[] = []
+  lines.forEach((l, i) => { if (l.runs.some(({ run }) => wanted.includes(normalizeText(run.text)))) places.push(i) })
+  const read = (at: number): Hit | undefined => gridUnder(lines.slice(at, at + 2) as TextLine[], labels, {}, bounds)
+  if (of > 1) return places.length === of ? read(places[k]!) : undefined
+  const hits = places.map(read).filter((h): h is Hit => h !== undefined)
+  const distinct = [...new Set(hits.map((h) => h.value))]
+  if (distinct.length <= 1) return hits[0]
+  const hit: Hit = { value: '', groups: [], parts: [], page: hits[0]!.page, source: hits[0]!.source, box: hits[0]!.box, conflict: `the label "${labels[0]!}" is printed ${places.length} times, positions lost, with values that disagree (${distinct.map((v) => `"${v}"`).join(', ')}); the value is not guessed` }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
 }

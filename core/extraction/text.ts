@@ -6,7 +6,7 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
-import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages } from './column-order.js'
+import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder } from './column-order.js'
 import type { OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
 import { labelValue } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
@@ -155,6 +155,17 @@ export class TextRegion {
     return orderedColumns(this.scope(options).filter((l) => pages.has(l.page)), key, others, options, this.labels)
   }
 
+  /**
+   * For text whose positions are lost: the whole region, read by order, as block `k` of
+   * `of` blocks that print the same labels (a document's parties): its `under(labels)`
+   * reads the k-th place the labels are printed when they are printed `of` times (else
+   * nothing); with one block, every place must agree (else a conflict). Sections mean
+   * nothing in such text; this replaces them.
+   */
+  byOrder (k = 0, of = 1): TextRegion {
+    return new OrderedRegion(this.lines, this.labels, k, of)
+  }
+
   /** The text of the runs inside a box of a page, in reading order. */
   inBox (page: number, box: Box): string {
     return this.scope({ page }).flatMap((l) => l.runs.filter(({ run }) => inside(run.box, box)).map(({ run }) => run.text.trim())).join(' ')
@@ -246,6 +257,19 @@ export class TextRegion {
    */
   column (header: Label, options: RowOptions = {}): Hit[] {
     return column(this.lines, header, options, this.labels)
+  }
+}
+
+/** TextRegion.byOrder: `under` reads a label's places by order. */
+class OrderedRegion extends TextRegion {
+  constructor (lines: TextLine[], labels: LabelBounds, private readonly k: number, private readonly of: number) {
+    super(lines, labels)
+  }
+
+  override under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
+    // `rest` (a cell's following lines) means nothing without positions: the next line only.
+    void options
+    return underByOrder(this.lines, Array.isArray(labels) ? labels : [labels], this.k, this.of, this.labels)
   }
 }
 
