@@ -30,6 +30,8 @@ import { moneyCents, normalizeText } from './values.js'
 const MARGIN_SLACK = 1
 /** Fewer lines than this say nothing about a page's order. */
 const MIN_LINES = 4
+/** A block of more labels than this is no form (a form's copies hold tens): not paired. */
+const MAX_BLOCK = 120
 
 /**
  * True when the lines (one page) have lost their positions: at least MIN_LINES lines, each
@@ -136,9 +138,10 @@ export function orderedValues (lines: readonly TextLine[], fields: readonly Orde
     let end = start
     while (end + 1 < lines.length && lines[end + 1]!.page === page && (fieldOf(lines[end + 1]!) >= 0 || docLabel(lines[end + 1]!))) end++
     const slots = lines.slice(start, end + 1).map(fieldOf)
-    if (slots.filter((s) => s >= 0).length < 2) { start = end; continue }
+    if (slots.filter((s) => s >= 0).length < 2 || slots.length > MAX_BLOCK) { start = end; continue }
+    // At most one value per label: the pairing's work stays within slots³.
     const values: TextLine[] = []
-    for (let j = end + 1; j < lines.length && lines[j]!.page === page && fields.some((f) => wholeValue(lines[j]!, f.value) !== null); j++) values.push(lines[j]!)
+    for (let j = end + 1; j < lines.length && values.length < slots.length && lines[j]!.page === page && fields.some((f) => wholeValue(lines[j]!, f.value) !== null); j++) values.push(lines[j]!)
     const paired = pair(slots, lines.slice(start, end + 1), values, fields, bounds)
     if (paired !== undefined) return paired
     start = end
@@ -150,13 +153,13 @@ export function orderedValues (lines: readonly TextLine[], fields: readonly Orde
  * Pairs `values` with `slots` (field indexes, -1 for a label that takes none) in order, by
  * counting pairings: forward[i][j] pairings of the first j values with the first i slots,
  * backward[i][j] of the rest; slot i takes value j in some complete pairing when
- * forward[i][j] · backward[i + 1][j + 1] > 0.
+ * forward[i][j] · backward[i + 1][j + 1] > 0. Tried first with every label that is not
+ * optional taking a value, then without that demand (its places then mostly conflicts).
  */
 function pair (slots: number[], labels: TextLine[], values: TextLine[], fields: readonly OrderedField[], bounds: LabelBounds): OrderedValues[] | undefined {
   const fits = (i: number, j: number): RegExpExecArray | null => slots[i]! < 0 ? null : wholeValue(values[j]!, fields[slots[i]!]!.value)
-  const attempt = (strict: boolean): OrderedValues[] | undefined => {
+  const attempt = (strict: boolean, m: number): OrderedValues[] | undefined => {
     const n = slots.length
-    const m = values.length
     const canSkip = (i: number): boolean => !strict || slots[i]! < 0 || fields[slots[i]!]!.optional === true
     const forward = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0))
     forward[0]![0] = 1
@@ -200,7 +203,15 @@ function pair (slots: number[], labels: TextLine[], values: TextLine[], fields: 
     })
     return out
   }
-  return attempt(true) ?? attempt(false)
+  // Lines at the end of the value block that no label can take (a footer that looks like a
+  // reference) are not its values: the longest run of values that pairs, strictly first.
+  for (const strict of [true, false]) {
+    for (let m = values.length; m > 0; m--) {
+      const paired = attempt(strict, m)
+      if (paired !== undefined) return paired
+    }
+  }
+  return undefined
 }
 
 function conflict (label: string, first: Hit, values: string[], empty: boolean): Hit {
