@@ -111,6 +111,19 @@ describe('positionless text: a table handed over column by column', () => {
   })
 })
 
+describe('positionless text: a column\'s cells start right under its header', () => {
+  const key = { name: 'codigo', header: /^Código$/, cell: /^(\d{4})$/ }
+  const others = [{ name: 'multa', header: /^Multa$/, cell: MONEY }, { name: 'principal', header: /^Principal$/, cell: MONEY }]
+
+  it('a blank column takes no values printed further down (a stub\'s), and one more cell smaller than the rows\' sum is no total', () => {
+    const doc = lines(['Código', '1162', 'Totais', 'Principal', '1.000,00', '200,00', 'Multa', 'CNPJ:', '1.285,00'])
+    const table = doc.orderedColumns(key, others, { totals: 'Totais' })!
+    expect(table.rows).toEqual([{ codigo: [expect.objectContaining({ value: '1162' })] }])
+    expect(table.totals).toBeUndefined()
+    expect(table.unplaced).toEqual([expect.stringMatching(/"principal" prints 2 values for 1 rows/)])
+  })
+})
+
 describe('positionless text: a label printed in several places', () => {
   it('byOrder reads a label printed once, or in places that agree; places that disagree are a conflict', () => {
     const doc = lines(['Valor do Serviço', 'R$ 15,00', 'Outro', 'Valor do Serviço', 'R$ 15,00', 'Competência', '31/10/2025'])

@@ -243,15 +243,24 @@ export interface OrderedTable {
   unplaced: string[]
 }
 
-/** The cells of a column: the first run of consecutive cells at or after its header line (or anywhere, without a header). */
-function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: LabelBounds): Hit[][] {
+/** A column's header test: a pattern on the line's text, or a string that is the whole line. */
+function headerTest (header: Label): (l: TextLine) => boolean {
+  return typeof header === 'string'
+    ? (l) => normalizeText(l.text) === normalizedLabel(header)
+    : (l) => compiled(header).exec(l.text) !== null
+}
+
+/**
+ * The cells of a column: the run of consecutive cells right after its header line (or the
+ * first run anywhere, without a header). Nothing may come between: a column printed blank
+ * has no cells, rather than values of another block further down (the stub's, the next
+ * column's).
+ */
+function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: LabelBounds, headers: Array<(l: TextLine) => boolean> = []): Hit[][] {
   const patterns = (Array.isArray(column.cell) ? column.cell : [column.cell]).map((p) => compiled(p))
   let from = 0
   if (column.header !== undefined) {
-    const test = typeof column.header === 'string'
-      ? (l: TextLine): boolean => normalizeText(l.text) === normalizedLabel(column.header as string)
-      : (l: TextLine): boolean => compiled(column.header as RegExp).exec(l.text) !== null
-    from = lines.findIndex(test)
+    from = lines.findIndex(headerTest(column.header))
     if (from < 0) return []
     from++
   }
@@ -267,7 +276,11 @@ function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: Lab
     return hits
   }
   for (let at = from; at < lines.length; at++) {
-    if (cellAt(at) === undefined) continue
+    if (headers.some((h) => h(lines[at]!))) return []
+    if (cellAt(at) === undefined) {
+      if (column.header !== undefined) return []
+      continue
+    }
     const cells: Hit[][] = []
     for (let c = cellAt(at); c !== undefined; c = cellAt(at)) {
       cells.push(c)
@@ -278,26 +291,27 @@ function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: Lab
   return []
 }
 
-/** For money cells: true when the last is the sum of the others; undefined when some cell is not money. */
-function endsWithSum (cells: Hit[][]): boolean | undefined {
+/** For money cells: the last minus the sum of the others, in cents (0: the last is their sum); undefined when some cell is not money. */
+function endsWithSum (cells: Hit[][]): number | undefined {
   const cents = cells.map((c) => moneyCents(c[0]?.value ?? ''))
   if (cells.length < 2 || cents.some((c) => c === null)) return undefined
-  const last = cents[cents.length - 1]!
-  return cents.slice(0, -1).reduce((a: number, c) => a + c!, 0) === last
+  return cents[cents.length - 1]! - cents.slice(0, -1).reduce((a: number, c) => a + c!, 0)
 }
 
 /**
  * `orderedColumns` on positionless lines: the `key` column's cells make the rows; every
  * other column with as many cells is lined up with them in order. With `totals` (a label
- * printed in the table, `Totais`), a column with one cell more ends with the totals cell; a
- * money column with as many cells whose last is the sum of the others may hold a blank row
- * and the total, and is not placed.
+ * printed in the table, `Totais`), a column with one cell more ends with the totals cell
+ * when that cell is at least the sum of the others (money); a money column with as many
+ * cells whose last is the sum of the others may hold a blank row and the total, and is not
+ * placed.
  * A column with another count is left out of every row and named in `unplaced`: where its
  * cells belong is not known (a blank cell prints nothing). Undefined when the key column has
  * no cell.
  */
 export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds): OrderedTable | undefined {
-  const keyCells = cellsOf(lines, key, bounds)
+  const headers = [key, ...others].flatMap((c) => c.header === undefined ? [] : [headerTest(c.header)])
+  const keyCells = cellsOf(lines, key, bounds, headers)
   if (keyCells.length === 0) return undefined
   const n = keyCells.length
   const rows: OrderedRow[] = keyCells.map((c) => ({ [key.name]: c }))
@@ -305,13 +319,16 @@ export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, 
   let totals: OrderedRow | undefined
   const unplaced: string[] = []
   for (const column of others) {
-    const cells = cellsOf(lines, column, bounds)
+    const cells = cellsOf(lines, column, bounds, headers)
     if (cells.length === 0) continue
     // With a totals row, a column's last cell may be the total (the totals row ends the table):
     // n + 1 cells are the n rows and the total; n money cells whose last is the sum of the
     // others may be n - 1 rows (one printed blank) and the total: not placed.
-    const blankAndTotal = totalsPrinted && cells.length === n && endsWithSum(cells) === true
-    if ((cells.length === n && !blankAndTotal) || (totalsPrinted && cells.length === n + 1)) {
+    const blankAndTotal = totalsPrinted && cells.length === n && endsWithSum(cells) === 0
+    // One cell more: the total, which is at least the sum of the rows (more when it counts
+    // rows of earlier pages); a smaller last cell is another block's value.
+    const withTotal = totalsPrinted && cells.length === n + 1 && (endsWithSum(cells) ?? 0) >= 0
+    if ((cells.length === n && !blankAndTotal) || withTotal) {
       cells.slice(0, n).forEach((c, i) => { rows[i]![column.name] = c })
       if (cells.length === n + 1) (totals ??= {})[column.name] = cells[n]
     } else {
