@@ -136,3 +136,16 @@ describe('positionless text: a label printed in several places', () => {
     expect(two.byOrder(1, 3).under('Valor do Serviço')).toBeUndefined()
   })
 })
+
+describe('positionless text: a wrapped label over its value', () => {
+  it('labelValue reads the value on the line after a label wrapped over two or three lines, and only there', () => {
+    const doc = lines(['Receita Bruta', 'Auferida', 'R$ 92.149,89', 'Total do Débito com', 'Exigibilidade', 'Suspensa', 'R$ 0,00'])
+    expect(doc.labelValue(/^Receita Bruta\s+Auferida$/, /^\s*R\$ (\S+)$/)?.value).toBe('92.149,89')
+    expect(doc.labelValue('Total do Débito com Exigibilidade Suspensa', /^\s*R\$ (\S+)$/)?.value).toBe('0,00')
+    // The label's last line followed by another label's part: no value.
+    expect(lines(['Receita Bruta', 'Auferida', 'Total do Débito', 'R$ 1,00']).labelValue(/^Receita Bruta\s+Auferida$/, /^\s*R\$ (\S+)$/)).toBeUndefined()
+    // With positions, the label's own reader decides (no reading by order).
+    const laidOut = new TextDocument([{ page: 1, width: 595, height: 842, runs: [run('Receita Bruta', 36, 800), run('Auferida', 36, 790), run('R$ 5,00', 300, 700), run('x', 200, 600)] }])
+    expect(laidOut.labelValue(/^Receita Bruta\s+Auferida$/, /^\s*R\$ (\S+)$/)).toBeUndefined()
+  })
+})

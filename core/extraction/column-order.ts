@@ -361,3 +361,29 @@ export function underByOrder (lines: readonly TextLine[], labels: string[], k: n
   hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
   return hit
 }
+
+// ---------------------------------------------------------------- a wrapped label over its value
+
+/**
+ * `labelValue` when positions are lost and the label is wrapped: the label fills two or
+ * three consecutive lines (joined by a space, nothing after it but a colon) and its value
+ * starts the next line. (A label on one line over its value is read by label-value.ts.)
+ */
+export function wrappedLabelOverValue (lines: readonly TextLine[], label: Label, value: RegExp, bounds: LabelBounds): Hit | undefined {
+  const labelRe = compiled(labelPattern(label))
+  for (let i = 0; i < lines.length; i++) {
+    for (let k = 2; k <= 3 && i + k < lines.length; k++) {
+      const parts = lines.slice(i, i + k)
+      const below = lines[i + k]!
+      if (parts.some((l) => l.page !== below.page)) break
+      const joined = parts.map((l) => l.text).join(' ')
+      const m = labelRe.exec(joined)
+      // The label must reach into the last part and leave nothing after it.
+      if (m === null || m.index + m[0].length <= joined.length - parts[k - 1]!.text.length || joined.slice(m.index + m[0].length).replace(/:/g, '').trim() !== '') continue
+      if (m.index >= parts[0]!.text.length) continue
+      const v = compiled(value).exec(below.text)
+      if (v !== null && below.text.slice(0, v.index).trim() === '') return hitOf(below, v, 0, bounds)
+    }
+  }
+  return undefined
+}

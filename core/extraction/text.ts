@@ -6,7 +6,7 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
-import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder } from './column-order.js'
+import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder, wrappedLabelOverValue } from './column-order.js'
 import type { OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
 import { labelValue } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
@@ -116,10 +116,16 @@ export class TextRegion {
    * column of labels. `label` is a pattern tried on a line's text, or a string compared
    * accent- and case-blind; `value` is tried after the label (its first group is the value).
    * Two readings that disagree give a conflict hit: `ctx.take` turns it into null and a
-   * warning. `linesBelow` also tries the whole next lines, in order (positions lost).
+   * warning. `linesBelow` also tries the whole next lines, in order (positions lost). On a
+   * page whose positions are lost (column-order.ts), a label wrapped over two or three lines
+   * is also read with its value on the line after it.
    */
   labelValue (label: Label, value: RegExp, options: SearchOptions & LabelValueOptions = {}): Hit | undefined {
-    return labelValue(this.scope(options), label, value, options, this.labels)
+    const found = labelValue(this.scope(options), label, value, options, this.labels)
+    if (found !== undefined) return found
+    // Positions lost (column-order.ts): a label wrapped over two or three lines, its value on the next.
+    const pages = positionlessPages(this.lines)
+    return pages.size === 0 ? undefined : wrappedLabelOverValue(this.scope(options).filter((l) => pages.has(l.page)), label, value, this.labels)
   }
 
   /**
