@@ -68,6 +68,13 @@ describe('positionless text: labels in a block, their values in the next', () =>
     expect(copy!.juros!.conflict).toBeDefined()
   })
 
+  it('other pieces of the page may stand between the labels and their values, not a label', () => {
+    const doc = lines([...labels, '04.03 - Clínicas', 'Declaração Mensal', '31/03/2014', '2089', '30/04/2014', '100,00', '100,00'], ['Autenticação'])
+    expect(doc.orderedValues(fields)![0]!.codigo?.value).toBe('2089')
+    const stopped = lines([...labels, 'Declaração Mensal', '03 OUTRO RÓTULO', '31/03/2014', '2089', '30/04/2014', '100,00', '100,00'], ['Autenticação', 'Outro Rótulo'])
+    expect(stopped.orderedValues(fields)).toBeUndefined()
+  })
+
   it('one record per copy when the block repeats its labels', () => {
     const doc = lines([...labels, ...labels, '31/03/2014', '2089', '30/04/2014', '100,00', '100,00', '31/03/2014', '2089', '30/04/2014', '100,00', '100,00'], ['Autenticação'])
     const copies = doc.orderedValues(fields)!

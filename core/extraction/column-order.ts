@@ -120,8 +120,8 @@ function wholeValue (line: TextLine, value: RegExp): RegExpExecArray | null {
 
 /**
  * `orderedValues` on positionless lines: the first block of lines that are all labels (the
- * fields' or the document's) holding at least two of the fields, and the lines right after
- * it that each match some field's value. Values are paired with labels in order (each value
+ * fields' or the document's) holding at least two of the fields, and the lines after it
+ * that each match some field's value (other pieces of text may come between, not a label). Values are paired with labels in order (each value
  * to a later label than the one before); a label that is not `optional` takes a value when
  * some pairing gives every such label one. Each label gets the value every such pairing
  * gives it; when the pairings give it different values (or a value and none) it is a
@@ -139,9 +139,13 @@ export function orderedValues (lines: readonly TextLine[], fields: readonly Orde
     while (end + 1 < lines.length && lines[end + 1]!.page === page && (fieldOf(lines[end + 1]!) >= 0 || docLabel(lines[end + 1]!))) end++
     const slots = lines.slice(start, end + 1).map(fieldOf)
     if (slots.filter((s) => s >= 0).length < 2 || slots.length > MAX_BLOCK) { start = end; continue }
-    // At most one value per label: the pairing's work stays within slots³.
+    // At most one value per label: the pairing's work stays within slots³. Other pieces of the
+    // page may come between the labels and their values (another block's text), not a label.
+    const isValue = (l: TextLine): boolean => fields.some((f) => wholeValue(l, f.value) !== null)
+    let first = end + 1
+    while (first < lines.length && lines[first]!.page === page && !isValue(lines[first]!) && fieldOf(lines[first]!) < 0 && !docLabel(lines[first]!)) first++
     const values: TextLine[] = []
-    for (let j = end + 1; j < lines.length && values.length < slots.length && lines[j]!.page === page && fields.some((f) => wholeValue(lines[j]!, f.value) !== null); j++) values.push(lines[j]!)
+    for (let j = first; j < lines.length && values.length < slots.length && lines[j]!.page === page && isValue(lines[j]!); j++) values.push(lines[j]!)
     const paired = pair(slots, lines.slice(start, end + 1), values, fields, bounds)
     if (paired !== undefined) return paired
     start = end
