@@ -6,6 +6,8 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
+import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder, wrappedLabelOverValue } from './column-order.js'
+import type { OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
 import { labelValue } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
 import { column, table, under } from './text-grid.js'
@@ -15,6 +17,7 @@ import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, Te
 import { normalizeText } from './values.js'
 
 export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
+export type { OrderedColumn, OrderedField, OrderedRow, OrderedTable, OrderedValues } from './column-order.js'
 
 /** Runs whose vertical centres are closer than this share a line (a fraction of the smaller run's height). */
 const SAME_LINE = 0.5
@@ -113,10 +116,60 @@ export class TextRegion {
    * column of labels. `label` is a pattern tried on a line's text, or a string compared
    * accent- and case-blind; `value` is tried after the label (its first group is the value).
    * Two readings that disagree give a conflict hit: `ctx.take` turns it into null and a
-   * warning. `linesBelow` also tries the whole next lines, in order (positions lost).
+   * warning. `linesBelow` also tries the whole next lines, in order (positions lost). On a
+   * page whose positions are lost (column-order.ts), a label wrapped over two or three lines
+   * is also read with its value on the line after it.
    */
   labelValue (label: Label, value: RegExp, options: SearchOptions & LabelValueOptions = {}): Hit | undefined {
-    return labelValue(this.scope(options), label, value, options, this.labels)
+    const found = labelValue(this.scope(options), label, value, options, this.labels)
+    if (found !== undefined) return found
+    // Positions lost (column-order.ts): a label wrapped over two or three lines, its value on the next.
+    const pages = positionlessPages(this.lines)
+    return pages.size === 0 ? undefined : wrappedLabelOverValue(this.scope(options).filter((l) => pages.has(l.page)), label, value, this.labels)
+  }
+
+  /**
+   * True when some page of the region has lost its positions: every line one piece of text
+   * from one margin (a text fixture, text another library ordered column by column). Such
+   * pages are read by order (column-order.ts) where positions would say nothing.
+   */
+  get positionless (): boolean {
+    return positionlessPages(this.lines).size > 0
+  }
+
+  /**
+   * Labels printed in a block, their values in a block after it (positions lost: a form's
+   * column of labels, then its column of values), paired by order and by each value's
+   * shape; a field that is `optional` may have been printed empty. One record per
+   * occurrence of the block's labels (a form printed twice); a field whose pairing is not
+   * the only one is a conflict hit (`ctx.take`: null and a warning). Undefined when no
+   * positionless page has such blocks.
+   */
+  orderedValues (fields: OrderedField[], options: SearchOptions = {}): OrderedValues[] | undefined {
+    const pages = positionlessPages(this.lines)
+    return orderedValues(this.scope(options).filter((l) => pages.has(l.page)), fields, this.labels)
+  }
+
+  /**
+   * A table handed over column by column (positions lost): the `key` column's cells make
+   * the rows, other columns with as many cells (one more: the `totals` row) are lined up in
+   * order, and a column with another count is not placed (`unplaced` says so). Undefined
+   * when no positionless page prints the key column.
+   */
+  orderedColumns (key: OrderedColumn, others: OrderedColumn[], options: SearchOptions & { totals?: Label } = {}): OrderedTable | undefined {
+    const pages = positionlessPages(this.lines)
+    return orderedColumns(this.scope(options).filter((l) => pages.has(l.page)), key, others, options, this.labels)
+  }
+
+  /**
+   * For text whose positions are lost: the whole region, read by order, as block `k` of
+   * `of` blocks that print the same labels (a document's parties): its `under(labels)`
+   * reads the k-th place the labels are printed when they are printed `of` times (else
+   * nothing); with one block, every place must agree (else a conflict). Sections mean
+   * nothing in such text; this replaces them.
+   */
+  byOrder (k = 0, of = 1): TextRegion {
+    return new OrderedRegion(this.lines, this.labels, k, of)
   }
 
   /** The text of the runs inside a box of a page, in reading order. */
@@ -213,6 +266,19 @@ export class TextRegion {
   }
 }
 
+/** TextRegion.byOrder: `under` reads a label's places by order. */
+class OrderedRegion extends TextRegion {
+  constructor (lines: TextLine[], labels: LabelBounds, private readonly k: number, private readonly of: number) {
+    super(lines, labels)
+  }
+
+  override under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
+    // `rest` (a cell's following lines) means nothing without positions: the next line only.
+    void options
+    return underByOrder(this.lines, Array.isArray(labels) ? labels : [labels], this.k, this.of, this.labels)
+  }
+}
+
 /**
  * A document's text: its pages, its lines, the detection copy, and every query of
  * `TextRegion` over the whole document.
@@ -230,7 +296,8 @@ export class TextDocument extends TextRegion {
   readonly normalizedLines: string[]
 
   constructor (readonly pages: PageText[]) {
-    const perPage = pages.map((p) => buildLines(p))
+    // A page whose positions are lost gets its collection line back when it was handed over block by block.
+    const perPage = pages.map((p) => buildLines(p)).map((lines) => isPositionless(lines) ? joinCollectionPieces(lines) : lines)
     super(perPage.flat())
     const normalizedPerPage = perPage.map((lines) => lines.map((l) => normalizeText(l.text)))
     this.normalizedLines = normalizedPerPage.flat()

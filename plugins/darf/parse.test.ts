@@ -3,7 +3,7 @@ import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDarf } from './fixtures/generate.js'
 import type { DarfOptions } from './fixtures/generate.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, pageOfLines } from '../../fixtures/extraction/helpers.js'
 
 const fixture = memo(generateDarf)
 const pdf = (o: DarfOptions) => async () => (await fixture(o)).pdf
@@ -191,5 +191,57 @@ describe('darf: printed variants of documents.md §6b', () => {
       linhaDigitavel: null, vias: { quantidade: 1, divergencias: [] }
     })
     expect(result.engine.matchedRules).toContain('check:rows-add-up')
+  })
+})
+
+describe('darf: numbered boxes given as text (positions lost, issue 33)', () => {
+  // An old print (2014) as a text extractor hands it over: the left column, then every box
+  // label, then the values of the boxes that are filled, one piece a line from the margin.
+  const head = [
+    'MINISTÉRIO DA FAZENDA', 'SECRETARIA DA RECEITA FEDERAL DO BRASIL', 'Documento de Arrecadação de Receitas Federais', 'DARF',
+    '01 NOME / TELEFONE', 'EMPRESA EXEMPLO LTDA', '(51) 3333-4444',
+    '02 PERÍODO DE APURAÇÃO', '03 NÚMERO DO CPF OU CNPJ', '04 CÓDIGO DA RECEITA', '05 NÚMERO DE REFERÊNCIA', '06 DATA DE VENCIMENTO',
+    '07 VALOR DO PRINCIPAL', '08 VALOR DA MULTA', '09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69', '10 VALOR TOTAL',
+    '11 AUTENTICAÇÃO BANCÁRIA (Somente nas 1a. e 2a. vias)'
+  ]
+
+  it('pairs the values with the boxes by order, the blank reference, multa and juros taking none', async () => {
+    const lines = [...head, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '1.234,56', '1a. via']
+    const result = await extractPdf(await pageOfLines(lines, 4))
+    expect(result.documentType).toBe('DARF')
+    expect(result.engine.parserBlocked).toBe(false)
+    expect(result.data).toMatchObject({
+      layout: 'CAMPOS_NUMERADOS', cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA', periodoApuracao: '2014-03-31', dataVencimento: '2014-04-30',
+      numeroReferencia: null, valorTotal: 1234.56,
+      tributos: [{ codigoReceita: '2089', periodoApuracao: '2014-03-31', vencimento: '2014-04-30', principal: 1234.56, multa: null, juros: null, total: 1234.56 }]
+    })
+    expect(result.warnings).toEqual([])
+    expect(result.evidence.codigoReceita?.source).toBe('2089')
+  })
+
+  it('two copies: each copy\'s values are paired with its own labels', async () => {
+    const values = ['31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '246,91', '1.481,47']
+    const labels = head.slice(7)
+    const lines = [...head.slice(0, 7), ...head.slice(0, 7), ...labels, ...labels, ...values, ...values]
+    const result = await extractPdf(await pageOfLines(lines, 5))
+    expect(result.data).toMatchObject({ tributos: [{ codigoReceita: '2089' }], vias: { quantidade: 2, divergencias: [] } })
+  })
+
+  it('three amounts for the four money boxes: principal and total are sure, multa and juros are null with a warning, never guessed', async () => {
+    const lines = [...head, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '246,91', '1.481,47']
+    const result = await extractPdf(await pageOfLines(lines, 6))
+    expect(result.data).toMatchObject({ tributos: [{ codigoReceita: '2089', principal: 1234.56, multa: null, juros: null, total: 1481.47 }] })
+    expect(result.warnings).toEqual(expect.arrayContaining([
+      expect.objectContaining({ code: 'LABEL_VALUE_CONFLICT', field: 'multa', message: expect.stringMatching(/"08 VALOR DA MULTA".*"246,91" or nothing/) }),
+      expect.objectContaining({ code: 'LABEL_VALUE_CONFLICT', field: 'juros' })
+    ]))
+  })
+
+  it('a filled box without its value (the code left out): the order no longer tells code from reference, and neither is guessed', async () => {
+    const lines = [...head, '31/03/2014', '11.222.333/0001-81', '30/04/2014', '1.234,56', '1.234,56']
+    const result = await extractPdf(await pageOfLines(lines, 7))
+    expect(result.data).toMatchObject({ tributos: [] })
+    const good = await extractPdf(await pageOfLines([...head, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '1.234,56'], 7))
+    expect(result.engine.confidence).toBeLessThan(good.engine.confidence)
   })
 })

@@ -5,7 +5,7 @@
  * read through the text API, so each has evidence; a value that is not printed is null.
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
+import type { Hit, OrderedField, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
 
 export interface DarfTributo {
   codigoReceita: string | null
@@ -221,11 +221,17 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
       ...amounts(ctx, f, columnsOf(row.parts.slice(2), headers.get(row.page)))
     }
   })
+  // Positions lost (text handed over column by column): the composition read column by column.
+  const ordered = rows.length === 0 && doc.positionless ? orderedTributos(doc, ctx) : undefined
+  if (ordered !== undefined) tributos.push(...ordered.tributos)
+  // …and the CNPJ and the name each under its own label.
+  const id = who === undefined && doc.positionless ? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`)) : undefined
+  const name = who === undefined && doc.positionless ? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : undefined
   const { linha, barcode } = collectionLine(doc, ctx)
   return {
     layout: 'SENDA',
-    cnpjCpf: ctx.take('cnpjCpf', who?.parts[0], taxId),
-    razaoSocial: ctx.take('razaoSocial', who?.parts[1], text),
+    cnpjCpf: ctx.take('cnpjCpf', who?.parts[0] ?? id, taxId),
+    razaoSocial: ctx.take('razaoSocial', who?.parts[1] ?? name, text),
     periodoApuracao: ctx.take('periodoApuracao', head.periodo, period),
     dataVencimento: ctx.take('dataVencimento', head.vencimento, isoDate),
     pagarAte: ctx.take('pagarAte', head.pagar, isoDate),
@@ -234,7 +240,7 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     numeroReciboDeclaracao: ctx.take('numeroReciboDeclaracao', doc.labelValue(/N(?:º|°|o\.?|úmero)?\s*(?:do\s+)?Recibo\s+(?:da\s+)?Declara[cç][aã]o:?/i, /^\s*(\d{14})\b/), same),
     valorTotal: ctx.take('valorTotal', doc.labelValue(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 }), moneyNumber),
     tributos,
-    totais: totalsHit === undefined ? null : amounts(ctx, 'totais', columnsOf(totalsHit.parts, headers.get(totalsHit.page))),
+    totais: totalsHit === undefined ? ordered?.totais ?? null : amounts(ctx, 'totais', columnsOf(totalsHit.parts, headers.get(totalsHit.page))),
     linhaDigitavel: linha,
     codigoBarras: barcode,
     origem: origin(doc),
@@ -242,6 +248,48 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     canhoto: stub(doc, ctx),
     vias: null
   }
+}
+
+/**
+ * The SENDA composition handed over column by column (positions lost): each row's code and
+ * variation make the rows; its denominação, description and `PA:` line, and each money
+ * column, are lined up in order when their counts agree (core's orderedColumns); a column
+ * with another count is not placed (null, COLUMN_NOT_PLACED). Page by page.
+ */
+function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: DarfTributo[], totais: DarfTotais | null } | undefined {
+  const tributos: DarfTributo[] = []
+  let sums: Partial<Record<Column, Hit>> | undefined
+  for (const page of new Set(doc.lines.map((l) => l.page))) {
+    const others = [
+      { name: 'denominacao', header: /Denomina[cç][aã]o$/, cell: [/^(\D\S.*)$/, /^(\D\S.*)$/, new RegExp(`^PA:?\\s*${PERIOD}`, 'i')] },
+      ...COLUMNS.map((c) => ({ name: c, header: new RegExp(`^${c}$`, 'i'), cell: new RegExp(`^${M}$`) }))
+    ]
+    const code = { name: 'codigo', header: /^C[oó]digo\b/, cell: [/^(\d{4})$/, /^(\d{2})$/] }
+    const table = doc.orderedColumns(code, others, { page, totals: 'Totais' }) ?? doc.orderedColumns({ ...code, cell: [/^(\d{4})$/] }, others, { page, totals: 'Totais' })
+    if (table === undefined) continue
+    for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: 'tributos', message: `page ${page}: ${why}` })
+    for (const row of table.rows) {
+      const f = `tributos.${tributos.length}`
+      const [name, description, pa] = row.denominacao ?? []
+      const money = (c: Column): number | null => ctx.take(`${f}.${c}`, row[c]?.[0], moneyNumber)
+      tributos.push({
+        codigoReceita: ctx.take(`${f}.codigoReceita`, row.codigo?.[0], same),
+        codigoVariacao: ctx.take(`${f}.codigoVariacao`, row.codigo?.[1], same),
+        denominacao: ctx.take(`${f}.denominacao`, name, text),
+        descricao: ctx.take(`${f}.descricao`, description, text),
+        periodoApuracao: ctx.take(`${f}.periodoApuracao`, pa, period),
+        vencimento: null,
+        principal: money('principal'),
+        multa: money('multa'),
+        juros: money('juros'),
+        total: money('total')
+      })
+    }
+    if (table.totals !== undefined) sums = Object.fromEntries(COLUMNS.map((c) => [c, table.totals![c]?.[0]]))
+  }
+  if (tributos.length === 0) return undefined
+  const sum = (c: Column): number | null => sums?.[c] === undefined ? null : ctx.take(`totais.${c}`, sums[c], moneyNumber)
+  return { tributos, totais: sums === undefined ? null : { principal: sum('principal'), multa: sum('multa'), juros: sum('juros'), total: sum('total') } }
 }
 
 // ----- 6b: the numbered-box layout -----
@@ -285,6 +333,14 @@ const BOXES: Array<[field: string, labelText: RegExp, value: RegExp, linesBelow?
   ['linhaDigitavel', /^/, LINE]
 ]
 
+/**
+ * The boxes 02-10 as read by order when positions are lost: multa, juros and the reference
+ * are left blank when there is nothing to print (documents.md §6b), every other box is filled.
+ */
+const ORDERED: OrderedField[] = BOXES
+  .filter(([field]) => !['razaoSocial', 'numeroDocumento', 'pagarAte', 'linhaDigitavel'].includes(field))
+  .map(([name, l, value]) => ({ name, label: l, value, optional: ['numeroReferencia', 'multa', 'juros'].includes(name) }))
+
 function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   const hits: Copy['hits'] = {}
   const labelled = new Set<string>()
@@ -326,6 +382,16 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
       return { page: a.page, within: { x: -1e6, y: bottom, width: 2e6, height: top - bottom } }
     })
   const copies = regions.map((r) => readCopy(doc, r))
+  // Positions lost (a text fixture, text ordered column by column): the boxes' labels come in
+  // a block and their values in a block after it; paired by order, one record per copy.
+  const ordered = doc.positionless ? doc.orderedValues(ORDERED) : undefined
+  ordered?.forEach((values, i) => {
+    const copy = copies[i]
+    if (copy === undefined) return
+    for (const [field, hit] of Object.entries(values)) {
+      if (copy.hits[field] === undefined && hit !== undefined) copy.hits[field] = hit
+    }
+  })
   const first = copies[0]!
   const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
   // An empty multa or juros box (nothing to pay, documents.md §6b) is null, not a 0 that was never read.

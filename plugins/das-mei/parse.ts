@@ -37,7 +37,9 @@ export function parseDasMei (doc: TextDocument, ctx: ParseContext): DasMei {
   const identity = readIdentity(doc, ctx)
   const guias: GuiaMei[] = []
   for (let page = 1; page <= doc.pageCount; page++) {
-    if (doc.find(HEADER, { page }) === undefined) continue
+    // Positions lost (text handed over column by column): the header's labels each a line of their own.
+    const alone = doc.positionless && doc.find(/^Período de Apuração$/, { page }) !== undefined && doc.find(/^Número do Documento$/, { page }) !== undefined
+    if (doc.find(HEADER, { page }) === undefined && !alone) continue
     const prefix = `guias.${guias.length}.`
     const tributos = doc.find(new RegExp(`Tributos \\(R\\$\\): ?INSS ${M} ICMS ${M} ISS ${M}`), { page })
     const money = (k: keyof TributosMei, i: number): number | null => ctx.take(`${prefix}tributosMei.${k}`, tributos?.parts[i], moneyNumber)

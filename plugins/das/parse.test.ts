@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { readCollectionLine } from '../../core/plugin-api.js'
+import { buildCollectionLine, readCollectionLine } from '../../core/plugin-api.js'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDas } from './fixtures/generate.js'
 import type { DasOptions } from './fixtures/generate.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, pageOfLines } from '../../fixtures/extraction/helpers.js'
 
 const fixture = memo(generateDas)
 const pdf = (o: DasOptions) => async () => (await fixture(o)).pdf
@@ -127,5 +127,46 @@ describe('das: consistency checks and evidence', () => {
     expect(result.evidence.numeroDocumento).toEqual({ page: 1, source: expect.stringContaining(t.numeroDocumentoFormatado!), box: expect.objectContaining({ x: expect.closeTo(260, 0) }) })
     expect(result.evidence['totais.total']?.page).toBe(2)
     expect(result.evidence['composicao.5.periodo']?.page).toBe(2)
+  })
+})
+
+describe('das: text handed over column by column (positions lost, issue 33)', () => {
+  // A guide as another PDF library orders it: each piece of text a line from the margin, the
+  // header's labels each above its value, the composition table one column after another.
+  const line = buildCollectionLine({ segment: '5', valueId: '8', amountCents: 869_056, issuer: '0328', free: `22140${'07202213153961966'}001` })
+  const blocks = line.blocks.map((b) => `${b.digits} ${b.dv}`)
+  const text = (multa: string[]): string[] => [
+    'Documento de Arrecadação', 'do Simples Nacional', 'CNPJ', '87.231.447/0001-50', 'Período de Apuração', 'Abril/2022', 'Observações',
+    'Composição do Documento de Arrecadação', 'Código', '1001', '1007', 'Totais', 'SENDA (Versão:4.5.0)', blocks[0]!, blocks[1]!,
+    'Documento de Arrecadação do Simples Nacional', 'Denominação', 'IRPJ - SIMPLES NACIONAL', '04/2022', 'ICMS - SIMPLES NACIONAL', 'RS - 04/2022',
+    'Razão Social', 'COMERCIO DE FERRAGENS SAO JOAO LTDA', 'Data de Vencimento', '20/05/2022', 'Número do Documento', '07.20.22131.5396196-6',
+    blocks[2]!, blocks[3]!, 'Principal', '6.248,93', '2.441,63', '8.690,56', 'Multa', ...multa, 'Pagar este documento até', '20/05/2022',
+    'Valor Total do Documento', '8.690,56', '11/05/2022 08:44:05', 'AUTENTICAÇÃO MECÂNICA', 'Pague com o PIX', 'Juros', '0,00', 'Total', '6.248,93', '2.441,63', '8.690,56'
+  ]
+
+  it('reads the CNPJ, the period, the number, the collection line and the composition by order', async () => {
+    const result = await extractPdf(await pageOfLines(text(['0,00', '0,00', '0,00']), 3))
+    expect(result.documentType).toBe('DAS')
+    expect(result.engine.parserBlocked).toBe(false)
+    expect(result.data).toMatchObject({
+      cnpj: '87231447000150', razaoSocial: 'COMERCIO DE FERRAGENS SAO JOAO LTDA', competencia: '2022-04', dataVencimento: '2022-05-20', pagarAte: '2022-05-20',
+      numeroDocumento: '07202213153961966', valorTotal: 8690.56, linhaDigitavel: line.line.replace(/\D/g, ''), dataEmissao: '2022-05-11T08:44:05',
+      composicao: [
+        { codigo: '1001', denominacao: 'IRPJ - SIMPLES NACIONAL', principal: 6248.93, multa: 0, juros: null, total: 6248.93, periodo: '2022-04', uf: null },
+        { codigo: '1007', denominacao: 'ICMS - SIMPLES NACIONAL', principal: 2441.63, multa: 0, juros: null, total: 2441.63, periodo: '2022-04', uf: 'RS' }
+      ],
+      totais: { principal: 8690.56, multa: 0, juros: null, total: 8690.56 }
+    })
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:collection-line-digits', 'check:composition-adds-up']))
+    // Juros prints one value for two rows and Totais: where it belongs is not known, so it is not placed.
+    expect(result.warnings).toEqual([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', field: 'composicao', message: expect.stringMatching(/"juros" prints 1 values for 2 rows/) })])
+  })
+
+  it('a money column printed with fewer cells than rows is null with a warning, never lined up by guess', async () => {
+    const result = await extractPdf(await pageOfLines(text(['1,00', '1,00']), 3))
+    const data = result.data as { composicao: Array<{ multa: number | null }>, totais: { multa: number | null } }
+    expect(data.composicao.map((r) => r.multa)).toEqual([null, null])
+    expect(data.totais.multa).toBeNull()
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', message: expect.stringMatching(/"multa" prints 2 values for 2 rows/) })]))
   })
 })

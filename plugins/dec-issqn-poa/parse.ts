@@ -5,7 +5,7 @@
  * Amounts over several activity blocks are summed in integer cents.
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, centsToMoney, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
+import type { Hit, OrderedValues, ParseContext, TextDocument } from '../../core/plugin-api.js'
 
 export interface DecFinanceiro {
   receitaServicos: number | null
@@ -82,11 +82,37 @@ function sumRows (doc: TextDocument, ctx: ParseContext, field: string, pages: nu
   return centsToMoney(total)
 }
 
+/** The amounts of the declaration's block (field, label), for `orderedValues` when positions are lost. */
+const FINANCE: Array<[string, RegExp]> = [
+  ['financeiro.receitaServicos', /^Base de Cálculo Receita Bruta$/], ['financeiro.deducoes', /^Deduções Legais$/], ['financeiro.baseCalculo', /^Base de cálculo$/],
+  ['financeiro.issProprio', /^Imposto de Responsabilidade Própria Total$/], ['financeiro.issRetidoSubstituicao', /^Imposto retido por Substituição tributária$/],
+  ['financeiro.issRetidoTerceiros', /^Imposto retido de contribuinte substituído$/], ['financeiro.issResponsabilidadeSolidaria', /^Imposto retido por Responsabilidade Solidária$/],
+  ['financeiro.issCpom', /^Imposto retido por falta de inscrição no CPOM$/], ['financeiro.totalImpostoDevido', /^Total do imposto devido$/], ['financeiro.totalRecolher', /^Total Geral A Recolher$/]
+]
+
+/** Sum in cents of a field over the records read by order (one per activity); null when one is missing. */
+function sumOrdered (ctx: ParseContext, field: string, records: OrderedValues[]): number | null {
+  const hits = records.map((r) => r[field]).filter((h): h is Hit => h !== undefined)
+  if (hits.length === 0 || hits.length !== records.length) return null
+  let total = 0
+  for (const hit of hits) {
+    const c = hit.conflict === undefined ? moneyCents(hit.value) : null
+    if (c === null) return ctx.take(field, hit, moneyNumber)
+    total += c
+    ctx.cite(field, hit)
+  }
+  return centsToMoney(total)
+}
+
 export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
   const paginas = classifyPages(doc)
   const decl = paginas.declaracao
+  // Positions lost (text handed over column by column): the block of labels, then the block
+  // of their amounts, paired by order (one record per activity for the activity rows).
+  const ordered = doc.positionless ? decl.flatMap((page) => doc.orderedValues(FINANCE.map(([name, label]) => ({ name, label, value: new RegExp(`^\\s*${M}\\s*$`) })), { page }) ?? []) : []
   const one = (field: string, label: RegExp, pages = decl): number | null =>
-    ctx.take(field, onPages(pages, (page) => doc.find(new RegExp(`^${label.source}\\s+${M}$`, label.flags), { page })), moneyNumber)
+    ctx.take(field, onPages(pages, (page) => doc.find(new RegExp(`^${label.source}\\s+${M}$`, label.flags), { page })) ?? ordered[0]?.[field], moneyNumber)
+  const rows = (field: string, label: RegExp): number | null => sumRows(doc, ctx, field, decl, label) ?? sumOrdered(ctx, field, ordered)
 
   const ref = ctx.take('competencia.referencia', onPages(decl, (page) => doc.find(/Declaração Mensal - ISSQN\s+([A-Za-zçÇ]{3}\/\d{4})/, { page })), competence)
   const inscricao = onPages(decl, (page) => doc.labelValue(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 }))
@@ -122,10 +148,10 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
     },
     competencia: ref === null ? null : { ano: Number(ref.slice(0, 4)), mes: Number(ref.slice(5)), referencia: ref },
     financeiro: {
-      receitaServicos: sumRows(doc, ctx, 'financeiro.receitaServicos', decl, /Base de Cálculo Receita Bruta/),
-      deducoes: sumRows(doc, ctx, 'financeiro.deducoes', decl, /Deduções Legais/),
+      receitaServicos: rows('financeiro.receitaServicos', /Base de Cálculo Receita Bruta/),
+      deducoes: rows('financeiro.deducoes', /Deduções Legais/),
       // Case matters: `Base de cálculo` (the block's base) is not `Base de Cálculo Receita Bruta`.
-      baseCalculo: sumRows(doc, ctx, 'financeiro.baseCalculo', decl, /Base de cálculo/),
+      baseCalculo: rows('financeiro.baseCalculo', /Base de cálculo/),
       aliquota: null,
       issProprio: one('financeiro.issProprio', /Imposto de Responsabilidade Própria Total/),
       issRetidoSubstituicao: one('financeiro.issRetidoSubstituicao', /Imposto retido por Substituição tributária/),

@@ -174,9 +174,14 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   // The header: from the top down to the first party. In v2.0 `EMITENTE DA NFS-e` is a header cell.
   const prestadorHeader = v2 ? HEADERS.prestador2 : HEADERS.prestador1
   const top = doc.before(prestadorHeader)
-  const head = top.isEmpty ? doc : top
+  // Positions lost (text handed over column by column): sections mean nothing; a label printed
+  // once is read on the whole document (every place it is printed must agree).
+  const ordered = doc.positionless
+  const head = ordered ? doc.byOrder() : top.isEmpty ? doc : top
   // v2.0 generators centre a section's title beside its block, some on its second row of labels.
-  const sec = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
+  const section = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
+  // Not the parties: their labels repeat, and the order of their places need not be theirs.
+  const sec = (headers: string[]): TextRegion => ordered && !section(headers).isEmpty ? doc.byOrder() : section(headers)
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
@@ -210,16 +215,16 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
     finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
     prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader), { titleBeside: true }), ctx, 'prestador'),
-    tomador: parte(sec(HEADERS.tomador), ctx, 'tomador'),
-    intermediario: parte(sec(HEADERS.intermediario), ctx, 'intermediario'),
-    destinatario: parte(sec(HEADERS.destinatario), ctx, 'destinatario'),
+    tomador: parte(section(HEADERS.tomador), ctx, 'tomador'),
+    intermediario: parte(section(HEADERS.intermediario), ctx, 'intermediario'),
+    destinatario: parte(section(HEADERS.destinatario), ctx, 'destinatario'),
     servico: servico.isEmpty
       ? null
       : {
           codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', servico.under('Código de Tributação Nacional') ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
           codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', servico.under('Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
           codigoNbs: ctx.take('servico.codigoNbs', servico.under('Código da NBS'), str),
-          descricao: ctx.take('servico.descricao', servico.under('Descrição do Serviço', { rest: true }), str),
+          descricao: ctx.take('servico.descricao', (ordered ? section(HEADERS.servico) : servico).under('Descrição do Serviço', { rest: true }), str),
           // Third-party drawings name some cells longer (BrazilFiscalReport: `Local da Prestação / Sigla UF / País`, kept whole).
           localPrestacao: ctx.take('servico.localPrestacao', servico.under(['Local da Prestação', 'Local da Prestação / Sigla UF / País']), str),
           paisPrestacao: ctx.take('servico.paisPrestacao', servico.under('País da Prestação'), str)

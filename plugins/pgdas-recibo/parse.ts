@@ -36,7 +36,17 @@ function labelled (doc: TextDocument, label: RegExp, value: RegExp): Hit | undef
 
 export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo {
   const row = doc.find(ROW)
-  const cell = (field: keyof PgdasRecibo, i: number): number | null => ctx.take(field, row?.parts[i], moneyNumber)
+  // Positions lost (text handed over column by column): each cell under its own label, the labels wrapped.
+  const alone = (label: RegExp, value: string): Hit | undefined => row === undefined && doc.positionless ? doc.labelValue(label, new RegExp(`^\\s*${value}\\s*$`)) : undefined
+  const cells = [
+    alone(/^Período de\s+Apuração$/, String.raw`(\d{2}\/\d{4})`),
+    alone(/^Número da Apuração$/, String.raw`(\d{17})`),
+    alone(/^Receita Bruta\s+Auferida$/, CELL),
+    alone(/^Total do Débito\s+Declarado$/, CELL),
+    alone(/^Total do Débito com\s+Exigibilidade Suspensa$/, CELL),
+    alone(/^Total do Débito\s+Exigível$/, CELL)
+  ]
+  const cell = (field: keyof PgdasRecibo, i: number): number | null => ctx.take(field, row?.parts[i] ?? cells[i], moneyNumber)
   // `Nome Empresarial | CNPJ da Matriz` as a two-column table (values on the next line) or
   // as `label: value` lines. The name is what is left of its line once a CNPJ is taken off.
   const name = doc.labelValue(/^Nome Empresarial:?/, /^(?!\s*CNPJ da Matriz)\s*(\S.*)$/, { linesBelow: 1 })
@@ -47,8 +57,8 @@ export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo 
     }),
     // The CNPJ ends its line (the right-hand column, or after its label): never a run of characters inside the name.
     cnpj: ctx.take('cnpj', doc.labelValue(/CNPJ da Matriz:?/, new RegExp(`(${CNPJ_MASK})\\s*$`), { linesBelow: 1 }), cnpjChars),
-    competencia: ctx.take('competencia', row?.parts[0], competence),
-    numeroDeclaracao: ctx.take('numeroDeclaracao', row?.parts[1], same),
+    competencia: ctx.take('competencia', row?.parts[0] ?? cells[0], competence),
+    numeroDeclaracao: ctx.take('numeroDeclaracao', row?.parts[1] ?? cells[1], same),
     tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^(?:Declaração|Apuração) (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
     receitaBrutaAuferida: cell('receitaBrutaAuferida', 2),
     totalDebitoDeclarado: cell('totalDebitoDeclarado', 3),

@@ -10,7 +10,7 @@
  * family shares").
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
-import type { CheckOutcome, Hit, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
+import type { CheckOutcome, Hit, OrderedRow, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
 
 /** One row of `Composição do Documento de Arrecadação`. */
 export interface LinhaComposicao {
@@ -129,6 +129,47 @@ function composicao (doc: TextDocument, ctx: ParseContext, scope: SearchOptions,
   })
 }
 
+/**
+ * The composition handed over column by column (positions lost: a text fixture, another
+ * library's order): the codes make the rows; the denominations (each with its period line),
+ * and each money column, are lined up with them in order when they print as many cells (one
+ * more: the `Totais` cell). A column printed with another count (blank cells print nothing)
+ * is not placed: its cells stay null, with a warning. Page by page: each page repeats the header.
+ */
+function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string): { rows: LinhaComposicao[], totais: Totais | null } | undefined {
+  const pages = scope.page !== undefined ? [scope.page] : [...new Set(doc.lines.map((l) => l.page))]
+  const rows: LinhaComposicao[] = []
+  let totals: OrderedRow | undefined
+  for (const page of pages) {
+    const table = doc.orderedColumns({ name: 'codigo', header: /^Código\b/, cell: /^(\d{4})$/ }, [
+      { name: 'denominacao', header: /Denominação$/, cell: [/^(\D*\p{L}\D*)$/u, PERIOD_LINE] },
+      ...KEYS.map((k) => ({ name: k, header: new RegExp(`^${k[0]!.toUpperCase()}${k.slice(1)}$`), cell: new RegExp(`^${M}$`) }))
+    ], { ...scope, page, totals: 'Totais' })
+    if (table === undefined) continue
+    for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
+    for (const row of table.rows) {
+      const f = `${prefix}composicao.${rows.length}`
+      const [name, period] = row.denominacao ?? []
+      const money = (k: typeof KEYS[number]): number | null => ctx.take(`${f}.${k}`, row[k]?.[0], moneyNumber)
+      rows.push({
+        codigo: ctx.take(`${f}.codigo`, row.codigo?.[0], (t) => t),
+        denominacao: ctx.take(`${f}.denominacao`, name, text),
+        principal: money('principal'),
+        multa: money('multa'),
+        juros: money('juros'),
+        total: money('total'),
+        periodo: ctx.take(`${f}.periodo`, period?.parts[3], competence),
+        municipio: ctx.take(`${f}.municipio`, period?.parts[0], text),
+        uf: ctx.take(`${f}.uf`, period?.parts[1] ?? period?.parts[2], text)
+      })
+    }
+    totals = table.totals ?? totals
+  }
+  if (rows.length === 0) return undefined
+  const sum = (k: typeof KEYS[number]): number | null => ctx.take(`${prefix}totais.${k}`, totals?.[k]?.[0], moneyNumber)
+  return { rows, totais: totals === undefined ? null : { principal: sum('principal'), multa: sum('multa'), juros: sum('juros'), total: sum('total') } }
+}
+
 function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): Totais | null {
   const hit = doc.find(new RegExp(`^Totais ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`), scope)
   if (hit === undefined) return null
@@ -157,6 +198,19 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const read = line === undefined ? null : readCollectionLine(line.value)
   const senda = doc.find(/SENDA \(Versão: ?(\d+(?:\.\d+)+)\)/, scope)
   const emitted = doc.find(/SENDA \(Versão: ?[\d.]+\).*?(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/, scope)
+  // Positions lost, the rows not printed as rows: the table read column by column.
+  let rows = composicao(doc, ctx, scope, prefix, columns)
+  let sums = totais(doc, ctx, scope, prefix, columns)
+  if (rows.length === 0 && doc.positionless) {
+    const ordered = orderedComposition(doc, ctx, scope, prefix)
+    if (ordered !== undefined) {
+      rows = ordered.rows
+      sums = sums ?? ordered.totais
+    }
+  }
+  // The footer's date-time printed apart from `SENDA (Versão…)`: the only date-time a guide prints.
+  const stamps = emitted === undefined && doc.positionless ? doc.findAll(/^(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})$/, scope) : []
+  const stamp = emitted ?? (new Set(stamps.map((h) => h.value)).size === 1 ? stamps[0] : undefined)
   const guia: Guia = {
     competencia: ctx.take(`${prefix}competencia`, periodo, (t) => /^diversos$/i.test(t) ? 'DIVERSOS' : competence(t)),
     dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)) ?? alone(/^Data de Vencimento$/, new RegExp(`^\\s*(${DATE.source})\\s*$`)), isoDate),
@@ -165,11 +219,11 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
     numeroDocumentoFormatado: ctx.take(`${prefix}numeroDocumentoFormatado`, numero, (t) => t),
     valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.labelValue(/\bValor:/, new RegExp(M), scope), moneyNumber),
     observacoes: observacoes(doc, ctx, scope, prefix, valorLabel),
-    composicao: composicao(doc, ctx, scope, prefix, columns),
-    totais: totais(doc, ctx, scope, prefix, columns),
+    composicao: rows,
+    totais: sums,
     linhaDigitavel: ctx.take(`${prefix}linhaDigitavel`, line, (t) => read === null ? null : t.replace(/\D/g, '')),
     codigoBarras: ctx.take(`${prefix}codigoBarras`, line, () => read?.barcode ?? null),
-    dataEmissao: ctx.take(`${prefix}dataEmissao`, emitted, isoDateTime),
+    dataEmissao: ctx.take(`${prefix}dataEmissao`, stamp, isoDateTime),
     versaoSenda: ctx.take(`${prefix}versaoSenda`, senda, (t) => t)
   }
   stubAgrees(doc, ctx, scope, prefix, guia)

@@ -1,0 +1,393 @@
+/**
+ * Text whose positions are lost and whose order is column by column (issue 33): what some
+ * PDF libraries hand over and what a text fixture keeps. Each piece of text of the page (a
+ * cell, a label, a value) is a line of its own, every line starts at the one margin, and a
+ * form's columns come one after the other: a column of labels, then further down the column
+ * of their values; a table's header cell, then that column's cells, then the next header.
+ *
+ * Nothing here guesses a position. It pairs by order, and only where the order and the
+ * values' shapes leave one pairing:
+ * - `isPositionless`: the page is such text (every line one piece at one left edge);
+ * - `joinCollectionPieces`: a 48-digit collection line handed over block by block is one
+ *   line again when its four blocks, in order, verify their check digits;
+ * - `orderedValues`: a block of labels followed by the block of their values, paired by
+ *   order; labels whose box may be printed empty (`optional`) may take no value, and a label
+ *   that more than one pairing fills differently is a conflict (null and a warning);
+ * - `orderedColumns`: a table handed over column by column, each column's cells counted and
+ *   lined up by row; a column whose count does not match the rows is not placed;
+ * - `underByOrder`: a label printed once per block (each party of a document), its k-th
+ *   place block k's when it is printed once per block, every place agreeing otherwise.
+ */
+import { readCollectionLine } from './barcode.js'
+import { labelPattern } from './label-value.js'
+import { under as gridUnder } from './text-grid.js'
+import { compiled, hitOf, normalizedLabel, startsWithLabel } from './text-match.js'
+import type { LabelBounds } from './text-match.js'
+import type { Hit, Label, TextLine } from './text-types.js'
+import { moneyCents, normalizeText } from './values.js'
+
+/** Lines whose left edges are this close (points) start at one margin. */
+const MARGIN_SLACK = 1
+/** Fewer lines than this say nothing about a page's order. */
+const MIN_LINES = 4
+/** A block of more labels than this is no form (a form's copies hold tens): not paired. */
+const MAX_BLOCK = 120
+
+/**
+ * True when the lines (one page) have lost their positions: at least MIN_LINES lines, each
+ * a single piece of text, all starting at one left edge. A page laid out in columns (a
+ * form, a table) always has lines that start elsewhere.
+ */
+export function isPositionless (lines: readonly TextLine[]): boolean {
+  if (lines.length < MIN_LINES) return false
+  const left = lines[0]!.box.x
+  return lines.every((l) => l.runs.length === 1 && Math.abs(l.box.x - left) <= MARGIN_SLACK)
+}
+
+/** The pages (1-based numbers) of `lines` whose text has lost its positions. */
+export function positionlessPages (lines: readonly TextLine[]): Set<number> {
+  const byPage = new Map<number, TextLine[]>()
+  for (const l of lines) byPage.set(l.page, [...(byPage.get(l.page) ?? []), l])
+  return new Set([...byPage].filter(([, ls]) => isPositionless(ls)).map(([p]) => p))
+}
+
+/** One block of a collection line: 11 digits and its check digit after a space or a dash. */
+const BLOCK = /^\s*(\d{11}[ -]\d)\s*$/
+
+/**
+ * A page's lines with a collection line handed over block by block joined again: the
+ * blocks are taken in order (a block repeated at once, the guide's and its stub's copy
+ * side by side, counts once), four at a time, and joined only when the four verify as one
+ * line (every block's check digit and the general one). The joined line stands where its
+ * first block stood; the other blocks stay where they are (they are also text of the page).
+ */
+export function joinCollectionPieces (lines: TextLine[]): TextLine[] {
+  const blocks: Array<{ at: number, text: string }> = []
+  lines.forEach((l, at) => {
+    const m = BLOCK.exec(l.text)
+    if (m !== null && blocks[blocks.length - 1]?.text !== m[1]) blocks.push({ at, text: m[1]! })
+  })
+  if (blocks.length < 4) return lines
+  const out = [...lines]
+  const joined = new Map<number, TextLine>()
+  for (let i = 0; i + 4 <= blocks.length;) {
+    const four = blocks.slice(i, i + 4)
+    const text = four.map((b) => b.text).join(' ')
+    const read = readCollectionLine(text)
+    if (read === null || !read.valid) { i++; continue }
+    const first = lines[four[0]!.at]!
+    const run = { ...first.runs[0]!.run, text }
+    joined.set(four[0]!.at, { ...first, text, runs: [{ run, start: 0 }] })
+    i += 4
+  }
+  for (const [at, line] of joined) out[at] = line
+  return out
+}
+
+// ---------------------------------------------------------------- labels, then their values
+
+/** A field read by `orderedValues`. */
+export interface OrderedField {
+  /** The field's name in the answer. */
+  name: string
+  label: Label
+  /** Tried on a whole value line (leading spaces aside); its first group is the value. */
+  value: RegExp
+  /** The box may be printed empty (a form's blank multa): the label may take no value. */
+  optional?: boolean
+}
+
+/** The fields of one occurrence of the block (a form printed twice: one record per copy); a conflict is a hit with `conflict`. */
+export type OrderedValues = Record<string, Hit | undefined>
+
+/**
+ * True when the line is `label` and no value: the line starts with the label, and what
+ * follows (the rest of a long label, `E / OU ENCARGOS`) holds no match of `value`.
+ */
+function isLabelLine (line: TextLine, re: RegExp, value?: RegExp): boolean {
+  const m = re.exec(line.text)
+  if (m === null || line.text.slice(0, m.index).trim() !== '') return false
+  const rest = line.text.slice(m.index + m[0].length).replace(/^\s*:/, '').trim()
+  return rest === '' || (value !== undefined && compiled(value).exec(rest) === null)
+}
+
+/** The value at the start of the line and nothing after it, or null. */
+function wholeValue (line: TextLine, value: RegExp): RegExpExecArray | null {
+  const m = compiled(value).exec(line.text)
+  if (m === null || line.text.slice(0, m.index).trim() !== '') return null
+  return line.text.slice(m.index + m[0].length).trim() === '' ? m : null
+}
+
+/**
+ * `orderedValues` on positionless lines: the first block of lines that are all labels (the
+ * fields' or the document's) holding at least two of the fields, and the lines after it
+ * that each match some field's value (other pieces of text may come between, not a label). Values are paired with labels in order (each value
+ * to a later label than the one before); a label that is not `optional` takes a value when
+ * some pairing gives every such label one. Each label gets the value every such pairing
+ * gives it; when the pairings give it different values (or a value and none) it is a
+ * conflict. Undefined when there is no such block or no pairing at all.
+ */
+export function orderedValues (lines: readonly TextLine[], fields: readonly OrderedField[], bounds: LabelBounds): OrderedValues[] | undefined {
+  const patterns = fields.map((f) => compiled(labelPattern(f.label)))
+  const fieldOf = (l: TextLine): number => patterns.findIndex((re, i) => isLabelLine(l, re, fields[i]!.value))
+  // A label of the document that is none of the fields (a numbered box read elsewhere, `11 AUTENTICAÇÃO`).
+  const docLabel = (l: TextLine): boolean => startsWithLabel(normalizeText(l.text).replace(/^\d{2} /, ''), bounds) && !fields.some((f) => compiled(f.value).exec(l.text) !== null)
+  for (let start = 0; start < lines.length; start++) {
+    if (fieldOf(lines[start]!) < 0) continue
+    const page = lines[start]!.page
+    let end = start
+    while (end + 1 < lines.length && lines[end + 1]!.page === page && (fieldOf(lines[end + 1]!) >= 0 || docLabel(lines[end + 1]!))) end++
+    const slots = lines.slice(start, end + 1).map(fieldOf)
+    if (slots.filter((s) => s >= 0).length < 2 || slots.length > MAX_BLOCK) { start = end; continue }
+    // At most one value per label: the pairing's work stays within slots³. Other pieces of the
+    // page may come between the labels and their values (another block's text), not a label.
+    const isValue = (l: TextLine): boolean => fields.some((f) => wholeValue(l, f.value) !== null)
+    let first = end + 1
+    while (first < lines.length && lines[first]!.page === page && !isValue(lines[first]!) && fieldOf(lines[first]!) < 0 && !docLabel(lines[first]!)) first++
+    const values: TextLine[] = []
+    for (let j = first; j < lines.length && values.length < slots.length && lines[j]!.page === page && isValue(lines[j]!); j++) values.push(lines[j]!)
+    const paired = pair(slots, lines.slice(start, end + 1), values, fields, bounds)
+    if (paired !== undefined) return paired
+    start = end
+  }
+  return undefined
+}
+
+/**
+ * Pairs `values` with `slots` (field indexes, -1 for a label that takes none) in order, by
+ * counting pairings: forward[i][j] pairings of the first j values with the first i slots,
+ * backward[i][j] of the rest; slot i takes value j in some complete pairing when
+ * forward[i][j] · backward[i + 1][j + 1] > 0. Tried first with every label that is not
+ * optional taking a value, then without that demand (its places then mostly conflicts).
+ */
+function pair (slots: number[], labels: TextLine[], values: TextLine[], fields: readonly OrderedField[], bounds: LabelBounds): OrderedValues[] | undefined {
+  const fits = (i: number, j: number): RegExpExecArray | null => slots[i]! < 0 ? null : wholeValue(values[j]!, fields[slots[i]!]!.value)
+  const attempt = (strict: boolean, m: number): OrderedValues[] | undefined => {
+    const n = slots.length
+    const canSkip = (i: number): boolean => !strict || slots[i]! < 0 || fields[slots[i]!]!.optional === true
+    const forward = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0))
+    forward[0]![0] = 1
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j <= m; j++) {
+        const here = forward[i]![j]!
+        if (here === 0) continue
+        if (canSkip(i)) forward[i + 1]![j] = Math.min(1e9, forward[i + 1]![j]! + here)
+        if (j < m && fits(i, j) !== null) forward[i + 1]![j + 1] = Math.min(1e9, forward[i + 1]![j + 1]! + here)
+      }
+    }
+    if (forward[n]![m] === 0) return undefined
+    const backward = Array.from({ length: n + 2 }, () => new Array<number>(m + 2).fill(0))
+    backward[n]![m] = 1
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m; j >= 0; j--) {
+        let ways = canSkip(i) ? backward[i + 1]![j]! : 0
+        if (j < m && fits(i, j) !== null) ways += backward[i + 1]![j + 1]!
+        backward[i]![j] = Math.min(1e9, ways)
+      }
+    }
+    const out: OrderedValues[] = []
+    const seen = new Map<number, number>()
+    slots.forEach((f, i) => {
+      if (f < 0) return
+      const copy = seen.get(f) ?? 0
+      seen.set(f, copy + 1)
+      while (out.length <= copy) out.push({})
+      const taken: number[] = []
+      let empty = false
+      for (let j = 0; j <= m; j++) {
+        if (forward[i]![j]! === 0) continue
+        if (j < m && fits(i, j) !== null && backward[i + 1]![j + 1]! > 0) taken.push(j)
+        if (canSkip(i) && backward[i + 1]![j]! > 0) empty = true
+      }
+      const readings = taken.map((j) => hitOf(values[j]!, fits(i, j)!, 0, bounds))
+      const distinct = [...new Set(readings.map((h) => h.value))]
+      if (distinct.length === 0) return
+      if (distinct.length === 1 && !empty) { out[copy]![fields[f]!.name] = readings[0]; return }
+      out[copy]![fields[f]!.name] = conflict(labels[i]!.text, readings[0]!, distinct, empty)
+    })
+    return out
+  }
+  // Lines at the end of the value block that no label can take (a footer that looks like a
+  // reference) are not its values: the longest run of values that pairs, strictly first.
+  for (const strict of [true, false]) {
+    for (let m = values.length; m > 0; m--) {
+      const paired = attempt(strict, m)
+      if (paired !== undefined) return paired
+    }
+  }
+  return undefined
+}
+
+function conflict (label: string, first: Hit, values: string[], empty: boolean): Hit {
+  const options = [...values.map((v) => `"${v}"`), ...(empty ? ['nothing (an empty box)'] : [])].join(' or ')
+  const hit: Hit = { value: '', groups: [], parts: [], page: first.page, source: first.source, box: first.box, conflict: `the label "${label}" (page ${first.page}) is followed by its values in another column, and their order leaves it ${options}; the value is not guessed` }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+// ---------------------------------------------------------------- a table, column by column
+
+/** A column of a table handed over column by column. */
+export interface OrderedColumn {
+  name: string
+  /** The line that heads the column (a pattern on the line's text, or a string that is the whole line). */
+  header?: Label
+  /** Each cell: one pattern per line of the cell (a row's name, then its period line); the first group of each is kept. */
+  cell: RegExp | RegExp[]
+}
+
+/** One row of a table read column by column: each column's cell (one hit per line of the cell), or undefined where not placed. */
+export type OrderedRow = Record<string, Hit[] | undefined>
+
+export interface OrderedTable {
+  rows: OrderedRow[]
+  /** The totals row, when `totals` is printed and a column has one cell more than the rows. */
+  totals: OrderedRow | undefined
+  /** Columns whose cells could not be lined up with the rows, with why: the caller warns. */
+  unplaced: string[]
+}
+
+/** A column's header test: a pattern on the line's text, or a string that is the whole line. */
+function headerTest (header: Label): (l: TextLine) => boolean {
+  return typeof header === 'string'
+    ? (l) => normalizeText(l.text) === normalizedLabel(header)
+    : (l) => compiled(header).exec(l.text) !== null
+}
+
+/**
+ * The cells of a column: the run of consecutive cells right after its header line (or the
+ * first run anywhere, without a header). Nothing may come between: a column printed blank
+ * has no cells, rather than values of another block further down (the stub's, the next
+ * column's).
+ */
+function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: LabelBounds, headers: Array<(l: TextLine) => boolean> = []): Hit[][] {
+  const patterns = (Array.isArray(column.cell) ? column.cell : [column.cell]).map((p) => compiled(p))
+  let from = 0
+  if (column.header !== undefined) {
+    from = lines.findIndex(headerTest(column.header))
+    if (from < 0) return []
+    from++
+  }
+  const cellAt = (at: number): Hit[] | undefined => {
+    const hits: Hit[] = []
+    for (const [k, re] of patterns.entries()) {
+      const line = lines[at + k]
+      if (line === undefined || line.page !== lines[at]!.page) return undefined
+      const m = wholeValue(line, re)
+      if (m === null) return undefined
+      hits.push(hitOf(line, m, 0, bounds))
+    }
+    return hits
+  }
+  for (let at = from; at < lines.length; at++) {
+    if (headers.some((h) => h(lines[at]!))) return []
+    if (cellAt(at) === undefined) {
+      if (column.header !== undefined) return []
+      continue
+    }
+    const cells: Hit[][] = []
+    for (let c = cellAt(at); c !== undefined; c = cellAt(at)) {
+      cells.push(c)
+      at += patterns.length
+    }
+    return cells
+  }
+  return []
+}
+
+/** For money cells: the last minus the sum of the others, in cents (0: the last is their sum); undefined when some cell is not money. */
+function endsWithSum (cells: Hit[][]): number | undefined {
+  const cents = cells.map((c) => moneyCents(c[0]?.value ?? ''))
+  if (cells.length < 2 || cents.some((c) => c === null)) return undefined
+  return cents[cents.length - 1]! - cents.slice(0, -1).reduce((a: number, c) => a + c!, 0)
+}
+
+/**
+ * `orderedColumns` on positionless lines: the `key` column's cells make the rows; every
+ * other column with as many cells is lined up with them in order. With `totals` (a label
+ * printed in the table, `Totais`), a column with one cell more ends with the totals cell
+ * when that cell is at least the sum of the others (money); a money column with as many
+ * cells whose last is the sum of the others may hold a blank row and the total, and is not
+ * placed.
+ * A column with another count is left out of every row and named in `unplaced`: where its
+ * cells belong is not known (a blank cell prints nothing). Undefined when the key column has
+ * no cell.
+ */
+export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds): OrderedTable | undefined {
+  const headers = [key, ...others].flatMap((c) => c.header === undefined ? [] : [headerTest(c.header)])
+  const keyCells = cellsOf(lines, key, bounds, headers)
+  if (keyCells.length === 0) return undefined
+  const n = keyCells.length
+  const rows: OrderedRow[] = keyCells.map((c) => ({ [key.name]: c }))
+  const totalsPrinted = options.totals !== undefined && lines.some((l) => isLabelLine(l, compiled(labelPattern(options.totals!))))
+  let totals: OrderedRow | undefined
+  const unplaced: string[] = []
+  for (const column of others) {
+    const cells = cellsOf(lines, column, bounds, headers)
+    if (cells.length === 0) continue
+    // With a totals row, a column's last cell may be the total (the totals row ends the table):
+    // n + 1 cells are the n rows and the total; n money cells whose last is the sum of the
+    // others may be n - 1 rows (one printed blank) and the total: not placed.
+    const blankAndTotal = totalsPrinted && cells.length === n && endsWithSum(cells) === 0
+    // One cell more: the total, which is at least the sum of the rows (more when it counts
+    // rows of earlier pages); a smaller last cell is another block's value.
+    const withTotal = totalsPrinted && cells.length === n + 1 && (endsWithSum(cells) ?? 0) >= 0
+    if ((cells.length === n && !blankAndTotal) || withTotal) {
+      cells.slice(0, n).forEach((c, i) => { rows[i]![column.name] = c })
+      if (cells.length === n + 1) (totals ??= {})[column.name] = cells[n]
+    } else {
+      unplaced.push(`the column "${column.name}" prints ${cells.length} values for ${n} rows in an order that does not say which row each belongs to; they are not placed`)
+    }
+  }
+  return { rows, totals, unplaced }
+}
+
+// ---------------------------------------------------------------- a label printed once per block
+
+/**
+ * `under` when positions are lost: the value under each place `labels` is printed (the
+ * grid reader, text-grid.ts, from that line on). With `of` blocks printing the label (a
+ * document's parties, in their printed order), the k-th place is block k's, and a label
+ * printed another number of times gives nothing: which block a place belongs to is not
+ * known. With one block, every place must give the same value (a total printed twice);
+ * places that disagree give a conflict.
+ */
+export function underByOrder (lines: readonly TextLine[], labels: string[], k: number, of: number, bounds: LabelBounds): Hit | undefined {
+  const wanted = labels.map(normalizedLabel)
+  const places: number[] = []
+  lines.forEach((l, i) => { if (l.runs.some(({ run }) => wanted.includes(normalizeText(run.text)))) places.push(i) })
+  const read = (at: number): Hit | undefined => gridUnder(lines.slice(at, at + 2) as TextLine[], labels, {}, bounds)
+  if (of > 1) return places.length === of ? read(places[k]!) : undefined
+  const hits = places.map(read).filter((h): h is Hit => h !== undefined)
+  const distinct = [...new Set(hits.map((h) => h.value))]
+  if (distinct.length <= 1) return hits[0]
+  const hit: Hit = { value: '', groups: [], parts: [], page: hits[0]!.page, source: hits[0]!.source, box: hits[0]!.box, conflict: `the label "${labels[0]!}" is printed ${places.length} times, positions lost, with values that disagree (${distinct.map((v) => `"${v}"`).join(', ')}); the value is not guessed` }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+// ---------------------------------------------------------------- a wrapped label over its value
+
+/**
+ * `labelValue` when positions are lost and the label is wrapped: the label fills two or
+ * three consecutive lines (joined by a space, nothing after it but a colon) and its value
+ * starts the next line. (A label on one line over its value is read by label-value.ts.)
+ */
+export function wrappedLabelOverValue (lines: readonly TextLine[], label: Label, value: RegExp, bounds: LabelBounds): Hit | undefined {
+  const labelRe = compiled(labelPattern(label))
+  for (let i = 0; i < lines.length; i++) {
+    for (let k = 2; k <= 3 && i + k < lines.length; k++) {
+      const parts = lines.slice(i, i + k)
+      const below = lines[i + k]!
+      if (parts.some((l) => l.page !== below.page)) break
+      const joined = parts.map((l) => l.text).join(' ')
+      const m = labelRe.exec(joined)
+      // The label must reach into the last part and leave nothing after it.
+      if (m === null || m.index + m[0].length <= joined.length - parts[k - 1]!.text.length || joined.slice(m.index + m[0].length).replace(/:/g, '').trim() !== '') continue
+      if (m.index >= parts[0]!.text.length) continue
+      const v = compiled(value).exec(below.text)
+      if (v !== null && below.text.slice(0, v.index).trim() === '') return hitOf(below, v, 0, bounds)
+    }
+  }
+  return undefined
+}
