@@ -13,6 +13,7 @@ import { WORD_GAP, compiled, hitOf, inside, labelBounds, lineTests, union } from
 import type { LabelBounds } from './text-match.js'
 import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
+import { joinWrappedLabels } from './wrapped-labels.js'
 
 export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 
@@ -245,12 +246,20 @@ export class TextDocument extends TextRegion {
 
   /**
    * The same document whose queries stop values at these labels (compared accent- and
-   * case-blind, at word boundaries). The engine gives each parser its plugin's labels;
-   * the lines are shared, not rebuilt.
+   * case-blind, at word boundaries), and whose labels wrapped over two or three lines are
+   * joined back, their value after them whichever line it was printed on
+   * (wrapped-labels.ts). The engine scores and parses each plugin on its own view; the
+   * lines are shared where no label is wrapped.
    */
   withLabels (labels: readonly string[]): TextDocument {
     const view = Object.create(TextDocument.prototype) as TextDocument
-    return Object.assign(view, this, { labels: labelBounds(labels) })
+    const bounds = labelBounds(labels)
+    const lines = joinWrappedLabels(this.lines, bounds)
+    if (lines === this.lines) return Object.assign(view, this, { labels: bounds })
+    // Wrapped labels joined back: the detection copies follow the lines.
+    const normalizedLines = lines.map((l) => normalizeText(l.text))
+    const normalizedPages = this.pages.map((p) => normalizedLines.filter((_, i) => lines[i]!.page === p.page).join(' '))
+    return Object.assign(view, this, { labels: bounds, lines, normalizedLines, normalizedPages, normalized: normalizedPages.join(' ') })
   }
 }
 

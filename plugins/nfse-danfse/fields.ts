@@ -26,5 +26,8 @@ export const labels = [
   'Totais Aproximados dos Tributos', 'Informações Complementares', 'Tributação IBS/CBS',
   // Longer names some third-party drawings print for the same cells.
   'Tributação IBS / CBS', 'Local da Prestação / Sigla UF / País', 'Município / Sigla UF / País de Incidência do ISSQN',
-  'Regime Especial de Tributação do ISSQN', '*Endereço'
+  'Regime Especial de Tributação do ISSQN', '*Endereço',
+  // The whole names of cells whose shorter name is above: a value never starts with the rest of its label.
+  'Indicador Municipal (Inscrição)', 'Total das Retenções Federais', 'Total das Retenções (ISSQN / Federais)',
+  'Valor Líquido da NFS-e + IBS/CBS', 'Valor da Operação / Serviço', 'Total do IBS/CBS'
 ]
