@@ -272,14 +272,20 @@ function decide (label: string, readings: Reading[]): Hit | undefined {
 
 /** TextRegion.labelValue on `lines` (already scoped). */
 export function labelValue (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds): Hit | undefined {
+  return labelValues(lines, label, value, options, bounds, 1)[0]
+}
+
+/** TextRegion.labelValues on `lines`: the value of every place the label is printed (at most `limit`), each read as labelValue reads the first. */
+export function labelValues (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds, limit = Infinity): Hit[] {
   const labelRe = compiled(labelPattern(label))
   const valueRe = compiled(value)
-  for (let i = 0; i < lines.length; i++) {
+  const out: Hit[] = []
+  for (let i = 0; i < lines.length && out.length < limit; i++) {
     const line = lines[i]!
     const lm = labelRe.exec(line.text)
     if (lm === null) {
       const hit = decide(normalizeText(String(typeof label === 'string' ? label : label.source)), wrapped(lines, i, labelRe, value, bounds))
-      if (hit !== undefined) return hit
+      if (hit !== undefined) out.push(hit)
       continue
     }
     const from = lm.index
@@ -297,9 +303,9 @@ export function labelValue (lines: TextLine[], label: Label, value: RegExp, opti
       row(lines, i, from, to, value, bounds)?.hit ??
       serialized(lines, i, value, bounds, own)?.hit ??
       inLinesBelow(lines, i, valueRe, options.linesBelow ?? 0, bounds)
-    if (chosen !== undefined) return chosen
+    if (chosen !== undefined) out.push(chosen)
   }
-  return undefined
+  return out
 }
 
 /** `below`: the whole next lines of the page, in order. */

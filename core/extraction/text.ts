@@ -6,7 +6,7 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
-import { labelValue } from './label-value.js'
+import { labelValue, labelValues } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
 import { column, table, under } from './text-grid.js'
 import { WORD_GAP, compiled, hitOf, inside, labelBounds, lineTests, union } from './text-match.js'
@@ -118,6 +118,14 @@ export class TextRegion {
    */
   labelValue (label: Label, value: RegExp, options: SearchOptions & LabelValueOptions = {}): Hit | undefined {
     return labelValue(this.scope(options), label, value, options, this.labels)
+  }
+
+  /**
+   * The value of every place `label` is printed, in reading order, each paired as
+   * `labelValue` pairs the first (a label repeated per row or per block: one hit each).
+   */
+  labelValues (label: Label, value: RegExp, options: SearchOptions & LabelValueOptions = {}): Hit[] {
+    return labelValues(this.scope(options), label, value, options, this.labels)
   }
 
   /** The text of the runs inside a box of a page, in reading order. */

@@ -76,6 +76,9 @@ function indexAtX (line: TextLine, x: number): number {
   return run === undefined ? line.text.length : run.start
 }
 
+/** The label runs made of a wrapped label's parts: a space always separates them from their neighbours. */
+const JOINED = new WeakSet<TextRun>()
+
 /** A line from runs in the order given (not sorted by x): one space between runs that do not touch on one baseline. */
 function lineOf (page: number, runs: TextRun[]): TextLine {
   let text = ''
@@ -83,8 +86,8 @@ function lineOf (page: number, runs: TextRun[]): TextLine {
   let previous: TextRun | undefined
   for (const run of runs) {
     const text0 = run.text.replace(/\s+/g, ' ').trim()
-    const touches = previous !== undefined && Math.abs(previous.box.y - run.box.y) < run.box.height / 2 && run.box.x >= previous.box.x &&
-      run.box.x - (previous.box.x + previous.box.width) <= run.box.height * WORD_GAP
+    const gap = previous === undefined ? Infinity : run.box.x - (previous.box.x + previous.box.width)
+    const touches = previous !== undefined && !JOINED.has(previous) && !JOINED.has(run) && Math.abs(previous.box.y - run.box.y) < run.box.height / 2 && gap >= -1 && gap <= run.box.height * WORD_GAP
     // A colon printed apart from its label (`Período de Apuração  : 01/2026`) joins it, as it does on one line.
     if (text !== '' && !touches && !text0.startsWith(':')) text += ' '
     placed.push({ run, start: text.length })
@@ -147,7 +150,8 @@ function continuation (lines: TextLine[], at: number, words: Word[][], w: number
  * next part, and what follows it in its column, moved up after its first part.
  */
 export function joinWrappedLabels (lines: TextLine[], labels: LabelBounds): TextLine[] {
-  const split = labels.map((l) => l.split(' ')).filter((l) => l.length >= 2)
+  // The longer label first where two start alike (`Data e Horário da Transmissão (Data e Horário de Brasília):`).
+  const split = labels.map((l) => l.split(' ')).filter((l) => l.length >= 2).sort((a, b) => b.length - a.length)
   if (split.length === 0) return lines
   const byFirst = new Map<string, string[][]>()
   for (const l of split) byFirst.set(l[0]!, [...(byFirst.get(l[0]!) ?? []), l])
@@ -200,7 +204,9 @@ export function joinWrappedLabels (lines: TextLine[], labels: LabelBounds): Text
       if (e.wrap !== undefined) {
         const labelRuns = [...slice(line, e.a, e.b), ...e.wrap.parts.flatMap((p) => slice(lines[p.line]!, p.label[0], p.label[1]))]
         const text = [line.text.slice(e.a, e.b), ...e.wrap.parts.map((p) => lines[p.line]!.text.slice(p.label[0], p.label[1]))].join(' ')
-        runs.push({ text, box: union(labelRuns.map((r) => r.box)) })
+        const joinedRun: TextRun = { text, box: union(labelRuns.map((r) => r.box)) }
+        JOINED.add(joinedRun)
+        runs.push(joinedRun)
         for (const p of e.wrap.parts) runs.push(...slice(lines[p.line]!, p.value[0], p.value[1]))
       }
       at = e.b

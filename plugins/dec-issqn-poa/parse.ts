@@ -67,13 +67,17 @@ function onPages (pages: number[], query: (page: number) => Hit | undefined): Hi
   return undefined
 }
 
+/** A row's amount: alone after its label (or under it, or across a wrapped label: labelValue). */
+const ROW_VALUE = new RegExp(`^\\s*${M}\\s*$`)
+
 /** Sum in cents of every `label value` row on the pages; null when no row is printed. */
 function sumRows (doc: TextDocument, ctx: ParseContext, field: string, pages: number[], label: RegExp): number | null {
-  const pattern = new RegExp(`^${label.source}\\s+${M}$`, label.flags)
-  const hits = pages.flatMap((page) => doc.findAll(pattern, { page }))
+  const hits = pages.flatMap((page) => doc.labelValues(label, ROW_VALUE, { page }))
   if (hits.length === 0) return null
   let total = 0
   for (const hit of hits) {
+    // A row whose label reads two values: the sum is not guessed (ctx.take warns).
+    if (hit.conflict !== undefined) return ctx.take(field, hit, () => null)
     const c = moneyCents(hit.value)
     if (c === null) return null
     total += c
@@ -86,7 +90,7 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
   const paginas = classifyPages(doc)
   const decl = paginas.declaracao
   const one = (field: string, label: RegExp, pages = decl): number | null =>
-    ctx.take(field, onPages(pages, (page) => doc.find(new RegExp(`^${label.source}\\s+${M}$`, label.flags), { page })), moneyNumber)
+    ctx.take(field, onPages(pages, (page) => doc.labelValue(label, ROW_VALUE, { page })), moneyNumber)
 
   const ref = ctx.take('competencia.referencia', onPages(decl, (page) => doc.find(/Declaração Mensal - ISSQN\s+([A-Za-zçÇ]{3}\/\d{4})/, { page })), competence)
   const inscricao = onPages(decl, (page) => doc.labelValue(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 }))
