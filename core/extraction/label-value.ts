@@ -230,23 +230,19 @@ function wrapped (lines: TextLine[], at: number, labelRe: RegExp, value: RegExp,
     const tail = parts.map((l) => l.text).join(' ')
     const lastLine = parts[k - 1]!
     const lastStart = tail.length - lastLine.text.length
-    // Value on the last line: the label's parts joined end to end.
-    const joined = `${first.text} ${tail}`
-    const m = labelRe.exec(joined)
-    if (m !== null && m.index < first.text.length && m.index + m[0].length > first.text.length + 1 + lastStart) {
-      const restAt = m.index + m[0].length - (first.text.length + 1 + lastStart)
-      const vm = compiled(value).exec(lastLine.text.slice(restAt))
-      if (vm !== null) out.push({ how: 'after the last line of its wrapped label', hit: hitOf(lastLine, vm, restAt, bounds) })
-    }
-    // Value on the first line: the line cut at each word, the label's parts joined around the cut.
-    for (const word of first.text.matchAll(/(?<=\s)\S/g)) {
-      const cut = first.text.slice(0, word.index).trimEnd()
+    // The first line cut at each word (its end last): the label's parts joined around the cut;
+    // the value after the cut on the first line, or after the label's end on the last line.
+    const cuts = [...[...first.text.matchAll(/(?<=\s)\S/g)].map((w) => w.index), first.text.length]
+    for (const at of cuts) {
+      const cut = first.text.slice(0, at).trimEnd()
       const lm = labelRe.exec(`${cut} ${tail}`)
       if (lm === null || lm.index >= cut.length || lm.index + lm[0].length <= cut.length + 1 + lastStart) continue
-      const vm = compiled(value).exec(first.text.slice(word.index))
-      if (vm === null) continue
-      out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, vm, word.index, bounds) })
-      break
+      const restAt = lm.index + lm[0].length - (cut.length + 1 + lastStart)
+      const last = compiled(value).exec(lastLine.text.slice(restAt))
+      if (last !== null) out.push({ how: 'after the last line of its wrapped label', hit: hitOf(lastLine, last, restAt, bounds) })
+      const firstValue = at < first.text.length ? compiled(value).exec(first.text.slice(at)) : null
+      if (firstValue !== null) out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, firstValue, at, bounds) })
+      if (out.length > 0) break
     }
     if (out.length > 0) break
   }

@@ -19,6 +19,8 @@ import { normalizeText } from './values.js'
 
 /** The next part of a wrapped label starts within this many points of its first part's left edge. */
 const ALIGN = 3
+/** Text closer than this many line heights after a label's first part is in its cell (a value), not the next column. */
+const CELL_GAP = 3
 /** The next part of a wrapped label sits within this many line heights below. */
 const WRAP_DEPTH = 1.8
 
@@ -133,6 +135,9 @@ function continuation (lines: TextLine[], at: number, words: Word[][], w: number
     const labelEnd = nextWords[c + n - 1]!.end
     const columnEnd = Math.max(labelEnd, indexAtX(next, border))
     if (from + n === label.length) {
+      // A value on the last line while the first line prints something right after the label's
+      // first part, in its cell: two readings, left to labelValue (a conflict when they differ).
+      if (next.text.slice(labelEnd, columnEnd).trim() !== '' && border - partRight < CELL_GAP * height(line)) return undefined
       parts.push({ line: j, label: [nextWords[c]!.at, labelEnd], value: [labelEnd, columnEnd] })
       return { at, start: lineWords[w]!.at, cut, parts }
     }
