@@ -197,7 +197,13 @@ function serialized (lines: TextLine[], at: number, value: RegExp, bounds: Label
   const count = last - first + 1
   if (count < 2) return undefined
   const values = lines.slice(last + 1, last + 1 + count)
-  if (values.length < count || values.some((l) => l.page !== page || startsWithLabel(normalizeText(l.text), bounds))) return undefined
+  if (values.length < count || values.some((l) => l.page !== page || startsWithLabel(normalizeText(l.text), bounds) || LABEL_LIKE.test(l.text))) return undefined
+  // More values than labels (a label above the block not recognised as one): the order no longer pairs them.
+  const after = lines[last + 1 + count]
+  const bottom = values[count - 1]!
+  const pitch = values[count - 2]!.box.y - (bottom.box.y + bottom.box.height)
+  if (after !== undefined && after.page === page && bottom.box.y - (after.box.y + after.box.height) <= Math.max(1.5 * pitch, 0.5 * bottom.box.height) &&
+    !startsWithLabel(normalizeText(after.text), bounds) && !LABEL_LIKE.test(after.text)) return undefined
   const line = values[at - first]!
   const m = leading(value, line.text)
   return m === null ? undefined : { how: 'in the column of values printed after its column of labels', hit: hitOf(line, m, 0, bounds) }
@@ -266,6 +272,25 @@ function decide (label: string, readings: Reading[]): Hit | undefined {
   return readings[0]?.hit
 }
 
+/**
+ * Where the label is printed on a line. A label anchored at the start (`^Número do Recibo:`)
+ * starts a line or a cell: a run set apart from the one before it by a gap of a line height or
+ * more (a row of labels prints the second label mid-line).
+ */
+function labelAt (line: TextLine, labelRe: RegExp): { index: number, text: string } | null {
+  const m = labelRe.exec(line.text)
+  if (m !== null) return { index: m.index, text: m[0] }
+  if (!labelRe.source.startsWith('^')) return null
+  for (let k = 1; k < line.runs.length; k++) {
+    const { run, start } = line.runs[k]!
+    const previous = line.runs[k - 1]!.run
+    if (run.box.x - (previous.box.x + previous.box.width) < run.box.height) continue
+    const c = labelRe.exec(line.text.slice(start))
+    if (c !== null) return { index: start + c.index, text: c[0] }
+  }
+  return null
+}
+
 /** TextRegion.labelValue on `lines` (already scoped). */
 export function labelValue (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds): Hit | undefined {
   return labelValues(lines, label, value, options, bounds, 1)[0]
@@ -278,24 +303,27 @@ export function labelValues (lines: TextLine[], label: Label, value: RegExp, opt
   const out: Hit[] = []
   for (let i = 0; i < lines.length && out.length < limit; i++) {
     const line = lines[i]!
-    const lm = labelRe.exec(line.text)
+    const lm = labelAt(line, labelRe)
     if (lm === null) {
       const hit = decide(normalizeText(String(typeof label === 'string' ? label : label.source)), wrapped(lines, i, labelRe, value, bounds))
       if (hit !== undefined) out.push(hit)
       continue
     }
     const from = lm.index
-    const to = lm.index + lm[0].length
-    const own = normalizeText(lm[0])
+    const to = lm.index + lm.text.length
+    const own = normalizeText(lm.text)
     const readings: Reading[] = []
     const rest = line.text.slice(to)
     const vm = valueRe.exec(rest)
     // A value that starts where the next label starts (a row of labels) is that label, not a value.
     const isLabel = vm !== null && rest.slice(0, vm.index).trim() === '' && startsWithLabel(normalizeText(rest), bounds)
     if (vm !== null && !isLabel) readings.push({ how: 'after it on its line', hit: hitOf(line, vm, to, bounds) })
-    const below = under(lines, i, from, to, value, bounds)
+    // Under the last of a column of bare labels is the first of their values (serialized), not its own.
+    const above = lines[i - 1]
+    const lastOfColumn = above !== undefined && above.page === line.page && bareLabel(line, bounds, own) && bareLabel(above, bounds, own)
+    const below = lastOfColumn ? undefined : under(lines, i, from, to, value, bounds)
     if (below !== undefined) readings.push(below)
-    const chosen = decide(lm[0].trim(), readings) ??
+    const chosen = decide(lm.text.trim(), readings) ??
       row(lines, i, from, to, value, bounds)?.hit ??
       serialized(lines, i, value, bounds, own)?.hit ??
       inLinesBelow(lines, i, valueRe, options.linesBelow ?? 0, bounds)
