@@ -29,5 +29,11 @@ export const labels = [
   'Regime Especial de Tributação do ISSQN', '*Endereço',
   // The whole names of cells whose shorter name is above: a value never starts with the rest of its label.
   'Indicador Municipal (Inscrição)', 'Total das Retenções Federais', 'Total das Retenções (ISSQN / Federais)',
-  'Valor Líquido da NFS-e + IBS/CBS', 'Valor da Operação / Serviço', 'Total do IBS/CBS'
+  'Valor Líquido da NFS-e + IBS/CBS', 'Valor da Operação / Serviço', 'Total do IBS/CBS',
+  // Cells the parser reads (or prints beside those it reads) by their whole names.
+  'Código de Tributação Nacional / Municipal', 'CST / cClassTrib', 'Alíquota - IBS UF / IBS Mun', 'Nº NFS-e / CHAVE NFS-e',
+  'Contribuição Previdenciária - Retida', 'Contribuições Sociais - Retidas', 'PIS/COFINS - Débito Apur. Própria',
+  'PIS - Débito Apuração Própria', 'COFINS - Débito Apuração Própria', 'Valor Total Apurado - IBS', 'Alíquota - CBS',
+  'Valor Total Apurado - CBS', 'País Resultado da Prestação do Serviço', 'Cálculo do BM', 'Número Processo Suspensão',
+  'Total Deduções/Reduções', 'BC ISSQN'
 ]
