@@ -34,6 +34,8 @@ export interface LabelValueOptions {
 
 /** A value's column may start a little left of its label (centred or padded cells). */
 const SLACK = 2
+/** Runs closer than this many heights are one cell. */
+const CELL_GAP = 1.5
 /** A value under its label sits within this many label heights below it. */
 const UNDER_DEPTH = 2.6
 /** A wrapped label's next line sits within this many line heights below. */
@@ -108,9 +110,14 @@ function under (lines: TextLine[], at: number, from: number, to: number, value: 
   for (let j = at + 1; j < lines.length; j++) {
     const below = lines[j]!
     if (below.page !== line.page || line.box.y - (below.box.y + below.box.height) > UNDER_DEPTH * h) break
-    // The runs under the label itself, up to the text after it on its line.
-    const runs = below.runs.map(({ run }) => run).filter((r) => r.box.x < Math.max(hi, labelRight) && r.box.x + r.box.width > labelLeft - SLACK)
+    // The runs under the label itself, and those that continue them rightwards as one cell (up to the text after the label).
+    const all = below.runs.map(({ run }) => run)
+    const runs = all.filter((r) => r.box.x < labelRight && r.box.x + r.box.width > labelLeft - SLACK)
     if (runs.length === 0) continue
+    for (const r of all) {
+      const last = runs[runs.length - 1]!
+      if (r.box.x > last.box.x && !runs.includes(r) && r.box.x < hi && r.box.x - (last.box.x + last.box.width) <= CELL_GAP * r.box.height) runs.push(r)
+    }
     if (runs.some((r) => r.box.x < lo - SLACK || (hi !== Infinity && r.box.x + r.box.width > hi + SLACK && r.box.x < labelLeft - SLACK))) return undefined
     const cell = subLine(below, runs)
     if (startsWithLabel(normalizeText(cell.text), bounds) || LABEL_LIKE.test(cell.text)) return undefined
@@ -176,6 +183,9 @@ function row (lines: TextLine[], at: number, from: number, to: number, value: Re
   return m === null ? undefined : { how: 'in the row of values under its row of labels', hit: { ...hitOf(cell, m, 0, bounds), source: next.text } }
 }
 
+/** A column of labels followed by more values than labels: no value can be paired, by order or under. */
+const AMBIGUOUS = 'ambiguous'
+
 /** True when a line's detection form is one of the labels, whole (a colon aside). */
 function bareLabel (line: TextLine, bounds: LabelBounds, own: string): boolean {
   const n = normalizeText(line.text).replace(/\s*:$/, '')
@@ -186,7 +196,7 @@ function bareLabel (line: TextLine, bounds: LabelBounds, own: string): boolean {
  * `serialized`: the label is the k-th line of a block of bare labels; the block is followed
  * by as many value lines; the k-th of those holds the value.
  */
-function serialized (lines: TextLine[], at: number, value: RegExp, bounds: LabelBounds, own: string): Reading | undefined {
+function serialized (lines: TextLine[], at: number, value: RegExp, bounds: LabelBounds, own: string): Reading | typeof AMBIGUOUS | undefined {
   const page = lines[at]!.page
   const isBare = (i: number): boolean => lines[i] !== undefined && lines[i]!.page === page && bareLabel(lines[i]!, bounds, own)
   if (!isBare(at)) return undefined
@@ -203,7 +213,7 @@ function serialized (lines: TextLine[], at: number, value: RegExp, bounds: Label
   const bottom = values[count - 1]!
   const pitch = values[count - 2]!.box.y - (bottom.box.y + bottom.box.height)
   if (after !== undefined && after.page === page && bottom.box.y - (after.box.y + after.box.height) <= Math.max(1.5 * pitch, 0.5 * bottom.box.height) &&
-    !startsWithLabel(normalizeText(after.text), bounds) && !LABEL_LIKE.test(after.text)) return undefined
+    !startsWithLabel(normalizeText(after.text), bounds) && !LABEL_LIKE.test(after.text)) return AMBIGUOUS
   const line = values[at - first]!
   const m = leading(value, line.text)
   return m === null ? undefined : { how: 'in the column of values printed after its column of labels', hit: hitOf(line, m, 0, bounds) }
@@ -318,14 +328,16 @@ export function labelValues (lines: TextLine[], label: Label, value: RegExp, opt
     // A value that starts where the next label starts (a row of labels) is that label, not a value.
     const isLabel = vm !== null && rest.slice(0, vm.index).trim() === '' && startsWithLabel(normalizeText(rest), bounds)
     if (vm !== null && !isLabel) readings.push({ how: 'after it on its line', hit: hitOf(line, vm, to, bounds) })
-    // Under the last of a column of bare labels is the first of their values (serialized), not its own.
+    // Under the last of a column of bare labels whose values follow it is the column's first value, not its own.
     const above = lines[i - 1]
-    const lastOfColumn = above !== undefined && above.page === line.page && bareLabel(line, bounds, own) && bareLabel(above, bounds, own)
-    const below = lastOfColumn ? undefined : under(lines, i, from, to, value, bounds)
+    const inColumn = above !== undefined && above.page === line.page && bareLabel(line, bounds, own) && bareLabel(above, bounds, own)
+    const column = inColumn ? serialized(lines, i, value, bounds, own) : undefined
+    const below = column !== undefined ? undefined : under(lines, i, from, to, value, bounds)
+    const ordered = column ?? serialized(lines, i, value, bounds, own)
     if (below !== undefined) readings.push(below)
     const chosen = decide(lm.text.trim(), readings) ??
       row(lines, i, from, to, value, bounds)?.hit ??
-      serialized(lines, i, value, bounds, own)?.hit ??
+      (ordered === AMBIGUOUS ? undefined : ordered?.hit) ??
       inLinesBelow(lines, i, valueRe, options.linesBelow ?? 0, bounds)
     if (chosen !== undefined) out.push(chosen)
   }

@@ -124,11 +124,13 @@ function continuation (lines: TextLine[], at: number, words: Word[][], w: number
   const parts: Wrap['parts'] = []
   let from = k
   let previous = line
-  for (let j = at + 1; j < lines.length && j <= at + 2; j++) {
+  // A line of another column at about the same height (nothing in the label's column) is passed over.
+  for (let j = at + 1; j < lines.length && j <= at + 4; j++) {
     const next = lines[j]!
     if (next.page !== line.page || previous.box.y - (next.box.y + next.box.height) > WRAP_DEPTH * height(previous)) return undefined
     const nextWords = words[j]!
     const c = nextWords.findIndex((word) => Math.abs(charX(next, word.at) - x0) <= ALIGN)
+    if (c < 0 && !next.runs.some(({ run }) => run.box.x < partRight && run.box.x + run.box.width > x0)) continue
     if (c < 0) return undefined
     const n = matched(nextWords, c, label, from)
     if (n === 0) return undefined
