@@ -290,7 +290,9 @@ function decide (label: string, readings: Reading[]): Hit | undefined {
 function labelAt (line: TextLine, labelRe: RegExp): { index: number, text: string } | null {
   const m = labelRe.exec(line.text)
   if (m !== null) return { index: m.index, text: m[0] }
-  if (!labelRe.source.startsWith('^')) return null
+  if (!labelRe.source.startsWith('^') || line.runs.length < 2) return null
+  // Only where the label is printed at all, anchored or not.
+  if (!compiled(new RegExp(labelRe.source.slice(1), labelRe.flags)).test(line.text)) return null
   for (let k = 1; k < line.runs.length; k++) {
     const { run, start } = line.runs[k]!
     const previous = line.runs[k - 1]!.run

@@ -265,7 +265,9 @@ export class TextDocument extends TextRegion {
     const lines = joinWrappedLabels(this.lines, bounds)
     if (lines === this.lines) return Object.assign(view, this, { labels: bounds })
     // Wrapped labels joined back: the detection copies follow the lines.
-    const normalizedLines = lines.map((l) => normalizeText(l.text))
+    // Lines the joining left alone keep their detection form.
+    const known = new Map(this.lines.map((l, i) => [l, this.normalizedLines[i]!]))
+    const normalizedLines = lines.map((l) => known.get(l) ?? normalizeText(l.text))
     const normalizedPages = this.pages.map((p) => normalizedLines.filter((_, i) => lines[i]!.page === p.page).join(' '))
     return Object.assign(view, this, { labels: bounds, lines, normalizedLines, normalizedPages, normalized: normalizedPages.join(' ') })
   }
