@@ -171,9 +171,14 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
   // Every exclusion that fired, whoever wins: the spec's excludedRules is where the
   // response can say why a neighbour lost (documents.md §10).
   const excluded: string[] = []
+  // Each plugin's rules read the document as its parser will: its labels bound the values and
+  // its wrapped labels are joined back (TextDocument.withLabels).
+  const views = new Map<ExtractorPlugin, TextDocument>()
   for (const plugin of plugins) {
     if (plugin.status !== 'active') continue
-    const score = scoreRules(plugin.rules, doc)
+    const view = doc.withLabels(plugin.labels)
+    views.set(plugin, view)
+    const score = scoreRules(plugin.rules, view)
     excluded.push(...score.excluded.map((name) => `${plugin.id}:${name}`))
     const confidence = detectionConfidence(score)
     scored.push({ plugin, score, confidence })
@@ -240,7 +245,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
   }
   engine.parserExecuted = true
-  const bounded = doc.withLabels(plugin.labels)
+  const bounded = views.get(plugin) ?? doc.withLabels(plugin.labels)
   let data: object
   try {
     data = plugin.parse(bounded, ctx)

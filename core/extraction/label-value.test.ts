@@ -53,6 +53,41 @@ describe('labelValue: the value of a label, by position', () => {
     expect(doc.labelValue(/CNPJ:/, /(\S+)/)?.value).toBe('12.345.678/0001-95')
   })
 
+  it('pairs a serialized column only when its values are as many as its labels', () => {
+    const labels = ['Outros Acréscimos:', 'Simples Nacional a recolher:']
+    // Under the last label is the column's first value, not the last label's.
+    const doc = page([run('Outros Acréscimos:', 40, 700), run('Simples Nacional a recolher:', 40, 690), run('0,00', 40, 680), run('11.963,02', 40, 670)], labels)
+    expect(doc.labelValue(/^Simples Nacional a recolher:/, MONEY)?.value).toBe('11.963,02')
+    expect(doc.labelValue(/^Outros Acréscimos:/, MONEY)?.value).toBe('0,00')
+    // A third value line right under the two: the order no longer says which value is whose.
+    const more = page([run('Outros Acréscimos:', 40, 700), run('Simples Nacional a recolher:', 40, 690), run('0,00', 40, 680), run('11.963,02', 40, 670), run('5,00', 40, 660)], labels)
+    expect(more.labelValue(/^Simples Nacional a recolher:/, MONEY)).toBeUndefined()
+    expect(more.labelValue(/^Outros Acréscimos:/, MONEY)).toBeUndefined()
+  })
+
+  it('joins back a listed label wrapped in its column, for the queries and for the detection copy', () => {
+    const labels = ['Número do Recibo:', 'Data de Abertura:']
+    for (const runs of [
+      [run('Número do', 40, 700), run('01.07.22193.8690808-9', 110, 700), run('Data de', 300, 700), run('Abertura:', 300, 689), run('18/01/2012', 350, 689), run('Recibo:', 40, 689)],
+      [run('Número do', 40, 700), run('Data de', 300, 700), run('18/01/2012', 350, 700), run('Recibo:', 40, 689), run('01.07.22193.8690808-9', 80, 689), run('Abertura:', 300, 689)]
+    ]) {
+      const doc = page(runs, labels)
+      expect(doc.labelValue(/^Número do Recibo:/, /^\s*(\S+)/)?.value).toBe('01.07.22193.8690808-9')
+      expect(doc.labelValue(/Data de Abertura:/, /^\s*(\S+)/)?.value).toBe('18/01/2012')
+      expect(doc.normalized).toContain('NUMERO DO RECIBO: 01.07.22193.8690808-9')
+    }
+    // Words of a label that are not aligned (another column's text) are not a wrap.
+    const apart = page([run('Número do', 40, 700), run('Recibo:', 200, 689), run('01.07.22193.8690808-9', 240, 689)], labels)
+    expect(apart.lines.map((l) => l.text)).toEqual(['Número do', 'Recibo: 01.07.22193.8690808-9'])
+  })
+
+  it('finds a label anchored at a line start where it starts a cell mid-line', () => {
+    const doc = page([run('Data de transmissão:', 40, 700), run('Número do Recibo:', 215, 700), run('12/07/2022', 40, 689), run('01.07.22193.8690808-9', 215, 689)])
+    expect(doc.labelValue(/^Número do Recibo:/, /^\s*(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/)?.value).toBe('01.07.22193.8690808-9')
+    // Not inside a cell's text.
+    expect(page([run('Consulte o Número do Recibo: 01.07.22193.8690808-9', 40, 700)]).labelValue(/^Número do Recibo:/, /(\S+)/)).toBeUndefined()
+  })
+
   it('gives a conflict, not a guess, when the value after the label and the one under it differ', () => {
     const doc = page([run('Valor:', 50, 700), run('1.000,00', 90, 700), run('2.000,00', 50, 688)])
     const hit = doc.labelValue(/Valor:/, MONEY)!

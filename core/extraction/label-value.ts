@@ -34,6 +34,8 @@ export interface LabelValueOptions {
 
 /** A value's column may start a little left of its label (centred or padded cells). */
 const SLACK = 2
+/** Runs closer than this many heights are one cell. */
+const CELL_GAP = 1.5
 /** A value under its label sits within this many label heights below it. */
 const UNDER_DEPTH = 2.6
 /** A wrapped label's next line sits within this many line heights below. */
@@ -108,9 +110,14 @@ function under (lines: TextLine[], at: number, from: number, to: number, value: 
   for (let j = at + 1; j < lines.length; j++) {
     const below = lines[j]!
     if (below.page !== line.page || line.box.y - (below.box.y + below.box.height) > UNDER_DEPTH * h) break
-    // The runs under the label itself, up to the text after it on its line.
-    const runs = below.runs.map(({ run }) => run).filter((r) => r.box.x < Math.max(hi, labelRight) && r.box.x + r.box.width > labelLeft - SLACK)
+    // The runs under the label itself, and those that continue them rightwards as one cell (up to the text after the label).
+    const all = below.runs.map(({ run }) => run)
+    const runs = all.filter((r) => r.box.x < labelRight && r.box.x + r.box.width > labelLeft - SLACK)
     if (runs.length === 0) continue
+    for (const r of all) {
+      const last = runs[runs.length - 1]!
+      if (r.box.x > last.box.x && !runs.includes(r) && r.box.x < hi && r.box.x - (last.box.x + last.box.width) <= CELL_GAP * r.box.height) runs.push(r)
+    }
     if (runs.some((r) => r.box.x < lo - SLACK || (hi !== Infinity && r.box.x + r.box.width > hi + SLACK && r.box.x < labelLeft - SLACK))) return undefined
     const cell = subLine(below, runs)
     if (startsWithLabel(normalizeText(cell.text), bounds) || LABEL_LIKE.test(cell.text)) return undefined
@@ -176,6 +183,9 @@ function row (lines: TextLine[], at: number, from: number, to: number, value: Re
   return m === null ? undefined : { how: 'in the row of values under its row of labels', hit: { ...hitOf(cell, m, 0, bounds), source: next.text } }
 }
 
+/** A column of labels followed by more values than labels: no value can be paired, by order or under. */
+const AMBIGUOUS = 'ambiguous'
+
 /** True when a line's detection form is one of the labels, whole (a colon aside). */
 function bareLabel (line: TextLine, bounds: LabelBounds, own: string): boolean {
   const n = normalizeText(line.text).replace(/\s*:$/, '')
@@ -186,7 +196,7 @@ function bareLabel (line: TextLine, bounds: LabelBounds, own: string): boolean {
  * `serialized`: the label is the k-th line of a block of bare labels; the block is followed
  * by as many value lines; the k-th of those holds the value.
  */
-function serialized (lines: TextLine[], at: number, value: RegExp, bounds: LabelBounds, own: string): Reading | undefined {
+function serialized (lines: TextLine[], at: number, value: RegExp, bounds: LabelBounds, own: string): Reading | typeof AMBIGUOUS | undefined {
   const page = lines[at]!.page
   const isBare = (i: number): boolean => lines[i] !== undefined && lines[i]!.page === page && bareLabel(lines[i]!, bounds, own)
   if (!isBare(at)) return undefined
@@ -197,7 +207,13 @@ function serialized (lines: TextLine[], at: number, value: RegExp, bounds: Label
   const count = last - first + 1
   if (count < 2) return undefined
   const values = lines.slice(last + 1, last + 1 + count)
-  if (values.length < count || values.some((l) => l.page !== page || startsWithLabel(normalizeText(l.text), bounds))) return undefined
+  if (values.length < count || values.some((l) => l.page !== page || startsWithLabel(normalizeText(l.text), bounds) || LABEL_LIKE.test(l.text))) return undefined
+  // More values than labels (a label above the block not recognised as one): the order no longer pairs them.
+  const after = lines[last + 1 + count]
+  const bottom = values[count - 1]!
+  const pitch = values[count - 2]!.box.y - (bottom.box.y + bottom.box.height)
+  if (after !== undefined && after.page === page && bottom.box.y - (after.box.y + after.box.height) <= Math.max(1.5 * pitch, 0.5 * bottom.box.height) &&
+    !startsWithLabel(normalizeText(after.text), bounds) && !LABEL_LIKE.test(after.text)) return AMBIGUOUS
   const line = values[at - first]!
   const m = leading(value, line.text)
   return m === null ? undefined : { how: 'in the column of values printed after its column of labels', hit: hitOf(line, m, 0, bounds) }
@@ -230,23 +246,19 @@ function wrapped (lines: TextLine[], at: number, labelRe: RegExp, value: RegExp,
     const tail = parts.map((l) => l.text).join(' ')
     const lastLine = parts[k - 1]!
     const lastStart = tail.length - lastLine.text.length
-    // Value on the last line: the label's parts joined end to end.
-    const joined = `${first.text} ${tail}`
-    const m = labelRe.exec(joined)
-    if (m !== null && m.index < first.text.length && m.index + m[0].length > first.text.length + 1 + lastStart) {
-      const restAt = m.index + m[0].length - (first.text.length + 1 + lastStart)
-      const vm = compiled(value).exec(lastLine.text.slice(restAt))
-      if (vm !== null) out.push({ how: 'after the last line of its wrapped label', hit: hitOf(lastLine, vm, restAt, bounds) })
-    }
-    // Value on the first line: the line cut at each word, the label's parts joined around the cut.
-    for (const word of first.text.matchAll(/(?<=\s)\S/g)) {
-      const cut = first.text.slice(0, word.index).trimEnd()
+    // The first line cut at each word (its end last): the label's parts joined around the cut;
+    // the value after the cut on the first line, or after the label's end on the last line.
+    const cuts = [...[...first.text.matchAll(/(?<=\s)\S/g)].map((w) => w.index), first.text.length]
+    for (const at of cuts) {
+      const cut = first.text.slice(0, at).trimEnd()
       const lm = labelRe.exec(`${cut} ${tail}`)
       if (lm === null || lm.index >= cut.length || lm.index + lm[0].length <= cut.length + 1 + lastStart) continue
-      const vm = compiled(value).exec(first.text.slice(word.index))
-      if (vm === null) continue
-      out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, vm, word.index, bounds) })
-      break
+      const restAt = lm.index + lm[0].length - (cut.length + 1 + lastStart)
+      const last = compiled(value).exec(lastLine.text.slice(restAt))
+      if (last !== null) out.push({ how: 'after the last line of its wrapped label', hit: hitOf(lastLine, last, restAt, bounds) })
+      const firstValue = at < first.text.length ? compiled(value).exec(first.text.slice(at)) : null
+      if (firstValue !== null) out.push({ how: 'on the first line of its wrapped label', hit: hitOf(first, firstValue, at, bounds) })
+      if (out.length > 0) break
     }
     if (out.length > 0) break
   }
@@ -270,36 +282,68 @@ function decide (label: string, readings: Reading[]): Hit | undefined {
   return readings[0]?.hit
 }
 
+/**
+ * Where the label is printed on a line. A label anchored at the start (`^Número do Recibo:`)
+ * starts a line or a cell: a run set apart from the one before it by a gap of a line height or
+ * more (a row of labels prints the second label mid-line).
+ */
+function labelAt (line: TextLine, labelRe: RegExp): { index: number, text: string } | null {
+  const m = labelRe.exec(line.text)
+  if (m !== null) return { index: m.index, text: m[0] }
+  if (!labelRe.source.startsWith('^') || line.runs.length < 2) return null
+  // Only where the label is printed at all, anchored or not.
+  if (!compiled(new RegExp(labelRe.source.slice(1), labelRe.flags)).test(line.text)) return null
+  for (let k = 1; k < line.runs.length; k++) {
+    const { run, start } = line.runs[k]!
+    const previous = line.runs[k - 1]!.run
+    if (run.box.x - (previous.box.x + previous.box.width) < run.box.height) continue
+    const c = labelRe.exec(line.text.slice(start))
+    if (c !== null) return { index: start + c.index, text: c[0] }
+  }
+  return null
+}
+
 /** TextRegion.labelValue on `lines` (already scoped). */
 export function labelValue (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds): Hit | undefined {
+  return labelValues(lines, label, value, options, bounds, 1)[0]
+}
+
+/** TextRegion.labelValues on `lines`: the value of every place the label is printed (at most `limit`), each read as labelValue reads the first. */
+export function labelValues (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds, limit = Infinity): Hit[] {
   const labelRe = compiled(labelPattern(label))
   const valueRe = compiled(value)
-  for (let i = 0; i < lines.length; i++) {
+  const out: Hit[] = []
+  for (let i = 0; i < lines.length && out.length < limit; i++) {
     const line = lines[i]!
-    const lm = labelRe.exec(line.text)
+    const lm = labelAt(line, labelRe)
     if (lm === null) {
       const hit = decide(normalizeText(String(typeof label === 'string' ? label : label.source)), wrapped(lines, i, labelRe, value, bounds))
-      if (hit !== undefined) return hit
+      if (hit !== undefined) out.push(hit)
       continue
     }
     const from = lm.index
-    const to = lm.index + lm[0].length
-    const own = normalizeText(lm[0])
+    const to = lm.index + lm.text.length
+    const own = normalizeText(lm.text)
     const readings: Reading[] = []
     const rest = line.text.slice(to)
     const vm = valueRe.exec(rest)
     // A value that starts where the next label starts (a row of labels) is that label, not a value.
     const isLabel = vm !== null && rest.slice(0, vm.index).trim() === '' && startsWithLabel(normalizeText(rest), bounds)
     if (vm !== null && !isLabel) readings.push({ how: 'after it on its line', hit: hitOf(line, vm, to, bounds) })
-    const below = under(lines, i, from, to, value, bounds)
+    // Under the last of a column of bare labels whose values follow it is the column's first value, not its own.
+    const above = lines[i - 1]
+    const inColumn = above !== undefined && above.page === line.page && bareLabel(line, bounds, own) && bareLabel(above, bounds, own)
+    const column = inColumn ? serialized(lines, i, value, bounds, own) : undefined
+    const below = column !== undefined ? undefined : under(lines, i, from, to, value, bounds)
+    const ordered = column ?? serialized(lines, i, value, bounds, own)
     if (below !== undefined) readings.push(below)
-    const chosen = decide(lm[0].trim(), readings) ??
+    const chosen = decide(lm.text.trim(), readings) ??
       row(lines, i, from, to, value, bounds)?.hit ??
-      serialized(lines, i, value, bounds, own)?.hit ??
+      (ordered === AMBIGUOUS ? undefined : ordered?.hit) ??
       inLinesBelow(lines, i, valueRe, options.linesBelow ?? 0, bounds)
-    if (chosen !== undefined) return chosen
+    if (chosen !== undefined) out.push(chosen)
   }
-  return undefined
+  return out
 }
 
 /** `below`: the whole next lines of the page, in order. */

@@ -8,13 +8,14 @@
  */
 import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder, wrappedLabelOverValue } from './column-order.js'
 import type { OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
-import { labelValue } from './label-value.js'
+import { labelValue, labelValues } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
 import { column, table, under } from './text-grid.js'
 import { WORD_GAP, compiled, hitOf, inside, labelBounds, lineTests, union } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Box, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
+import { joinWrappedLabels } from './wrapped-labels.js'
 
 export type { Box, Evidence, Hit, Label, PageText, RowOptions, SearchOptions, TableRow, TextLine, TextRun } from './text-types.js'
 export type { OrderedColumn, OrderedField, OrderedRow, OrderedTable, OrderedValues } from './column-order.js'
@@ -172,6 +173,14 @@ export class TextRegion {
     return new OrderedRegion(this.lines, this.labels, k, of)
   }
 
+  /**
+   * The value of every place `label` is printed, in reading order, each paired as
+   * `labelValue` pairs the first (a label repeated per row or per block: one hit each).
+   */
+  labelValues (label: Label, value: RegExp, options: SearchOptions & LabelValueOptions = {}): Hit[] {
+    return labelValues(this.scope(options), label, value, options, this.labels)
+  }
+
   /** The text of the runs inside a box of a page, in reading order. */
   inBox (page: number, box: Box): string {
     return this.scope({ page }).flatMap((l) => l.runs.filter(({ run }) => inside(run.box, box)).map(({ run }) => run.text.trim())).join(' ')
@@ -312,12 +321,22 @@ export class TextDocument extends TextRegion {
 
   /**
    * The same document whose queries stop values at these labels (compared accent- and
-   * case-blind, at word boundaries). The engine gives each parser its plugin's labels;
-   * the lines are shared, not rebuilt.
+   * case-blind, at word boundaries), and whose labels wrapped over two or three lines are
+   * joined back, their value after them whichever line it was printed on
+   * (wrapped-labels.ts). The engine scores and parses each plugin on its own view; the
+   * lines are shared where no label is wrapped.
    */
   withLabels (labels: readonly string[]): TextDocument {
     const view = Object.create(TextDocument.prototype) as TextDocument
-    return Object.assign(view, this, { labels: labelBounds(labels) })
+    const bounds = labelBounds(labels)
+    const lines = joinWrappedLabels(this.lines, bounds)
+    if (lines === this.lines) return Object.assign(view, this, { labels: bounds })
+    // Wrapped labels joined back: the detection copies follow the lines.
+    // Lines the joining left alone keep their detection form.
+    const known = new Map(this.lines.map((l, i) => [l, this.normalizedLines[i]!]))
+    const normalizedLines = lines.map((l) => known.get(l) ?? normalizeText(l.text))
+    const normalizedPages = this.pages.map((p) => normalizedLines.filter((_, i) => lines[i]!.page === p.page).join(' '))
+    return Object.assign(view, this, { labels: bounds, lines, normalizedLines, normalizedPages, normalized: normalizedPages.join(' ') })
   }
 }
 

@@ -17,5 +17,8 @@ export function fields (data: DecIssqnPoa): ExpectedFields {
 export const labels = [
   'Identificação do Declarante', 'CNPJ:', 'Inscrição Municipal:', 'Atividade:', 'Base de Cálculo Receita Bruta', 'Deduções Legais',
   'Imposto de Responsabilidade Própria Total', 'Imposto retido', 'Total do imposto devido', 'Total Geral A Recolher',
-  'Guia para Pagamento de ISSQN', 'Recibo de Entrega - Declaração Mensal', 'Receita:', 'Imposto:', 'Secretaria Municipal da Fazenda'
+  'Guia para Pagamento de ISSQN', 'Recibo de Entrega - Declaração Mensal', 'Receita:', 'Imposto:', 'Secretaria Municipal da Fazenda',
+  // The withheld-tax rows' whole labels: the words after `Imposto retido` are the label's, never a value.
+  'Imposto retido por Substituição tributária', 'Imposto retido de contribuinte substituído', 'Imposto retido por Responsabilidade Solidária',
+  'Imposto retido por falta de inscrição no CPOM', 'Base de cálculo'
 ]

@@ -67,13 +67,17 @@ function onPages (pages: number[], query: (page: number) => Hit | undefined): Hi
   return undefined
 }
 
+/** A row's amount: alone after its label (or under it, or across a wrapped label: labelValue). */
+const ROW_VALUE = new RegExp(`^\\s*${M}\\s*$`)
+
 /** Sum in cents of every `label value` row on the pages; null when no row is printed. */
 function sumRows (doc: TextDocument, ctx: ParseContext, field: string, pages: number[], label: RegExp): number | null {
-  const pattern = new RegExp(`^${label.source}\\s+${M}$`, label.flags)
-  const hits = pages.flatMap((page) => doc.findAll(pattern, { page }))
+  const hits = pages.flatMap((page) => doc.labelValues(label, ROW_VALUE, { page }))
   if (hits.length === 0) return null
   let total = 0
   for (const hit of hits) {
+    // A row whose label reads two values: the sum is not guessed (ctx.take warns).
+    if (hit.conflict !== undefined) return ctx.take(field, hit, () => null)
     const c = moneyCents(hit.value)
     if (c === null) return null
     total += c
@@ -111,7 +115,7 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
   // of their amounts, paired by order (one record per activity for the activity rows).
   const ordered = doc.positionless ? decl.flatMap((page) => doc.orderedValues(FINANCE.map(([name, label]) => ({ name, label, value: new RegExp(`^\\s*${M}\\s*$`) })), { page }) ?? []) : []
   const one = (field: string, label: RegExp, pages = decl): number | null =>
-    ctx.take(field, onPages(pages, (page) => doc.find(new RegExp(`^${label.source}\\s+${M}$`, label.flags), { page })) ?? ordered[0]?.[field], moneyNumber)
+    ctx.take(field, onPages(pages, (page) => doc.labelValue(label, ROW_VALUE, { page })) ?? ordered[0]?.[field], moneyNumber)
   const rows = (field: string, label: RegExp): number | null => sumRows(doc, ctx, field, decl, label) ?? sumOrdered(ctx, field, ordered)
 
   const ref = ctx.take('competencia.referencia', onPages(decl, (page) => doc.find(/Declaração Mensal - ISSQN\s+([A-Za-zçÇ]{3}\/\d{4})/, { page })), competence)

@@ -26,5 +26,14 @@ export const labels = [
   'Totais Aproximados dos Tributos', 'Informações Complementares', 'Tributação IBS/CBS',
   // Longer names some third-party drawings print for the same cells.
   'Tributação IBS / CBS', 'Local da Prestação / Sigla UF / País', 'Município / Sigla UF / País de Incidência do ISSQN',
-  'Regime Especial de Tributação do ISSQN', '*Endereço'
+  'Regime Especial de Tributação do ISSQN', '*Endereço',
+  // The whole names of cells whose shorter name is above: a value never starts with the rest of its label.
+  'Indicador Municipal (Inscrição)', 'Total das Retenções Federais', 'Total das Retenções (ISSQN / Federais)',
+  'Valor Líquido da NFS-e + IBS/CBS', 'Valor da Operação / Serviço', 'Total do IBS/CBS',
+  // Cells the parser reads (or prints beside those it reads) by their whole names.
+  'Código de Tributação Nacional / Municipal', 'CST / cClassTrib', 'Alíquota - IBS UF / IBS Mun', 'Nº NFS-e / CHAVE NFS-e',
+  'Contribuição Previdenciária - Retida', 'Contribuições Sociais - Retidas', 'PIS/COFINS - Débito Apur. Própria',
+  'PIS - Débito Apuração Própria', 'COFINS - Débito Apuração Própria', 'Valor Total Apurado - IBS', 'Alíquota - CBS',
+  'Valor Total Apurado - CBS', 'País Resultado da Prestação do Serviço', 'Cálculo do BM', 'Número Processo Suspensão',
+  'Total Deduções/Reduções', 'BC ISSQN'
 ]

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDanfse } from './fixtures/generate.js'
 import type { DanfseOptions, Omittable } from './fixtures/generate.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import { labels } from './fields.js'
+import { parseDanfse } from './parse.js'
 import { readReal } from '../../fixtures/extraction/real/read.js'
 
 const fixture = memo(generateDanfse)
@@ -143,4 +145,19 @@ describe('nfse-danfse: real prints of the national portal and of other generator
       expect({ missing: comparison.missing, wrong: comparison.wrong }).toEqual({ missing: c.unread, wrong: [] })
     }, 120_000)
   }
+})
+
+describe('nfse-danfse: the access key on the line below its label (issue 33: a third-party drawing)', () => {
+  const KEY = '43143022212345678000195000000000012325070987654321'
+  it('reads the key printed under its label, wider than the label and starting left of it, or after it', () => {
+    for (const runs of [
+      [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e', 200, 760], [KEY, 150, 749]],
+      [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e', 40, 760], [KEY, 40, 749], ['Número da NFS-e', 300, 760], ['123', 300, 749]],
+      [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e:', 40, 760], [KEY, 160, 760]]
+    ] as Array<Array<[string, number, number]>>) {
+      const ctx = plainContext()
+      expect(parseDanfse(runsDocument(runs, labels), ctx).chaveAcesso).toBe(KEY)
+      expect(ctx.conflicts).toEqual([])
+    }
+  })
 })

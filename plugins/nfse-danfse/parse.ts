@@ -203,7 +203,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
 
   return {
     versaoLayout,
-    chaveAcesso: ctx.take('chaveAcesso', head.under('Chave de Acesso da NFS-e'), keyOf),
+    // By the label's reader (after it, under it even where the key is wider than the label, a wrapped label), else its grid cell.
+    chaveAcesso: ctx.take('chaveAcesso', head.labelValue(/Chave de Acesso da NFS-e:?/i, /^\s*:?\s*(\d[\dA-Z ]{48,70}\d)\s*$/) ?? head.under('Chave de Acesso da NFS-e'), keyOf),
     numeroNfse: ctx.take('numeroNfse', head.under('Número da NFS-e'), numberOf),
     competencia: ctx.take('competencia', head.under('Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
     dataHoraEmissao: ctx.take('dataHoraEmissao', head.under('Data e Hora da emissão da NFS-e'), isoDateTime),

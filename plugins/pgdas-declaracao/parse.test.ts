@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateDeclaracao } from './fixtures/generate.js'
 import type { DeclaracaoOptions } from './fixtures/generate.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import { labels } from './fields.js'
+import { parseDeclaracao } from './parse.js'
 import { readReal } from '../../fixtures/extraction/real/read.js'
 
 const fixture = memo(generateDeclaracao)
@@ -142,4 +144,37 @@ describe('pgdas-declaracao: the RFB\'s own print (real/pgdas-declaracao/serpro-d
     expect(result.data).toMatchObject({ rbt12: { interno: 12000, externo: 0, total: 12000 }, rbaa: { total: 12000 }, receitaBrutaAuferida: 20000, valorTotalDebitoDeclarado: 800 })
     expect(result.engine.confidenceLevel).toBe('HIGH')
   }, 120_000)
+})
+
+describe('pgdas-declaracao: labels wrapped over two or three lines (issue 33: the portal\'s 2026 prints)', () => {
+  // The amounts sit on the label's first line, over the label's end and its tag; the footer's
+  // transmission label takes three lines with its value on the last, the receipt number's two with its value on the first.
+  const doc = runsDocument([
+    ['Receita bruta acumulada nos doze meses', 51, 700], ['120.000,00', 335, 700], ['0,00', 442, 700], ['120.000,00', 500, 700],
+    ['anteriores ao PA (RBT12)', 51, 690],
+    ['Receita bruta acumulada no ano-calendário', 51, 670], ['20.000,00', 335, 670], ['0,00', 442, 670], ['20.000,00', 500, 670],
+    ['corrente (RBA)', 51, 660],
+    ['Receita bruta acumulada no ano-calendário', 51, 640], ['98.000,00', 335, 640], ['1.000,00', 442, 640], ['99.000,00', 500, 640],
+    ['anterior (RBAA)', 51, 630],
+    ['Data e horário da', 51, 200], ['transmissão da', 51, 190], ['Declaração:', 51, 180], ['12/07/2022 14:16:51', 110, 180],
+    ['Número do', 51, 160], ['12.34.56789.1234567-8', 110, 160], ['Recibo:', 51, 150]
+  ], labels)
+
+  it('reads RBT12, RBA and RBAA from the label\'s first line, and the footer\'s transmission and receipt number', () => {
+    const ctx = plainContext()
+    const data = parseDeclaracao(doc, ctx)
+    expect(data.rbt12).toEqual({ interno: 120000, externo: 0, total: 120000 })
+    expect(data.rba).toEqual({ interno: 20000, externo: 0, total: 20000 })
+    expect(data.rbaa).toEqual({ interno: 98000, externo: 1000, total: 99000 })
+    expect(data.dataTransmissao).toBe('2022-07-12T14:16:51')
+    expect(data.numeroRecibo).toBe('12.34.56789.1234567-8')
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('gives no value when the first and the last line of a wrapped label each print one', () => {
+    const ctx = plainContext()
+    const both = runsDocument([['Número do', 300, 200], ['12.34.56789.1234567-8', 350, 200], ['Recibo:', 300, 190], ['98.76.54321.7654321-0', 340, 190]], labels)
+    expect(parseDeclaracao(both, ctx).numeroRecibo).toBeNull()
+    expect(ctx.conflicts).toEqual(['numeroRecibo'])
+  })
 })

@@ -15,5 +15,5 @@ export function fields (): ExpectedFields {
 export const labels = [
   'Recibo de Entrega da Apuração no PGDAS-D', 'Nome Empresarial', 'CNPJ da Matriz', 'Período de Apuração', 'Número da Apuração',
   'Receita Bruta Auferida', 'Total do Débito Declarado', 'Total do Débito com Exigibilidade Suspensa', 'Total do Débito Exigível',
-  'Data e Horário da Transmissão', 'Número do Recibo', 'Autenticação'
+  'Data e Horário da Transmissão', 'Data e Horário da Transmissão (Data e Horário de Brasília):', 'Número do Recibo', 'Autenticação'
 ]

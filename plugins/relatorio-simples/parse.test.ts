@@ -3,7 +3,9 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateRelatorio } from './fixtures/generate.js'
 import type { RelatorioOptions } from './fixtures/generate.js'
 import { centsToNumericString, percentOf, reportPeriod } from './parse.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import { labels } from './fields.js'
+import { parseRelatorio } from './parse.js'
 
 const fixture = memo(generateRelatorio)
 const pdf = (o: RelatorioOptions) => async () => (await fixture(o)).pdf
@@ -122,5 +124,20 @@ describe('relatorio-simples: consistency checks and evidence', () => {
     const result = await extractPdf(await pdf({ seed: 3, blocks: 4, twoPages: true })())
     expect(result.evidence['apuracoes.0.valorSimples']?.page).toBe(1)
     expect(result.evidence['apuracoes.3.valorSimples']?.page).toBe(2)
+  })
+})
+
+describe('relatorio-simples: a row of labels over a row of values (issue 33)', () => {
+  it('reads the period from the row of values, by column, and by order when the positions are lost', () => {
+    const positioned = runsDocument([
+      ['CPF Responsável:', 40, 700], ['Código de Acesso:', 200, 700], ['Período:', 380, 700],
+      ['529.982.247-25', 40, 689], ['AB12CD34', 200, 689], ['08/2026', 380, 689]
+    ], labels)
+    const lost = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB12CD34 08/2026', 40, 689]], labels)
+    for (const doc of [positioned, lost]) {
+      const ctx = plainContext()
+      expect(parseRelatorio(doc, ctx).identificacao.competencia).toBe('2026-08')
+      expect(ctx.conflicts).toEqual([])
+    }
   })
 })
