@@ -21,12 +21,11 @@ import { openWebhookSecret, signWebhookBody } from './webhooks.js'
 
 export const WEBHOOK_QUEUE = 'razao-webhook'
 
-export interface WebhookDeliveryOptions {
-  pool: Pool
-  masterKey: MasterKey
+/** How deliveries are paced and kept: the gateway's GATEWAY_WEBHOOK_* settings (server/gateway/config.ts). */
+export interface WebhookDeliverySettings {
   /** Retries after the first attempt (GATEWAY_WEBHOOK_RETRIES). */
   retryLimit: number
-  /** d of the backoff, seconds (GATEWAY_WEBHOOK_RETRY_DELAY_S). */
+  /** d of the backoff, seconds: retry n waits between d·2^(n-1) and d·2^n (GATEWAY_WEBHOOK_RETRY_DELAY_S). */
   retryDelaySeconds: number
   /** Bound of one attempt: connect, send, answer (GATEWAY_WEBHOOK_TIMEOUT_MS). */
   timeoutMs: number
@@ -36,6 +35,11 @@ export interface WebhookDeliveryOptions {
   pollMs: number
   /** Dispatched events and finished deliveries older than this are removed (GATEWAY_WEBHOOK_KEEP_DAYS). */
   keepDays: number
+}
+
+export interface WebhookDeliveryOptions extends WebhookDeliverySettings {
+  pool: Pool
+  masterKey: MasterKey
   /** Where failures of the loop itself go (never a secret). */
   log: { warn: (obj: object, msg: string) => void }
   /** The User-Agent sent. */

@@ -9,7 +9,7 @@ import { resolve } from 'node:path'
 import { ConfigError, EnvReader } from '../config.js'
 import type { SharedConfig } from '../config.js'
 import { parseMasterKey } from '../../core/gateway/index.js'
-import type { MasterKey } from '../../core/gateway/index.js'
+import type { MasterKey, WebhookDeliverySettings } from '../../core/gateway/index.js'
 
 /** Official endpoints by environment (docs/gateway-queries.md); GATEWAY_NFE_URL / GATEWAY_ADN_URL override them. */
 export const OFFICIAL_ENDPOINTS = {
@@ -48,21 +48,10 @@ export interface GatewayConfig {
   notifications: NotificationConfig
 }
 
-export interface NotificationConfig {
+/** The webhooks' delivery (defaults: 8 retries from 30 s, 10 s an attempt, 8 at once, polled each second, kept 7 days) and the admin stream. */
+export interface NotificationConfig extends WebhookDeliverySettings {
   /** GATEWAY_WEBHOOKS: this instance dispatches and delivers (on, the default) or not (off). */
   deliver: boolean
-  /** GATEWAY_WEBHOOK_RETRIES: retries after the first attempt (default 8). */
-  retryLimit: number
-  /** GATEWAY_WEBHOOK_RETRY_DELAY_S: the backoff's base; retry n waits between base·2^(n-1) and base·2^n seconds (default 30). */
-  retryDelaySeconds: number
-  /** GATEWAY_WEBHOOK_TIMEOUT_MS: bound of one attempt (default 10 s). */
-  timeoutMs: number
-  /** GATEWAY_WEBHOOK_CONCURRENCY: attempts one instance runs at once (default 8). */
-  concurrency: number
-  /** GATEWAY_WEBHOOK_POLL_MS: how often the outbox and the queue are read (default 1000; at least 500). */
-  pollMs: number
-  /** GATEWAY_WEBHOOK_KEEP_DAYS: dispatched events and finished deliveries are kept this long (default 7). */
-  keepDays: number
   /** GATEWAY_EVENTS_POLL_MS: how often the admin screen's stream reads the database (default 1000). */
   eventsPollMs: number
 }

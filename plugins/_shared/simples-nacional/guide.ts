@@ -113,20 +113,26 @@ function composicao (doc: TextDocument, ctx: ParseContext, scope: SearchOptions,
   return rows.map((row, i) => {
     const f = `${prefix}composicao.${i}`
     const cells = assign(row.parts.slice(2).filter((p): p is Hit => p !== undefined), columnsFor(columns, row))
-    const money = (k: typeof KEYS[number]): number | null => ctx.take(`${f}.${k}`, cells[k], moneyNumber)
     const period = periods.find((p) => p.page === row.page && p.box.y < row.box.y && p.box.y > row.box.y - 16)
-    return {
-      codigo: ctx.take(`${f}.codigo`, row.parts[0], (t) => t),
-      denominacao: ctx.take(`${f}.denominacao`, row.parts[1], text),
-      principal: money('principal'),
-      multa: money('multa'),
-      juros: money('juros'),
-      total: money('total'),
-      periodo: ctx.take(`${f}.periodo`, period?.parts[3], competence),
-      municipio: ctx.take(`${f}.municipio`, period?.parts[0], text),
-      uf: ctx.take(`${f}.uf`, period?.parts[1] ?? period?.parts[2], text)
-    }
+    return compositionLine(ctx, f, row.parts[0], row.parts[1], cells, period)
   })
+}
+
+/** One line of the composition from its cells, however they were found: the period line gives municipality, state and period. */
+function compositionLine (ctx: ParseContext, f: string, codigo: Hit | undefined, denominacao: Hit | undefined,
+  money: Partial<Record<typeof KEYS[number], Hit | undefined>>, period: Hit | undefined): LinhaComposicao {
+  const amount = (k: typeof KEYS[number]): number | null => ctx.take(`${f}.${k}`, money[k], moneyNumber)
+  return {
+    codigo: ctx.take(`${f}.codigo`, codigo, (t) => t),
+    denominacao: ctx.take(`${f}.denominacao`, denominacao, text),
+    principal: amount('principal'),
+    multa: amount('multa'),
+    juros: amount('juros'),
+    total: amount('total'),
+    periodo: ctx.take(`${f}.periodo`, period?.parts[3], competence),
+    municipio: ctx.take(`${f}.municipio`, period?.parts[0], text),
+    uf: ctx.take(`${f}.uf`, period?.parts[1] ?? period?.parts[2], text)
+  }
 }
 
 /**
@@ -150,18 +156,7 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
     for (const row of table.rows) {
       const f = `${prefix}composicao.${rows.length}`
       const [name, period] = row.denominacao ?? []
-      const money = (k: typeof KEYS[number]): number | null => ctx.take(`${f}.${k}`, row[k]?.[0], moneyNumber)
-      rows.push({
-        codigo: ctx.take(`${f}.codigo`, row.codigo?.[0], (t) => t),
-        denominacao: ctx.take(`${f}.denominacao`, name, text),
-        principal: money('principal'),
-        multa: money('multa'),
-        juros: money('juros'),
-        total: money('total'),
-        periodo: ctx.take(`${f}.periodo`, period?.parts[3], competence),
-        municipio: ctx.take(`${f}.municipio`, period?.parts[0], text),
-        uf: ctx.take(`${f}.uf`, period?.parts[1] ?? period?.parts[2], text)
-      })
+      rows.push(compositionLine(ctx, f, row.codigo?.[0], name, Object.fromEntries(KEYS.map((k) => [k, row[k]?.[0]])), period))
     }
     totals = table.totals ?? totals
   }
