@@ -18,7 +18,8 @@
 import type { ClientBase, Pool } from 'pg'
 import { cnpjRoot, normalizeCnpj } from '../cnpj.js'
 import { EngineError } from '../errors.js'
-import { isUniqueViolation, sqlState } from '../db/pg-errors.js'
+import { isUniqueViolation } from '../db/pg-errors.js'
+import { inTransaction } from '../db/transaction.js'
 import { ONE_ACTIVE_COMPANY_PER_CNPJ, cnpjTakenMeanwhile, refuseTakenCnpj } from '../db/companies.js'
 
 export interface CertificateSummary {
@@ -246,24 +247,3 @@ async function lockCompanies (client: ClientBase, edited: string[], headOffices:
   return rows.map((r) => r.empresa_codigo)
 }
 
-/** Deadlock and serialization failure: the transaction was cancelled whole and may simply run again. */
-const RETRYABLE = new Set(['40P01', '40001'])
-const ATTEMPTS = 3
-
-export async function inTransaction<T> (pool: Pool, work: (client: ClientBase) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect()
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query('COMMIT')
-      return result
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      if (attempt < ATTEMPTS && RETRYABLE.has(sqlState(err) ?? '')) continue
-      throw err
-    } finally {
-      client.release()
-    }
-  }
-}

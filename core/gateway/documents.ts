@@ -6,6 +6,7 @@
  * and its cancellation stored at once by two instances still meet.
  */
 import type { Pool, PoolClient } from 'pg'
+import { inTransaction } from '../db/transaction.js'
 import type { OpenedDocument } from './doc-zip.js'
 
 export interface ReceivedDocument {
@@ -49,18 +50,7 @@ export interface StoreOutcome { inserted: number, repeated: number }
  */
 export async function storeDocuments (pool: Pool, cnpj: string, documents: ReceivedDocument[]): Promise<StoreOutcome> {
   if (documents.length === 0) return { inserted: 0, repeated: 0 }
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    const outcome = await storeDocumentsIn(client, cnpj, documents)
-    await client.query('COMMIT')
-    return outcome
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw err
-  } finally {
-    client.release()
-  }
+  return await inTransaction(pool, async (client) => await storeDocumentsIn(client, cnpj, documents))
 }
 
 /**

@@ -39,6 +39,7 @@ import type { FeedService } from './feed-state.js'
 import { assertAnswered, queryNfeDistribution } from './nfe-distribution.js'
 import { takePointLookup, POINT_LOOKUPS_PER_HOUR } from './point-lookups.js'
 import { DEFAULT_COOLDOWN_MS, QueryGuard, nfeCooldownReason } from './query-guard.js'
+import { inTransaction } from '../db/transaction.js'
 
 /** A gap is given up after this many answers without its document (each in another turn). */
 export const GAP_ATTEMPTS = 3
@@ -389,9 +390,7 @@ export class FeedScheduler {
    */
   private async commit (lease: Lease, c: { from: string, to: string, maxNsu: string | null, cStat: string, received: ReceivedDocument[], gaps: bigint[], drained: boolean }): Promise<Step> {
     const { company } = lease
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    return await inTransaction(this.pool, async (client) => {
       const moved = await client.query(
         `UPDATE feed_empresas SET ult_nsu = $4::bigint, max_nsu = coalesce($5::bigint, max_nsu), ultima_consulta = now(), ultimo_cstat = $6,
            proxima_consulta = now() + $7 * interval '1 millisecond',
@@ -399,7 +398,7 @@ export class FeedScheduler {
          WHERE empresa_id = $1 AND servico = $2 AND ult_nsu = $3::bigint AND $4::bigint >= ult_nsu`,
         [company.empresaId, company.servico, c.from, c.to, c.maxNsu, c.cStat, c.drained ? this.cooldownMs : 0])
       if (moved.rowCount !== 1) {
-        await client.query('ROLLBACK')
+        // Nothing was written: the transaction commits empty.
         this.o.log?.warn({ empresa_codigo: company.empresaCodigo, servico: company.servico }, 'feed: the cursor moved under this poll (its lease lapsed); nothing stored')
         return { moved: false, inserted: 0, repeated: 0, gapsAdded: 0, summaries: [] }
       }
@@ -408,14 +407,8 @@ export class FeedScheduler {
         if (inserted && d.opened.facts.kind === 'resNFe') summaries.push(d.opened.facts.chave)
       })
       const gapsAdded = await this.addGaps(client, company, c.gaps)
-      await client.query('COMMIT')
       return { moved: true, ...stored, gapsAdded, summaries }
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      throw err
-    } finally {
-      client.release()
-    }
+    })
   }
 
   private async addGaps (client: PoolClient, company: FeedCompany, gaps: bigint[]): Promise<number> {
@@ -448,9 +441,7 @@ export class FeedScheduler {
     const server = /^[0-9]{15}$/.test(ret.ultNSU) && BigInt(ret.ultNSU) > 0n ? ret.ultNSU : undefined
     const error = new GatewayError(422, 'GATEWAY_QUERY_REFUSED', `NF-e distribution answered cStat 656 (${ret.xMotivo}): the CNPJ is blocked for an hour.` +
       (server !== undefined && server !== from ? ` The authority expects NSU ${server} next; the feed continues from there.` : ''))
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    await inTransaction(this.pool, async (client) => {
       await client.query(
         `UPDATE feed_empresas SET ult_nsu = coalesce($4::bigint, ult_nsu), ultimo_cstat = '656', ultima_consulta = now(),
            proxima_consulta = now() + $5 * interval '1 millisecond', ultimo_erro_codigo = $6, ultimo_erro = $7, ultimo_erro_em = now(), atualizado_em = now()
@@ -461,13 +452,7 @@ export class FeedScheduler {
         for (let n = BigInt(from) + 1n; n <= BigInt(server) && gaps.length < MAX_GAPS_PER_ANSWER; n++) gaps.push(n)
         await this.addGaps(client, company, gaps)
       }
-      await client.query('COMMIT')
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      throw err
-    } finally {
-      client.release()
-    }
+    })
     this.emit({ company, event: 'error', ultNsu: await this.cursorOf(company), inserted: 0, repeated: 0, gapsAdded: 0, cStat: '656', error: { code: error.code, message: error.detail } })
   }
 
@@ -520,30 +505,21 @@ export class FeedScheduler {
 
   private async closeGap (lease: Lease, nsu: string, found: ReceivedDocument[], why: string | undefined): Promise<void> {
     const { company } = lease
-    const client = await this.pool.connect()
-    let step: Step = { moved: false, inserted: 0, repeated: 0, gapsAdded: 0, summaries: [] }
-    try {
-      await client.query('BEGIN')
+    const step = await inTransaction(this.pool, async (client): Promise<Step> => {
       if (found.length > 0) {
         const summaries: string[] = []
         const stored = await storeDocumentsIn(client, company.cnpj, found, (d, inserted) => {
           if (inserted && d.opened.facts.kind === 'resNFe') summaries.push(d.opened.facts.chave)
         })
         await client.query('DELETE FROM feed_lacunas WHERE empresa_id = $1 AND servico = $2 AND nsu = $3::bigint', [company.empresaId, company.servico, nsu])
-        step = { moved: true, ...stored, gapsAdded: 0, summaries }
-      } else {
-        await client.query(
-          `UPDATE feed_lacunas SET tentativas = tentativas + 1, ultima_tentativa = now(), ultimo_erro = $4,
-             desistida_em = CASE WHEN tentativas + 1 >= $5 THEN now() END
-           WHERE empresa_id = $1 AND servico = $2 AND nsu = $3::bigint`, [company.empresaId, company.servico, nsu, why ?? 'not in the answer', GAP_ATTEMPTS])
+        return { moved: true, ...stored, gapsAdded: 0, summaries }
       }
-      await client.query('COMMIT')
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      throw err
-    } finally {
-      client.release()
-    }
+      await client.query(
+        `UPDATE feed_lacunas SET tentativas = tentativas + 1, ultima_tentativa = now(), ultimo_erro = $4,
+           desistida_em = CASE WHEN tentativas + 1 >= $5 THEN now() END
+         WHERE empresa_id = $1 AND servico = $2 AND nsu = $3::bigint`, [company.empresaId, company.servico, nsu, why ?? 'not in the answer', GAP_ATTEMPTS])
+      return { moved: false, inserted: 0, repeated: 0, gapsAdded: 0, summaries: [] }
+    })
     if (step.moved) await this.afterCommit(lease, step, 'LACUNA_PREENCHIDA')
   }
 

@@ -8,6 +8,7 @@
  * counted the same way, so that they stay as rare.
  */
 import type { Pool } from 'pg'
+import { inTransaction } from '../db/transaction.js'
 import type { GuardedRoute } from './query-guard.js'
 
 /** The authority's allowance: 20 point lookups an hour per CNPJ. */
@@ -22,26 +23,17 @@ export type LookupReason = 'lacuna' | 'chave'
 export type LookupTaken = { ok: true } | { ok: false, retryAfterS: number }
 
 export async function takePointLookup (pool: Pool, servico: GuardedRoute, cnpj: string, reason: LookupReason, perHour = POINT_LOOKUPS_PER_HOUR): Promise<LookupTaken> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, $2))', [`${servico}:${cnpj}`, LOOKUP_LOCK_SEED])
-    await client.query(`DELETE FROM consultas_pontuais WHERE servico = $1 AND cnpj = $2 AND feita_em <= now() - $3 * interval '1 millisecond'`, [servico, cnpj, HOUR_MS])
-    const { rows } = await client.query<{ n: number, espera_ms: string | null }>(
-      `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(feita_em) + $3 * interval '1 millisecond' - now()) * 1000)::text AS espera_ms
-       FROM consultas_pontuais WHERE servico = $1 AND cnpj = $2`, [servico, cnpj, HOUR_MS])
-    const row = rows[0]!
-    if (row.n >= perHour) {
-      await client.query('COMMIT')
-      return { ok: false, retryAfterS: Math.max(1, Math.ceil(Number(row.espera_ms ?? '1000') / 1000)) }
-    }
-    await client.query('INSERT INTO consultas_pontuais (servico, cnpj, motivo) VALUES ($1, $2, $3)', [servico, cnpj, reason])
-    await client.query('COMMIT')
-    return { ok: true }
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw err
-  } finally {
-    client.release()
-  }
+  return await inTransaction(pool, async (client): Promise<LookupTaken> => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, $2))', [`${servico}:${cnpj}`, LOOKUP_LOCK_SEED])
+      await client.query(`DELETE FROM consultas_pontuais WHERE servico = $1 AND cnpj = $2 AND feita_em <= now() - $3 * interval '1 millisecond'`, [servico, cnpj, HOUR_MS])
+      const { rows } = await client.query<{ n: number, espera_ms: string | null }>(
+        `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(feita_em) + $3 * interval '1 millisecond' - now()) * 1000)::text AS espera_ms
+         FROM consultas_pontuais WHERE servico = $1 AND cnpj = $2`, [servico, cnpj, HOUR_MS])
+      const row = rows[0]!
+      if (row.n >= perHour) {
+        return { ok: false, retryAfterS: Math.max(1, Math.ceil(Number(row.espera_ms ?? '1000') / 1000)) }
+      }
+      await client.query('INSERT INTO consultas_pontuais (servico, cnpj, motivo) VALUES ($1, $2, $3)', [servico, cnpj, reason])
+      return { ok: true }
+  })
 }

@@ -16,6 +16,7 @@ import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import PgBoss from 'pg-boss'
 import type { ClientBase, Pool } from 'pg'
+import { inTransaction } from '../db/transaction.js'
 import type { MasterKey } from './master-key.js'
 import { openWebhookSecret, signWebhookBody } from './webhooks.js'
 
@@ -172,13 +173,10 @@ export class WebhookDelivery {
 
   /** Claims up to `limit` undispatched events; true when there may be more. */
   private async dispatchBatch (limit: number): Promise<boolean> {
-    const client = await this.options.pool.connect()
-    try {
-      await client.query('BEGIN')
+    return await inTransaction(this.options.pool, async (client) => {
       const events = (await client.query<{ id: string }>(
         'SELECT id::text FROM eventos_documentos WHERE despachado_em IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED', [limit])).rows.map((r) => r.id)
       if (events.length === 0) {
-        await client.query('COMMIT')
         return false
       }
       // A company's endpoints get its events; global ones each document once (primeiro).
@@ -205,14 +203,8 @@ export class WebhookDelivery {
         })), { db: asDb(client) })
       }
       await client.query('UPDATE eventos_documentos SET despachado_em = now() WHERE id = ANY ($1::bigint[])', [events])
-      await client.query('COMMIT')
       return events.length === limit
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      throw err
-    } finally {
-      client.release()
-    }
+    })
   }
 
   /** One attempt; answers why when it failed and retries remain (pg-boss retries it then). */
