@@ -134,10 +134,26 @@ describe('relatorio-simples: a row of labels over a row of values (issue 33)', (
       ['529.982.247-25', 40, 689], ['AB12CD34', 200, 689], ['08/2026', 380, 689]
     ], labels)
     const lost = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB12CD34 08/2026', 40, 689]], labels)
-    for (const doc of [positioned, lost]) {
+    // Positions lost and a period of several words: cut at the wide gaps, or at the words a joiner (`a`) binds.
+    const range = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB12CD34 01/08/2026 a 31/08/2026', 40, 689]], labels)
+    const gaps = runsDocument([['CPF Responsável:   Código de Acesso:   Período:', 40, 700], ['529.982.247-25   AB12CD34   01/08/2026 a 31/08/2026', 40, 689]], labels)
+    // A library that joins both rows on one line: the labels, then their values in the same order.
+    const joined = runsDocument([['CPF Responsável: Código de Acesso: Período: 529.982.247-25 AB12CD34 01/08/2026 a 31/08/2026', 40, 700]], labels)
+    for (const doc of [positioned, lost, range, gaps, joined]) {
       const ctx = plainContext()
       expect(parseRelatorio(doc, ctx).identificacao.competencia).toBe('2026-08')
       expect(ctx.conflicts).toEqual([])
     }
+  })
+
+  it('does not guess a period the order cannot place: a value missing, or two cuts of the row that disagree', () => {
+    const missing = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 08/2026', 40, 689]], labels)
+    const missingJoined = runsDocument([['CPF Responsável: Código de Acesso: Período: 529.982.247-25 08/2026', 40, 700]], labels)
+    for (const doc of [missing, missingJoined]) expect(parseRelatorio(doc, plainContext()).identificacao.competencia).toBeNull()
+    // The wide gaps give `CD 08/2026`, the joiner `de` gives `08/2026`: a conflict, null.
+    const cuts = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB   de   CD 08/2026', 40, 689]], labels)
+    const ctx = plainContext()
+    expect(parseRelatorio(cuts, ctx).identificacao.competencia).toBeNull()
+    expect(ctx.conflicts).toEqual(['identificacao.competencia'])
   })
 })
