@@ -114,17 +114,36 @@ const AMOUNTS_ROW = new RegExp(`^\\s*(${MONEY_PATTERN}(?:\\s+${MONEY_PATTERN})*)
 /** `Anexo:` starting a line or a cell of a row of labels. */
 const ANEXO = re(`(?:^|\\s)${label('Anexo:')}`)
 
+const ANEXO_VALUE = /^\s*(Anexo\s+[IVX]+\b.*)$/i
+const TEXT = /^\s*(\S.*)$/
+/** The k-th value of each block heading's label, printed once per block (undefined: not as many values as blocks). */
+interface BlockHeads { anexo: Hit[] | undefined, secao: Hit[] | undefined, tabela: Hit[] | undefined }
+
+/**
+ * The blocks' `Anexo:`, `Seção:` and `Tabela:` values read on the whole document, the k-th for
+ * the k-th block when each label gives as many values as there are blocks: a column of labels
+ * printed before its column of values (serialized) may start above a block's `Anexo:` line,
+ * outside its region.
+ */
+function blockHeads (doc: TextDocument, blocks: number): BlockHeads {
+  const each = (labelText: string, value: RegExp): Hit[] | undefined => {
+    const hits = doc.labelValues(re(`^${label(labelText)}`), value)
+    return hits.length === blocks ? hits : undefined
+  }
+  return { anexo: each('Anexo:', ANEXO_VALUE), secao: each('Seção:', TEXT), tabela: each('Tabela:', TEXT) }
+}
+
 /**
  * One apuração: its block runs from its `Anexo:` label to the next one (TextRegion.sections).
  * Every value is read by TextRegion.labelValue (after its label, under it, in a row of values,
  * in a serialized column); the first `Alíquota:` of the block is the block's rate (the
  * partilha's `Alíquota:` row comes after it).
  */
-function block (region: TextRegion, ctx: ParseContext, ordem: number): Apuracao {
+function block (region: TextRegion, ctx: ParseContext, ordem: number, heads: BlockHeads): Apuracao {
   const f = `apuracoes.${ordem - 1}`
-  const anexoHit = region.labelValue(re(`^${label('Anexo:')}`), /^\s*(Anexo\s+[IVX]+\b.*)$/i)
+  const anexoHit = heads.anexo?.[ordem - 1] ?? region.labelValue(re(`^${label('Anexo:')}`), ANEXO_VALUE)
   const roman = anexoHit === undefined ? null : /^Anexo\s+([IVX]+)\b/i.exec(anexoHit.value.trim())
-  const text = (field: string, labelText: string): string | null => ctx.take(`${f}.${field}`, region.labelValue(re(`^${label(labelText)}`), /^\s*(\S.*)$/), (t) => t.trim())
+  const text = (field: 'secao' | 'tabela', labelText: string): string | null => ctx.take(`${f}.${field}`, heads[field]?.[ordem - 1] ?? region.labelValue(re(`^${label(labelText)}`), TEXT), (t) => t.trim())
   const tabela = text('tabela', 'Tabela:')
   const amount = (labelText: string): Hit | undefined => region.labelValue(re(label(labelText)), re(`^\\s*${M}`))
   const names = region.labelValue(re(`^${label('Partilha:')}`), NAMES_ROW, { linesBelow: 1 })
@@ -208,7 +227,9 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   const valorSimplesRecolher = ctx.take('resumo.valorSimplesRecolher', recolherHit, moneyNumber)
 
   // One block per `Anexo:` label, up to the next one (or the end of the document).
-  const apuracoes = doc.sections(ANEXO).map((region, i) => block(region, ctx, i + 1))
+  const regions = doc.sections(ANEXO)
+  const heads = blockHeads(doc, regions.length)
+  const apuracoes = regions.map((region, i) => block(region, ctx, i + 1, heads))
   const fator = doc.labelValue(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
   return {
