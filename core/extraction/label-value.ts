@@ -181,6 +181,30 @@ function orderedCells (r: TextRun, n: number): TextRun[][] {
 }
 
 /**
+ * A row of values with more runs than labels, its labels each a run of their own: each value
+ * run goes to the label whose column it starts in (from the label's left edge to the next
+ * label's), runs of one column joined as one cell. Empty (no cut) when the label line is not
+ * one run a label, or a value starts left of the first label or a column gets no value.
+ */
+function byColumn (line: TextLine, runs: TextRun[], n: number): TextRun[][] {
+  const heads = line.runs.map(({ run }) => run)
+  if (heads.length !== n || runs.length < n) return []
+  const cells: TextRun[][] = heads.map(() => [])
+  for (const r of runs) {
+    let k = -1
+    for (let i = 0; i < n; i++) if (r.box.x >= heads[i]!.box.x - SLACK) k = i
+    if (k < 0) return []
+    cells[k]!.push(r)
+  }
+  if (cells.some((c) => c.length === 0)) return []
+  return [cells.map((c) => {
+    const first = c[0]!
+    const last = c[c.length - 1]!
+    return { text: c.map((r) => r.text.trim()).join(' '), box: { ...first.box, width: last.box.x + last.box.width - first.box.x } }
+  })]
+}
+
+/**
  * `row`, by order: the label is the k-th of n labels on its line and nothing else is printed
  * there; the next line holds n values (n runs, else, one run, n cells: see orderedCells): the
  * k-th is its value.
@@ -196,7 +220,7 @@ function row (lines: TextLine[], at: number, from: number, to: number, value: Re
   if (startsWithLabel(normalizeText(next.text), bounds) || LABEL_LIKE.test(next.text)) return undefined
   const runs = next.runs.map(({ run }) => run)
   // n runs; else one run cut by order (every cut that gives n cells is read; cuts that disagree are a conflict).
-  const cuts = runs.length === starts.length ? [runs] : runs.length === 1 ? orderedCells(runs[0]!, starts.length) : []
+  const cuts = runs.length === starts.length ? [runs] : runs.length === 1 ? orderedCells(runs[0]!, starts.length) : byColumn(line, runs, starts.length)
   const readings: Reading[] = []
   for (const pieces of cuts) {
     const cell = subLine(next, [pieces[k]!])
