@@ -87,6 +87,9 @@ export function percentOf (partCents: number, wholeCents: number): number | null
 }
 
 
+/** What a period looks like (reportPeriod reads it): a month, a month's name, or a range of days; what follows is ignored. */
+const PERIOD = /^\s*(\d{2}\/\d{4}(?!\d)|\d{2}\/\d{2}\/\d{4}\s*(?:a|até|-)\s*\d{2}\/\d{2}\/\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4}(?!\d)).*$/
+
 /**
  * The report's period as a competence: `03/2024`, `Março/2024`, or the month's first and last
  * days (`01/03/2024 a 31/03/2024`, as some systems print it); a range over several months is
@@ -236,7 +239,7 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
     identificacao: {
       empresa: ctx.take('identificacao.empresa', header?.parts[1], textValue),
       cnpj: ctx.take('identificacao.cnpj', doc.labelValue(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
-      competencia: ctx.take('identificacao.competencia', doc.labelValue(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), /^\s*(\S.*)$/, { linesBelow: 1 }), reportPeriod),
+      competencia: ctx.take('identificacao.competencia', doc.labelValue(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), PERIOD, { linesBelow: 1 }), reportPeriod),
       dataEmissao: ctx.take('identificacao.dataEmissao', doc.labelValue(re(label('Emissão:')), DATE), isoDate),
       codigoEmpresa: ctx.take('identificacao.codigoEmpresa', header?.parts[0], (t) => t)
     },
