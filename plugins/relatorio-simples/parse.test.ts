@@ -150,8 +150,8 @@ describe('relatorio-simples: a row of labels over a row of values (issue 33)', (
     const missing = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 08/2026', 40, 689]], labels)
     const missingJoined = runsDocument([['CPF Responsável: Código de Acesso: Período: 529.982.247-25 08/2026', 40, 700]], labels)
     for (const doc of [missing, missingJoined]) expect(parseRelatorio(doc, plainContext()).identificacao.competencia).toBeNull()
-    // The wide gaps give `CD 08/2026`, the joiner `de` gives `08/2026`: a conflict, null.
-    const cuts = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB   de   CD 08/2026', 40, 689]], labels)
+    // The wide gaps give `08/2026`, the joiner `e` gives `07/2026 e 08/2026`: a conflict, null.
+    const cuts = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB   07/2026 e   08/2026', 40, 689]], labels)
     const ctx = plainContext()
     expect(parseRelatorio(cuts, ctx).identificacao.competencia).toBeNull()
     expect(ctx.conflicts).toEqual(['identificacao.competencia'])
@@ -187,6 +187,9 @@ describe('relatorio-simples: a block laid out otherwise (issue 33)', () => {
     const ctx = plainContext()
     const data = parseRelatorio(doc, ctx)
     expect(data.fatorR).toBe(0.3002)
+    // The receipts row's name printed after the table's title on its line, positions lost.
+    const title = runsDocument([['Receita Bruta do período de Apuração (RPA) - Regime de Competência 10.238,00 0,00 10.238,00', 40, 700]], labels)
+    expect(parseRelatorio(title, plainContext()).resumo.receitaBrutaMes).toBe('10.238,00')
     expect(data.apuracoes).toEqual([expect.objectContaining(expected)])
     expect(ctx.conflicts).toEqual([])
   })

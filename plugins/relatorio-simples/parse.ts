@@ -211,8 +211,9 @@ function totalPartilha (apuracoes: Apuracao[]): Partilha | null {
 export function parseRelatorio (doc: TextDocument, ctx: ParseContext): RelatorioSimples {
   const money = (field: string, labelText: string): number | null => ctx.take(field, doc.labelValue(re(`^${label(labelText)}`), re(`^\\s*${M}`)), moneyNumber)
   // A row of the receipts table: its three columns (Mercado Interno, Mercado Externo, Total), the total last.
+  // The row's name may follow the table's title on its line (`… (RPA) - Regime de Competência 10.238,00 …`).
   const columns = `${MONEY_PATTERN}\\s+${MONEY_PATTERN}\\s+${M}`
-  const rowTotal = (rowLabel: string): Hit | undefined => doc.labelValue(re(`^${label(rowLabel)}`), re(`^\\s*${columns}\\s*$`), { linesBelow: 1 })
+  const rowTotal = (rowLabel: string): Hit | undefined => doc.labelValue(re(label(rowLabel)), re(`^\\s*${columns}\\s*$`), { linesBelow: 1 })
   const lastOfRow = (row: string): Hit | undefined => doc.find(re(`${row}\\s+${columns}(?!\\S)`))
 
   // The company: `Empresa: 0381 - Name` up to the next label (`Emiss?o:` too, where accents are lost).
