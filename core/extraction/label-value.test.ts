@@ -47,6 +47,19 @@ describe('labelValue: the value of a label, by position', () => {
     expect(doc.labelValue(/Código de Acesso:/, /^(\S+)$/)?.value).toBe('AB12CD')
   })
 
+  it('pairs a row of labels with a row of values of several runs each, by the label column each run starts in', () => {
+    const labels = ['Regime de Competência', 'Regime de Caixa']
+    const ROW = /^\s*\S+\s+\S+\s+(\S+)\s*$/
+    const doc = page([run('Regime de Competência', 40, 700), run('Regime de Caixa', 272, 700),
+      run('137.338,59', 40, 689), run('5,00', 130, 689), run('137.343,59', 220, 689), run('0,00', 272, 689), run('0,00', 362, 689), run('0,00', 452, 689)], labels)
+    expect(doc.labelValue('Regime de Competência', ROW)?.value).toBe('137.343,59')
+    expect(doc.labelValue('Regime de Caixa', ROW)?.value).toBe('0,00')
+    // A value left of the first label's column belongs to no label: no pairing.
+    const apart = page([run('Regime de Competência', 100, 700), run('Regime de Caixa', 272, 700),
+      run('9,00', 40, 689), run('137.338,59', 100, 689), run('0,00', 160, 689), run('137.338,59', 220, 689), run('0,00', 272, 689), run('0,00', 362, 689), run('0,00', 452, 689)], labels)
+    expect(apart.labelValue('Regime de Competência', ROW)).toBeUndefined()
+  })
+
   it('pairs a column of labels serialized before its column of values', () => {
     const doc = page([run('CNPJ:', 40, 700), run('Período:', 40, 689), run('12.345.678/0001-95', 40, 678), run('08/2026', 40, 667)], ['CNPJ:', 'Período:'])
     expect(doc.labelValue(/Período:/, DATE)?.value).toBe('08/2026')

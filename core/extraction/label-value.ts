@@ -19,7 +19,7 @@
  * conflict (`conflict` says why), which `ctx.take` turns into null and a warning. So are the two
  * `wrapped` readings.
  */
-import { compiled, hitOf, startsWithLabel } from './text-match.js'
+import { compiled, hitOf, labelCut, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
@@ -153,9 +153,61 @@ function labelRow (text: string, bounds: LabelBounds, extra: string): number[] |
   return covered && pieces.every((p) => !/\d/.test(p[0])) ? pieces.map((p) => p.index) : undefined
 }
 
+/** Lower-case words that join the words around them into one value (`01/03/2024 a 31/03/2024`, `Maria da Silva`). */
+const JOINERS = new Set(['a', 'à', 'até', 'e', 'de', 'da', 'do', 'das', 'dos'])
+
+/**
+ * A row of values printed as one run (positions lost) cut into `n` cells, by order: its words
+ * when it prints n; else its pieces set apart by two spaces or more, and its words with each
+ * lower-case joiner (`a`, `de`, `da`, …) binding the words on either side, each when it gives
+ * n cells. Every cut that gives n cells (none, one, or two that may disagree).
+ */
+function orderedCells (r: TextRun, n: number): TextRun[][] {
+  const w = r.box.width / Math.max(1, r.text.length)
+  const cellOf = ([s, e]: [number, number]): TextRun => ({ text: r.text.slice(s, e), box: { x: r.box.x + w * s, y: r.box.y, width: w * (e - s), height: r.box.height } })
+  const words = [...r.text.matchAll(/\S+/g)].map((m): [number, number] => [m.index, m.index + m[0].length])
+  if (words.length === n) return [words.map(cellOf)]
+  const cuts: Array<Array<[number, number]>> = []
+  const gapped = [...r.text.matchAll(/\S+(?: \S+)*/g)].map((m): [number, number] => [m.index, m.index + m[0].length])
+  if (gapped.length === n) cuts.push(gapped)
+  const joiner = (i: number): boolean => i > 0 && i < words.length - 1 && JOINERS.has(r.text.slice(...words[i]!))
+  const joined: Array<[number, number]> = []
+  words.forEach((word, i) => {
+    if (joiner(i) || joiner(i - 1)) joined[joined.length - 1]![1] = word[1]
+    else joined.push([...word])
+  })
+  if (joined.length === n && joined.length < words.length) cuts.push(joined)
+  return cuts.map((c) => c.map(cellOf))
+}
+
+/**
+ * A row of values with more runs than labels, its labels each a run of their own: each value
+ * run goes to the label whose column it starts in (from the label's left edge to the next
+ * label's), runs of one column joined as one cell. Empty (no cut) when the label line is not
+ * one run a label, or a value starts left of the first label or a column gets no value.
+ */
+function byColumn (line: TextLine, runs: TextRun[], n: number): TextRun[][] {
+  const heads = line.runs.map(({ run }) => run)
+  if (heads.length !== n || runs.length < n) return []
+  const cells: TextRun[][] = heads.map(() => [])
+  for (const r of runs) {
+    let k = -1
+    for (let i = 0; i < n; i++) if (r.box.x >= heads[i]!.box.x - SLACK) k = i
+    if (k < 0) return []
+    cells[k]!.push(r)
+  }
+  if (cells.some((c) => c.length === 0)) return []
+  return [cells.map((c) => {
+    const first = c[0]!
+    const last = c[c.length - 1]!
+    return { text: c.map((r) => r.text.trim()).join(' '), box: { ...first.box, width: last.box.x + last.box.width - first.box.x } }
+  })]
+}
+
 /**
  * `row`, by order: the label is the k-th of n labels on its line and nothing else is printed
- * there; the next line holds n values (n runs, else n words): the k-th is its value.
+ * there; the next line holds n values (n runs, else, one run, n cells: see orderedCells): the
+ * k-th is its value.
  */
 function row (lines: TextLine[], at: number, from: number, to: number, value: RegExp, bounds: LabelBounds): Reading | undefined {
   const line = lines[at]!
@@ -165,22 +217,78 @@ function row (lines: TextLine[], at: number, from: number, to: number, value: Re
   const mine = normalizeText(line.text.slice(0, from)).length
   const k = starts?.findIndex((s) => Math.abs(s - (mine === 0 ? 0 : mine + 1)) <= 1) ?? -1
   if (starts === undefined || starts.length < 2 || k < 0) return undefined
-  const runs = next.runs.map(({ run }) => run)
-  let pieces: TextRun[] | undefined
-  if (runs.length === starts.length) pieces = runs
-  else if (runs.length === 1) {
-    const words = [...runs[0]!.text.matchAll(/\S+/g)]
-    if (words.length === starts.length) {
-      const r = runs[0]!
-      const w = r.box.width / Math.max(1, r.text.length)
-      pieces = words.map((m) => ({ text: m[0], box: { x: r.box.x + w * m.index, y: r.box.y, width: w * m[0].length, height: r.box.height } }))
-    }
-  }
-  if (pieces === undefined) return undefined
-  const cell = subLine(next, [pieces[k]!])
   if (startsWithLabel(normalizeText(next.text), bounds) || LABEL_LIKE.test(next.text)) return undefined
-  const m = leading(value, cell.text)
-  return m === null ? undefined : { how: 'in the row of values under its row of labels', hit: { ...hitOf(cell, m, 0, bounds), source: next.text } }
+  const runs = next.runs.map(({ run }) => run)
+  // n runs; else one run cut by order (every cut that gives n cells is read; cuts that disagree are a conflict).
+  const cuts = runs.length === starts.length ? [runs] : runs.length === 1 ? orderedCells(runs[0]!, starts.length) : byColumn(line, runs, starts.length)
+  const readings: Reading[] = []
+  for (const pieces of cuts) {
+    const cell = subLine(next, [pieces[k]!])
+    const m = leading(value, cell.text)
+    if (m !== null) readings.push({ how: 'in the row of values under its row of labels', hit: { ...hitOf(cell, m, 0, bounds), source: next.text } })
+  }
+  const hit = decide(line.text.slice(from, to).trim(), readings)
+  return hit === undefined ? undefined : { how: readings[0]!.how, hit }
+}
+
+/**
+ * The labels a line starts with, back to back (listed labels and `own`, the longer first), as
+ * [start, end) in the line's text, and where the text after them starts.
+ */
+function leadingLabels (text: string, bounds: LabelBounds, own: string): { labels: Array<[number, number]>, rest: number } {
+  const starts: number[] = []
+  const offsets: number[] = []
+  let joined = ''
+  for (const word of text.matchAll(/\S+/g)) {
+    starts.push(word.index)
+    offsets.push(joined.length === 0 ? 0 : joined.length + 1)
+    joined = joined.length === 0 ? normalizeText(word[0]) : `${joined} ${normalizeText(word[0])}`
+  }
+  const known = [...new Set([...bounds, own])].filter((l) => l !== '').sort((a, b) => b.length - a.length)
+  const labels: Array<[number, number]> = []
+  let k = 0
+  while (k < starts.length) {
+    const at = offsets[k]!
+    const l = known.find((c) => joined.startsWith(c, at) && !/[\p{L}\p{N}]/u.test(joined.charAt(at + c.length)))
+    if (l === undefined) break
+    // The label ends inside word `end - 1` (its detection form is whole words, a colon aside).
+    let end = k
+    while (end < starts.length && offsets[end]! < at + l.length) end++
+    const stop = end < starts.length ? starts[end]! : text.length
+    labels.push([starts[k]!, text.slice(0, stop).trimEnd().length])
+    k = end
+  }
+  return { labels, rest: k < starts.length ? starts[k]! : text.length }
+}
+
+/**
+ * `row` on one line (a row of labels then its row of values, as a library that loses positions
+ * joins them: `CPF Responsável: Código de Acesso: Período: 622.253.080-04 0707159 05/2020`): the
+ * line starts with n >= 2 listed labels back to back, the label read among them, and the values
+ * after them (up to the next listed label) cut by order into n cells (orderedCells). Undefined
+ * when the line is not such a row or its values do not cut into n cells; else the reading (none
+ * when the k-th cell is not a value of the label; a conflict when two cuts disagree).
+ */
+function inlineRow (line: TextLine, from: number, value: RegExp, bounds: LabelBounds, own: string): { reading: Reading | undefined } | undefined {
+  const { labels, rest } = leadingLabels(line.text, bounds, own)
+  const k = labels.findIndex(([s, e]) => s <= from && from < e)
+  if (labels.length < 2 || k < 0 || rest >= line.text.length) return undefined
+  const tail = line.text.slice(rest)
+  const values = tail.slice(0, labelCut(tail, bounds)).trimEnd()
+  if (values === '' || LABEL_LIKE.test(values)) return undefined
+  const x = charX(line, rest)
+  const h = height(line)
+  const run: TextRun = { text: values, box: { x, y: line.box.y, width: charX(line, rest + values.length) - x, height: h } }
+  const cuts = orderedCells(run, labels.length)
+  if (cuts.length === 0) return undefined
+  const readings: Reading[] = []
+  for (const pieces of cuts) {
+    const cell = subLine(line, [pieces[k]!])
+    const m = leading(value, cell.text)
+    if (m !== null) readings.push({ how: 'in the row of values after its row of labels on their line', hit: { ...hitOf(cell, m, 0, bounds), source: line.text } })
+  }
+  const hit = decide(line.text.slice(labels[k]![0], labels[k]![1]).trim(), readings)
+  return { reading: hit === undefined ? undefined : { how: readings[0]!.how, hit } }
 }
 
 /** A column of labels followed by more values than labels: no value can be paired, by order or under. */
@@ -324,6 +432,12 @@ export function labelValues (lines: TextLine[], label: Label, value: RegExp, opt
     const from = lm.index
     const to = lm.index + lm.text.length
     const own = normalizeText(lm.text)
+    // A row of labels then its values on one line: read by order only (what follows the label is the row's values).
+    const inline = inlineRow(line, from, value, bounds, own)
+    if (inline !== undefined) {
+      if (inline.reading !== undefined) out.push(inline.reading.hit)
+      continue
+    }
     const readings: Reading[] = []
     const rest = line.text.slice(to)
     const vm = valueRe.exec(rest)

@@ -17,5 +17,5 @@ export const labels = [
   'Receita Bruta do período de Apuração', 'Receita bruta acumulada', 'Faixa de Enquadramento:', 'Simples Nacional a recolher:',
   'Anexo:', 'Seção:', 'Tabela:', 'Receita Tributada Total:', 'Alíquota:', 'Simples Nacional Total:', 'Partilha:',
   'Valor da Folha nos últimos 12 meses:', 'Fator r:', 'Valor Fixo ICMS:', 'Valor Fixo ISS:', 'Outros Acréscimos:',
-  'Outras Deduções:', 'Valor Diferido:', 'Total de Receitas Brutas'
+  'Outras Deduções:', 'Valor Diferido:', 'CPF Responsável:', 'Código de Acesso:'
 ]

@@ -134,10 +134,63 @@ describe('relatorio-simples: a row of labels over a row of values (issue 33)', (
       ['529.982.247-25', 40, 689], ['AB12CD34', 200, 689], ['08/2026', 380, 689]
     ], labels)
     const lost = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB12CD34 08/2026', 40, 689]], labels)
-    for (const doc of [positioned, lost]) {
+    // Positions lost and a period of several words: cut at the wide gaps, or at the words a joiner (`a`) binds.
+    const range = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB12CD34 01/08/2026 a 31/08/2026', 40, 689]], labels)
+    const gaps = runsDocument([['CPF Responsável:   Código de Acesso:   Período:', 40, 700], ['529.982.247-25   AB12CD34   01/08/2026 a 31/08/2026', 40, 689]], labels)
+    // A library that joins both rows on one line: the labels, then their values in the same order.
+    const joined = runsDocument([['CPF Responsável: Código de Acesso: Período: 529.982.247-25 AB12CD34 01/08/2026 a 31/08/2026', 40, 700]], labels)
+    for (const doc of [positioned, lost, range, gaps, joined]) {
       const ctx = plainContext()
       expect(parseRelatorio(doc, ctx).identificacao.competencia).toBe('2026-08')
       expect(ctx.conflicts).toEqual([])
     }
+  })
+
+  it('does not guess a period the order cannot place: a value missing, or two cuts of the row that disagree', () => {
+    const missing = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 08/2026', 40, 689]], labels)
+    const missingJoined = runsDocument([['CPF Responsável: Código de Acesso: Período: 529.982.247-25 08/2026', 40, 700]], labels)
+    for (const doc of [missing, missingJoined]) expect(parseRelatorio(doc, plainContext()).identificacao.competencia).toBeNull()
+    // The wide gaps give `08/2026`, the joiner `e` gives `07/2026 e 08/2026`: a conflict, null.
+    const cuts = runsDocument([['CPF Responsável: Código de Acesso: Período:', 40, 700], ['529.982.247-25 AB   07/2026 e   08/2026', 40, 689]], labels)
+    const ctx = plainContext()
+    expect(parseRelatorio(cuts, ctx).identificacao.competencia).toBeNull()
+    expect(ctx.conflicts).toEqual(['identificacao.competencia'])
+  })
+})
+
+describe('relatorio-simples: a block laid out otherwise (issue 33)', () => {
+  const expected = { anexo: 'III', secao: 'Serviços sem fator r', tabela: 'Tabela 1 - Sem retenção de ISS', receitaTributada: 1000, aliquotaEfetiva: 6, valorSimples: 60, partilha: { irpj: 40, csll: null, cofins: null, pis: null, inssCpp: null, icms: null, ipi: null, iss: 20 } }
+  it('reads each value under its label, the totals in a row of values and the company in a row under its row of labels', () => {
+    const doc = runsDocument([
+      ['Empresa:', 40, 800], ['Emissão:', 400, 800], ['0381 - Padaria Pão Quente Ltda', 40, 789], ['08/09/2026', 400, 789],
+      ['Regime de Competência', 40, 770], ['1.000,00', 40, 759], ['0,00', 130, 759], ['1.000,00', 220, 759],
+      ['Anexo:', 40, 740], ['Anexo III - Prestação de Serviços', 40, 729], ['Seção:', 40, 718], ['Serviços sem fator r', 40, 707],
+      ['Tabela:', 40, 696], ['Tabela 1 - Sem retenção de ISS', 40, 685],
+      ['Receita Tributada Total:', 40, 674], ['Alíquota:', 240, 674], ['Simples Nacional Total:', 350, 674], ['1.000,00', 40, 663], ['6,0000%', 240, 663], ['60,00', 350, 663],
+      ['Partilha:', 40, 652], ['IRPJ', 40, 641], ['ISS', 110, 641], ['Valor:', 40, 630], ['40,00', 130, 630], ['20,00', 200, 630]
+    ], labels)
+    const ctx = plainContext()
+    const data = parseRelatorio(doc, ctx)
+    expect(data.identificacao).toMatchObject({ empresa: 'Padaria Pão Quente Ltda', codigoEmpresa: '0381', dataEmissao: '2026-09-08' })
+    expect(data.resumo.receitaBrutaMes).toBe('1.000,00')
+    expect(data.apuracoes).toEqual([expect.objectContaining(expected)])
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('reads a column of labels printed before its column of values, across the block\'s start', () => {
+    const doc = runsDocument([
+      ['Fator r:', 40, 760], ['Anexo:', 40, 749], ['Seção:', 40, 738], ['Tabela:', 40, 727],
+      ['0,3002', 40, 716], ['Anexo III - Prestação de Serviços', 40, 705], ['Serviços sem fator r', 40, 694], ['Tabela 1 - Sem retenção de ISS', 40, 683],
+      ['Receita Tributada Total: 1.000,00 Alíquota: 6,0000% Simples Nacional Total: 60,00', 40, 665],
+      ['Partilha:', 40, 654], ['IRPJ', 130, 654], ['ISS', 200, 654], ['Valor:', 40, 643], ['40,00', 130, 643], ['20,00', 200, 643]
+    ], labels)
+    const ctx = plainContext()
+    const data = parseRelatorio(doc, ctx)
+    expect(data.fatorR).toBe(0.3002)
+    // The receipts row's name printed after the table's title on its line, positions lost.
+    const title = runsDocument([['Receita Bruta do período de Apuração (RPA) - Regime de Competência 10.238,00 0,00 10.238,00', 40, 700]], labels)
+    expect(parseRelatorio(title, plainContext()).resumo.receitaBrutaMes).toBe('10.238,00')
+    expect(data.apuracoes).toEqual([expect.objectContaining(expected)])
+    expect(ctx.conflicts).toEqual([])
   })
 })

@@ -87,6 +87,9 @@ export function percentOf (partCents: number, wholeCents: number): number | null
 }
 
 
+/** What a period looks like (reportPeriod reads it): a month, a month's name, or a range of days; what follows is ignored. */
+const PERIOD = /^\s*(\d{2}\/\d{4}(?!\d)|\d{2}\/\d{2}\/\d{4}\s*(?:a|até|-)\s*\d{2}\/\d{2}\/\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4}(?!\d)).*$/
+
 /**
  * The report's period as a competence: `03/2024`, `Março/2024`, or the month's first and last
  * days (`01/03/2024 a 31/03/2024`, as some systems print it); a range over several months is
@@ -107,18 +110,49 @@ const TAX_NAMES: Array<[RegExp, Tributo]> = [
 const TAX_KEYS: Tributo[] = ['irpj', 'csll', 'cofins', 'pis', 'inssCpp', 'icms', 'ipi', 'iss']
 const emptyPartilha = (): Partilha => Object.fromEntries(TAX_KEYS.map((k) => [k, null])) as Partilha
 
-/** One apuração: its block runs from its `Anexo:` line to the next one (TextRegion.sections). */
-function block (region: TextRegion, ctx: ParseContext, ordem: number, anexoHit: Hit): Apuracao {
-  const inside = (pattern: RegExp): Hit | undefined => region.find(pattern)
+/** A row of tax names (the `Partilha:` row): two or more of them. */
+const TAX_NAME = String.raw`(?:IRPJ|CSLL|COFINS|PIS(?:\/PASEP)?|(?:INSS\/)?CPP|INSS|ICMS|IPI|ISS(?:QN)?)`
+const NAMES_ROW = new RegExp(`^\\s*((?:${TAX_NAME}\\s+)+${TAX_NAME})\\s*$`, 'i')
+const AMOUNTS_ROW = new RegExp(`^\\s*(${MONEY_PATTERN}(?:\\s+${MONEY_PATTERN})*)\\s*$`)
+/** `Anexo:` starting a line or a cell of a row of labels. */
+const ANEXO = re(`(?:^|\\s)${label('Anexo:')}`)
+
+const ANEXO_VALUE = /^\s*(Anexo\s+[IVX]+\b.*)$/i
+const TEXT = /^\s*(\S.*)$/
+/** The k-th value of each block heading's label, printed once per block (undefined: not as many values as blocks). */
+interface BlockHeads { anexo: Hit[] | undefined, secao: Hit[] | undefined, tabela: Hit[] | undefined }
+
+/**
+ * The blocks' `Anexo:`, `Seção:` and `Tabela:` values read on the whole document, the k-th for
+ * the k-th block when each label gives as many values as there are blocks: a column of labels
+ * printed before its column of values (serialized) may start above a block's `Anexo:` line,
+ * outside its region.
+ */
+function blockHeads (doc: TextDocument, blocks: number): BlockHeads {
+  const each = (labelText: string, value: RegExp): Hit[] | undefined => {
+    const hits = doc.labelValues(re(`^${label(labelText)}`), value)
+    return hits.length === blocks ? hits : undefined
+  }
+  return { anexo: each('Anexo:', ANEXO_VALUE), secao: each('Seção:', TEXT), tabela: each('Tabela:', TEXT) }
+}
+
+/**
+ * One apuração: its block runs from its `Anexo:` label to the next one (TextRegion.sections).
+ * Every value is read by TextRegion.labelValue (after its label, under it, in a row of values,
+ * in a serialized column); the first `Alíquota:` of the block is the block's rate (the
+ * partilha's `Alíquota:` row comes after it).
+ */
+function block (region: TextRegion, ctx: ParseContext, ordem: number, heads: BlockHeads): Apuracao {
   const f = `apuracoes.${ordem - 1}`
-  const anexoText = anexoHit.value.trim()
-  const roman = /^Anexo\s+([IVX]+)\b/i.exec(anexoText)
-  const tabela = ctx.take(`${f}.tabela`, inside(re(`^${label('Tabela:')}\\s*(\\S.*)$`)), (t) => t.trim())
-  const totals = inside(re(`^${label('Receita Tributada Total:')}\\s*${M}\\s+${label('Alíquota:')}\\s*(\\d+(?:,\\d+)?)\\s*%?\\s+${label('Simples Nacional Total:')}\\s*${M}$`))
-  const names = inside(re(`^${label('Partilha:')}\\s*(\\S.*)$`))
-  const values = inside(re(`^${label('Valor:')}\\s*(${MONEY_PATTERN}(?:\\s+${MONEY_PATTERN})*)$`))
+  const anexoHit = heads.anexo?.[ordem - 1] ?? region.labelValue(re(`^${label('Anexo:')}`), ANEXO_VALUE)
+  const roman = anexoHit === undefined ? null : /^Anexo\s+([IVX]+)\b/i.exec(anexoHit.value.trim())
+  const text = (field: 'secao' | 'tabela', labelText: string): string | null => ctx.take(`${f}.${field}`, heads[field]?.[ordem - 1] ?? region.labelValue(re(`^${label(labelText)}`), TEXT), (t) => t.trim())
+  const tabela = text('tabela', 'Tabela:')
+  const amount = (labelText: string): Hit | undefined => region.labelValue(re(label(labelText)), re(`^\\s*${M}`))
+  const names = region.labelValue(re(`^${label('Partilha:')}`), NAMES_ROW, { linesBelow: 1 })
+  const values = region.labelValue(re(`^${label('Valor:')}`), AMOUNTS_ROW, { linesBelow: 1 })
   let partilha: Partilha | null = null
-  if (names !== undefined && values !== undefined) {
+  if (names !== undefined && values !== undefined && names.conflict === undefined && values.conflict === undefined) {
     const keys = names.value.trim().split(/\s+/).map((n) => TAX_NAMES.find(([p]) => p.test(n))?.[1])
     const amounts = values.value.match(MONEY_G) ?? []
     if (keys.length === amounts.length && keys.every((k) => k !== undefined)) {
@@ -132,12 +166,12 @@ function block (region: TextRegion, ctx: ParseContext, ordem: number, anexoHit: 
     ordem,
     anexo: roman === null ? null : ctx.take(`${f}.anexo`, anexoHit, () => roman[1]!.toUpperCase()),
     descricaoAnexo: ctx.take(`${f}.descricaoAnexo`, anexoHit, (t) => /^Anexo\s+[IVX]+\s*-\s*(\S.*)$/i.exec(t.trim())?.[1] ?? null),
-    secao: ctx.take(`${f}.secao`, inside(re(`^${label('Seção:')}\\s*(\\S.*)$`)), (t) => t.trim()),
+    secao: text('secao', 'Seção:'),
     tabela,
     tratamentoTributario: tabela === null ? null : (/^Tabela\s+\d+\s*-\s*(\S.*)$/i.exec(tabela)?.[1] ?? null),
-    receitaTributada: ctx.take(`${f}.receitaTributada`, totals?.parts[0], moneyNumber),
-    aliquotaEfetiva: ctx.take(`${f}.aliquotaEfetiva`, totals?.parts[1], percentNumber),
-    valorSimples: ctx.take(`${f}.valorSimples`, totals?.parts[2], moneyNumber),
+    receitaTributada: ctx.take(`${f}.receitaTributada`, amount('Receita Tributada Total:'), moneyNumber),
+    aliquotaEfetiva: ctx.take(`${f}.aliquotaEfetiva`, region.labelValue(re(label('Alíquota:')), /^\s*(\d+(?:,\d+)?)\s*%?(?!\S)/), percentNumber),
+    valorSimples: ctx.take(`${f}.valorSimples`, amount('Simples Nacional Total:'), moneyNumber),
     partilha
   }
 }
@@ -176,31 +210,37 @@ function totalPartilha (apuracoes: Apuracao[]): Partilha | null {
 
 export function parseRelatorio (doc: TextDocument, ctx: ParseContext): RelatorioSimples {
   const money = (field: string, labelText: string): number | null => ctx.take(field, doc.labelValue(re(`^${label(labelText)}`), re(`^\\s*${M}`)), moneyNumber)
-  const lastOfRow = (row: string): Hit | undefined => doc.find(re(`${row}\\s+(?:${MONEY_PATTERN}\\s+){0,2}${M}$`))
+  // A row of the receipts table: its three columns (Mercado Interno, Mercado Externo, Total), the total last.
+  // The row's name may follow the table's title on its line (`… (RPA) - Regime de Competência 10.238,00 …`).
+  const columns = `${MONEY_PATTERN}\\s+${MONEY_PATTERN}\\s+${M}`
+  const rowTotal = (rowLabel: string): Hit | undefined => doc.labelValue(re(label(rowLabel)), re(`^\\s*${columns}\\s*$`), { linesBelow: 1 })
+  const lastOfRow = (row: string): Hit | undefined => doc.find(re(`${row}\\s+${columns}(?!\\S)`))
 
-  const header = doc.find(re(`^${label('Empresa:')}\\s*(?:(\\d+)\\s*-\\s*)?(\\S.*?)\\s+${label('Emissão:')}`))
+  // The company: `Empresa: 0381 - Name` up to the next label (`Emiss?o:` too, where accents are lost).
+  const header = doc.labelValue(re(`^${label('Empresa:')}`), re(`^\\s*(?:(\\d+)\\s*-\\s*)?(\\S.*?)(?:\\s+(?:${label('Emissão:')}|${label('Página:')}).*)?$`))
   // RPA: the row of the regime whose total is not zero; both zero → 0 (documents.md §3).
-  const competencia = lastOfRow(`^${label('Regime de Competência')}`)
-  const caixa = lastOfRow(`^${label('Regime de Caixa')}`)
-  const nonZero = [competencia, caixa].filter((h) => h !== undefined && moneyCents(h.value) !== 0)
+  const competencia = rowTotal('Regime de Competência')
+  const caixa = rowTotal('Regime de Caixa')
+  const nonZero = [competencia, caixa].filter((h) => h !== undefined && h.conflict === undefined && moneyCents(h.value) !== 0)
   if (nonZero.length > 1) ctx.report({ code: 'RPA_TWO_REGIMES', message: 'both regimes print receipts; the competência row is used', field: 'resumo.receitaBrutaMes' })
   const rpaHit = nonZero[0] ?? competencia ?? caixa
   const rpa = ctx.take('resumo.receitaBrutaMes', rpaHit, (t) => moneyCents(t) === null ? null : t)
   const rpaCents = rpa === null ? null : moneyCents(rpa)
   const recolherHit = doc.labelValue(re(`^${label('Simples Nacional a recolher:')}`), re(`^\\s*${M}`))
-  const recolherCents = recolherHit === undefined ? null : moneyCents(recolherHit.value)
+  const recolherCents = recolherHit === undefined || recolherHit.conflict !== undefined ? null : moneyCents(recolherHit.value)
   const valorSimplesRecolher = ctx.take('resumo.valorSimplesRecolher', recolherHit, moneyNumber)
 
-  // One block per `Anexo:` line, up to the next one (or the end of the document).
-  const anexo = re(`^${label('Anexo:')}\\s*(\\S.*)$`)
-  const apuracoes = doc.sections(anexo).map((region, i) => block(region, ctx, i + 1, region.find(anexo)!))
+  // One block per `Anexo:` label, up to the next one (or the end of the document).
+  const regions = doc.sections(ANEXO)
+  const heads = blockHeads(doc, regions.length)
+  const apuracoes = regions.map((region, i) => block(region, ctx, i + 1, heads))
   const fator = doc.labelValue(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
   return {
     identificacao: {
       empresa: ctx.take('identificacao.empresa', header?.parts[1], textValue),
       cnpj: ctx.take('identificacao.cnpj', doc.labelValue(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
-      competencia: ctx.take('identificacao.competencia', doc.labelValue(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), /^\s*(\S.*)$/, { linesBelow: 1 }), reportPeriod),
+      competencia: ctx.take('identificacao.competencia', doc.labelValue(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), PERIOD, { linesBelow: 1 }), reportPeriod),
       dataEmissao: ctx.take('identificacao.dataEmissao', doc.labelValue(re(label('Emissão:')), DATE), isoDate),
       codigoEmpresa: ctx.take('identificacao.codigoEmpresa', header?.parts[0], (t) => t)
     },
