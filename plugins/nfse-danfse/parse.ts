@@ -138,7 +138,8 @@ function documento (t: string): string | null {
 const CITY_UF = /^(.*\S)\s*[-/]\s*([A-Z]{2})$/
 
 function parte (scope: TextRegion, ctx: ParseContext, field: string): Parte | null {
-  if (scope.isEmpty || /NAO IDENTIFICAD/.test(normalizeText(scope.lines[0]!.text))) return null
+  // `NÃO IDENTIFICADO NA NFS-e` after the title or on the line under it (the section may start a row above a title printed beside its block).
+  if (scope.isEmpty || scope.lines.slice(0, 3).some((l) => /NAO IDENTIFICAD/.test(normalizeText(l.text)))) return null
   const city = scope.under(['Município', 'Município / Sigla UF'])
   const ibgeCep = scope.under('Código IBGE / CEP')
   const cepHit = scope.under('CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
