@@ -39,7 +39,9 @@ export const labels = [
   // Whole names third-party drawings print beside the cells read (BrazilFiscalReport, FalubaLuan/GerarDanfse).
   'Tipo de Imunidade do ISSQN', 'Descrição Contrib. Sociais - Retidas', 'Ind. Operação / Cód. IBGE / Município / UF',
   'Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF', 'Alíquota Efetiva - CBS', 'Alíquota Efetiva – CBS',
-  'Valor Total Apurado – IBS', 'Valor Total Apurado – CBS', 'Tipo de Ambiente', 'Ambiente Gerador'
+  'Valor Total Apurado – IBS', 'Valor Total Apurado – CBS', 'Tipo de Ambiente', 'Ambiente Gerador',
+  // v2.0's party titles: a cell's value never starts with one.
+  'Prestador / Fornecedor', 'Tomador / Adquirente', 'Intermediário da Operação'
 ]
 
 /**

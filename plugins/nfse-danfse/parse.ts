@@ -213,12 +213,19 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const identified = (Object.keys(partySections) as Array<keyof typeof partySections>)
     .filter((k) => !notIdentified(partySections[k]))
     .sort((a, b) => doc.lines.indexOf(partySections[a].lines[0]!) - doc.lines.indexOf(partySections[b].lines[0]!))
+  // The party whose section holds a value's line (positions lost: each line its own y), or -1.
+  const holder = (hit: Hit): number => identified.findIndex((k) => partySections[k].lines.some((l) => l.page === hit.page && Math.abs(l.box.y - hit.box.y) < 0.5))
   const party = (key: keyof typeof partySections): Parte | null => {
     const scope = partySections[key]
     if (notIdentified(scope)) return null
     if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key)
-    const byOrder = doc.byOrder(identified.indexOf(key), identified.length)
-    return parte((labels, options) => agreed(Array.isArray(labels) ? labels[0]! : labels, byOrder.under(labels), scope.under(labels, options)), ctx, key)
+    const k = identified.indexOf(key)
+    return parte((labels, options) => {
+      // The order holds only when no place of the label sits in another party's section than its rank says.
+      const places = identified.map((_, j) => doc.byOrder(j, identified.length).under(labels))
+      const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
+      return agreed(Array.isArray(labels) ? labels[0]! : labels, broken ? undefined : places[k], scope.under(labels, options))
+    }, ctx, key)
   }
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
