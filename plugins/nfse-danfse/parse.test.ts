@@ -198,3 +198,21 @@ describe('nfse-danfse: a party grid with the one-word cells `Telefone`, `Municí
     expect(parseDanfse(runsDocument(runs, labels), plainContext()).prestador?.email).toBe('Município CEP')
   })
 })
+
+describe('nfse-danfse: text column by column, positions lost (issue 33)', () => {
+  const column = (texts: string[]): Array<[string, number, number]> => texts.map((t, i) => [t, 36, 800 - i * 10])
+
+  it('reads each party\'s cells by the parties\' order, and gives null, not the other party\'s value, where that order is broken', () => {
+    const runs = column([
+      'DANFSe v1.0', 'EMITENTE DA NFS-e', 'Prestador do Serviço', 'Nome / Nome Empresarial', 'TOMADOR DO SERVIÇO',
+      // The tomador's address handed over inside its section, the prestador's further down.
+      'Endereço', 'Rua B, 2', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria',
+      'CNPJ / CPF / NIF', '31.938.403/0001-00', 'CNPJ / CPF / NIF', '89.626.338/0001-67',
+      'Telefone', '(38) 3258-4118', 'Telefone', '(94) 3481-9680', 'Endereço', 'Rua A, 1'
+    ])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect(data.prestador).toMatchObject({ documento: '31938403000100', telefone: '(38) 3258-4118', endereco: null })
+    expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: 'Rua B, 2' })
+  })
+})
