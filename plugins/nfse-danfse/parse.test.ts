@@ -215,4 +215,12 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     expect(data.prestador).toMatchObject({ documento: '31938403000100', telefone: '(38) 3258-4118', endereco: null })
     expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: 'Rua B, 2' })
   })
+
+  it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {
+    const runs = column(['DANFSe v1.0', 'EMITENTE DA NFS-e', 'Endereço', 'Rua A, 1', 'TOMADOR DO SERVIÇO', 'Endereço', 'Rua B, 2, Sala 3', 'Bloco C', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect([data.prestador?.endereco, data.tomador?.endereco]).toEqual(['Rua A, 1', 'Rua B, 2, Sala 3 Bloco C'])
+    expect(ctx.conflicts).toEqual([])
+  })
 })

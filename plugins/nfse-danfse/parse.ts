@@ -224,7 +224,11 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       // The order holds only when no place of the label sits in another party's section than its rank says.
       const places = identified.map((_, j) => doc.byOrder(j, identified.length).under(labels))
       const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
-      return agreed(Array.isArray(labels) ? labels[0]! : labels, broken ? undefined : places[k], scope.under(labels, options))
+      const inSection = scope.under(labels, options)
+      const byOrder = broken ? undefined : places[k]
+      // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
+      const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
+      return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
     }, ctx, key)
   }
 
