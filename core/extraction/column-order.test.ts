@@ -144,6 +144,16 @@ describe('positionless text: a label printed in several places', () => {
   })
 })
 
+describe('positionless text: a label printed whole is no wrapped label\'s continuation', () => {
+  it('keeps a line that prints a label whole, even where a word of it sits under the start of that label on the line above', () => {
+    // `das` (after `Total `) sits under `TOTAL` (after `VALOR `): six characters each, one margin.
+    const doc = lines(['TRIBUTAÇÃO', 'VALOR TOTAL DA NFS-E', 'Total das Retenções (ISSQN / Federais)', 'R$ 0,00', 'Valor Líquido'], ['Total das Retenções (ISSQN / Federais)'])
+    expect(doc.readingOrder()).toEqual(['TRIBUTAÇÃO', 'VALOR TOTAL DA NFS-E', 'Total das Retenções (ISSQN / Federais)', 'R$ 0,00', 'Valor Líquido'])
+    expect(doc.positionless).toBe(true)
+    expect(doc.byOrder().under('Total das Retenções (ISSQN / Federais)')?.value).toBe('R$ 0,00')
+  })
+})
+
 describe('positionless text: a wrapped label over its value', () => {
   it('labelValue reads the value on the line after a label wrapped over two or three lines, and only there', () => {
     const doc = lines(['Receita Bruta', 'Auferida', 'R$ 92.149,89', 'Total do Débito com', 'Exigibilidade', 'Suspensa', 'R$ 0,00'])

@@ -176,7 +176,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
   const views = new Map<ExtractorPlugin, TextDocument>()
   for (const plugin of plugins) {
     if (plugin.status !== 'active') continue
-    const view = doc.withLabels(plugin.labels)
+    const view = doc.withLabels(plugin.labels, plugin.cellLabels)
     views.set(plugin, view)
     const score = scoreRules(plugin.rules, view)
     excluded.push(...score.excluded.map((name) => `${plugin.id}:${name}`))
@@ -245,7 +245,7 @@ export function extractDocument (doc: TextDocument, plugins: readonly ExtractorP
     report: (d) => { warnings.push(d.field === undefined ? { code: d.code, message: d.message } : { code: d.code, message: d.message, field: d.field }) }
   }
   engine.parserExecuted = true
-  const bounded = views.get(plugin) ?? doc.withLabels(plugin.labels)
+  const bounded = views.get(plugin) ?? doc.withLabels(plugin.labels, plugin.cellLabels)
   let data: object
   try {
     data = plugin.parse(bounded, ctx)

@@ -22,6 +22,17 @@ describe('labelValue: the value of a label, by position', () => {
     expect(name.box.x).toBe(200)
   })
 
+  it('takes a cell label (a common word printed as a cell of its own) for a label under an empty cell, and cuts no value at it', () => {
+    const runs = [run('E-mail', 200, 700), run('Telefone', 200, 688), run('(31) 3333-4444', 200, 676), run('Obs:', 50, 650), run('Ligar no telefone da portaria', 100, 650)]
+    const doc = new TextDocument([{ page: 1, width: 595, height: 842, runs }]).withLabels(['E-mail', 'Obs:'], ['Telefone'])
+    expect(doc.labelValue('E-mail', /(\S.*)/)).toBeUndefined()
+    expect(doc.under('E-mail')).toBeUndefined()
+    expect(doc.under('Telefone')?.value).toBe('(31) 3333-4444')
+    expect(doc.labelValue('Obs:', /(\S.*)/)?.value).toBe('Ligar no telefone da portaria')
+    // Without it, the next row's label is taken for the empty cell's value.
+    expect(page(runs, ['E-mail', 'Obs:']).under('E-mail')?.value).toBe('Telefone')
+  })
+
   it('does not take the next field (`Label: value`) under a label for its value', () => {
     const doc = page([run('Substituição tributária de:', 50, 700), run('ICMS', 190, 700), run('Tributação monofásica de: COFINS', 50, 688)])
     const hit = doc.labelValue(/Substituição tributária de:/, /^\s*(\S.*)$/)!

@@ -19,7 +19,7 @@
  * conflict (`conflict` says why), which `ctx.take` turns into null and a warning. So are the two
  * `wrapped` readings.
  */
-import { compiled, hitOf, labelCut, startsWithLabel } from './text-match.js'
+import { compiled, hitOf, isCellLabel, labelCut, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
@@ -120,7 +120,7 @@ function under (lines: TextLine[], at: number, from: number, to: number, value: 
     }
     if (runs.some((r) => r.box.x < lo - SLACK || (hi !== Infinity && r.box.x + r.box.width > hi + SLACK && r.box.x < labelLeft - SLACK))) return undefined
     const cell = subLine(below, runs)
-    if (startsWithLabel(normalizeText(cell.text), bounds) || LABEL_LIKE.test(cell.text)) return undefined
+    if (startsWithLabel(normalizeText(cell.text), bounds) || LABEL_LIKE.test(cell.text) || isCellLabel(normalizeText(runs[0]!.text), bounds)) return undefined
     const m = leading(value, cell.text)
     return m === null ? undefined : { how: 'under it', hit: hitOf(cell, m, 0, bounds) }
   }

@@ -2,7 +2,7 @@
  * The grid queries of the text API (TextRegion.under, table, column): forms whose values
  * sit under their labels, and tables read by their column headers, on visual lines.
  */
-import { boundedRuns, exec, startsWithLabel, lineTests, normalizedLabel, normalizedRun, runTest, runsHit } from './text-match.js'
+import { boundedRuns, exec, isCellLabel, startsWithLabel, lineTests, normalizedLabel, normalizedRun, runTest, runsHit } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, RowOptions, TableRow, TextLine } from './text-types.js'
 
@@ -48,7 +48,7 @@ export function under (lines: TextLine[], labels: string | string[], options: { 
       if (below.page !== line.page || line.box.y - (below.box.y + below.box.height) > MAX_UNDER_GAP) break
       const runs = inColumn(below)
       if (runs.length === 0) continue
-      if (startsWithLabel(normalizedRun(runs[0]!.run), bounds)) break
+      if (startsWithLabel(normalizedRun(runs[0]!.run), bounds) || isCellLabel(normalizedRun(runs[0]!.run), bounds)) break
       at = j
       break
     }

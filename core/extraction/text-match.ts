@@ -31,7 +31,10 @@ export function spanBox (line: TextLine, from: number, to: number): Box {
  * A document's labels in their detection form (the plugin's `labels`): the bounds of every
  * value a text query returns. Empty for a document read without a plugin.
  */
-export type LabelBounds = readonly string[]
+export type LabelBounds = readonly string[] & {
+  /** Cell labels (ExtractorPlugin.cellLabels) in their detection form: labels only as a whole run, never a bound inside text. */
+  readonly cells?: readonly string[]
+}
 
 const LETTER = /\p{L}/u
 const WORD_CHAR = /[\p{L}\p{N}]/u
@@ -71,9 +74,15 @@ export function startsWithLabel (normalized: string, labels: LabelBounds): boole
   return labels.some((l) => normalized.startsWith(l) && !WORD_CHAR.test(normalized.charAt(l.length)))
 }
 
-/** The labels of a plugin in their detection form, for a document's bounds. */
-export function labelBounds (labels: readonly string[]): LabelBounds {
-  return [...new Set(labels.map(normalizedLabel).filter((l) => l !== ''))]
+/** The labels of a plugin in their detection form, for a document's bounds (its cell labels apart: they bound nothing). */
+export function labelBounds (labels: readonly string[], cells: readonly string[] = []): LabelBounds {
+  const bounds = [...new Set(labels.map(normalizedLabel).filter((l) => l !== ''))]
+  return cells.length === 0 ? bounds : Object.assign(bounds, { cells: [...new Set(cells.map(normalizedLabel).filter((l) => l !== ''))] })
+}
+
+/** True when a cell's text (its detection form, a colon aside) is one of the document's cell labels, whole. */
+export function isCellLabel (normalized: string, labels: LabelBounds): boolean {
+  return labels.cells !== undefined && labels.cells.includes(normalized.replace(/\s*:$/, ''))
 }
 
 /** The lowest OCR confidence of the runs characters [from, to) of a line fall in; undefined on a text layer. */

@@ -323,12 +323,13 @@ export class TextDocument extends TextRegion {
    * The same document whose queries stop values at these labels (compared accent- and
    * case-blind, at word boundaries), and whose labels wrapped over two or three lines are
    * joined back, their value after them whichever line it was printed on
-   * (wrapped-labels.ts). The engine scores and parses each plugin on its own view; the
-   * lines are shared where no label is wrapped.
+   * (wrapped-labels.ts). `cellLabels` stop no value: a grid cell whose first run is exactly
+   * one of them is empty (ExtractorPlugin.cellLabels). The engine scores and parses each
+   * plugin on its own view; the lines are shared where no label is wrapped.
    */
-  withLabels (labels: readonly string[]): TextDocument {
+  withLabels (labels: readonly string[], cellLabels: readonly string[] = []): TextDocument {
     const view = Object.create(TextDocument.prototype) as TextDocument
-    const bounds = labelBounds(labels)
+    const bounds = labelBounds(labels, cellLabels)
     const lines = joinWrappedLabels(this.lines, bounds)
     if (lines === this.lines) return Object.assign(view, this, { labels: bounds })
     // Wrapped labels joined back: the detection copies follow the lines.

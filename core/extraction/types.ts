@@ -102,6 +102,14 @@ export interface ExtractorPlugin<D extends object = object> {
    * runs into the next field's label. Write whole labels, not single common words.
    */
   labels: string[]
+  /**
+   * Labels printed only as a cell of their own in a grid, too common to bound a value
+   * (`Telefone`, `CEP`, `Município`: an address or a description may hold the word). A
+   * value is never cut at one; a grid cell (`under`, the label reader's `under`) whose first
+   * run is exactly one is empty (the next row of labels follows), and the layout variants
+   * (fixtures) lay them out as labels. Optional: most documents need none.
+   */
+  cellLabels?: string[]
   /** Reads `data`; missing fields are null. Throws only when no data can be read at all. */
   parse (doc: TextDocument, ctx: ParseContext): D
   /**

@@ -134,6 +134,8 @@ function continuation (lines: TextLine[], at: number, words: Word[][], w: number
     if (c < 0) return undefined
     const n = matched(nextWords, c, label, from)
     if (n === 0) return undefined
+    // The words before it print the label's first part: that line prints the label whole, its own (positions lost, every line at one margin).
+    if (c >= from && matched(nextWords, c - from, label, 0) >= from) return undefined
     const labelEnd = nextWords[c + n - 1]!.end
     const columnEnd = Math.max(labelEnd, indexAtX(next, border))
     if (from + n === label.length) {

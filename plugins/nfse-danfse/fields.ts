@@ -35,5 +35,18 @@ export const labels = [
   'Contribuição Previdenciária - Retida', 'Contribuições Sociais - Retidas', 'PIS/COFINS - Débito Apur. Própria',
   'PIS - Débito Apuração Própria', 'COFINS - Débito Apuração Própria', 'Valor Total Apurado - IBS', 'Alíquota - CBS',
   'Valor Total Apurado - CBS', 'País Resultado da Prestação do Serviço', 'Cálculo do BM', 'Número Processo Suspensão',
-  'Total Deduções/Reduções', 'BC ISSQN'
+  'Total Deduções/Reduções', 'BC ISSQN',
+  // Whole names third-party drawings print beside the cells read (BrazilFiscalReport, FalubaLuan/GerarDanfse).
+  'Tipo de Imunidade do ISSQN', 'Descrição Contrib. Sociais - Retidas', 'Ind. Operação / Cód. IBGE / Município / UF',
+  'Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF', 'Alíquota Efetiva - CBS', 'Alíquota Efetiva – CBS',
+  'Valor Total Apurado – IBS', 'Valor Total Apurado – CBS', 'Tipo de Ambiente', 'Ambiente Gerador',
+  // v2.0's party titles: a cell's value never starts with one.
+  'Prestador / Fornecedor', 'Tomador / Adquirente', 'Intermediário da Operação'
 ]
+
+/**
+ * The v1.0 grid's one-word cells: labels only as a cell of their own. They bound no value
+ * (an address may hold `CEP`, a description `município` or `IRRF`), and a cell whose first
+ * run is one of them is empty.
+ */
+export const cellLabels = ['Telefone', 'Município', 'CEP', 'IRRF']

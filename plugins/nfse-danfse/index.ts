@@ -1,7 +1,7 @@
 /** NFS-e national DANFSe, layouts v1.0 and v2.0 (documents.md §7). Fields: README.md. */
 import type { ExtractorPlugin } from '../../core/plugin-api.js'
 import { checks } from './checks.js'
-import { fields, labels } from './fields.js'
+import { cellLabels, fields, labels } from './fields.js'
 import { dataSchema } from './schema.js'
 import { rules } from './detect.js'
 import { parseDanfse } from './parse.js'
@@ -20,6 +20,7 @@ export const nfseDanfse: ExtractorPlugin<Danfse> = {
   rules,
   fields,
   labels,
+  cellLabels,
   checks,
   parse: parseDanfse,
   dataSchema

@@ -3,7 +3,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDanfse } from './fixtures/generate.js'
 import type { DanfseOptions, Omittable } from './fixtures/generate.js'
 import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
-import { labels } from './fields.js'
+import { cellLabels, labels } from './fields.js'
 import { parseDanfse } from './parse.js'
 import { readReal } from '../../fixtures/extraction/real/read.js'
 
@@ -153,11 +153,74 @@ describe('nfse-danfse: the access key on the line below its label (issue 33: a t
     for (const runs of [
       [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e', 200, 760], [KEY, 150, 749]],
       [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e', 40, 760], [KEY, 40, 749], ['Número da NFS-e', 300, 760], ['123', 300, 749]],
-      [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e:', 40, 760], [KEY, 160, 760]]
+      [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e:', 40, 760], [KEY, 160, 760]],
+      // v2.0 capitals, the key under its label with the QR caption beside it, a row of labels under it.
+      [['DANFSe v2.0', 40, 790], ['CHAVE DE ACESSO DA NFS-E', 26, 782], [KEY, 26, 774], ['A autenticidade desta NFS-e pode ser verificada', 420, 774], ['NÚMERO DA NFS-E', 26, 762], ['83', 26, 754]]
     ] as Array<Array<[string, number, number]>>) {
       const ctx = plainContext()
-      expect(parseDanfse(runsDocument(runs, labels), ctx).chaveAcesso).toBe(KEY)
+      expect(parseDanfse(runsDocument(runs, labels, cellLabels), ctx).chaveAcesso).toBe(KEY)
       expect(ctx.conflicts).toEqual([])
     }
+  })
+
+  it('gives null with a conflict, not a guess, when the key after the label and the one under it differ', () => {
+    const other = `${KEY.slice(0, 40)}1111111111`
+    const ctx = plainContext()
+    const runs: Array<[string, number, number]> = [['DANFSe v1.0', 40, 790], ['Chave de Acesso da NFS-e:', 40, 760], [KEY, 160, 760], [other, 40, 749]]
+    expect(parseDanfse(runsDocument(runs, labels, cellLabels), ctx).chaveAcesso).toBeNull()
+    expect(ctx.conflicts).toEqual(['chaveAcesso'])
+  })
+})
+
+describe('nfse-danfse: a party grid with the one-word cells `Telefone`, `Município`, `CEP` (issue 33)', () => {
+  // v1.0's party block: the e-mail cell left empty, the next row of labels under it.
+  const runs: Array<[string, number, number]> = [
+    ['DANFSe v1.0', 40, 790],
+    ['EMITENTE DA NFS-e', 40, 700], ['CNPJ / CPF / NIF', 180, 700], ['Inscrição Municipal', 320, 700], ['Telefone', 460, 700],
+    ['Prestador do Serviço', 40, 691], ['31.938.403/0001-00', 180, 691], ['9812212', 320, 691], ['(38) 3258-4118', 460, 691],
+    ['Nome / Nome Empresarial', 40, 680], ['E-mail', 320, 680],
+    ['Alfa Consultoria Ltda', 40, 671],
+    ['Endereço', 40, 660], ['Município', 320, 660], ['CEP', 460, 660],
+    ['Rua do CEP Antigo, 10', 40, 651], ['Salvador - BA', 320, 651], ['40015-970', 460, 651],
+    ['SERVIÇO PRESTADO', 40, 620], ['Descrição do Serviço', 40, 611],
+    ['Serviços prestados no município de Salvador, IRRF retido', 40, 602]
+  ]
+
+  it('reads each cell under its label, an empty cell as null, and a value holding one of those words whole', () => {
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect(data.prestador).toMatchObject({ documento: '31938403000100', inscricaoMunicipal: '9812212', telefone: '(38) 3258-4118', email: null, endereco: 'Rua do CEP Antigo, 10', municipio: 'Salvador', uf: 'BA', cep: '40015970' })
+    expect(data.servico?.descricao).toBe('Serviços prestados no município de Salvador, IRRF retido')
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('takes the next row\'s label for the empty cell\'s value when the one-word labels are not declared (what cellLabels prevents)', () => {
+    expect(parseDanfse(runsDocument(runs, labels), plainContext()).prestador?.email).toBe('Município CEP')
+  })
+})
+
+describe('nfse-danfse: text column by column, positions lost (issue 33)', () => {
+  const column = (texts: string[]): Array<[string, number, number]> => texts.map((t, i) => [t, 36, 800 - i * 10])
+
+  it('reads each party\'s cells by the parties\' order, and gives null, not the other party\'s value, where that order is broken', () => {
+    const runs = column([
+      'DANFSe v1.0', 'EMITENTE DA NFS-e', 'Prestador do Serviço', 'Nome / Nome Empresarial', 'TOMADOR DO SERVIÇO',
+      // The tomador's address handed over inside its section, the prestador's further down.
+      'Endereço', 'Rua B, 2', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria',
+      'CNPJ / CPF / NIF', '31.938.403/0001-00', 'CNPJ / CPF / NIF', '89.626.338/0001-67',
+      'Telefone', '(38) 3258-4118', 'Telefone', '(94) 3481-9680', 'Endereço', 'Rua A, 1'
+    ])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect(data.prestador).toMatchObject({ documento: '31938403000100', telefone: '(38) 3258-4118', endereco: null })
+    expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: 'Rua B, 2' })
+  })
+
+  it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {
+    const runs = column(['DANFSe v1.0', 'EMITENTE DA NFS-e', 'Endereço', 'Rua A, 1', 'TOMADOR DO SERVIÇO', 'Endereço', 'Rua B, 2, Sala 3', 'Bloco C', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect([data.prestador?.endereco, data.tomador?.endereco]).toEqual(['Rua A, 1', 'Rua B, 2, Sala 3 Bloco C'])
+    expect(ctx.conflicts).toEqual([])
   })
 })

@@ -137,27 +137,44 @@ function documento (t: string): string | null {
 /** `Cidade - UF` (v1.0) or `Cidade / UF` (v2.0). */
 const CITY_UF = /^(.*\S)\s*[-/]\s*([A-Z]{2})$/
 
-function parte (scope: TextRegion, ctx: ParseContext, field: string): Parte | null {
-  if (scope.isEmpty || /NAO IDENTIFICAD/.test(normalizeText(scope.lines[0]!.text))) return null
-  const city = scope.under(['Município', 'Município / Sigla UF'])
-  const ibgeCep = scope.under('Código IBGE / CEP')
-  const cepHit = scope.under('CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
+/** A party's cell reader: the value of its labels (several wordings of one cell). */
+type CellReader = (labels: string | string[], options?: { rest?: boolean }) => Hit | undefined
+
+/** True when a party's section says it is not identified: null, not a party of nulls. */
+function notIdentified (scope: TextRegion): boolean {
+  // `NÃO IDENTIFICADO NA NFS-e` after the title or on the line under it (the section may start a row above a title printed beside its block).
+  return scope.isEmpty || scope.lines.slice(0, 3).some((l) => /NAO IDENTIFICAD/.test(normalizeText(l.text)))
+}
+
+/** Two readings of one cell: the one given, or a conflict (null and a warning) when they disagree. */
+function agreed (label: string, a: Hit | undefined, b: Hit | undefined): Hit | undefined {
+  if (a === undefined || b === undefined || a.value === b.value || a.conflict !== undefined || b.conflict !== undefined) return a ?? b
+  const conflict = `the label "${label}" has two readings that disagree, positions lost: "${a.value}" by the order of the parties and "${b.value}" in its party's section; the value is not guessed`
+  const hit: Hit = { ...a, value: '', groups: [], parts: [], conflict }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+function parte (cell: CellReader, ctx: ParseContext, field: string): Parte {
+  const city = cell(['Município', 'Município / Sigla UF'])
+  const ibgeCep = cell('Código IBGE / CEP')
+  const cepHit = cell('CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
   const take = <T>(name: string, hit: Hit | undefined, convert: (t: string) => T | null): T | null => ctx.take(`${field}.${name}`, hit, convert)
   return {
-    documento: take('documento', scope.under('CNPJ / CPF / NIF'), documento),
-    inscricaoMunicipal: take('inscricaoMunicipal', scope.under(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), str),
-    nome: take('nome', scope.under('Nome / Nome Empresarial'), str),
-    email: take('email', scope.under('E-mail'), str),
-    telefone: take('telefone', scope.under('Telefone'), str),
+    documento: take('documento', cell('CNPJ / CPF / NIF'), documento),
+    inscricaoMunicipal: take('inscricaoMunicipal', cell(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), str),
+    nome: take('nome', cell('Nome / Nome Empresarial'), str),
+    email: take('email', cell('E-mail'), str),
+    telefone: take('telefone', cell('Telefone'), str),
     // FalubaLuan/GerarDanfse marks the label `*Endereço`.
-    endereco: take('endereco', scope.under(['Endereço', '*Endereço'], { rest: true }), str),
+    endereco: take('endereco', cell(['Endereço', '*Endereço'], { rest: true }), str),
     // A cell without the UF (a bare IBGE code in some drawings) is the municipality whole.
     municipio: take('municipio', part(city, CITY_UF, 1) ?? city, str),
     uf: take('uf', part(city, CITY_UF, 2), str),
     cep: take('cep', cepHit, digits(8)),
     codigoIbge: take('codigoIbge', part(ibgeCep, /^([^/]+)\//), digits(7)),
-    simplesNacional: take('simplesNacional', scope.under('Simples Nacional na Data de Competência'), str),
-    regimeApuracaoSn: take('regimeApuracaoSn', scope.under('Regime de Apuração Tributária pelo SN'), str)
+    simplesNacional: take('simplesNacional', cell('Simples Nacional na Data de Competência'), str),
+    regimeApuracaoSn: take('regimeApuracaoSn', cell('Regime de Apuração Tributária pelo SN'), str)
   }
 }
 
@@ -182,6 +199,38 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const section = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
   // Not the parties: their labels repeat, and the order of their places need not be theirs.
   const sec = (headers: string[]): TextRegion => ordered && !section(headers).isEmpty ? doc.byOrder() : section(headers)
+
+  // The parties' sections; printed in this order on every layout seen, but the order read is the page's.
+  const partySections = {
+    prestador: doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader), { titleBeside: true }),
+    tomador: section(HEADERS.tomador),
+    destinatario: section(HEADERS.destinatario),
+    intermediario: section(HEADERS.intermediario)
+  }
+  // Positions lost: a party's label is printed once per identified party, its places in the
+  // parties' order (each column top to bottom). The k-th of n places is the k-th party's when
+  // the label is printed n times; else (and as a second reading) the party's section.
+  const identified = (Object.keys(partySections) as Array<keyof typeof partySections>)
+    .filter((k) => !notIdentified(partySections[k]))
+    .sort((a, b) => doc.lines.indexOf(partySections[a].lines[0]!) - doc.lines.indexOf(partySections[b].lines[0]!))
+  // The party whose section holds a value's line (positions lost: each line its own y), or -1.
+  const holder = (hit: Hit): number => identified.findIndex((k) => partySections[k].lines.some((l) => l.page === hit.page && Math.abs(l.box.y - hit.box.y) < 0.5))
+  const party = (key: keyof typeof partySections): Parte | null => {
+    const scope = partySections[key]
+    if (notIdentified(scope)) return null
+    if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key)
+    const k = identified.indexOf(key)
+    return parte((labels, options) => {
+      // The order holds only when no place of the label sits in another party's section than its rank says.
+      const places = identified.map((_, j) => doc.byOrder(j, identified.length).under(labels))
+      const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
+      const inSection = scope.under(labels, options)
+      const byOrder = broken ? undefined : places[k]
+      // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
+      const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
+      return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
+    }, ctx, key)
+  }
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
@@ -215,10 +264,10 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), leadingDateTime),
     situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
     finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
-    prestador: parte(doc.section(prestadorHeader, ALL.filter((h) => h !== prestadorHeader), { titleBeside: true }), ctx, 'prestador'),
-    tomador: parte(section(HEADERS.tomador), ctx, 'tomador'),
-    intermediario: parte(section(HEADERS.intermediario), ctx, 'intermediario'),
-    destinatario: parte(section(HEADERS.destinatario), ctx, 'destinatario'),
+    prestador: party('prestador'),
+    tomador: party('tomador'),
+    intermediario: party('intermediario'),
+    destinatario: party('destinatario'),
     servico: servico.isEmpty
       ? null
       : {
