@@ -194,6 +194,36 @@ describe('darf: printed variants of documents.md §6b', () => {
   })
 })
 
+describe('darf: numbered boxes with the values low in their boxes (old prints, issue 33)', () => {
+  // An old print (2014): each box's number and label at its top left, the value right-aligned at
+  // its bottom right, on a line of its own; boxes 05 and 08 blank.
+  const boxes: Array<[string, string | null]> = [
+    ['02 PERÍODO DE APURAÇÃO', '31/03/2014'], ['03 NÚMERO DO CPF OU CNPJ', '11.222.333/0001-81'], ['04 CÓDIGO DA RECEITA', '2089'],
+    ['05 NÚMERO DE REFERÊNCIA', null], ['06 DATA DE VENCIMENTO', '30/04/2014'], ['07 VALOR DO PRINCIPAL', '1.234,56'], ['08 VALOR DA MULTA', null],
+    ['09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69', '12,34'], ['10 VALOR TOTAL', '1.246,90']
+  ]
+  const items = [
+    { text: 'MINISTÉRIO DA FAZENDA', x: 40, y: 800 }, { text: 'SECRETARIA DA RECEITA FEDERAL', x: 40, y: 788 },
+    { text: 'Documento de Arrecadação de Receitas Federais', x: 40, y: 760 }, { text: 'DARF', x: 40, y: 740 },
+    { text: '01 NOME / TELEFONE', x: 40, y: 700 }, { text: 'EMPRESA EXEMPLO LTDA', x: 40, y: 688 },
+    ...boxes.flatMap(([label, value], i) => [
+      { text: label, x: 300, y: 800 - i * 26 },
+      ...(value === null ? [] : [{ text: value, x: 555 - value.length * 5, y: 800 - i * 26 - 12 }])
+    ])
+  ]
+
+  it('reads each value from its own box, the blank boxes null', async () => {
+    const result = await extractPdf(await writeTextPdf([items], { seed: 4 }))
+    expect(result.documentType).toBe('DARF')
+    expect(result.data).toMatchObject({
+      layout: 'CAMPOS_NUMERADOS', cnpjCpf: '11222333000181', periodoApuracao: '2014-03-31', dataVencimento: '2014-04-30', numeroReferencia: null, valorTotal: 1246.9,
+      tributos: [{ codigoReceita: '2089', periodoApuracao: '2014-03-31', vencimento: '2014-04-30', principal: 1234.56, multa: null, juros: 12.34, total: 1246.9 }]
+    })
+    expect(result.engine.matchedRules).toContain('check:rows-add-up')
+    expect(result.evidence.codigoReceita?.box.x).toBeCloseTo(535, 0)
+  })
+})
+
 describe('darf: numbered boxes given as text (positions lost, issue 33)', () => {
   // An old print (2014) as a text extractor hands it over: the left column, then every box
   // label, then the values of the boxes that are filled, one piece a line from the margin.
@@ -217,6 +247,13 @@ describe('darf: numbered boxes given as text (positions lost, issue 33)', () => 
     })
     expect(result.warnings).toEqual([])
     expect(result.evidence.codigoReceita?.source).toBe('2089')
+  })
+
+  it('reads the title broken in two pieces handed over apart (not blocked for want of its title)', async () => {
+    const apart = ['Federais', 'DARF', ...head.filter((l) => l !== 'Documento de Arrecadação de Receitas Federais' && l !== 'DARF'), 'Documento de Arrecadação de Receitas']
+    const result = await extractPdf(await pageOfLines([...apart, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '1.234,56'], 8))
+    expect(result.engine).toMatchObject({ parserBlocked: false, matchedRules: expect.arrayContaining(['title']) })
+    expect(result.data).toMatchObject({ cnpjCpf: '11222333000181', dataVencimento: '2014-04-30', tributos: [{ codigoReceita: '2089' }] })
   })
 
   it('two copies: each copy\'s values are paired with its own labels', async () => {

@@ -341,6 +341,45 @@ const ORDERED: OrderedField[] = BOXES
   .filter(([field]) => !['razaoSocial', 'numeroDocumento', 'pagarAte', 'linhaDigitavel'].includes(field))
   .map(([name, l, value]) => ({ name, label: l, value, optional: ['numeroReferencia', 'multa', 'juros'].includes(name) }))
 
+/** A box's number and the start of its words (`04 CÓDIGO`): where a box begins on a line. */
+const BOX_START = /(?:^|\s)(?:0[1-9]|1[01])\s+\p{Lu}{3}/u
+/** A box's value sits within this many label heights under the label's line. */
+const BOX_DEPTH = 3
+
+/**
+ * The value printed in a box's lower right, on a line of its own under the label's (older
+ * prints right-align the value low in the box, beside no text of its label: neither after
+ * it on its line nor under its words). The value is the text of that line right of the
+ * label's start; the line must be nearer this label than the next box's label below it, and
+ * no box may begin on it. Read only where no other reading gave a value.
+ */
+function lowInBox (doc: TextDocument, l: RegExp, value: RegExp, within: SearchOptions): Hit | undefined {
+  const labelHit = doc.find(l, within)
+  if (labelHit === undefined || labelHit.box.height <= 0) return undefined
+  const h = labelHit.box.height
+  const lines = doc.lines.filter((line) => line.page === labelHit.page && line.box.y < labelHit.box.y - 0.5 * h && line.box.y > labelHit.box.y - BOX_DEPTH * h &&
+    (within.within === undefined || (line.box.y >= within.within.y && line.box.y <= within.within.y + within.within.height)))
+  lines.sort((a, b) => b.box.y - a.box.y)
+  for (const line of lines) {
+    const runs = line.runs.map(({ run }) => run).filter((r) => r.box.x >= labelHit.box.x - 2)
+    if (runs.length === 0) continue
+    const cell = runs.map((r) => r.text.trim()).join(' ')
+    if (BOX_START.test(` ${cell}`) || l.test(cell)) return undefined
+    // The next box's label below: the value must sit nearer this label than that one.
+    const next = doc.lines.find((n) => n.page === line.page && n.box.y < labelHit.box.y && n.box.y > line.box.y - BOX_DEPTH * h &&
+      n.runs.some(({ run }) => run.box.x >= labelHit.box.x - 20 && BOX_START.test(` ${run.text}`)))
+    const y = Math.min(...runs.map((r) => r.box.y))
+    if (next !== undefined && labelHit.box.y - y > y - next.box.y) return undefined
+    const m = value.exec(cell)
+    if (m === null) return undefined
+    const box = { x: runs[0]!.box.x, y: Math.min(...runs.map((r) => r.box.y)), width: Math.max(...runs.map((r) => r.box.x + r.box.width)) - runs[0]!.box.x, height: Math.max(...runs.map((r) => r.box.height)) }
+    const hit: Hit = { value: (m[1] ?? m[0]).trim(), groups: m.slice(1), parts: [], page: line.page, source: line.text, box }
+    hit.parts = m.slice(1).map((g) => g === undefined ? undefined : { ...hit, value: g, groups: [], parts: [] })
+    return hit
+  }
+  return undefined
+}
+
 function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   const hits: Copy['hits'] = {}
   const labelled = new Set<string>()
@@ -348,7 +387,8 @@ function readCopy (doc: TextDocument, within: SearchOptions): Copy {
     if (field === 'linhaDigitavel') { hits[field] = doc.find(value, within); continue }
     if (doc.find(l, within) === undefined) continue
     labelled.add(field)
-    hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 })
+    hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 }) ??
+      (doc.positionless || field === 'razaoSocial' ? undefined : lowInBox(doc, l, value, within))
   }
   return { hits, labelled }
 }
