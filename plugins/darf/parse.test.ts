@@ -224,6 +224,35 @@ describe('darf: numbered boxes with the values low in their boxes (old prints, i
   })
 })
 
+describe('darf: SENDA print given column by column (positions lost, issue 33)', () => {
+  // Another library's order: the CNPJ and the name one piece under `CNPJ`, the period handed over
+  // before its label, `Código Denominação` one piece over the codes, each row's lines further
+  // down, the footer's date-time apart from `SENDA (Versão…)`.
+  const lines = (period: string): string[] => [
+    'CNPJ', '11.222.333/0001-81 EMPRESA EXEMPLO LTDA', period, 'Período de Apuração', 'Observações', 'Composição do Documento de Arrecadação', 'Código Denominação',
+    '1213', 'Documento de Arrecadação de Receitas Federais', 'SENDA (Versão:5.1.7)', 'CONTRIBUIÇÃO TERCEIROS - SENAR', '06 CP TERCEIROS - SENAR - AQUIS PROD RUR PF POR PJ',
+    'PA:08/2023 Vencimento:20/09/2023', 'Razão Social', 'Data de Vencimento', '20/09/2023', 'Número do Documento', '07.16.23251.7633954-5', 'Principal', '1.285,00',
+    'Pagar este documento até', '29/09/2023', 'Valor Total do Documento', '1.285,00', '08/09/2023 15:22:13', 'Total', '1.285,00'
+  ]
+
+  it('reads the identity, the period, the row\'s own lines and the footer by order', async () => {
+    const result = await extractPdf(await pageOfLines(lines('Agosto/2023'), 10))
+    expect(result.documentType).toBe('DARF')
+    expect(result.data).toMatchObject({
+      layout: 'SENDA', cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA', periodoApuracao: '2023-08', dataVencimento: '2023-09-20', pagarAte: '2023-09-29',
+      dataEmissao: '2023-09-08T15:22:13',
+      tributos: [{ codigoReceita: '1213', codigoVariacao: '06', denominacao: 'CONTRIBUIÇÃO TERCEIROS - SENAR', descricao: 'CP TERCEIROS - SENAR - AQUIS PROD RUR PF POR PJ', periodoApuracao: '2023-08', vencimento: '2023-09-20', principal: 1285, total: 1285 }]
+    })
+  })
+
+  it('a period that could be either of two lines is null, never guessed', async () => {
+    const both = lines('Agosto/2023')
+    both.splice(both.indexOf('Observações') + 1, 0, 'Julho/2023')
+    const result = await extractPdf(await pageOfLines(both, 10))
+    expect((result.data as { periodoApuracao: string | null }).periodoApuracao).toBeNull()
+  })
+})
+
 describe('darf: numbered boxes given as text (positions lost, issue 33)', () => {
   // An old print (2014) as a text extractor hands it over: the left column, then every box
   // label, then the values of the boxes that are filled, one piece a line from the margin.

@@ -145,8 +145,27 @@ function origin (doc: TextDocument): Darf['origem'] {
   return null
 }
 
-const footer = (doc: TextDocument, ctx: ParseContext): string | null =>
-  ctx.take('dataEmissao', doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\).*?(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/), isoDateTime)
+/**
+ * The SENDA footer's date-time; positions lost, printed apart from `SENDA (Versão…)`: the
+ * page's one date-time printed alone (a DARF prints no other).
+ */
+function footer (doc: TextDocument, ctx: ParseContext): string | null {
+  const printed = doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\).*?(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/)
+  const alone = printed === undefined && doc.positionless && doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\)\s*$/) !== undefined ? doc.findAll(/^\s*(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/) : []
+  return ctx.take('dataEmissao', printed ?? (new Set(alone.map((h) => h.value)).size === 1 ? alone[0] : undefined), isoDateTime)
+}
+
+/**
+ * Positions lost: the period when its value was handed over apart from its label (before
+ * it): the page's one period-shaped line other than the due and pay-until dates read by
+ * their labels. Two or more such lines that differ give nothing: the value is not guessed.
+ */
+function otherPeriod (doc: TextDocument, dates: Array<Hit | undefined>): Hit | undefined {
+  if (dates.some((d) => d === undefined || d.conflict !== undefined)) return undefined
+  const taken = new Set(dates.map((d) => d!.value))
+  const hits = doc.findAll(new RegExp(`^\\s*${PERIOD}\\s*$`)).filter((h) => !taken.has(h.value))
+  return new Set(hits.map((h) => h.value)).size === 1 ? hits[0] : undefined
+}
 
 // ----- 6a: the SENDA layout -----
 
@@ -225,14 +244,15 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   const ordered = rows.length === 0 && doc.positionless ? orderedTributos(doc, ctx) : undefined
   if (ordered !== undefined) tributos.push(...ordered.tributos)
   // …and the CNPJ and the name each under its own label.
-  const id = who === undefined && doc.positionless ? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`)) : undefined
-  const name = who === undefined && doc.positionless ? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : undefined
+  // The CNPJ and the name as one piece under `CNPJ` (the header's two cells handed over as one).
+  const id = who === undefined && doc.positionless ? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\D\\S.*?))?\\s*$`)) : undefined
+  const name = who === undefined && doc.positionless ? id?.parts[1] ?? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : undefined
   const { linha, barcode } = collectionLine(doc, ctx)
   return {
     layout: 'SENDA',
     cnpjCpf: ctx.take('cnpjCpf', who?.parts[0] ?? id, taxId),
     razaoSocial: ctx.take('razaoSocial', who?.parts[1] ?? name, text),
-    periodoApuracao: ctx.take('periodoApuracao', head.periodo, period),
+    periodoApuracao: ctx.take('periodoApuracao', head.periodo ?? (doc.positionless ? otherPeriod(doc, [head.vencimento, head.pagar]) : undefined), period),
     dataVencimento: ctx.take('dataVencimento', head.vencimento, isoDate),
     pagarAte: ctx.take('pagarAte', head.pagar, isoDate),
     numeroDocumento: ctx.take('numeroDocumento', head.numero, docNumber),
@@ -267,18 +287,36 @@ function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: Dar
     const code = { name: 'codigo', header: /^C[oó]digo\b/, cell: [/^(\d{4})$/, /^(\d{2})$/] }
     const table = doc.orderedColumns(code, others, { page, totals: 'Totais' }) ?? doc.orderedColumns({ ...code, cell: [/^(\d{4})$/] }, others, { page, totals: 'Totais' })
     if (table === undefined) continue
+    const apart = new Map<number, { name: Hit | undefined, detail: Hit | undefined, pa: Hit | undefined }>()
+    // `Código Denominação` printed as one piece heads the codes: each row's lines (its name, its
+    // `NN description`, its `PA:` line) come as a run of their own elsewhere, lined up with the
+    // codes when they are as many; without the name beside them, the variation, description and period only.
+    if (table.rows.every((r) => r.denominacao === undefined)) {
+      const pa = new RegExp(`^PA:?\\s*${PERIOD}.*?\\bVencimento:?\\s*${DATE}$`, 'i')
+      const detail = /^(\d{2})\s+(\D.*)$/
+      const full = doc.orderedColumns({ name: 'denominacao', cell: [/^(\D\S.*)$/, detail, pa] }, [], { page })
+      const runs = full !== undefined && full.rows.length === table.rows.length ? full : doc.orderedColumns({ name: 'denominacao', cell: [detail, pa] }, [], { page })
+      if (runs !== undefined && runs.rows.length === table.rows.length) {
+        runs.rows.forEach((r, i) => {
+          const cells = r.denominacao!
+          const [name, detailHit, paHit] = cells.length === 3 ? cells : [undefined, ...cells]
+          apart.set(i, { name, detail: detailHit, pa: paHit })
+        })
+      }
+    }
     for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: 'tributos', message: `page ${page}: ${why}` })
-    for (const row of table.rows) {
+    for (const [i, row] of table.rows.entries()) {
       const f = `tributos.${tributos.length}`
-      const [name, description, pa] = row.denominacao ?? []
+      const own = apart.get(i)
+      const [name, description, pa] = own === undefined ? row.denominacao ?? [] : [own.name, own.detail?.parts[1], own.pa]
       const money = (c: Column): number | null => ctx.take(`${f}.${c}`, row[c]?.[0], moneyNumber)
       tributos.push({
         codigoReceita: ctx.take(`${f}.codigoReceita`, row.codigo?.[0], same),
-        codigoVariacao: ctx.take(`${f}.codigoVariacao`, row.codigo?.[1], same),
+        codigoVariacao: ctx.take(`${f}.codigoVariacao`, row.codigo?.[1] ?? own?.detail?.parts[0], same),
         denominacao: ctx.take(`${f}.denominacao`, name, text),
         descricao: ctx.take(`${f}.descricao`, description, text),
         periodoApuracao: ctx.take(`${f}.periodoApuracao`, pa, period),
-        vencimento: null,
+        vencimento: ctx.take(`${f}.vencimento`, own?.pa?.parts[1], isoDate),
         principal: money('principal'),
         multa: money('multa'),
         juros: money('juros'),
