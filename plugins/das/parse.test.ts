@@ -155,10 +155,19 @@ describe('das: text handed over column by column (positions lost, issue 33)', ()
         { codigo: '1001', denominacao: 'IRPJ - SIMPLES NACIONAL', principal: 6248.93, multa: 0, juros: null, total: 6248.93, periodo: '2022-04', uf: null },
         { codigo: '1007', denominacao: 'ICMS - SIMPLES NACIONAL', principal: 2441.63, multa: 0, juros: null, total: 2441.63, periodo: '2022-04', uf: 'RS' }
       ],
-      totais: { principal: 8690.56, multa: 0, juros: null, total: 8690.56 }
+      totais: { principal: 8690.56, multa: 0, juros: 0, total: 8690.56 }
     })
     expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:collection-line-digits', 'check:composition-adds-up']))
-    // Juros prints one value for two rows and Totais: where it belongs is not known, so it is not placed.
+    // Juros prints one cell for two blank rows: a row's amount would be summed into Totais too, so
+    // it is the total, and Totais adds up with it (principal + multa + juros = total).
+    expect(result.warnings).toEqual([])
+  })
+
+  it('a lone cell under Multa or Juros with which Totais would not add up is not taken for the total', async () => {
+    const lines = text(['0,00', '0,00', '0,00'])
+    lines[lines.indexOf('Juros') + 1] = '1,00'
+    const result = await extractPdf(await pageOfLines(lines, 3))
+    expect((result.data as { totais: { juros: number | null } }).totais.juros).toBeNull()
     expect(result.warnings).toEqual([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', field: 'composicao', message: expect.stringMatching(/"juros" prints 1 values for 2 rows/) })])
   })
 

@@ -9,7 +9,7 @@
  * A family module: the das and das-mei plugins both import it (docs/plugins.md, "Code a
  * family shares").
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, normalizeText, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
 import type { CheckOutcome, Hit, OrderedRow, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
 import { GUIDE_LABELS } from './guide-fields.js'
 
@@ -160,7 +160,11 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
       if (names !== undefined && names.rows.length === table.rows.length) names.rows.forEach((r, i) => { table.rows[i]!.denominacao = r.denominacao })
       else if (names !== undefined) table.unplaced.push(`the column "denominacao" prints ${names.rows.length} values for ${table.rows.length} rows in an order that does not say which row each belongs to; they are not placed`)
     }
-    for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
+    const lone = loneTotals(doc, table, page)
+    for (const why of table.unplaced) {
+      if (!Object.keys(lone).some((k) => why.includes(`"${k}"`))) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
+    }
+    if (Object.keys(lone).length > 0) table.totals = { ...table.totals, ...lone }
     for (const row of table.rows) {
       const f = `${prefix}composicao.${rows.length}`
       const [name, period] = row.denominacao ?? []
@@ -171,6 +175,27 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
   if (rows.length === 0) return undefined
   const sum = (k: typeof KEYS[number]): number | null => ctx.take(`${prefix}totais.${k}`, totals?.[k]?.[0], moneyNumber)
   return { rows, totais: totals === undefined ? null : { principal: sum('principal'), multa: sum('multa'), juros: sum('juros'), total: sum('total') } }
+}
+
+/**
+ * Multa and juros columns that print one cell under their header while every row leaves them
+ * blank: a row's amount is always summed into `Totais` too (two cells), so one cell is the
+ * total. Taken only when the totals row then adds up (principal + multa + juros = total, in
+ * cents): otherwise the cell may be a row's, its total handed over elsewhere.
+ */
+function loneTotals (doc: TextDocument, table: { rows: OrderedRow[], totals: OrderedRow | undefined }, page: number): OrderedRow {
+  const totals = table.totals ?? {}
+  const cents = (h: Hit[] | undefined): number | null => h?.[0] === undefined ? null : moneyCents(h[0].value)
+  const found: OrderedRow = {}
+  for (const k of ['multa', 'juros'] as const) {
+    if (totals[k] !== undefined || table.rows.some((r) => r[k] !== undefined)) continue
+    const column = doc.orderedColumns({ name: k, header: new RegExp(`^${k[0]!.toUpperCase()}${k.slice(1)}$`), cell: new RegExp(`^${M}$`) }, [], { page })
+    if (column?.rows.length === 1) found[k] = column.rows[0]![k]
+  }
+  const all = { ...totals, ...found }
+  const [p, m, j, t] = KEYS.map((k) => cents(all[k])) as [number | null, number | null, number | null, number | null]
+  if (Object.keys(found).length === 0 || p === null || m === null || j === null || t === null || p + m + j !== t) return {}
+  return found
 }
 
 function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): Totais | null {
