@@ -194,6 +194,65 @@ describe('darf: printed variants of documents.md §6b', () => {
   })
 })
 
+describe('darf: numbered boxes with the values low in their boxes (old prints, issue 33)', () => {
+  // An old print (2014): each box's number and label at its top left, the value right-aligned at
+  // its bottom right, on a line of its own; boxes 05 and 08 blank.
+  const boxes: Array<[string, string | null]> = [
+    ['02 PERÍODO DE APURAÇÃO', '31/03/2014'], ['03 NÚMERO DO CPF OU CNPJ', '11.222.333/0001-81'], ['04 CÓDIGO DA RECEITA', '2089'],
+    ['05 NÚMERO DE REFERÊNCIA', null], ['06 DATA DE VENCIMENTO', '30/04/2014'], ['07 VALOR DO PRINCIPAL', '1.234,56'], ['08 VALOR DA MULTA', null],
+    ['09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69', '12,34'], ['10 VALOR TOTAL', '1.246,90']
+  ]
+  const items = [
+    { text: 'MINISTÉRIO DA FAZENDA', x: 40, y: 800 }, { text: 'SECRETARIA DA RECEITA FEDERAL', x: 40, y: 788 },
+    { text: 'Documento de Arrecadação de Receitas Federais', x: 40, y: 760 }, { text: 'DARF', x: 40, y: 740 },
+    { text: '01 NOME / TELEFONE', x: 40, y: 700 }, { text: 'EMPRESA EXEMPLO LTDA', x: 40, y: 688 },
+    ...boxes.flatMap(([label, value], i) => [
+      { text: label, x: 300, y: 800 - i * 26 },
+      ...(value === null ? [] : [{ text: value, x: 555 - value.length * 5, y: 800 - i * 26 - 12 }])
+    ])
+  ]
+
+  it('reads each value from its own box, the blank boxes null', async () => {
+    const result = await extractPdf(await writeTextPdf([items], { seed: 4 }))
+    expect(result.documentType).toBe('DARF')
+    expect(result.data).toMatchObject({
+      layout: 'CAMPOS_NUMERADOS', cnpjCpf: '11222333000181', periodoApuracao: '2014-03-31', dataVencimento: '2014-04-30', numeroReferencia: null, valorTotal: 1246.9,
+      tributos: [{ codigoReceita: '2089', periodoApuracao: '2014-03-31', vencimento: '2014-04-30', principal: 1234.56, multa: null, juros: 12.34, total: 1246.9 }]
+    })
+    expect(result.engine.matchedRules).toContain('check:rows-add-up')
+    expect(result.evidence.codigoReceita?.box.x).toBeCloseTo(535, 0)
+  })
+})
+
+describe('darf: SENDA print given column by column (positions lost, issue 33)', () => {
+  // Another library's order: the CNPJ and the name one piece under `CNPJ`, the period handed over
+  // before its label, `Código Denominação` one piece over the codes, each row's lines further
+  // down, the footer's date-time apart from `SENDA (Versão…)`.
+  const lines = (period: string): string[] => [
+    'CNPJ', '11.222.333/0001-81 EMPRESA EXEMPLO LTDA', period, 'Período de Apuração', 'Observações', 'Composição do Documento de Arrecadação', 'Código Denominação',
+    '1213', 'Documento de Arrecadação de Receitas Federais', 'SENDA (Versão:5.1.7)', 'CONTRIBUIÇÃO TERCEIROS - SENAR', '06 CP TERCEIROS - SENAR - AQUIS PROD RUR PF POR PJ',
+    'PA:08/2023 Vencimento:20/09/2023', 'Razão Social', 'Data de Vencimento', '20/09/2023', 'Número do Documento', '07.16.23251.7633954-5', 'Principal', '1.285,00',
+    'Pagar este documento até', '29/09/2023', 'Valor Total do Documento', '1.285,00', '08/09/2023 15:22:13', 'Total', '1.285,00'
+  ]
+
+  it('reads the identity, the period, the row\'s own lines and the footer by order', async () => {
+    const result = await extractPdf(await pageOfLines(lines('Agosto/2023'), 10))
+    expect(result.documentType).toBe('DARF')
+    expect(result.data).toMatchObject({
+      layout: 'SENDA', cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA', periodoApuracao: '2023-08', dataVencimento: '2023-09-20', pagarAte: '2023-09-29',
+      dataEmissao: '2023-09-08T15:22:13',
+      tributos: [{ codigoReceita: '1213', codigoVariacao: '06', denominacao: 'CONTRIBUIÇÃO TERCEIROS - SENAR', descricao: 'CP TERCEIROS - SENAR - AQUIS PROD RUR PF POR PJ', periodoApuracao: '2023-08', vencimento: '2023-09-20', principal: 1285, total: 1285 }]
+    })
+  })
+
+  it('a period that could be either of two lines is null, never guessed', async () => {
+    const both = lines('Agosto/2023')
+    both.splice(both.indexOf('Observações') + 1, 0, 'Julho/2023')
+    const result = await extractPdf(await pageOfLines(both, 10))
+    expect((result.data as { periodoApuracao: string | null }).periodoApuracao).toBeNull()
+  })
+})
+
 describe('darf: numbered boxes given as text (positions lost, issue 33)', () => {
   // An old print (2014) as a text extractor hands it over: the left column, then every box
   // label, then the values of the boxes that are filled, one piece a line from the margin.
@@ -217,6 +276,13 @@ describe('darf: numbered boxes given as text (positions lost, issue 33)', () => 
     })
     expect(result.warnings).toEqual([])
     expect(result.evidence.codigoReceita?.source).toBe('2089')
+  })
+
+  it('reads the title broken in two pieces handed over apart (not blocked for want of its title)', async () => {
+    const apart = ['Federais', 'DARF', ...head.filter((l) => l !== 'Documento de Arrecadação de Receitas Federais' && l !== 'DARF'), 'Documento de Arrecadação de Receitas']
+    const result = await extractPdf(await pageOfLines([...apart, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '1.234,56'], 8))
+    expect(result.engine).toMatchObject({ parserBlocked: false, matchedRules: expect.arrayContaining(['title']) })
+    expect(result.data).toMatchObject({ cnpjCpf: '11222333000181', dataVencimento: '2014-04-30', tributos: [{ codigoReceita: '2089' }] })
   })
 
   it('two copies: each copy\'s values are paired with its own labels', async () => {

@@ -145,8 +145,27 @@ function origin (doc: TextDocument): Darf['origem'] {
   return null
 }
 
-const footer = (doc: TextDocument, ctx: ParseContext): string | null =>
-  ctx.take('dataEmissao', doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\).*?(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/), isoDateTime)
+/**
+ * The SENDA footer's date-time; positions lost, printed apart from `SENDA (Versão…)`: the
+ * page's one date-time printed alone (a DARF prints no other).
+ */
+function footer (doc: TextDocument, ctx: ParseContext): string | null {
+  const printed = doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\).*?(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/)
+  const alone = printed === undefined && doc.positionless && doc.find(/^SENDA\s*\(Vers[aã]o:\s*[\d.]+\)\s*$/) !== undefined ? doc.findAll(/^\s*(\d{2}\/\d{2}\/\d{4}\s+\d{2}:\d{2}:\d{2})\s*$/) : []
+  return ctx.take('dataEmissao', printed ?? (new Set(alone.map((h) => h.value)).size === 1 ? alone[0] : undefined), isoDateTime)
+}
+
+/**
+ * Positions lost: the period when its value was handed over apart from its label (before
+ * it): the page's one period-shaped line other than the due and pay-until dates read by
+ * their labels. Two or more such lines that differ give nothing: the value is not guessed.
+ */
+function otherPeriod (doc: TextDocument, dates: Array<Hit | undefined>): Hit | undefined {
+  if (dates.some((d) => d === undefined || d.conflict !== undefined)) return undefined
+  const taken = new Set(dates.map((d) => d!.value))
+  const hits = doc.findAll(new RegExp(`^\\s*${PERIOD}\\s*$`)).filter((h) => !taken.has(h.value))
+  return new Set(hits.map((h) => h.value)).size === 1 ? hits[0] : undefined
+}
 
 // ----- 6a: the SENDA layout -----
 
@@ -225,14 +244,15 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   const ordered = rows.length === 0 && doc.positionless ? orderedTributos(doc, ctx) : undefined
   if (ordered !== undefined) tributos.push(...ordered.tributos)
   // …and the CNPJ and the name each under its own label.
-  const id = who === undefined && doc.positionless ? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`)) : undefined
-  const name = who === undefined && doc.positionless ? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : undefined
+  // The CNPJ and the name as one piece under `CNPJ` (the header's two cells handed over as one).
+  const id = who === undefined && doc.positionless ? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\D\\S.*?))?\\s*$`)) : undefined
+  const name = who === undefined && doc.positionless ? id?.parts[1] ?? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : undefined
   const { linha, barcode } = collectionLine(doc, ctx)
   return {
     layout: 'SENDA',
     cnpjCpf: ctx.take('cnpjCpf', who?.parts[0] ?? id, taxId),
     razaoSocial: ctx.take('razaoSocial', who?.parts[1] ?? name, text),
-    periodoApuracao: ctx.take('periodoApuracao', head.periodo, period),
+    periodoApuracao: ctx.take('periodoApuracao', head.periodo ?? (doc.positionless ? otherPeriod(doc, [head.vencimento, head.pagar]) : undefined), period),
     dataVencimento: ctx.take('dataVencimento', head.vencimento, isoDate),
     pagarAte: ctx.take('pagarAte', head.pagar, isoDate),
     numeroDocumento: ctx.take('numeroDocumento', head.numero, docNumber),
@@ -267,18 +287,36 @@ function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: Dar
     const code = { name: 'codigo', header: /^C[oó]digo\b/, cell: [/^(\d{4})$/, /^(\d{2})$/] }
     const table = doc.orderedColumns(code, others, { page, totals: 'Totais' }) ?? doc.orderedColumns({ ...code, cell: [/^(\d{4})$/] }, others, { page, totals: 'Totais' })
     if (table === undefined) continue
+    const apart = new Map<number, { name: Hit | undefined, detail: Hit | undefined, pa: Hit | undefined }>()
+    // `Código Denominação` printed as one piece heads the codes: each row's lines (its name, its
+    // `NN description`, its `PA:` line) come as a run of their own elsewhere, lined up with the
+    // codes when they are as many; without the name beside them, the variation, description and period only.
+    if (table.rows.every((r) => r.denominacao === undefined)) {
+      const pa = new RegExp(`^PA:?\\s*${PERIOD}.*?\\bVencimento:?\\s*${DATE}$`, 'i')
+      const detail = /^(\d{2})\s+(\D.*)$/
+      const full = doc.orderedColumns({ name: 'denominacao', cell: [/^(\D\S.*)$/, detail, pa] }, [], { page })
+      const runs = full !== undefined && full.rows.length === table.rows.length ? full : doc.orderedColumns({ name: 'denominacao', cell: [detail, pa] }, [], { page })
+      if (runs !== undefined && runs.rows.length === table.rows.length) {
+        runs.rows.forEach((r, i) => {
+          const cells = r.denominacao!
+          const [name, detailHit, paHit] = cells.length === 3 ? cells : [undefined, ...cells]
+          apart.set(i, { name, detail: detailHit, pa: paHit })
+        })
+      }
+    }
     for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: 'tributos', message: `page ${page}: ${why}` })
-    for (const row of table.rows) {
+    for (const [i, row] of table.rows.entries()) {
       const f = `tributos.${tributos.length}`
-      const [name, description, pa] = row.denominacao ?? []
+      const own = apart.get(i)
+      const [name, description, pa] = own === undefined ? row.denominacao ?? [] : [own.name, own.detail?.parts[1], own.pa]
       const money = (c: Column): number | null => ctx.take(`${f}.${c}`, row[c]?.[0], moneyNumber)
       tributos.push({
         codigoReceita: ctx.take(`${f}.codigoReceita`, row.codigo?.[0], same),
-        codigoVariacao: ctx.take(`${f}.codigoVariacao`, row.codigo?.[1], same),
+        codigoVariacao: ctx.take(`${f}.codigoVariacao`, row.codigo?.[1] ?? own?.detail?.parts[0], same),
         denominacao: ctx.take(`${f}.denominacao`, name, text),
         descricao: ctx.take(`${f}.descricao`, description, text),
         periodoApuracao: ctx.take(`${f}.periodoApuracao`, pa, period),
-        vencimento: null,
+        vencimento: ctx.take(`${f}.vencimento`, own?.pa?.parts[1], isoDate),
         principal: money('principal'),
         multa: money('multa'),
         juros: money('juros'),
@@ -341,6 +379,45 @@ const ORDERED: OrderedField[] = BOXES
   .filter(([field]) => !['razaoSocial', 'numeroDocumento', 'pagarAte', 'linhaDigitavel'].includes(field))
   .map(([name, l, value]) => ({ name, label: l, value, optional: ['numeroReferencia', 'multa', 'juros'].includes(name) }))
 
+/** A box's number and the start of its words (`04 CÓDIGO`): where a box begins on a line. */
+const BOX_START = /(?:^|\s)(?:0[1-9]|1[01])\s+\p{Lu}{3}/u
+/** A box's value sits within this many label heights under the label's line. */
+const BOX_DEPTH = 3
+
+/**
+ * The value printed in a box's lower right, on a line of its own under the label's (older
+ * prints right-align the value low in the box, beside no text of its label: neither after
+ * it on its line nor under its words). The value is the text of that line right of the
+ * label's start; the line must be nearer this label than the next box's label below it, and
+ * no box may begin on it. Read only where no other reading gave a value.
+ */
+function lowInBox (doc: TextDocument, l: RegExp, value: RegExp, within: SearchOptions): Hit | undefined {
+  const labelHit = doc.find(l, within)
+  if (labelHit === undefined || labelHit.box.height <= 0) return undefined
+  const h = labelHit.box.height
+  const lines = doc.lines.filter((line) => line.page === labelHit.page && line.box.y < labelHit.box.y - 0.5 * h && line.box.y > labelHit.box.y - BOX_DEPTH * h &&
+    (within.within === undefined || (line.box.y >= within.within.y && line.box.y <= within.within.y + within.within.height)))
+  lines.sort((a, b) => b.box.y - a.box.y)
+  for (const line of lines) {
+    const runs = line.runs.map(({ run }) => run).filter((r) => r.box.x >= labelHit.box.x - 2)
+    if (runs.length === 0) continue
+    const cell = runs.map((r) => r.text.trim()).join(' ')
+    if (BOX_START.test(` ${cell}`) || l.test(cell)) return undefined
+    // The next box's label below: the value must sit nearer this label than that one.
+    const next = doc.lines.find((n) => n.page === line.page && n.box.y < labelHit.box.y && n.box.y > line.box.y - BOX_DEPTH * h &&
+      n.runs.some(({ run }) => run.box.x >= labelHit.box.x - 20 && BOX_START.test(` ${run.text}`)))
+    const y = Math.min(...runs.map((r) => r.box.y))
+    if (next !== undefined && labelHit.box.y - y > y - next.box.y) return undefined
+    const m = value.exec(cell)
+    if (m === null) return undefined
+    const box = { x: runs[0]!.box.x, y: Math.min(...runs.map((r) => r.box.y)), width: Math.max(...runs.map((r) => r.box.x + r.box.width)) - runs[0]!.box.x, height: Math.max(...runs.map((r) => r.box.height)) }
+    const hit: Hit = { value: (m[1] ?? m[0]).trim(), groups: m.slice(1), parts: [], page: line.page, source: line.text, box }
+    hit.parts = m.slice(1).map((g) => g === undefined ? undefined : { ...hit, value: g, groups: [], parts: [] })
+    return hit
+  }
+  return undefined
+}
+
 function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   const hits: Copy['hits'] = {}
   const labelled = new Set<string>()
@@ -348,7 +425,8 @@ function readCopy (doc: TextDocument, within: SearchOptions): Copy {
     if (field === 'linhaDigitavel') { hits[field] = doc.find(value, within); continue }
     if (doc.find(l, within) === undefined) continue
     labelled.add(field)
-    hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 })
+    hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 }) ??
+      (doc.positionless || field === 'razaoSocial' ? undefined : lowInBox(doc, l, value, within))
   }
   return { hits, labelled }
 }

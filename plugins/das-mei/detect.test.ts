@@ -16,7 +16,10 @@ const lookAlikes: Array<[string, string[], string]> = [
   ['the RFB payment receipt of a DAS-MEI', ['Comprovante de Arrecadação', 'Comprovamos que consta nos sistemas da Receita Federal do Brasil registro de arrecadação', ...MEI_LINES, 'Data de Arrecadação 20/07/2025 Banco 001 Agência 1234'], 'das-mei:payment-receipt'],
   ['a DARF', ['Documento de Arrecadação de Receitas Federais', 'Composição do Documento de Arrecadação', 'CPF: 123.456.789-09', '0151 INSS - SIMPLES NACIONAL - MEI 75,90 75,90'], 'das-mei:darf'],
   ['the PGDAS-D extract', ['Extrato do Simples Nacional', ...MEI_LINES], 'das-mei:pgdas-extrato'],
-  ['a domestic employer eSocial DAE', ['Documento de Arrecadação do eSocial', ...MEI_LINES], 'das-mei:esocial-dae']
+  ['a domestic employer eSocial DAE', ['Documento de Arrecadação do eSocial', ...MEI_LINES], 'das-mei:esocial-dae'],
+  // Given column by column (positions lost): the codes under their heading, the MEI denominations apart, as the mei-rows rule reads them.
+  ['the RFB payment receipt of a DAS-MEI, column by column', ['Comprovante de Arrecadação', 'Documento de Arrecadação do Simples Nacional', 'Código Denominação', '0151', '0083', 'INSS - SIMPLES NACIONAL - MEI', 'ICMS - SIMPLES NACIONAL - MEI', 'Valor Total do Documento', '75,90'], 'das-mei:payment-receipt'],
+  ['the PGDAS-D extract, column by column', ['Extrato do Simples Nacional', 'Documento de Arrecadação do Simples Nacional', 'Código', '0151', '0083', 'INSS - SIMPLES NACIONAL - MEI', 'ICMS - SIMPLES NACIONAL - MEI'], 'das-mei:pgdas-extrato']
 ]
 
 describe('das-mei: neighbours are not mistaken for a DAS-MEI', () => {
@@ -39,6 +42,11 @@ describe('das-mei: neighbours are not mistaken for a DAS-MEI', () => {
     expect(parcsn.documentType).toBe('DAS')
     expect(mei.documentType).toBe('DAS_MEI')
     expect((await extractPdf((await generateDas({ seed: 21 })).pdf, [dasMei])).engine.excludedRules).toContain('das-mei:ordinary-das-codes')
+  })
+
+  it('does not take an ordinary DAS given column by column for a DAS-MEI (its codes are 10xx)', async () => {
+    const lines = ['Documento de Arrecadação', 'do Simples Nacional', 'Código Denominação', '1001', '1007', 'IRPJ - SIMPLES NACIONAL', '04/2022', 'ICMS - SIMPLES NACIONAL', 'RS - 04/2022', 'Valor Total do Documento', '8.690,56']
+    expect((await extractPdf(await page(lines), [dasMei])).documentType).toBe('UNKNOWN')
   })
 
   it('recognises the type but blocks the parser when only the title and PGMEI are there', async () => {

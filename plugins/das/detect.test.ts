@@ -18,6 +18,9 @@ const lookAlikes: Array<[string, string[], string]> = [
   ['a DARF', ['Documento de Arrecadação de Receitas Federais', 'Composição do Documento de Arrecadação', 'Pagar este documento até 20/07/2025', 'Valor Total do Documento 100,00', '85810000001 0 00000385253 4 34079325322 5 60702421630 0'], 'das:darf'],
   ['the PGDAS-D extract', ['Extrato do Simples Nacional', 'Período de Apuração (PA): 06/2025', '6) Informações sobre DAS Gerado na apuração: 1', 'Documento de Arrecadação do Simples Nacional', 'Valor Total do Documento 100,00'], 'das:pgdas-extrato'],
   ['the PGDAS-D declaration', ['Programa Gerador do Documento de Arrecadação do Simples Nacional - Declaratório', 'Nº da Declaração: 23277116202607001', 'Valor Total do Documento'], 'das:pgdas-declaration'],
+  // Given column by column (positions lost): the codes as a column, the denominations apart, as the DAS's own column rule reads them.
+  ['the RFB payment receipt, column by column', ['Comprovante de Arrecadação', 'Documento de Arrecadação do Simples Nacional', 'Composição do Documento de Arrecadação', 'Código', '1001', '1002', '1007', 'Denominação', 'IRPJ - SIMPLES NACIONAL', 'CSLL - SIMPLES NACIONAL', 'ICMS - SIMPLES NACIONAL', 'Valor Total do Documento', '100,00', LINE], 'das:payment-receipt'],
+  ['the PGDAS-D extract, column by column', ['Extrato do Simples Nacional', 'Documento de Arrecadação do Simples Nacional', 'Número do Documento', '07.20.22131.5396196-6', 'Código', '1001', '1002', 'IRPJ - SIMPLES NACIONAL', 'CSLL - SIMPLES NACIONAL', 'Valor Total do Documento', '100,00'], 'das:pgdas-extrato'],
   ['a domestic employer eSocial DAE', ['eSocial', 'Documento de Arrecadação do eSocial', 'Documento de Arrecadação do Simples Nacional', 'Valor Total do Documento 100,00', LINE], 'das:esocial-dae']
 ]
 
@@ -37,6 +40,14 @@ describe('das: neighbours are not mistaken for a DAS', () => {
     const pdf = (await generateExtrato({ seed: 1 })).pdf
     expect((await extractPdf(pdf)).documentType).toBe('PGDAS_EXTRATO')
     expect((await extractPdf(pdf, [das])).engine.excludedRules).toContain('das:pgdas-extrato')
+  })
+
+  it('does not take a PGDAS-D receipt given column by column for a DAS (its receipt number has the shape of a DAS number)', async () => {
+    const lines = ['RECIBO DE ENTREGA DA APURAÇÃO NO PGDAS-D', 'Declaração Original', 'Período de Apuração', '01/2018', 'Número da Apuração', '00000000201801001',
+      'Optante pelo Simples Nacional', 'Sim', 'Número do Recibo', '01.07.22090.9999999-3', 'IRPJ - SIMPLES NACIONAL', '1001', '1002', 'Autenticação', '00238.00151.09854.90401']
+    const result = await extractPdf(await page(lines))
+    expect(result.documentType).not.toBe('DAS')
+    expect((await extractPdf(await page(lines), [das])).documentType).toBe('UNKNOWN')
   })
 
   it('does not take a document that only mentions the Simples Nacional for a DAS', async () => {

@@ -155,11 +155,55 @@ describe('das: text handed over column by column (positions lost, issue 33)', ()
         { codigo: '1001', denominacao: 'IRPJ - SIMPLES NACIONAL', principal: 6248.93, multa: 0, juros: null, total: 6248.93, periodo: '2022-04', uf: null },
         { codigo: '1007', denominacao: 'ICMS - SIMPLES NACIONAL', principal: 2441.63, multa: 0, juros: null, total: 2441.63, periodo: '2022-04', uf: 'RS' }
       ],
-      totais: { principal: 8690.56, multa: 0, juros: null, total: 8690.56 }
+      totais: { principal: 8690.56, multa: 0, juros: 0, total: 8690.56 }
     })
     expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['check:collection-line-digits', 'check:composition-adds-up']))
-    // Juros prints one value for two rows and Totais: where it belongs is not known, so it is not placed.
+    // Juros prints one cell for two blank rows: a row's amount would be summed into Totais too, so
+    // it is the total, and Totais adds up with it (principal + multa + juros = total).
+    expect(result.warnings).toEqual([])
+  })
+
+  it('a lone cell under Multa or Juros with which Totais would not add up is not taken for the total', async () => {
+    const lines = text(['0,00', '0,00', '0,00'])
+    lines[lines.indexOf('Juros') + 1] = '1,00'
+    const result = await extractPdf(await pageOfLines(lines, 3))
+    expect((result.data as { totais: { juros: number | null } }).totais.juros).toBeNull()
     expect(result.warnings).toEqual([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', field: 'composicao', message: expect.stringMatching(/"juros" prints 1 values for 2 rows/) })])
+  })
+
+  // Another library's order (the real guides of the corpus given column by column): the period
+  // handed over before its label, `Código Denominação` as one piece heading the codes, the
+  // denominations further down, `Razão Social` and `Data de Vencimento` one under the other.
+  const shuffled = (dates: { due: string, payUntil: string }): string[] => [
+    'CNPJ', '87.231.447/0001-50 COMERCIO DE FERRAGENS SAO JOAO LTDA', 'Abril/2022', 'Observações', 'Esta guia foi emitida', 'para teste.',
+    'Período de Apuração', 'Composição do Documento de Arrecadação', 'Código Denominação', '1001', '1007', line.line,
+    'Documento de Arrecadação do Simples Nacional', 'SENDA (Versão:4.5.0)', 'IRPJ - SIMPLES NACIONAL', '04/2022', 'ICMS - SIMPLES NACIONAL',
+    'PORTO ALEGRE (RS) - 04/2022', 'Totais', 'Razão Social', 'Data de Vencimento', dates.due, 'Número do Documento', '07.20.22131.5396196-6',
+    'Principal', '6.248,93', '2.441,63', '8.690,56', 'CNPJ:', 'Número:', 'Pagar até:', 'Valor:', '87.231.447/0001-50', '07.20.22131.5396196-6',
+    dates.payUntil, '8.690,56', 'Pagar este documento até', dates.payUntil, 'Valor Total do Documento', '8.690,56', 'Total', '6.248,93', '2.441,63', '8.690,56'
+  ]
+
+  it('reads the period, the due date, the observations and the denominations when the order hands them over apart', async () => {
+    const result = await extractPdf(await pageOfLines(shuffled({ due: '20/05/2022', payUntil: '31/05/2022' }), 3))
+    expect(result.documentType).toBe('DAS')
+    expect(result.data).toMatchObject({
+      cnpj: '87231447000150', competencia: '2022-04', dataVencimento: '2022-05-20', pagarAte: '2022-05-31', numeroDocumento: '07202213153961966',
+      observacoes: 'Esta guia foi emitida para teste.',
+      composicao: [
+        { codigo: '1001', denominacao: 'IRPJ - SIMPLES NACIONAL', principal: 6248.93, total: 6248.93, periodo: '2022-04', municipio: null, uf: null },
+        { codigo: '1007', denominacao: 'ICMS - SIMPLES NACIONAL', principal: 2441.63, total: 2441.63, periodo: '2022-04', municipio: 'PORTO ALEGRE', uf: 'RS' }
+      ]
+    })
+    expect(result.warnings).toEqual([])
+  })
+
+  it('a due date whose two readings by order disagree is null with a warning', async () => {
+    // The date after `Data de Vencimento` is the pay-until date; the page's other date says otherwise.
+    const lines = shuffled({ due: '31/05/2022', payUntil: '31/05/2022' })
+    lines.splice(lines.indexOf('Principal'), 0, '20/05/2022')
+    const result = await extractPdf(await pageOfLines(lines, 3))
+    expect((result.data as { dataVencimento: string | null }).dataVencimento).toBeNull()
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'dataVencimento', message: expect.stringMatching(/Data de Vencimento.*not guessed/) })]))
   })
 
   it('a money column printed with fewer cells than rows is null with a warning, never lined up by guess', async () => {

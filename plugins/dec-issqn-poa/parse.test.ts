@@ -3,6 +3,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDec } from './fixtures/generate.js'
 import type { DecOptions } from './fixtures/generate.js'
 import { memo } from '../../fixtures/extraction/helpers.js'
+import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 
 const fixture = memo(generateDec)
 const pdf = (o: DecOptions) => async () => (await fixture(o)).pdf
@@ -85,5 +86,33 @@ describe('dec-issqn-poa: consistency checks', () => {
     expect(bad.engine.missingRules).toContain('check:barcode-check-digits')
     expect(bad.warnings).toEqual([expect.objectContaining({ code: 'PLUGIN_CHECK_FAILED', message: expect.stringMatching(/^barcode-check-digits:.*block 3/) })])
     expect(bad.engine.confidence).toBeLessThan(good.engine.confidence)
+  })
+})
+
+describe('dec-issqn-poa: text handed over column by column (positions lost, issue 33)', () => {
+  // Another library's order: each piece a line from the margin, the labels of a block first and
+  // their values further down; the registration after the block, the name before the CNPJ.
+  const declaration = ['Prefeitura de Porto Alegre', 'Secretaria Municipal da Fazenda', 'Identificação do Declarante', 'Inscrição Municipal:', 'Clínica Bem Estar Ltda',
+    'CNPJ: 31.602.134/0001-06', 'Atividade:', 'Imposto de Responsabilidade Própria Total', 'Total do imposto devido', 'Total Geral A Recolher',
+    '01.07 - Suporte técnico em informática', '583873-3-7', 'Declaração Mensal - ISSQN Jul/2024', '120,00', '120,00', '120,00']
+  const receipt = ['Prefeitura de Porto Alegre', 'Secretaria Municipal da Fazenda', 'Inscrição Municipal:', 'Clínica Bem Estar Ltda', 'CNPJ: 31.602.134/0001-06',
+    'DECLARAÇÃO RECEBIDA EM 05/08/2024 às 14:57:29', 'RECIBO DE ENTREGA - DECLARAÇÃO MENSAL', 'Declaração Mensal - ISSQN Jul/2024']
+  const guide = ['Prefeitura de Porto Alegre', 'Secretaria Municipal da Fazenda', 'DOSEQ', 'ISSQN-e', 'Receita:', 'IMPOSTO: R$ 120,00',
+    'NÃO RECEBER ESTA GUIA APÓS 12/08/2024', '328380097657077', '09/08/2024 08:39', 'ISSQN Próprio', 'GUIA PARA PAGAMENTO DE ISSQN', 'Declaração Mensal Jul/2024', 'Até', '12/08/2024', 'R$ 120,00']
+  const pdfOf = async (pages: string[][]): Promise<Uint8Array> => await writeTextPdf(pages.map((lines) => lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))), { seed: 3 })
+
+  it('reads the registration, the name and the guide\'s values by their shapes and order', async () => {
+    const result = await extractPdf(await pdfOf([declaration, guide, receipt]))
+    expect(result.documentType).toBe('DEC_ISSQN_POA')
+    expect(result.data).toMatchObject({
+      empresa: { cnpj: '31602134000106', razaoSocial: 'Clínica Bem Estar Ltda', inscricaoMunicipal: '583873-3-7' },
+      guia: { codigoArrecadacao: '328380097657077', vencimento: '2024-08-12', geradaEm: '2024-08-09T08:39:00-03:00', valorPagar: 120, receita: 'ISSQN Próprio' }
+    })
+  })
+
+  it('two registrations on the declaration page: neither is guessed', async () => {
+    const result = await extractPdf(await pdfOf([[...declaration, '999999-9-9'], guide, receipt]))
+    expect((result.data as { empresa: { inscricaoMunicipal: string | null } }).empresa.inscricaoMunicipal).toBeNull()
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'empresa.inscricaoMunicipal', message: expect.stringMatching(/not guessed/) })]))
   })
 })

@@ -59,6 +59,36 @@ export function classifyPages (doc: TextDocument): DecIssqnPoa['paginas'] {
 }
 
 /** First hit on any of the pages. */
+/**
+ * Positions lost (text handed over column by column, a value apart from its label): the
+ * page's one line wholly of the value's shape. Lines of that shape that differ give a
+ * conflict (null and a warning), never a choice.
+ */
+function soleLine (doc: TextDocument, page: number, pattern: RegExp, what: string): Hit | undefined {
+  const hits = doc.findAll(pattern, { page })
+  const distinct = [...new Set(hits.map((h) => h.value))]
+  if (distinct.length <= 1) return hits[0]
+  const hit: Hit = { value: '', groups: [], parts: [], page, source: hits[0]!.source, box: hits[0]!.box, conflict: `${what} was handed over apart from its label (positions lost), and page ${page} prints ${distinct.map((v) => `"${v}"`).join(', ')} of its shape; the value is not guessed` }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+/**
+ * Positions lost: the name is the line right before the `CNPJ:` line when it follows the
+ * registration or its bare label (documents.md §9: registration, then name, then CNPJ).
+ */
+function orderedName (doc: TextDocument, page: number): Hit | undefined {
+  const lines = doc.lines.filter((l) => l.page === page)
+  for (let i = 2; i < lines.length; i++) {
+    if (!/^CNPJ:?\s/.test(lines[i]!.text)) continue
+    const before = lines[i - 2]!.text.trim()
+    if (!/^\d{6}-\d-\d$/.test(before) && !/^Inscrição Municipal:?$/.test(before)) continue
+    const name = doc.find(/^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page, within: lines[i - 1]!.box })
+    if (name !== undefined) return name
+  }
+  return undefined
+}
+
 function onPages (pages: number[], query: (page: number) => Hit | undefined): Hit | undefined {
   for (const page of pages) {
     const hit = query(page)
@@ -119,24 +149,30 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
   const rows = (field: string, label: RegExp): number | null => sumRows(doc, ctx, field, decl, label) ?? sumOrdered(ctx, field, ordered)
 
   const ref = ctx.take('competencia.referencia', onPages(decl, (page) => doc.find(/Declaração Mensal - ISSQN\s+([A-Za-zçÇ]{3}\/\d{4})/, { page })), competence)
-  const inscricao = onPages(decl, (page) => doc.labelValue(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 }))
+  const inscricao = onPages(decl, (page) => doc.labelValue(/Identificação do Declarante/, /\b(\d{6}-\d-\d)\b/, { page, linesBelow: 3 })) ??
+    (doc.positionless ? onPages(decl, (page) => soleLine(doc, page, /^\s*(\d{6}-\d-\d)\s*$/, 'The municipal registration')) : undefined)
   // The name is the line under the registration (documents.md §9: registration, then name, then CNPJ).
-  const nome = inscricao === undefined ? undefined : doc.labelValue(new RegExp(inscricao.value), /^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page: inscricao.page, linesBelow: 1 })
+  // Positions lost, the line after the registration may be any piece of the page: the name is the line before the CNPJ.
+  const nome = inscricao === undefined
+    ? undefined
+    : doc.positionless ? orderedName(doc, inscricao.page) : doc.labelValue(new RegExp(inscricao.value), /^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page: inscricao.page, linesBelow: 1 })
   const cnpj = onPages(decl, (page) => doc.labelValue(/CNPJ/, new RegExp(`(${CNPJ_PATTERN})`), { page }))
 
   const guidePages = paginas.guia
   const g = (label: RegExp, value: RegExp): Hit | undefined => onPages(guidePages, (page) => doc.labelValue(label, value, { page }))
+  // Positions lost: a value handed over apart from its label, by its shape (the page's one such line).
+  const apart = (pattern: RegExp, what: string): Hit | undefined => doc.positionless ? onPages(guidePages, (page) => soleLine(doc, page, pattern, what)) : undefined
   const linha = onPages(guidePages, (page) => doc.find(/\b(8\d{11}(?:\s+\d{12}){3})\b/, { page }))
   const guia: DecGuia | null = guidePages.length === 0
     ? null
     : {
-        codigoArrecadacao: ctx.take('guia.codigoArrecadacao', g(/DOSEQ/, /^\s*:?\s*(3283\s?\d{11})\b/), onlyDigits),
-        vencimento: ctx.take('guia.vencimento', g(/(?:^|\s)Até\s/, /^\s*(\d{2}\/\d{2}\/\d{4})/), isoDate),
-        geradaEm: ctx.take('guia.geradaEm', g(/ISSQN-e/, /^\s*(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}(?::\d{2})?)/), (t) => { const v = isoDateTime(t); return v === null ? null : v + OFFSET }),
+        codigoArrecadacao: ctx.take('guia.codigoArrecadacao', g(/DOSEQ/, /^\s*:?\s*(3283\s?\d{11})\b/) ?? apart(/^\s*(3283\s?\d{11})\s*$/, 'The DOSEQ code'), onlyDigits),
+        vencimento: ctx.take('guia.vencimento', g(/(?:^|\s)Até\s/, /^\s*(\d{2}\/\d{2}\/\d{4})/) ?? (doc.positionless ? g(/^Até$/, /^\s*(\d{2}\/\d{2}\/\d{4})\s*$/) : undefined), isoDate),
+        geradaEm: ctx.take('guia.geradaEm', g(/ISSQN-e/, /^\s*(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}(?::\d{2})?)/) ?? apart(/^\s*(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}(?::\d{2})?)\s*$/, 'The date the guide was generated'), (t) => { const v = isoDateTime(t); return v === null ? null : v + OFFSET }),
         linhaDigitavel: ctx.take('guia.linhaDigitavel', linha, onlyDigits),
         valorImposto: ctx.take('guia.valorImposto', g(/IMPOSTO:/, new RegExp(`^\\s*R\\$\\s*${M}`)), moneyNumber),
-        valorPagar: ctx.take('guia.valorPagar', g(/Declaração Mensal [A-Za-zç]{3}\/\d{4}/, new RegExp(`^\\s*R\\$\\s*${M}`)), moneyNumber),
-        receita: ctx.take('guia.receita', g(/^Receita:/, /^\s*(\S.*?)\s*$/), (t) => t)
+        valorPagar: ctx.take('guia.valorPagar', g(/Declaração Mensal [A-Za-zç]{3}\/\d{4}/, new RegExp(`^\\s*R\\$\\s*${M}`)) ?? apart(new RegExp(`^\\s*R\\$\\s*${M}\\s*$`), 'The amount to pay'), moneyNumber),
+        receita: ctx.take('guia.receita', g(/^Receita:/, /^\s*(\S.*?)\s*$/) ?? apart(/^\s*(ISSQN\s+\p{L}.*?)\s*$/u, 'The revenue'), (t) => t)
       }
 
   const reciboPages = paginas.recibo

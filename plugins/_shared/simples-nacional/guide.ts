@@ -9,8 +9,9 @@
  * A family module: the das and das-mei plugins both import it (docs/plugins.md, "Code a
  * family shares").
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
 import type { CheckOutcome, Hit, OrderedRow, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
+import { GUIDE_LABELS } from './guide-fields.js'
 
 /** One row of `Composição do Documento de Arrecadação`. */
 export interface LinhaComposicao {
@@ -152,7 +153,18 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
       ...KEYS.map((k) => ({ name: k, header: new RegExp(`^${k[0]!.toUpperCase()}${k.slice(1)}$`), cell: new RegExp(`^${M}$`) }))
     ], { ...scope, page, totals: 'Totais' })
     if (table === undefined) continue
-    for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
+    // `Código Denominação` printed as one piece heads the codes: the denominations (each with its
+    // period line) come as a run of their own elsewhere, lined up with the codes when they are as many.
+    if (table.rows.every((r) => r.denominacao === undefined)) {
+      const names = doc.orderedColumns({ name: 'denominacao', cell: [/^(\D*\p{L}\D*)$/u, PERIOD_LINE] }, [], { ...scope, page })
+      if (names !== undefined && names.rows.length === table.rows.length) names.rows.forEach((r, i) => { table.rows[i]!.denominacao = r.denominacao })
+      else if (names !== undefined) table.unplaced.push(`the column "denominacao" prints ${names.rows.length} values for ${table.rows.length} rows in an order that does not say which row each belongs to; they are not placed`)
+    }
+    const lone = loneTotals(doc, table, page)
+    for (const why of table.unplaced) {
+      if (!Object.keys(lone).some((k) => why.includes(`"${k}"`))) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
+    }
+    if (Object.keys(lone).length > 0) table.totals = { ...table.totals, ...lone }
     for (const row of table.rows) {
       const f = `${prefix}composicao.${rows.length}`
       const [name, period] = row.denominacao ?? []
@@ -165,12 +177,71 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
   return { rows, totais: totals === undefined ? null : { principal: sum('principal'), multa: sum('multa'), juros: sum('juros'), total: sum('total') } }
 }
 
+/**
+ * Multa and juros columns that print one cell under their header while every row leaves them
+ * blank: a row's amount is always summed into `Totais` too (two cells), so one cell is the
+ * total. Taken only when the totals row then adds up (principal + multa + juros = total, in
+ * cents): otherwise the cell may be a row's, its total handed over elsewhere.
+ */
+function loneTotals (doc: TextDocument, table: { rows: OrderedRow[], totals: OrderedRow | undefined }, page: number): OrderedRow {
+  const totals = table.totals ?? {}
+  const cents = (h: Hit[] | undefined): number | null => h?.[0] === undefined ? null : moneyCents(h[0].value)
+  const found: OrderedRow = {}
+  for (const k of ['multa', 'juros'] as const) {
+    if (totals[k] !== undefined || table.rows.some((r) => r[k] !== undefined)) continue
+    const column = doc.orderedColumns({ name: k, header: new RegExp(`^${k[0]!.toUpperCase()}${k.slice(1)}$`), cell: new RegExp(`^${M}$`) }, [], { page })
+    if (column?.rows.length === 1) found[k] = column.rows[0]![k]
+  }
+  const all = { ...totals, ...found }
+  const [p, m, j, t] = KEYS.map((k) => cents(all[k])) as [number | null, number | null, number | null, number | null]
+  if (Object.keys(found).length === 0 || p === null || m === null || j === null || t === null || p + m + j !== t) return {}
+  return found
+}
+
 function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): Totais | null {
   const hit = doc.find(new RegExp(`^Totais ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`), scope)
   if (hit === undefined) return null
   const cells = assign(hit.parts.filter((p): p is Hit => p !== undefined), columnsFor(columns, hit))
   const money = (k: typeof KEYS[number]): number | null => ctx.take(`${prefix}totais.${k}`, cells[k], moneyNumber)
   return { principal: money('principal'), multa: money('multa'), juros: money('juros'), total: money('total') }
+}
+
+const DATE_LINE = new RegExp(`^\\s*(${DATE.source})\\s*$`)
+/** A header period as the guide prints it, a month by name (`Janeiro/2018`) or `Diversos`: composition rows print `MM/YYYY`. */
+const MONTH_PERIOD = /^\s*((?:Janeiro|Fevereiro|Março|Abril|Maio|Junho|Julho|Agosto|Setembro|Outubro|Novembro|Dezembro)\/\d{4}|Diversos)\s*$/i
+
+/** A hit that stands for two readings that disagree: `ctx.take` turns it into null and a warning. */
+function conflictOf (first: Hit, why: string): Hit {
+  const hit: Hit = { value: '', groups: [], parts: [], page: first.page, source: first.source, box: first.box, conflict: why }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
+/**
+ * Positions lost: the value of `label` when it is the only line of the scope of its shape
+ * (its label's place in the order says nothing: another library may hand the value over
+ * before it). Lines of that shape with different values are a conflict, never a choice.
+ */
+function soleLine (doc: TextDocument, scope: SearchOptions, pattern: RegExp, label: string): Hit | undefined {
+  const hits = doc.findAll(pattern, scope)
+  const distinct = [...new Set(hits.map((h) => h.value))]
+  if (distinct.length <= 1) return hits[0]
+  return conflictOf(hits[0]!, `the label "${label}" (page ${hits[0]!.page}) has its value in text whose positions are lost, and the page prints ${distinct.map((v) => `"${v}"`).join(', ')} of its shape; the value is not guessed`)
+}
+
+/**
+ * Positions lost: the due date. The guide prints two dates apart from its footer's date-time,
+ * the due date and the pay-until date (repeated on the stub); two readings: the date on the
+ * line right after `Data de Vencimento`, and the page's one date other than the pay-until
+ * date (the label's own reading first: `labelValue` pairs a column of labels with its values).
+ * Either alone is taken; both must agree.
+ */
+function orderedDueDate (doc: TextDocument, scope: SearchOptions, pagar: Hit | undefined): Hit | undefined {
+  const next = doc.labelValue(/^Data de Vencimento$/, DATE_LINE, scope) ?? doc.labelValue(/^Data de Vencimento$/, DATE_LINE, { ...scope, linesBelow: 1 })
+  const others = pagar === undefined || pagar.conflict !== undefined ? [] : doc.findAll(DATE_LINE, scope).filter((h) => h.value !== pagar.value)
+  const sole = new Set(others.map((h) => h.value)).size === 1 ? others[0] : undefined
+  if (next === undefined || sole === undefined || next.conflict !== undefined || next.value === sole.value) return next ?? sole
+  return conflictOf(next, `the label "Data de Vencimento" (page ${next.page}) is followed by "${next.value}", but the page's one date other than the pay-until date is "${sole.value}"; the value is not guessed`)
 }
 
 /**
@@ -182,10 +253,12 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const [periodoLabel, vencimentoLabel, numeroLabel, pagarLabel] = header?.parts ?? []
   // Without the header row (text handed over column by column, each label over its value), each label's own reader.
   const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/) ??
-    (header === undefined ? doc.labelValue(/^Período de Apuração$/, /^\s*((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\s*$/, scope) : undefined)
+    (header === undefined ? doc.labelValue(/^Período de Apuração$/, /^\s*((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\s*$/, scope) : undefined) ??
+    (header === undefined && doc.positionless ? soleLine(doc, scope, MONTH_PERIOD, 'Período de Apuração') : undefined)
   const numero = inColumn(doc, numeroLabel, NUMBER) ??
     (header === undefined ? doc.labelValue(/^Número do Documento$/, new RegExp(`^\\s*${NUMBER.source}\\s*$`), scope) : undefined) ??
-    doc.labelValue(/Número:/, NUMBER, scope)
+    doc.labelValue(/Número:/, NUMBER, scope) ??
+    (header === undefined && doc.positionless ? soleLine(doc, scope, new RegExp(`^\\s*${NUMBER.source}\\s*$`), 'Número do Documento') : undefined)
   const alone = (label: RegExp, value: RegExp): Hit | undefined => header === undefined ? doc.labelValue(label, value, scope) : undefined
   const valorLabel = doc.find(/(Valor Total do Documento)/, scope)
   const columns = compositionColumns(doc, scope)
@@ -206,10 +279,13 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   // The footer's date-time printed apart from `SENDA (Versão…)`: the only date-time a guide prints.
   const stamps = emitted === undefined && doc.positionless ? doc.findAll(/^(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})$/, scope) : []
   const stamp = emitted ?? (new Set(stamps.map((h) => h.value)).size === 1 ? stamps[0] : undefined)
+  const pagar = inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? alone(/^Pagar este documento até$/, DATE_LINE) ?? doc.labelValue(/Pagar até:/, new RegExp(`(${DATE.source})`), scope)
+  const vencimento = inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)) ??
+    (header === undefined && doc.positionless ? orderedDueDate(doc, scope, pagar) : alone(/^Data de Vencimento$/, DATE_LINE))
   const guia: Guia = {
     competencia: ctx.take(`${prefix}competencia`, periodo, (t) => /^diversos$/i.test(t) ? 'DIVERSOS' : competence(t)),
-    dataVencimento: ctx.take(`${prefix}dataVencimento`, inColumn(doc, vencimentoLabel, new RegExp(`(${DATE.source})`)) ?? alone(/^Data de Vencimento$/, new RegExp(`^\\s*(${DATE.source})\\s*$`)), isoDate),
-    pagarAte: ctx.take(`${prefix}pagarAte`, inColumn(doc, pagarLabel, new RegExp(`(${DATE.source})`)) ?? alone(/^Pagar este documento até$/, new RegExp(`^\\s*(${DATE.source})\\s*$`)) ?? doc.labelValue(/Pagar até:/, new RegExp(`(${DATE.source})`), scope), isoDate),
+    dataVencimento: ctx.take(`${prefix}dataVencimento`, vencimento, isoDate),
+    pagarAte: ctx.take(`${prefix}pagarAte`, pagar, isoDate),
     numeroDocumento: ctx.take(`${prefix}numeroDocumento`, numero, (t) => t.replace(/\D/g, '')),
     numeroDocumentoFormatado: ctx.take(`${prefix}numeroDocumentoFormatado`, numero, (t) => t),
     valorTotal: ctx.take(`${prefix}valorTotal`, inColumn(doc, valorLabel?.parts[0], new RegExp(M), 26, 60) ?? doc.labelValue(/\bValor:/, new RegExp(M), scope), moneyNumber),
@@ -243,6 +319,7 @@ function stubAgrees (doc: TextDocument, ctx: ParseContext, scope: SearchOptions,
 /** The free text under `Observações`, left of the total, above the composition title. */
 function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, valorLabel: Hit | undefined): string | null {
   const label = doc.find(/^(Observações)\b/, scope)
+  if (label !== undefined && doc.positionless && label.source.trim() === label.value) return orderedObservacoes(doc, ctx, prefix, label)
   const end = doc.find(/(Composição do Documento de Arrecadação)/, scope)
   if (label === undefined || end === undefined || label.page !== end.page) return null
   const right = valorLabel?.parts[0]?.box.x ?? 1000
@@ -250,6 +327,28 @@ function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions
   const bottom = end.box.y + end.box.height + 1
   const found = doc.inBox(label.page, { x: 0, y: bottom, width: right - 5, height: top - bottom })
   const value = text(found.replace(/\s+/g, ' '))
+  if (value !== null) ctx.cite(`${prefix}observacoes`, label)
+  return value
+}
+
+/** A line that is one of the guide's values (a date, an amount, a period, a number, a code, a block of the collection line): not free text. */
+const VALUE_LINE = new RegExp(`^\\s*(?:${DATE.source}(?: \\d{2}:\\d{2}:\\d{2})?|${M}|(?:\\d{2}|\\p{L}+)\\/\\d{4}|${NUMBER.source}|${CNPJ_PATTERN}|\\d{4}|\\d{11}[ -]\\d)\\s*$`, 'u')
+const LABELS = GUIDE_LABELS.map(normalizeText)
+
+/**
+ * Positions lost: the observations are the lines after `Observações` (the label alone on its
+ * line) up to the next of the guide's labels or values; none when a label or a value follows it.
+ */
+function orderedObservacoes (doc: TextDocument, ctx: ParseContext, prefix: string, label: Hit): string | null {
+  const lines = doc.lines.filter((l) => l.page === label.page)
+  const at = lines.findIndex((l) => l.text === label.source)
+  const kept: string[] = []
+  for (const l of lines.slice(at + 1)) {
+    const n = normalizeText(l.text)
+    if (LABELS.some((g) => n === g || n.startsWith(`${g} `)) || VALUE_LINE.test(l.text)) break
+    kept.push(l.text.trim())
+  }
+  const value = text(kept.join(' ').replace(/\s+/g, ' '))
   if (value !== null) ctx.cite(`${prefix}observacoes`, label)
   return value
 }
