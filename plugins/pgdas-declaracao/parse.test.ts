@@ -178,3 +178,35 @@ describe('pgdas-declaracao: labels wrapped over two or three lines (issue 33: th
     expect(ctx.conflicts).toEqual(['numeroRecibo'])
   })
 })
+
+describe('pgdas-declaracao: values under their labels (issue 33)', () => {
+  it('reads the 2.1 amounts on a line of their own under the label, between its lines or under its tag', () => {
+    const ctx = plainContext()
+    const doc = runsDocument([
+      // Under the wording, the tag on the line after the amounts.
+      ['Receita bruta acumulada no ano-calendário corrente', 51, 700], ['20.000,00', 51, 690], ['0,00', 158, 690], ['20.000,00', 216, 690], ['(RBA)', 51, 680],
+      // Under the bare tag that ends the wrapped label.
+      ['Receita bruta acumulada no ano-calendário anterior', 51, 660], ['(RBAA)', 51, 650], ['98.000,00', 51, 640], ['1.000,00', 158, 640], ['99.000,00', 216, 640],
+      // RBT12p prints no amounts: the next row's are not its own.
+      ['Receita bruta acumulada nos doze meses anteriores ao PA proporcionalizada', 51, 620], ['(RBT12p)', 51, 610],
+      ['Receita bruta acumulada nos doze meses anteriores ao PA', 51, 600], ['(RBT12)', 51, 590], ['120.000,00', 51, 580], ['0,00', 158, 580], ['120.000,00', 216, 580]
+    ], labels)
+    const data = parseDeclaracao(doc, ctx)
+    expect(data.rba).toEqual({ interno: 20000, externo: 0, total: 20000 })
+    expect(data.rbaa).toEqual({ interno: 98000, externo: 1000, total: 99000 })
+    expect(data.rbt12).toEqual({ interno: 120000, externo: 0, total: 120000 })
+    expect(data.rbt12p).toBeNull()
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('reads the 2.6 summary however many footer lines sit between its headers and its values, and guesses not between two lines of values', () => {
+    const header: Array<[string, number, number]> = [['2.6) Resumo da Declaração', 51, 600], ['Receita Bruta Auferida (regime competência)', 58, 580], ['Valor Total do Débito Declarado (R$)', 324, 580]]
+    const footer = Array.from({ length: 8 }, (_, i): [string, number, number] => [`Autenticação: linha ${i + 1}`, 50, 568 - 11 * i])
+    const ctx = plainContext()
+    const one = parseDeclaracao(runsDocument([...header, ...footer, ['20.000,00', 149, 470], ['800,00', 405, 470], ['2.7) Informações da Declaração por Estabelecimento', 51, 440]], labels), ctx)
+    expect([one.receitaBrutaAuferida, one.valorTotalDebitoDeclarado]).toEqual([20000, 800])
+    const two = parseDeclaracao(runsDocument([...header, ...footer, ['20.000,00', 149, 470], ['800,00', 405, 470], ['30.000,00', 149, 458], ['900,00', 405, 458], ['2.7) Informações', 51, 440]], labels), ctx)
+    expect([two.receitaBrutaAuferida, two.valorTotalDebitoDeclarado]).toEqual([null, null])
+    expect(ctx.conflicts).toEqual(['receitaBrutaAuferida', 'valorTotalDebitoDeclarado'])
+  })
+})

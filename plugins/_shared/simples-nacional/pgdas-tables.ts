@@ -58,7 +58,7 @@ const THREE = `\\s+${M}\\s+${M}\\s+${M}$`
 export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, label: string, wording?: string): Triple | null {
   // The whole label (its wording and its tag), wherever it wraps and whichever of its lines holds the values.
   const whole = wording === undefined ? undefined : doc.labelValue(new RegExp(`${wording.replace(/ /g, '\\s+')}\\s+${label}`, 'i'), new RegExp(`^\\s*${M}\\s+${M}\\s+${M}\\s*$`))
-  const hit = whole ?? doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label)
+  const hit = whole ?? doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label) ?? (wording === undefined ? undefined : underLabel(doc, label, wording))
   if (hit === undefined) return null
   return {
     interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
@@ -74,6 +74,18 @@ function besideFirstLine (doc: TextRegion, label: string): Hit | undefined {
   // Lines are found by their centre: a band of two tag heights over the tag holds the line above only.
   const above = { x: 0, y: tag.y + tag.height, width: Number.MAX_SAFE_INTEGER, height: 2 * tag.height }
   return doc.find(new RegExp(`^\\D+?${THREE}`), { page: tag.page, within: above })
+}
+
+/**
+ * The values on a line of their own under the label: under its wording (the tag, if printed,
+ * on that line or below the values), or under a bare tag line ending the wrapped label. The
+ * wording must end its line or be followed by the tag (`ao PA` is also the start of the
+ * RBT12p's label, `ao PA proporcionalizada`).
+ */
+function underLabel (doc: TextRegion, label: string, wording: string): Hit | undefined {
+  const alone = new RegExp(`^\\s*${M}\\s+${M}\\s+${M}\\s*$`)
+  return doc.labelValue(new RegExp(`${wording.replace(/ /g, '\\s+')}(?:\\s+${label})?(?!\\s*\\p{L})`, 'iu'), alone) ??
+    doc.labelValue(new RegExp(`^${label}$`), alone, { linesBelow: 1 })
 }
 
 /**
