@@ -326,6 +326,20 @@ function labelAt (line: TextLine, labelRe: RegExp): { index: number, text: strin
   return null
 }
 
+/**
+ * The word every match of `re` starts with, as a pattern with its flags: the literal text at
+ * the start of its source, up to its first space or special character (a quantified last
+ * character left out). Undefined when there is none, or an alternation may start a match with
+ * something else. A wrapped label starts on its first line, so that line must print this word.
+ */
+function leadingWord (re: RegExp): RegExp | undefined {
+  if (re.source.includes('|')) return undefined
+  const source = re.source.startsWith('^') ? re.source.slice(1) : re.source
+  let word = /^[^\\^$.|?*+()[\]{}\s]+/.exec(source)?.[0] ?? ''
+  if (/^[?*{]/.test(source.slice(word.length))) word = word.slice(0, -1)
+  return word === '' ? undefined : new RegExp(word, re.flags.replace(/[gyd]/g, ''))
+}
+
 /** TextRegion.labelValue on `lines` (already scoped). */
 export function labelValue (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds): Hit | undefined {
   return labelValues(lines, label, value, options, bounds, 1)[0]
@@ -339,10 +353,12 @@ export function labelValues (lines: TextLine[], label: Label, value: RegExp, opt
   let name: string | undefined
   // The wrapped reading only needs where the label matches: without the indices flag, its many tries cost less.
   const joinRe = new RegExp(labelRe.source, labelRe.flags.replace('d', ''))
+  const lead = leadingWord(labelRe)
   for (let i = 0; i < lines.length && out.length < limit; i++) {
     const line = lines[i]!
     const lm = labelAt(line, labelRe)
     if (lm === null) {
+      if (lead !== undefined && !lead.test(line.text)) continue
       const readings = wrapped(lines, i, joinRe, value, bounds)
       if (readings.length === 0) continue
       name ??= normalizeText(String(typeof label === 'string' ? label : label.source))
