@@ -3,6 +3,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDeclaracao } from './fixtures/generate.js'
 import type { DeclaracaoOptions } from './fixtures/generate.js'
 import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import type { TextDocument } from '../../core/plugin-api.js'
 import { labels } from './fields.js'
 import { parseDeclaracao } from './parse.js'
 import { readReal } from '../../fixtures/extraction/real/read.js'
@@ -208,5 +209,35 @@ describe('pgdas-declaracao: values under their labels (issue 33)', () => {
     const two = parseDeclaracao(runsDocument([...header, ...footer, ['20.000,00', 149, 470], ['800,00', 405, 470], ['30.000,00', 149, 458], ['900,00', 405, 458], ['2.7) Informações', 51, 440]], labels), ctx)
     expect([two.receitaBrutaAuferida, two.valorTotalDebitoDeclarado]).toEqual([null, null])
     expect(ctx.conflicts).toEqual(['receitaBrutaAuferida', 'valorTotalDebitoDeclarado'])
+  })
+})
+
+describe('pgdas-declaracao: the 2.8 tables handed over column by column (issue 33, positions lost)', () => {
+  // Each piece of text a line from the margin: the tables' titles, then each header with its
+  // one cell, table after table, column after column; 2.1's `Total` column holds several cells.
+  const titles = ['Total do Débito Declarado (exigível + suspenso) (R$)', 'Total do Débito com Exigibilidade Suspensa (R$)', 'Total do Débito Exigível (R$)']
+  const printed = (icms: string[]): TextDocument => {
+    const text = [
+      'Total', '357.099,18', '364.711,60',
+      ...titles.flatMap((t, k) => [t, 'IRPJ', ['3.422,44', '0,00', '3.422,44'][k]!]),
+      ...['CSLL', 'COFINS', 'PIS/Pasep', 'INSS/CPP', 'IPI', 'ISS'].flatMap((h) => [h, '1,00', h, '0,00', h, '1,00']),
+      ...icms.flatMap((c) => ['ICMS', c]),
+      'Total', '25.113,89', 'Total', '0,00', 'Total', '25.113,89'
+    ]
+    return runsDocument(text.map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+  }
+
+  it('gives the k-th table the k-th one-cell occurrence of each header', () => {
+    const doc = printed(['2.194,99', '0,00', '2.194,99'])
+    const data = parseDeclaracao(doc, plainContext())
+    expect(doc.positionless).toBe(true)
+    expect(data.totalDebitoDeclarado).toEqual({ irpj: 3422.44, csll: 1, cofins: 1, pis: 1, inssCpp: 1, icms: 2194.99, ipi: 1, iss: 1, total: 25113.89 })
+    expect(data.totalDebitoSuspenso).toMatchObject({ irpj: 0, csll: 0, icms: 0, total: 0 })
+    expect(data.totalDebitoExigivel).toMatchObject({ irpj: 3422.44, icms: 2194.99, total: 25113.89 })
+  })
+
+  it('pairs nothing when a header is not printed once per table (a table the titles do not account for)', () => {
+    const data = parseDeclaracao(printed(['2.194,99', '0,00']), plainContext())
+    expect([data.totalDebitoDeclarado, data.totalDebitoSuspenso, data.totalDebitoExigivel]).toEqual([null, null, null])
   })
 })

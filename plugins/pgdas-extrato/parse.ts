@@ -62,7 +62,8 @@ function das (doc: TextDocument, ctx: ParseContext): Das | null {
 
 export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrato {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
-  const debitos = readDebitos(doc, ctx)
+  // Each activity and each establishment's totals print a tax table with the same headers (section 3): counted when the tables are read by order.
+  const debitos = readDebitos(doc, ctx, [/^Receita Bruta Informada:/, /^Totais do Estabelecimento/])
   // Section 3 up to section 4; its first establishment (the matriz) gives sublimite and impedimento.
   const estabelecimentos = doc.section(SECTION_3, /^4\) Total Geral da Empresa/)
   const razao = doc.labelValue(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })

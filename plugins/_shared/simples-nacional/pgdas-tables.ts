@@ -6,8 +6,8 @@
  * pgdas-declaracao import it (docs/plugins.md, "Code a family shares"). Every value goes
  * through `ctx.take` or `ctx.cite`, so each has evidence; what is not printed is null.
  */
-import { MONEY_PATTERN, competence, moneyNumber } from '../../../core/plugin-api.js'
-import type { Hit, Label, ParseContext, TextRegion } from '../../../core/plugin-api.js'
+import { MONEY_PATTERN, competence, moneyNumber, normalizeText } from '../../../core/plugin-api.js'
+import type { Hit, Label, ParseContext, TableRow, TextRegion } from '../../../core/plugin-api.js'
 
 export interface Triple { interno: number | null, externo: number | null, total: number | null }
 export interface Tributos { irpj: number | null, csll: number | null, cofins: number | null, pis: number | null, inssCpp: number | null, icms: number | null, ipi: number | null, iss: number | null, total: number | null }
@@ -94,11 +94,15 @@ function underLabel (doc: TextRegion, label: string, wording: string): Hit | und
  * a shifted neighbour). Null when the title or the header row is not printed.
  */
 export function readTributos (doc: TextRegion, ctx: ParseContext, field: string, title: Label): Tributos | null {
-  const section = doc.section(title)
-  if (section.isEmpty) return null
-  const row = section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0]
+  const row = taxRow(doc, title)
   if (row === undefined) return null
   return Object.fromEntries(TAX_KEYS.map((k, i) => [k, ctx.take(`${field}.${k}`, row.cells[i], moneyNumber)])) as unknown as Tributos
+}
+
+/** The first row of money under the header `IRPJ ... Total`, in the section `title` opens. */
+function taxRow (doc: TextRegion, title: Label): TableRow | undefined {
+  const section = doc.section(title)
+  return section.isEmpty ? undefined : section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0]
 }
 
 /** The `MM/AAAA valor` pairs under a heading, down to the next numbered heading; null when the heading is not printed. */
@@ -162,12 +166,54 @@ export function readReceitas (doc: TextRegion, ctx: ParseContext): PgdasReceitas
   }
 }
 
-/** The three tax tables, each found by its title. */
-export function readDebitos (doc: TextRegion, ctx: ParseContext): PgdasDebitos {
+const DEBITO_TITLES = [/^Total do Débito Declarado/, /^Total do Débito com Exigibilidade Suspensa/, /^Total do Débito Exigível \(R\$\)/] as const
+
+/**
+ * The three tax tables, each found by its title. Where the positions are lost (text handed
+ * over column by column), by order (`tablesByOrder`); `others` are the titles of the other
+ * tax tables the document prints with the same headers (the extract's activities).
+ */
+export function readDebitos (doc: TextRegion, ctx: ParseContext, others: RegExp[] = []): PgdasDebitos {
+  const rows = doc.positionless ? DEBITO_TITLES.map((title) => taxRow(doc, title)) : undefined
+  const ordered = rows?.some((r) => r === undefined) === true ? tablesByOrder(doc, [...DEBITO_TITLES], others) : undefined
+  const read = (field: string, i: number): Tributos | null =>
+    ordered === undefined || rows?.[i] !== undefined ? readTributos(doc, ctx, field, DEBITO_TITLES[i]!) : ordered(ctx, field, i)
   return {
-    totalDebitoDeclarado: readTributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
-    totalDebitoSuspenso: readTributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
-    totalDebitoExigivel: readTributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/)
+    totalDebitoDeclarado: read('totalDebitoDeclarado', 0),
+    totalDebitoSuspenso: read('totalDebitoSuspenso', 1),
+    totalDebitoExigivel: read('totalDebitoExigivel', 2)
+  }
+}
+
+/**
+ * One-row tax tables handed over column by column (positions lost): each column's header on
+ * a line, its one cell on the next, the tables' columns in the order the tables are printed.
+ * The k-th table (its title's rank among every tax table's title printed) takes the k-th
+ * one-cell occurrence of each header, and only when every header has exactly as many such
+ * occurrences as there are titles: else some table is not accounted for and the order pairs
+ * nothing (null). A header followed by several cells is another table's column (2.1's `Total`).
+ */
+function tablesByOrder (doc: TextRegion, titles: RegExp[], others: RegExp[]): (ctx: ParseContext, field: string, table: number) => Tributos | null {
+  const lines = doc.lines
+  const isCell = (i: number): boolean => lines[i] !== undefined && MONEY_CELL.test(lines[i]!.text.trim())
+  const ranks: Array<{ at: number, table: number }> = []
+  lines.forEach((line, at) => {
+    const t = titles.findIndex((re) => re.test(line.text))
+    if (t >= 0 && !ranks.some((r) => r.table === t)) ranks.push({ at, table: t })
+    else if (t < 0 && others.some((re) => re.test(line.text))) ranks.push({ at, table: -1 })
+  })
+  const headers = TAX_HEADERS.map((h) => normalizeText(h))
+  const cells = headers.map((h) => lines.flatMap((line, at) => normalizeText(line.text) === h && isCell(at + 1) && !isCell(at + 2) ? [lines[at + 1]!] : []))
+  // Every header printed once per table, or the order says nothing: a table the titles do not name would shift the others.
+  const understood = cells.every((c) => c.length === ranks.length)
+  return (ctx, field, table) => {
+    const k = ranks.findIndex((r) => r.table === table)
+    if (k < 0 || !understood) return null
+    const hit = (i: number): Hit | undefined => {
+      const line = cells[i]![k]
+      return line === undefined ? undefined : doc.find(new RegExp(`^\\s*${M}\\s*$`), { page: line.page, within: line.box })
+    }
+    return Object.fromEntries(TAX_KEYS.map((key, i) => [key, ctx.take(`${field}.${key}`, hit(i), moneyNumber)])) as unknown as Tributos
   }
 }
 
