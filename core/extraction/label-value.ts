@@ -341,24 +341,47 @@ function continuation (lines: TextLine[], at: number): TextLine[] {
 }
 
 /**
+ * What `wrapped` tries from a line, the same for every label: the first line cut at each word
+ * (its end last), each cut's text, and the one or two continuation lines joined. Kept per
+ * lines array and line, as a document's queries read the same lines label after label.
+ */
+interface WrapCandidates { cuts: Array<{ at: number, cut: string }>, tails: Array<{ text: string, lastLine: TextLine, lastStart: number }> }
+const CANDIDATES = new WeakMap<TextLine[], Array<WrapCandidates | undefined>>()
+
+function candidates (lines: TextLine[], at: number): WrapCandidates {
+  let perLine = CANDIDATES.get(lines)
+  if (perLine === undefined) {
+    perLine = []
+    CANDIDATES.set(lines, perLine)
+  }
+  let found = perLine[at]
+  if (found === undefined) {
+    const first = lines[at]!
+    const next = continuation(lines, at)
+    const tails = next.map((lastLine, i) => {
+      const text = next.slice(0, i + 1).map((l) => l.text).join(' ')
+      return { text, lastLine, lastStart: text.length - lastLine.text.length }
+    })
+    const cuts = next.length === 0 ? [] : [...[...first.text.matchAll(/(?<=\s)\S/g)].map((w) => w.index), first.text.length].map((c) => ({ at: c, cut: first.text.slice(0, c).trimEnd() }))
+    found = { cuts, tails }
+    perLine[at] = found
+  }
+  return found
+}
+
+/**
  * `wrapped`: the label does not fit on line `at` but starts there and ends on one of the
  * next two lines. Its value follows the label's part on the first line (the value is cut out
  * of the first line to join the label's parts) or its last part on the last line.
  */
 function wrapped (lines: TextLine[], at: number, labelRe: RegExp, value: RegExp, bounds: LabelBounds): Reading[] {
   const first = lines[at]!
-  const next = continuation(lines, at)
+  const { cuts, tails } = candidates(lines, at)
   const out: Reading[] = []
-  for (let k = 1; k <= next.length; k++) {
-    const parts = next.slice(0, k)
-    const tail = parts.map((l) => l.text).join(' ')
-    const lastLine = parts[k - 1]!
-    const lastStart = tail.length - lastLine.text.length
+  for (const { text: tail, lastLine, lastStart } of tails) {
     // The first line cut at each word (its end last): the label's parts joined around the cut;
     // the value after the cut on the first line, or after the label's end on the last line.
-    const cuts = [...[...first.text.matchAll(/(?<=\s)\S/g)].map((w) => w.index), first.text.length]
-    for (const at of cuts) {
-      const cut = first.text.slice(0, at).trimEnd()
+    for (const { at, cut } of cuts) {
       const lm = labelRe.exec(`${cut} ${tail}`)
       if (lm === null || lm.index >= cut.length || lm.index + lm[0].length <= cut.length + 1 + lastStart) continue
       const restAt = lm.index + lm[0].length - (cut.length + 1 + lastStart)
@@ -411,6 +434,20 @@ function labelAt (line: TextLine, labelRe: RegExp): { index: number, text: strin
   return null
 }
 
+/**
+ * The word every match of `re` starts with, as a pattern with its flags: the literal text at
+ * the start of its source, up to its first space or special character (a quantified last
+ * character left out). Undefined when there is none, or an alternation may start a match with
+ * something else. A wrapped label starts on its first line, so that line must print this word.
+ */
+function leadingWord (re: RegExp): RegExp | undefined {
+  if (re.source.includes('|')) return undefined
+  const source = re.source.startsWith('^') ? re.source.slice(1) : re.source
+  let word = /^[^\\^$.|?*+()[\]{}\s]+/.exec(source)?.[0] ?? ''
+  if (/^[?*{]/.test(source.slice(word.length))) word = word.slice(0, -1)
+  return word === '' ? undefined : new RegExp(word, re.flags.replace(/[gyd]/g, ''))
+}
+
 /** TextRegion.labelValue on `lines` (already scoped). */
 export function labelValue (lines: TextLine[], label: Label, value: RegExp, options: LabelValueOptions, bounds: LabelBounds): Hit | undefined {
   return labelValues(lines, label, value, options, bounds, 1)[0]
@@ -421,11 +458,19 @@ export function labelValues (lines: TextLine[], label: Label, value: RegExp, opt
   const labelRe = compiled(labelPattern(label))
   const valueRe = compiled(value)
   const out: Hit[] = []
+  let name: string | undefined
+  // The wrapped reading only needs where the label matches: without the indices flag, its many tries cost less.
+  const joinRe = new RegExp(labelRe.source, labelRe.flags.replace('d', ''))
+  const lead = leadingWord(labelRe)
   for (let i = 0; i < lines.length && out.length < limit; i++) {
     const line = lines[i]!
     const lm = labelAt(line, labelRe)
     if (lm === null) {
-      const hit = decide(normalizeText(String(typeof label === 'string' ? label : label.source)), wrapped(lines, i, labelRe, value, bounds))
+      if (lead !== undefined && !lead.test(line.text)) continue
+      const readings = wrapped(lines, i, joinRe, value, bounds)
+      if (readings.length === 0) continue
+      name ??= normalizeText(String(typeof label === 'string' ? label : label.source))
+      const hit = decide(name, readings)
       if (hit !== undefined) out.push(hit)
       continue
     }

@@ -24,9 +24,26 @@ const CELL_GAP = 3
 /** The next part of a wrapped label sits within this many line heights below. */
 const WRAP_DEPTH = 1.8
 
-interface Word { text: string, norm: string, at: number, end: number }
+/** A printed word, its detection form, and that form without trailing `:` or `.` (how labels are looked up by their first word). */
+interface Word { text: string, norm: string, key: string, at: number, end: number }
 
-const wordsOf = (text: string): Word[] => [...text.matchAll(/\S+/g)].map((m) => ({ text: m[0], norm: normalizeText(m[0]), at: m.index, end: m.index + m[0].length }))
+/**
+ * A line's words, kept per line: every plugin's view of a document joins its own labels on
+ * the same lines, and normalising each word of each line for each plugin was most of the cost.
+ */
+const WORDS = new WeakMap<TextLine, Word[]>()
+
+function wordsOf (line: TextLine): Word[] {
+  let words = WORDS.get(line)
+  if (words === undefined) {
+    words = [...line.text.matchAll(/\S+/g)].map((m) => {
+      const norm = normalizeText(m[0])
+      return { text: m[0], norm, key: norm.replace(/[:.]+$/, ''), at: m.index, end: m.index + m[0].length }
+    })
+    WORDS.set(line, words)
+  }
+  return words
+}
 
 /** A printed word is the label's word: the same, or (the label's last word) followed by punctuation such as a colon. */
 function sameWord (printed: string, label: string, last: boolean): boolean {
@@ -164,13 +181,13 @@ export function joinWrappedLabels (lines: TextLine[], labels: LabelBounds): Text
   if (split.length === 0) return lines
   const byFirst = new Map<string, string[][]>()
   for (const l of split) byFirst.set(l[0]!, [...(byFirst.get(l[0]!) ?? []), l])
-  const words = lines.map((l) => wordsOf(l.text))
+  const words = lines.map(wordsOf)
   const wraps: Wrap[] = []
   const taken = new Set<string>()
   for (let i = 0; i < lines.length - 1; i++) {
     const lineWords = words[i]!
     for (let w = 0; w < lineWords.length; w++) {
-      for (const label of byFirst.get(lineWords[w]!.norm.replace(/[:.]+$/, '')) ?? byFirst.get(lineWords[w]!.norm) ?? []) {
+      for (const label of byFirst.get(lineWords[w]!.key) ?? byFirst.get(lineWords[w]!.norm) ?? []) {
         const k = matched(lineWords, w, label, 0)
         if (k === 0 || k >= label.length) continue
         const wrap = continuation(lines, i, words, w, k, label)

@@ -3,6 +3,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDeclaracao } from './fixtures/generate.js'
 import type { DeclaracaoOptions } from './fixtures/generate.js'
 import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import type { TextDocument } from '../../core/plugin-api.js'
 import { labels } from './fields.js'
 import { parseDeclaracao } from './parse.js'
 import { readReal } from '../../fixtures/extraction/real/read.js'
@@ -176,5 +177,67 @@ describe('pgdas-declaracao: labels wrapped over two or three lines (issue 33: th
     const both = runsDocument([['Número do', 300, 200], ['12.34.56789.1234567-8', 350, 200], ['Recibo:', 300, 190], ['98.76.54321.7654321-0', 340, 190]], labels)
     expect(parseDeclaracao(both, ctx).numeroRecibo).toBeNull()
     expect(ctx.conflicts).toEqual(['numeroRecibo'])
+  })
+})
+
+describe('pgdas-declaracao: values under their labels (issue 33)', () => {
+  it('reads the 2.1 amounts on a line of their own under the label, between its lines or under its tag', () => {
+    const ctx = plainContext()
+    const doc = runsDocument([
+      // Under the wording, the tag on the line after the amounts.
+      ['Receita bruta acumulada no ano-calendário corrente', 51, 700], ['20.000,00', 51, 690], ['0,00', 158, 690], ['20.000,00', 216, 690], ['(RBA)', 51, 680],
+      // Under the bare tag that ends the wrapped label.
+      ['Receita bruta acumulada no ano-calendário anterior', 51, 660], ['(RBAA)', 51, 650], ['98.000,00', 51, 640], ['1.000,00', 158, 640], ['99.000,00', 216, 640],
+      // RBT12p prints no amounts: the next row's are not its own.
+      ['Receita bruta acumulada nos doze meses anteriores ao PA proporcionalizada', 51, 620], ['(RBT12p)', 51, 610],
+      ['Receita bruta acumulada nos doze meses anteriores ao PA', 51, 600], ['(RBT12)', 51, 590], ['120.000,00', 51, 580], ['0,00', 158, 580], ['120.000,00', 216, 580]
+    ], labels)
+    const data = parseDeclaracao(doc, ctx)
+    expect(data.rba).toEqual({ interno: 20000, externo: 0, total: 20000 })
+    expect(data.rbaa).toEqual({ interno: 98000, externo: 1000, total: 99000 })
+    expect(data.rbt12).toEqual({ interno: 120000, externo: 0, total: 120000 })
+    expect(data.rbt12p).toBeNull()
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('reads the 2.6 summary however many footer lines sit between its headers and its values, and guesses not between two lines of values', () => {
+    const header: Array<[string, number, number]> = [['2.6) Resumo da Declaração', 51, 600], ['Receita Bruta Auferida (regime competência)', 58, 580], ['Valor Total do Débito Declarado (R$)', 324, 580]]
+    const footer = Array.from({ length: 8 }, (_, i): [string, number, number] => [`Autenticação: linha ${i + 1}`, 50, 568 - 11 * i])
+    const ctx = plainContext()
+    const one = parseDeclaracao(runsDocument([...header, ...footer, ['20.000,00', 149, 470], ['800,00', 405, 470], ['2.7) Informações da Declaração por Estabelecimento', 51, 440]], labels), ctx)
+    expect([one.receitaBrutaAuferida, one.valorTotalDebitoDeclarado]).toEqual([20000, 800])
+    const two = parseDeclaracao(runsDocument([...header, ...footer, ['20.000,00', 149, 470], ['800,00', 405, 470], ['30.000,00', 149, 458], ['900,00', 405, 458], ['2.7) Informações', 51, 440]], labels), ctx)
+    expect([two.receitaBrutaAuferida, two.valorTotalDebitoDeclarado]).toEqual([null, null])
+    expect(ctx.conflicts).toEqual(['receitaBrutaAuferida', 'valorTotalDebitoDeclarado'])
+  })
+})
+
+describe('pgdas-declaracao: the 2.8 tables handed over column by column (issue 33, positions lost)', () => {
+  // Each piece of text a line from the margin: the tables' titles, then each header with its
+  // one cell, table after table, column after column; 2.1's `Total` column holds several cells.
+  const titles = ['Total do Débito Declarado (exigível + suspenso) (R$)', 'Total do Débito com Exigibilidade Suspensa (R$)', 'Total do Débito Exigível (R$)']
+  const printed = (icms: string[]): TextDocument => {
+    const text = [
+      'Total', '357.099,18', '364.711,60',
+      ...titles.flatMap((t, k) => [t, 'IRPJ', ['3.422,44', '0,00', '3.422,44'][k]!]),
+      ...['CSLL', 'COFINS', 'PIS/Pasep', 'INSS/CPP', 'IPI', 'ISS'].flatMap((h) => [h, '1,00', h, '0,00', h, '1,00']),
+      ...icms.flatMap((c) => ['ICMS', c]),
+      'Total', '25.113,89', 'Total', '0,00', 'Total', '25.113,89'
+    ]
+    return runsDocument(text.map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+  }
+
+  it('gives the k-th table the k-th one-cell occurrence of each header', () => {
+    const doc = printed(['2.194,99', '0,00', '2.194,99'])
+    const data = parseDeclaracao(doc, plainContext())
+    expect(doc.positionless).toBe(true)
+    expect(data.totalDebitoDeclarado).toEqual({ irpj: 3422.44, csll: 1, cofins: 1, pis: 1, inssCpp: 1, icms: 2194.99, ipi: 1, iss: 1, total: 25113.89 })
+    expect(data.totalDebitoSuspenso).toMatchObject({ irpj: 0, csll: 0, icms: 0, total: 0 })
+    expect(data.totalDebitoExigivel).toMatchObject({ irpj: 3422.44, icms: 2194.99, total: 25113.89 })
+  })
+
+  it('pairs nothing when a header is not printed once per table (a table the titles do not account for)', () => {
+    const data = parseDeclaracao(printed(['2.194,99', '0,00']), plainContext())
+    expect([data.totalDebitoDeclarado, data.totalDebitoSuspenso, data.totalDebitoExigivel]).toEqual([null, null, null])
   })
 })

@@ -6,7 +6,7 @@
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument } from '../../core/plugin-api.js'
-import { readDebitos, readReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
+import { PGDAS_HEADING, readDebitos, readReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
 import type { PgdasDebitos, PgdasReceitas } from '../_shared/simples-nacional/pgdas-tables.js'
 
 export type { FolhaAnterior, ReceitaAnterior, Triple, Tributos } from '../_shared/simples-nacional/pgdas-tables.js'
@@ -65,7 +65,17 @@ function filiais (doc: TextDocument, ctx: ParseContext): string[] | null {
 function resumo (doc: TextDocument): Hit | undefined {
   // The RFB's print sets the page footer (declaration and receipt numbers, authentication, page
   // number: four lines) between the headers and their values; the values' line is two amounts alone.
-  return doc.labelValue(/Receita Bruta Auferida/, new RegExp(`^${M}\\s*${M}$`), { linesBelow: 6 })
+  const pair = new RegExp(`^${M}\\s*${M}$`)
+  const hit = doc.labelValue(/Receita Bruta Auferida/, pair, { linesBelow: 6 })
+  if (hit !== undefined) return hit
+  // More lines between (a footer laid out over more lines): the section's one line of two amounts
+  // alone, down to the next numbered heading; two such lines that differ are not guessed between.
+  const found = doc.section(/Receita Bruta Auferida/, PGDAS_HEADING).findAll(pair)
+  const values = new Set(found.map((h) => h.source))
+  if (values.size <= 1) return found[0]
+  const conflict = `the Resumo da Declaração prints ${values.size} lines of two amounts under its labels ("${[...values].join('", "')}"); the values are not guessed`
+  const none: Hit = { ...found[0]!, value: '', groups: [], parts: [], conflict }
+  return { ...none, parts: [none, none] }
 }
 
 /**

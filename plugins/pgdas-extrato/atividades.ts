@@ -50,7 +50,8 @@ export function readAtividades (section: TextRegion, ctx: ParseContext): Ativida
   const establishments = section.sections(/^CNPJ Estabelecimento:/)
   const scopes = establishments.length === 0 ? [section] : [section.before(/^CNPJ Estabelecimento:/), ...establishments]
   for (const scope of scopes) {
-    const cnpjHit = scope.find(/^CNPJ Estabelecimento:\s*([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2})/)
+    // Beside its label or under it, wherever the print puts it.
+    const cnpjHit = scope.labelValue(/^CNPJ Estabelecimento:/, /^\s*([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2})/)
     for (const block of scope.sections(HEADING, [/^Totais do Estabelecimento/])) {
       const f = `atividades.${out.length}`
       // The description: the lines between the heading and the revenue line.

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateExtrato } from './fixtures/generate.js'
 import type { ExtratoOptions } from './fixtures/generate.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import { labels } from './fields.js'
+import { readAtividades } from './atividades.js'
+import { parseExtrato } from './parse.js'
 
 const fixture = memo(generateExtrato)
 const pdf = (o: ExtratoOptions) => async () => (await fixture(o)).pdf
@@ -102,6 +105,23 @@ describe('pgdas-extrato: sections 2.2, 2.3 and 3', () => {
       expect((result.data as any).impedidoIcmsIss).toBe(t.impedidoIcmsIss)
       expect(typeof t.sublimite).toBe('number')
     }
+  })
+})
+
+describe('pgdas-extrato: labels and values laid out otherwise (issue 33)', () => {
+  it('gives each activity its establishment, the CNPJ printed beside its label or under it', () => {
+    const activity = (y: number): Array<[string, number, number]> => [['Valor do Débito por Tributo para a Atividade (R$):', 40, y], ['Revenda de mercadorias', 40, y - 10], ['Receita Bruta Informada: R$ 1.000,00', 40, y - 20]]
+    const doc = runsDocument([
+      ['CNPJ Estabelecimento:', 40, 700], ['36.405.355/0001-08', 40, 690], ...activity(670),
+      ['CNPJ Estabelecimento:', 40, 600], ['36.405.355/0002-99', 150, 600], ...activity(580)
+    ], labels)
+    expect(readAtividades(doc, plainContext()).map((a) => a.estabelecimento)).toEqual(['36405355000108', '36405355000299'])
+  })
+
+  it('takes no label for the name when the line after its label is the next label (positions lost)', () => {
+    const pieces = ['1) Informações do Contribuinte', 'CNPJ Básico:', 'Data de Abertura:', '04/2023', '3.600.000,00', 'Nome Empresarial:', 'Regime de Apuração:', '36405355202311001', '33,86', '2,32', '1.950,45']
+    const doc = runsDocument(pieces.map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+    expect(parseExtrato(doc, plainContext()).razaoSocial).toBeNull()
   })
 })
 

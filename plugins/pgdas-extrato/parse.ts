@@ -62,15 +62,17 @@ function das (doc: TextDocument, ctx: ParseContext): Das | null {
 
 export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrato {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
-  const debitos = readDebitos(doc, ctx)
+  // Each activity and each establishment's totals print a tax table with the same headers (section 3): counted when the tables are read by order.
+  const debitos = readDebitos(doc, ctx, [/^Receita Bruta Informada:/, /^Totais do Estabelecimento/])
   // Section 3 up to section 4; its first establishment (the matriz) gives sublimite and impedimento.
   const estabelecimentos = doc.section(SECTION_3, /^4\) Total Geral da Empresa/)
   const razao = doc.labelValue(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })
   return {
     cnpjBasico: ctx.take('cnpjBasico', doc.labelValue(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/), onlyDigits),
     cnpj: ctx.take('cnpj', doc.labelValue(/CNPJ Estabelecimento:/, /([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2})/), cnpjChars),
-    // The name ends where the next label of its line starts (documents.md §1: "stop before Data de Abertura").
-    razaoSocial: ctx.take('razaoSocial', razao, (t) => text(t.split(/\s+(?:Data de Abertura|Regime de Apuração):/)[0]!)),
+    // The name ends where the next label of its line starts (documents.md §1: "stop before Data de Abertura");
+    // a line that starts with one (positions lost: the label's next line is another label) holds no name.
+    razaoSocial: ctx.take('razaoSocial', razao, (t) => text(t.split(/(?:^|\s+)(?:Data de Abertura|Regime de Apuração):/)[0]!)),
     dataAbertura: ctx.take('dataAbertura', doc.labelValue(/Data de Abertura:/, DATE), isoDate),
     regimeApuracao: ctx.take('regimeApuracao', doc.labelValue(/Regime de Apuração:/, /^\s*(Competência|Caixa)/), (t) => t.startsWith('C') && t.length > 5 ? 'COMPETENCIA' as const : 'CAIXA' as const),
     competencia: ctx.take('competencia', doc.labelValue(/Período de Apuração \(PA\):/, /(\d{2}\/\d{4})/), competence),

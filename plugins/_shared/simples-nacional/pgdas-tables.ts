@@ -6,8 +6,8 @@
  * pgdas-declaracao import it (docs/plugins.md, "Code a family shares"). Every value goes
  * through `ctx.take` or `ctx.cite`, so each has evidence; what is not printed is null.
  */
-import { MONEY_PATTERN, competence, moneyNumber } from '../../../core/plugin-api.js'
-import type { Hit, Label, ParseContext, TextRegion } from '../../../core/plugin-api.js'
+import { MONEY_PATTERN, competence, moneyNumber, normalizeText } from '../../../core/plugin-api.js'
+import type { Hit, Label, ParseContext, TableRow, TextRegion } from '../../../core/plugin-api.js'
 
 export interface Triple { interno: number | null, externo: number | null, total: number | null }
 export interface Tributos { irpj: number | null, csll: number | null, cofins: number | null, pis: number | null, inssCpp: number | null, icms: number | null, ipi: number | null, iss: number | null, total: number | null }
@@ -58,7 +58,7 @@ const THREE = `\\s+${M}\\s+${M}\\s+${M}$`
 export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, label: string, wording?: string): Triple | null {
   // The whole label (its wording and its tag), wherever it wraps and whichever of its lines holds the values.
   const whole = wording === undefined ? undefined : doc.labelValue(new RegExp(`${wording.replace(/ /g, '\\s+')}\\s+${label}`, 'i'), new RegExp(`^\\s*${M}\\s+${M}\\s+${M}\\s*$`))
-  const hit = whole ?? doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label)
+  const hit = whole ?? doc.find(new RegExp(`^${label}${THREE}`)) ?? besideFirstLine(doc, label) ?? (wording === undefined ? undefined : underLabel(doc, label, wording))
   if (hit === undefined) return null
   return {
     interno: ctx.take(`${field}.interno`, hit.parts[0], moneyNumber),
@@ -77,16 +77,32 @@ function besideFirstLine (doc: TextRegion, label: string): Hit | undefined {
 }
 
 /**
+ * The values on a line of their own under the label: under its wording (the tag, if printed,
+ * on that line or below the values), or under a bare tag line ending the wrapped label. The
+ * wording must end its line or be followed by the tag (`ao PA` is also the start of the
+ * RBT12p's label, `ao PA proporcionalizada`).
+ */
+function underLabel (doc: TextRegion, label: string, wording: string): Hit | undefined {
+  const alone = new RegExp(`^\\s*${M}\\s+${M}\\s+${M}\\s*$`)
+  return doc.labelValue(new RegExp(`${wording.replace(/ /g, '\\s+')}(?:\\s+${label})?(?!\\s*\\p{L})`, 'iu'), alone) ??
+    doc.labelValue(new RegExp(`^${label}$`), alone, { linesBelow: 1 })
+}
+
+/**
  * A 9-column tax table under its title: the first row of money under the header
  * `IRPJ ... Total`, each value from the column it sits under (an empty cell is null, not
  * a shifted neighbour). Null when the title or the header row is not printed.
  */
 export function readTributos (doc: TextRegion, ctx: ParseContext, field: string, title: Label): Tributos | null {
-  const section = doc.section(title)
-  if (section.isEmpty) return null
-  const row = section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0]
+  const row = taxRow(doc, title)
   if (row === undefined) return null
   return Object.fromEntries(TAX_KEYS.map((k, i) => [k, ctx.take(`${field}.${k}`, row.cells[i], moneyNumber)])) as unknown as Tributos
+}
+
+/** The first row of money under the header `IRPJ ... Total`, in the section `title` opens. */
+function taxRow (doc: TextRegion, title: Label): TableRow | undefined {
+  const section = doc.section(title)
+  return section.isEmpty ? undefined : section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0]
 }
 
 /** The `MM/AAAA valor` pairs under a heading, down to the next numbered heading; null when the heading is not printed. */
@@ -150,12 +166,54 @@ export function readReceitas (doc: TextRegion, ctx: ParseContext): PgdasReceitas
   }
 }
 
-/** The three tax tables, each found by its title. */
-export function readDebitos (doc: TextRegion, ctx: ParseContext): PgdasDebitos {
+const DEBITO_TITLES = [/^Total do Débito Declarado/, /^Total do Débito com Exigibilidade Suspensa/, /^Total do Débito Exigível \(R\$\)/] as const
+
+/**
+ * The three tax tables, each found by its title. Where the positions are lost (text handed
+ * over column by column), by order (`tablesByOrder`); `others` are the titles of the other
+ * tax tables the document prints with the same headers (the extract's activities).
+ */
+export function readDebitos (doc: TextRegion, ctx: ParseContext, others: RegExp[] = []): PgdasDebitos {
+  const rows = doc.positionless ? DEBITO_TITLES.map((title) => taxRow(doc, title)) : undefined
+  const ordered = rows?.some((r) => r === undefined) === true ? tablesByOrder(doc, [...DEBITO_TITLES], others) : undefined
+  const read = (field: string, i: number): Tributos | null =>
+    ordered === undefined || rows?.[i] !== undefined ? readTributos(doc, ctx, field, DEBITO_TITLES[i]!) : ordered(ctx, field, i)
   return {
-    totalDebitoDeclarado: readTributos(doc, ctx, 'totalDebitoDeclarado', /^Total do Débito Declarado/),
-    totalDebitoSuspenso: readTributos(doc, ctx, 'totalDebitoSuspenso', /^Total do Débito com Exigibilidade Suspensa/),
-    totalDebitoExigivel: readTributos(doc, ctx, 'totalDebitoExigivel', /^Total do Débito Exigível \(R\$\)/)
+    totalDebitoDeclarado: read('totalDebitoDeclarado', 0),
+    totalDebitoSuspenso: read('totalDebitoSuspenso', 1),
+    totalDebitoExigivel: read('totalDebitoExigivel', 2)
+  }
+}
+
+/**
+ * One-row tax tables handed over column by column (positions lost): each column's header on
+ * a line, its one cell on the next, the tables' columns in the order the tables are printed.
+ * The k-th table (its title's rank among every tax table's title printed) takes the k-th
+ * one-cell occurrence of each header, and only when every header has exactly as many such
+ * occurrences as there are titles: else some table is not accounted for and the order pairs
+ * nothing (null). A header followed by several cells is another table's column (2.1's `Total`).
+ */
+function tablesByOrder (doc: TextRegion, titles: RegExp[], others: RegExp[]): (ctx: ParseContext, field: string, table: number) => Tributos | null {
+  const lines = doc.lines
+  const isCell = (i: number): boolean => lines[i] !== undefined && MONEY_CELL.test(lines[i]!.text.trim())
+  const ranks: Array<{ at: number, table: number }> = []
+  lines.forEach((line, at) => {
+    const t = titles.findIndex((re) => re.test(line.text))
+    if (t >= 0 && !ranks.some((r) => r.table === t)) ranks.push({ at, table: t })
+    else if (t < 0 && others.some((re) => re.test(line.text))) ranks.push({ at, table: -1 })
+  })
+  const headers = TAX_HEADERS.map((h) => normalizeText(h))
+  const cells = headers.map((h) => lines.flatMap((line, at) => normalizeText(line.text) === h && isCell(at + 1) && !isCell(at + 2) ? [lines[at + 1]!] : []))
+  // Every header printed once per table, or the order says nothing: a table the titles do not name would shift the others.
+  const understood = cells.every((c) => c.length === ranks.length)
+  return (ctx, field, table) => {
+    const k = ranks.findIndex((r) => r.table === table)
+    if (k < 0 || !understood) return null
+    const hit = (i: number): Hit | undefined => {
+      const line = cells[i]![k]
+      return line === undefined ? undefined : doc.find(new RegExp(`^\\s*${M}\\s*$`), { page: line.page, within: line.box })
+    }
+    return Object.fromEntries(TAX_KEYS.map((key, i) => [key, ctx.take(`${field}.${key}`, hit(i), moneyNumber)])) as unknown as Tributos
   }
 }
 
