@@ -118,6 +118,36 @@ describe('positionless text: a table handed over column by column', () => {
   })
 })
 
+describe('positionless text: a table handed over row by row, its totals row after the last column', () => {
+  const key = { name: 'codigo', header: /^Código$/, cell: /^(\d{4})$/ }
+  const others = [
+    { name: 'nome', header: /^Denominação$/, cell: [/^(\D+)$/, /^(\d{2}\/\d{4})$/] },
+    { name: 'principal', header: /^Principal$/, cell: MONEY },
+    { name: 'total', header: /^Total$/, cell: MONEY }
+  ]
+
+  it('reads the rows under a row of headers, each row\'s cells in the headers\' order, and the totals row when each cell is its column\'s sum', () => {
+    const doc = lines(['Código', 'Denominação', '1001', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais', 'Principal', '2,20', '1,40', 'Total', '3,20', '2,04', '3,60', '5,24'])
+    const table = doc.orderedColumns(key, others, { totals: 'Totais' })!
+    expect(table.rows.map((r) => [r.codigo?.[0]?.value, r.nome?.map((h) => h.value), r.principal?.[0]?.value, r.total?.[0]?.value])).toEqual([
+      ['1001', ['IRPJ', '01/2018'], '2,20', '3,20'],
+      ['1002', ['CSLL', '01/2018'], '1,40', '2,04']
+    ])
+    expect([table.totals?.principal?.[0]?.value, table.totals?.total?.[0]?.value]).toEqual(['3,60', '5,24'])
+    expect(table.unplaced).toEqual([])
+  })
+
+  it('does not take trailing cells that are not the sums for a totals row, nor a row missing a cell', () => {
+    const wrongSum = lines(['Código', 'Denominação', '1001', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais', 'Principal', '2,20', '1,40', 'Total', '3,20', '2,04', '3,60', '5,25'])
+    const table = wrongSum.orderedColumns(key, others, { totals: 'Totais' })!
+    expect(table.rows.every((r) => r.total === undefined)).toBe(true)
+    expect(table.unplaced).toEqual([expect.stringMatching(/"total" prints 4 values for 2 rows/)])
+    // The second row's name has no period line: the rows stop at the first whole one.
+    const broken = lines(['Código', 'Denominação', '1001', 'IRPJ', '01/2018', '1002', 'CSLL', 'Totais'])
+    expect(broken.orderedColumns(key, others, { totals: 'Totais' })!.rows.map((r) => r.codigo?.[0]?.value)).toEqual(['1001'])
+  })
+})
+
 describe('positionless text: a column\'s cells start right under its header', () => {
   const key = { name: 'codigo', header: /^Código$/, cell: /^(\d{4})$/ }
   const others = [{ name: 'multa', header: /^Multa$/, cell: MONEY }, { name: 'principal', header: /^Principal$/, cell: MONEY }]

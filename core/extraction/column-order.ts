@@ -309,21 +309,31 @@ function endsWithSum (cells: Hit[][]): number | undefined {
  * when that cell is at least the sum of the others (money); a money column with as many
  * cells whose last is the sum of the others may hold a blank row and the total, and is not
  * placed.
+ * Two other orders a library hands a table over in are read too:
+ * - **row by row under a row of headers**: the key's header followed at once by other
+ *   columns' headers, one a line, then each row's cells in that order (the key's cell, then
+ *   the next column's, …), as long as every column of the row matches;
+ * - **the totals row after the last column**: a money column whose cells are the rows' and
+ *   then the totals row's (one cell per money column placed before it, and its own), taken
+ *   only when each of those trailing cells is the exact sum of its column's rows.
  * A column with another count is left out of every row and named in `unplaced`: where its
  * cells belong is not known (a blank cell prints nothing). Undefined when the key column has
  * no cell.
  */
 export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds): OrderedTable | undefined {
   const headers = [key, ...others].flatMap((c) => c.header === undefined ? [] : [headerTest(c.header)])
-  const keyCells = cellsOf(lines, key, bounds, headers)
+  const byRow = rowsUnderHeaders(lines, [key, ...others], bounds)
+  const keyCells = byRow?.get(key.name) ?? cellsOf(lines, key, bounds, headers)
   if (keyCells.length === 0) return undefined
   const n = keyCells.length
   const rows: OrderedRow[] = keyCells.map((c) => ({ [key.name]: c }))
   const totalsPrinted = options.totals !== undefined && lines.some((l) => isLabelLine(l, compiled(labelPattern(options.totals!))))
   let totals: OrderedRow | undefined
   const unplaced: string[] = []
+  // Money columns placed with exactly n cells, in their order: a totals row after the last column sums them.
+  const summed: Array<{ name: string, cells: Hit[][] }> = []
   for (const column of others) {
-    const cells = cellsOf(lines, column, bounds, headers)
+    const cells = byRow?.get(column.name) ?? cellsOf(lines, column, bounds, headers)
     if (cells.length === 0) continue
     // With a totals row, a column's last cell may be the total (the totals row ends the table):
     // n + 1 cells are the n rows and the total; n money cells whose last is the sum of the
@@ -332,9 +342,12 @@ export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, 
     // One cell more: the total, which is at least the sum of the rows (more when it counts
     // rows of earlier pages); a smaller last cell is another block's value.
     const withTotal = totalsPrinted && cells.length === n + 1 && (endsWithSum(cells) ?? 0) >= 0
-    if ((cells.length === n && !blankAndTotal) || withTotal) {
+    const trailing = totalsPrinted && cells.length > n + 1 ? trailingTotals(cells, n, summed, column.name) : undefined
+    if ((cells.length === n && !blankAndTotal) || withTotal || trailing !== undefined) {
       cells.slice(0, n).forEach((c, i) => { rows[i]![column.name] = c })
       if (cells.length === n + 1) (totals ??= {})[column.name] = cells[n]
+      if (trailing !== undefined) totals = { ...totals, ...trailing }
+      if (cells.length === n && cells.every((c) => moneyCents(c[0]?.value ?? '') !== null)) summed.push({ name: column.name, cells })
     } else {
       unplaced.push(`the column "${column.name}" prints ${cells.length} values for ${n} rows in an order that does not say which row each belongs to; they are not placed`)
     }
@@ -342,6 +355,68 @@ export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, 
   return { rows, totals, unplaced }
 }
 
+/**
+ * A table handed over row by row: the key's header line followed at once by the headers of
+ * other columns (one a line, in the order the rows then print their cells), then rows, each
+ * the key's cell and the next columns' cells in that order. Each column's cells, by name;
+ * undefined when the key's header is not followed by another's, or no row is whole.
+ */
+function rowsUnderHeaders (lines: readonly TextLine[], columns: readonly OrderedColumn[], bounds: LabelBounds): Map<string, Hit[][]> | undefined {
+  const key = columns[0]!
+  if (key.header === undefined) return undefined
+  const start = lines.findIndex(headerTest(key.header))
+  if (start < 0) return undefined
+  const group: OrderedColumn[] = [key]
+  for (let at = start + 1; at < lines.length; at++) {
+    const next = columns.find((c) => !group.includes(c) && c.header !== undefined && headerTest(c.header)(lines[at]!))
+    if (next === undefined || lines[at]!.page !== lines[start]!.page) break
+    group.push(next)
+  }
+  if (group.length < 2) return undefined
+  const patterns = group.map((c) => (Array.isArray(c.cell) ? c.cell : [c.cell]).map((p) => compiled(p)))
+  const out = new Map<string, Hit[][]>(group.map((c) => [c.name, []]))
+  let at = start + group.length
+  for (;;) {
+    const row: Hit[][] = []
+    let k = at
+    for (const cell of patterns) {
+      const hits: Hit[] = []
+      for (const re of cell) {
+        const line = lines[k]
+        const m = line === undefined || line.page !== lines[start]!.page ? null : wholeValue(line, re)
+        if (m === null) break
+        hits.push(hitOf(line!, m, 0, bounds))
+        k++
+      }
+      if (hits.length < cell.length) break
+      row.push(hits)
+    }
+    if (row.length < group.length) break
+    group.forEach((c, i) => out.get(c.name)!.push(row[i]!))
+    at = k
+  }
+  return out.get(key.name)!.length === 0 ? undefined : out
+}
+
+/**
+ * The totals row printed after the last column's cells: `cells` (the column `name`'s) holds
+ * the n rows' cells, then one cell per column of `summed` and its own last. Each trailing cell must be the exact
+ * sum of its column's n cells (in cents); then the totals by column name, else undefined.
+ */
+function trailingTotals (cells: Hit[][], n: number, summed: ReadonlyArray<{ name: string, cells: Hit[][] }>, name: string): OrderedRow | undefined {
+  const own = { name, cells: cells.slice(0, n) }
+  const columns = [...summed, own]
+  if (cells.length !== n + columns.length) return undefined
+  const sumOf = (cs: Hit[][]): number | null => cs.reduce<number | null>((a, c) => { const v = moneyCents(c[0]?.value ?? ''); return a === null || v === null ? null : a + v }, 0)
+  const out: OrderedRow = {}
+  for (const [i, column] of columns.entries()) {
+    const cell = cells[n + i]!
+    const sum = sumOf(column.cells)
+    if (sum === null || moneyCents(cell[0]?.value ?? '') !== sum) return undefined
+    out[column.name] = cell
+  }
+  return out
+}
 // ---------------------------------------------------------------- a label printed once per block
 
 /**
