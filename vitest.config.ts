@@ -45,12 +45,13 @@ const projects: TestProjectInlineConfiguration[] = subset === 'runtime'
     test: {
       ...common,
       // The date-sensitive part again: core, fixtures, the import service over HTTP and the
-      // CLI. The PDF-reading suites of fixtures/extraction and the OCR tests stay out: like the
+      // CLI's ledger commands (its help, usage, serve and verify read no date: cli.test.ts).
+      // The PDF-reading suites of fixtures/extraction and the OCR tests stay out: like the
       // plugins' tests they read dates only through core/extraction's value readers, whose own
       // tests run in both zones. So do the files of SAME_IN_EVERY_ZONE: no local-time call in
       // the code they test (fixtures/time-zone-projects.test.ts checks it).
       name: 'sao-paulo',
-      include: ['core/**/*.test.ts', 'fixtures/**/*.test.ts', 'server/import/app.test.ts', 'server/cli.test.ts'],
+      include: ['core/**/*.test.ts', 'fixtures/**/*.test.ts', 'server/import/app.test.ts', 'server/cli-ledger.test.ts'],
       exclude: [...configDefaults.exclude, 'core/extraction/ocr/**', 'fixtures/extraction/**', ...SAME_IN_EVERY_ZONE.map((z) => z.tests)],
       env: { TZ: 'America/Sao_Paulo' }
     }

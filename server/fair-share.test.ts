@@ -1,22 +1,20 @@
 /**
  * One service's work never starves another's (issue 22, item 8), on the services as
  * `razao serve sign extract` starts them (server/serve.ts): uploads that stop sending do
- * not keep real requests out, slow PDFs filling the extraction's pool do not hold a
- * signature, and a document's deadline counts its work, not its wait.
+ * not keep real requests out, and slow PDFs filling the extraction's pool do not hold a
+ * signature. That a document's deadline counts its work, not its wait in the queue, is in
+ * server/extract/lanes.test.ts (our scheduling, checked on one Node line).
  */
 import { connect } from 'node:net'
 import type { Socket } from 'node:net'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { deflateSync } from 'node:zlib'
-import { PDFDocument, PDFName } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeTextPdf } from '../fixtures/pdf/samples.js'
+import { makeRectanglesPdf, makeTextPdf } from '../fixtures/pdf/samples.js'
 import { generateExtrato } from '../plugins/pgdas-extrato/fixtures/generate.js'
-import { createPool } from '../workers/pool.js'
 import { loadConfig } from './config.js'
-import { extractStoredFile, poolTurns } from './extract/run.js'
+import { poolTurns } from './extract/run.js'
 import { startServices } from './serve.js'
 import type { RunningServices } from './serve.js'
 
@@ -92,16 +90,6 @@ const stalledSign = async (): Promise<{ socket: Socket, answer: Promise<string> 
   `POST /api/v1/sign HTTP/1.1\r\nHost: x\r\nX-API-Key: ${SIGN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100000`,
   '{"pdfBase64":"JVBERi0')
 
-/** A one-page PDF whose page draws `pages` × 7 MiB of rectangles: seconds of pdf.js work, no text, within the content bounds. */
-async function slowPdf (pages: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.create()
-  const ops = deflateSync(Buffer.from('0 0 1 1 re f\n'.repeat(Math.floor(7 * 1024 * 1024 / 13))))
-  for (let i = 0; i < pages; i++) {
-    doc.addPage([595, 842]).node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream(ops, { Filter: 'FlateDecode' })))
-  }
-  return await doc.save()
-}
-
 describe('uploads that stop sending', () => {
   it('do not keep real extract and sign requests out: four stalled uploads per service hold no place', async () => {
     // Warm both pools first, so that what is measured below is the wait, not a thread's start.
@@ -132,7 +120,7 @@ describe('uploads that stop sending', () => {
 
 describe('under serve, each service has its own pool', () => {
   it('serves a signature while slow PDFs fill the extraction\'s pool and its queue', async () => {
-    const slow = await slowPdf(2)
+    const slow = await makeRectanglesPdf(2)
     const extractPool = running.pools.get('extract')!
     expect(running.pools.get('sign')).not.toBe(extractPool)
     expect((await sign()).status).toBe(200)
@@ -149,51 +137,4 @@ describe('under serve, each service has its own pool', () => {
     expect(poolTurns(extractPool).waiting).toBeGreaterThan(0)
     for (const res of await Promise.all(extractions)) expect(res.status).toBe(200)
   }, 240_000)
-})
-
-describe('the document deadline', () => {
-  it('counts a document\'s work, not its wait: healthy PDFs queued longer than the deadline all succeed', async () => {
-    const pool = createPool({ maxThreads: 1 })
-    const slow = join(dir, 'slower.pdf')
-    const healthy = join(dir, 'extrato.pdf')
-    // Nine pages of rectangles (63 MiB of content, under the 64 MiB bound): about 0.9 s of
-    // pdf.js work a page on a quiet machine, so well over the 6.5 s the wait must exceed.
-    await writeFile(slow, await slowPdf(9))
-    await writeFile(healthy, extrato)
-    const limits = { maxPages: 50, documentTimeoutMs: 1_500, queueTimeoutMs: 600_000 }
-    try {
-      // Warm the thread: pdf.js and the plugins load with its first document.
-      await extractStoredFile(pool, healthy, { ...limits, documentTimeoutMs: 60_000 })
-      // Three of them ahead, so that the wait exceeds the deadline and its margin even on a
-      // fast machine (one alone took under 4 s on a quiet one).
-      const busy = Promise.all([1, 2, 3].map(async () => await extractStoredFile(pool, slow, { ...limits, documentTimeoutMs: 120_000 })))
-      const queued = performance.now()
-      // Queued behind it longer than their deadline and the hard limit's margin (5 s)
-      // together: that wait used to end as PDF_TIMEOUT.
-      const results = await Promise.all([1, 2, 3].map(async () => await extractStoredFile(pool, healthy, limits)))
-      expect(performance.now() - queued).toBeGreaterThan(limits.documentTimeoutMs + 5_000)
-      expect(results.map((r) => r.success)).toEqual([true, true, true])
-      expect((await busy).map((r) => r.pages)).toEqual([9, 9, 9])
-    } finally {
-      await pool.destroy()
-    }
-  }, 240_000)
-
-  it('bounds the wait itself: a document that gets no thread in time is answered SERVICE_BUSY, not PDF_TIMEOUT', async () => {
-    const pool = createPool({ maxThreads: 1 })
-    const slow = join(dir, 'slow.pdf')
-    const healthy = join(dir, 'extrato.pdf')
-    await writeFile(slow, await slowPdf(1))
-    await writeFile(healthy, extrato)
-    try {
-      const busy = extractStoredFile(pool, slow, { maxPages: 50, documentTimeoutMs: 120_000, queueTimeoutMs: 600_000 })
-      while (poolTurns(pool).running < 1) await new Promise((resolve) => setTimeout(resolve, 10))
-      await expect(extractStoredFile(pool, healthy, { maxPages: 50, documentTimeoutMs: 20_000, queueTimeoutMs: 200 }))
-        .rejects.toMatchObject({ code: 'SERVICE_BUSY', message: expect.stringMatching(/EXTRACT_QUEUE_TIMEOUT_MS/) })
-      expect(poolTurns(pool).waiting).toBe(0)
-      expect((await busy).pages).toBe(1)
-    } finally {
-      await pool.destroy()
-    }
-  }, 120_000)
 })

@@ -4,7 +4,9 @@
  * deadline a scan is read within (issue 33, item 4): it counts the document's processor
  * time, so a scan whose process gets no processor for longer than its deadline is still
  * read, and a turn held past the wall ceiling answers SERVICE_BUSY, not PDF_TIMEOUT. Real
- * OCR; kept out of the hostile group, which CI runs on every Node line.
+ * OCR; kept out of the hostile group, which CI runs on every Node line. Last, a document's
+ * deadline does not count its wait in the queue, and that wait is bounded (slow text-layer
+ * PDFs, no OCR).
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -12,8 +14,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PDFDocument } from 'pdf-lib'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { scanOf } from '../../fixtures/extraction/scans.js'
+import { makeRectanglesPdf } from '../../fixtures/pdf/samples.js'
+import { generateExtrato } from '../../plugins/pgdas-extrato/fixtures/generate.js'
 import { generateDarf } from '../../plugins/darf/fixtures/generate.js'
 import { generateDas } from '../../plugins/das/fixtures/generate.js'
 import { createPool } from '../../workers/pool.js'
@@ -162,6 +166,66 @@ describe('the deadline counts the document\'s work, not the machine\'s load', ()
     } finally {
       await pool.destroy()
       await rm(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+/**
+ * A document's deadline (EXTRACT_DOCUMENT_TIMEOUT_MS) counts its own work, not its wait for a
+ * thread (issue 22, item 8), and EXTRACT_QUEUE_TIMEOUT_MS bounds that wait: text-layer PDFs
+ * queued behind slow ones in a pool of one thread.
+ */
+describe('the document deadline in the queue', () => {
+  let dir: string
+  let extrato: Uint8Array
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'razao-queue-deadline-'))
+    extrato = (await generateExtrato({ seed: 81 })).pdf
+  })
+  afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+
+  it('counts a document\'s work, not its wait: healthy PDFs queued longer than the deadline all succeed', async () => {
+    const pool = createPool({ maxThreads: 1 })
+    const slow = join(dir, 'slower.pdf')
+    const healthy = join(dir, 'extrato.pdf')
+    // Nine pages of rectangles (63 MiB of content, under the 64 MiB bound): about 0.9 s of
+    // pdf.js work a page on a quiet machine, so well over the 6.5 s the wait must exceed.
+    await writeFile(slow, await makeRectanglesPdf(9))
+    await writeFile(healthy, extrato)
+    const limits = { maxPages: 50, documentTimeoutMs: 1_500, queueTimeoutMs: 600_000 }
+    try {
+      // Warm the thread: pdf.js and the plugins load with its first document.
+      await extractStoredFile(pool, healthy, { ...limits, documentTimeoutMs: 60_000 })
+      // Three of them ahead, so that the wait exceeds the deadline and its margin even on a
+      // fast machine (one alone took under 4 s on a quiet one).
+      const busy = Promise.all([1, 2, 3].map(async () => await extractStoredFile(pool, slow, { ...limits, documentTimeoutMs: 120_000 })))
+      const queued = performance.now()
+      // Queued behind it longer than their deadline and the hard limit's margin (5 s)
+      // together: that wait used to end as PDF_TIMEOUT.
+      const results = await Promise.all([1, 2, 3].map(async () => await extractStoredFile(pool, healthy, limits)))
+      expect(performance.now() - queued).toBeGreaterThan(limits.documentTimeoutMs + 5_000)
+      expect(results.map((r) => r.success)).toEqual([true, true, true])
+      expect((await busy).map((r) => r.pages)).toEqual([9, 9, 9])
+    } finally {
+      await pool.destroy()
+    }
+  }, 240_000)
+
+  it('bounds the wait itself: a document that gets no thread in time is answered SERVICE_BUSY, not PDF_TIMEOUT', async () => {
+    const pool = createPool({ maxThreads: 1 })
+    const slow = join(dir, 'slow.pdf')
+    const healthy = join(dir, 'extrato.pdf')
+    await writeFile(slow, await makeRectanglesPdf(1))
+    await writeFile(healthy, extrato)
+    try {
+      const busy = extractStoredFile(pool, slow, { maxPages: 50, documentTimeoutMs: 120_000, queueTimeoutMs: 600_000 })
+      while (poolTurns(pool).running < 1) await new Promise((resolve) => setTimeout(resolve, 10))
+      await expect(extractStoredFile(pool, healthy, { maxPages: 50, documentTimeoutMs: 20_000, queueTimeoutMs: 200 }))
+        .rejects.toMatchObject({ code: 'SERVICE_BUSY', message: expect.stringMatching(/EXTRACT_QUEUE_TIMEOUT_MS/) })
+      expect(poolTurns(pool).waiting).toBe(0)
+      expect((await busy).pages).toBe(1)
+    } finally {
+      await pool.destroy()
     }
   }, 120_000)
 })

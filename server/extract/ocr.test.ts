@@ -1,8 +1,11 @@
 /**
- * A scan through the two doors users have: POST /api/v1/pdf/extract on the real app
- * (listening on 127.0.0.1, the real pool) and `razao extract` as a child process. Both
- * read the same image-only PDF by OCR and answer the same values. The scan is a generated
- * DARF printed to a JPEG at 200 dpi, a little askew (fixtures/extraction/scans.ts).
+ * A scan through the two doors users have: POST /api/v1/pdf/extract on the app as `razao
+ * serve` starts it (listening on 127.0.0.1, the real pool, EXTRACT_WARM=on) and `razao
+ * extract` as a child process. Both read the same image-only PDF by OCR and answer the same
+ * values. The scan is a generated DARF printed to a JPEG at 200 dpi, a little askew
+ * (fixtures/extraction/scans.ts). The scan is read over HTTP once, by the warmed service: the
+ * route, its evidence and the pool task are the same warm or cold, and a cold thread's first
+ * scan is read in workers/extract-document.ocr.test.ts and by `razao extract` below.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -33,7 +36,6 @@ let scan: Uint8Array
 let truth: Darf
 let pool: WorkerPool
 let app: FastifyInstance
-let base: string
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'razao-extract-ocr-'))
@@ -45,7 +47,6 @@ beforeAll(async () => {
   const config = loadConfig({ RAZAO_DATA_DIR: join(dir, 'data'), RAZAO_TMP_DIR: join(dir, 'uploads'), LOG_LEVEL: 'silent' })
   pool = createPool({ maxThreads: 1 })
   app = await buildExtractApp({ shared: config.shared, config: loadExtractConfig(TIMEOUT_ENV), apiKey: API_KEY, pool, logger: false })
-  base = await app.listen({ host: '127.0.0.1', port: 0 })
 }, 120_000)
 
 afterAll(async () => {
@@ -60,16 +61,6 @@ function expectScanRead (body: Record<string, any>): void {
   for (const key of KEYS) expect({ key, value: body.data[key] }).toEqual({ key, value: truth[key] })
   for (const key of KEYS) expect(body.evidence[key].confidence).toBeGreaterThan(0)
 }
-
-describe('a scan through POST /api/v1/pdf/extract', () => {
-  it('is read by OCR: the values, engine.textSource OCR and each value\'s OCR confidence', async () => {
-    const form = new FormData()
-    form.append('file', new Blob([scan], { type: 'application/pdf' }), 'DARF digitalizado.pdf')
-    const res = await fetch(`${base}/api/v1/pdf/extract?evidence=true`, { method: 'POST', body: form, headers: { 'x-api-key': API_KEY } })
-    expect(res.status).toBe(200)
-    expectScanRead(await res.json() as Record<string, any>)
-  }, 180_000)
-})
 
 describe('the OCR settings', () => {
   it('EXTRACT_OCR=off leaves a scan without text: PDF_NO_TEXT_LAYER, as before OCR', async () => {
