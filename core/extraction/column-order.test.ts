@@ -137,6 +137,21 @@ describe('positionless text: a table handed over row by row, its totals row afte
     expect(table.unplaced).toEqual([])
   })
 
+  it('reads money columns handed over row by row under their headers, the totals row last, and codes and names scattered among them (pdftotext\'s order)', () => {
+    const doc = lines(['Código Denominação', '1001', 'Principal', 'Total', '2,20', '3,20', '1,40', '2,04', '3,60', '5,24', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais'])
+    const table = doc.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })!
+    expect(table.rows.map((r) => [r.codigo?.[0]?.value, r.nome?.map((h) => h.value), r.principal?.[0]?.value, r.total?.[0]?.value])).toEqual([
+      ['1001', ['IRPJ', '01/2018'], '2,20', '3,20'],
+      ['1002', ['CSLL', '01/2018'], '1,40', '2,04']
+    ])
+    expect([table.totals?.principal?.[0]?.value, table.totals?.total?.[0]?.value]).toEqual(['3,60', '5,24'])
+    // One code fewer than the money rows say: nothing is lined up by guess.
+    const short = lines(['Código Denominação', '1001', 'Principal', 'Total', '2,20', '3,20', '1,40', '2,04', '3,60', '5,24', 'IRPJ', '01/2018', 'CSLL', '01/2018', 'Totais'])
+    const read = short.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })!
+    expect(read.rows.every((r) => r.principal === undefined && r.total === undefined)).toBe(true)
+    expect(read.unplaced.length).toBeGreaterThan(0)
+  })
+
   it('does not take trailing cells that are not the sums for a totals row, nor a row missing a cell', () => {
     const wrongSum = lines(['Código', 'Denominação', '1001', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais', 'Principal', '2,20', '1,40', 'Total', '3,20', '2,04', '3,60', '5,25'])
     const table = wrongSum.orderedColumns(key, others, { totals: 'Totais' })!

@@ -321,19 +321,39 @@ function endsWithSum (cells: Hit[][]): number | undefined {
  * no cell.
  */
 export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds): OrderedTable | undefined {
+  const plain = readTable(lines, key, others, options, bounds, false)
+  if (plain === undefined || plain.unplaced.length === 0) return plain
+  // Columns left unplaced may be cells scattered through the table (pdftotext: the first code,
+  // the money rows, then each denomination and the next code): the streamed reading, when it
+  // places more and leaves no more unplaced.
+  const streamed = readTable(lines, key, others, options, bounds, true)
+  const placed = (t: OrderedTable | undefined): number => t === undefined ? -1 : t.rows.reduce((a, r) => a + Object.values(r).filter((c) => c !== undefined).length, 0)
+  return streamed !== undefined && placed(streamed) > placed(plain) && streamed.unplaced.length <= plain.unplaced.length ? streamed : plain
+}
+
+/**
+ * One reading of the table. `stream`: the key column's cells, and those of columns whose cell
+ * spans several lines (a name and its period line: a shape no other cell has), are every
+ * such cell from the column's header to the totals label (or the page's end), whatever
+ * stands between them; the money columns are read as without it.
+ */
+function readTable (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds, stream: boolean): OrderedTable | undefined {
   const headers = [key, ...others].flatMap((c) => c.header === undefined ? [] : [headerTest(c.header)])
-  const byRow = rowsUnderHeaders(lines, [key, ...others], bounds)
-  const keyCells = byRow?.get(key.name) ?? cellsOf(lines, key, bounds, headers)
+  const totalsAt = options.totals === undefined ? -1 : lines.findIndex((l) => isLabelLine(l, compiled(labelPattern(options.totals!))))
+  const byRow = headerGroups(lines, [key, ...others], bounds)
+  const read = (column: OrderedColumn): Hit[][] => byRow.get(column.name) ??
+    (stream && (column === key || Array.isArray(column.cell)) ? streamCells(lines, column, bounds, totalsAt) : cellsOf(lines, column, bounds, headers))
+  const keyCells = read(key)
   if (keyCells.length === 0) return undefined
   const n = keyCells.length
   const rows: OrderedRow[] = keyCells.map((c) => ({ [key.name]: c }))
-  const totalsPrinted = options.totals !== undefined && lines.some((l) => isLabelLine(l, compiled(labelPattern(options.totals!))))
+  const totalsPrinted = totalsAt >= 0
   let totals: OrderedRow | undefined
   const unplaced: string[] = []
   // Money columns placed with exactly n cells, in their order: a totals row after the last column sums them.
   const summed: Array<{ name: string, cells: Hit[][] }> = []
   for (const column of others) {
-    const cells = byRow?.get(column.name) ?? cellsOf(lines, column, bounds, headers)
+    const cells = read(column)
     if (cells.length === 0) continue
     // With a totals row, a column's last cell may be the total (the totals row ends the table):
     // n + 1 cells are the n rows and the total; n money cells whose last is the sum of the
@@ -356,46 +376,84 @@ export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, 
 }
 
 /**
- * A table handed over row by row: the key's header line followed at once by the headers of
- * other columns (one a line, in the order the rows then print their cells), then rows, each
- * the key's cell and the next columns' cells in that order. Each column's cells, by name;
- * undefined when the key's header is not followed by another's, or no row is whole.
+ * Tables handed over row by row: a run of consecutive header lines (two columns or more, one
+ * a line, in the order the rows then print their cells), then rows, each every column's cell
+ * in that order, as long as every column of the row matches. The cells of every column of
+ * such a run, by name (none for a column whose run has no whole row, or, for a run without
+ * the key, whose last row is not the totals of the others).
  */
-function rowsUnderHeaders (lines: readonly TextLine[], columns: readonly OrderedColumn[], bounds: LabelBounds): Map<string, Hit[][]> | undefined {
-  const key = columns[0]!
-  if (key.header === undefined) return undefined
-  const start = lines.findIndex(headerTest(key.header))
-  if (start < 0) return undefined
-  const group: OrderedColumn[] = [key]
-  for (let at = start + 1; at < lines.length; at++) {
-    const next = columns.find((c) => !group.includes(c) && c.header !== undefined && headerTest(c.header)(lines[at]!))
-    if (next === undefined || lines[at]!.page !== lines[start]!.page) break
-    group.push(next)
-  }
-  if (group.length < 2) return undefined
-  const patterns = group.map((c) => (Array.isArray(c.cell) ? c.cell : [c.cell]).map((p) => compiled(p)))
-  const out = new Map<string, Hit[][]>(group.map((c) => [c.name, []]))
-  let at = start + group.length
-  for (;;) {
-    const row: Hit[][] = []
-    let k = at
-    for (const cell of patterns) {
-      const hits: Hit[] = []
-      for (const re of cell) {
-        const line = lines[k]
-        const m = line === undefined || line.page !== lines[start]!.page ? null : wholeValue(line, re)
-        if (m === null) break
-        hits.push(hitOf(line!, m, 0, bounds))
-        k++
-      }
-      if (hits.length < cell.length) break
-      row.push(hits)
+function headerGroups (lines: readonly TextLine[], columns: readonly OrderedColumn[], bounds: LabelBounds): Map<string, Hit[][]> {
+  const out = new Map<string, Hit[][]>()
+  const headerOf = (line: TextLine, taken: OrderedColumn[]): OrderedColumn | undefined =>
+    columns.find((c) => !taken.includes(c) && c.header !== undefined && headerTest(c.header)(line))
+  for (let start = 0; start < lines.length; start++) {
+    const first = headerOf(lines[start]!, [])
+    if (first === undefined || out.has(first.name)) continue
+    const group: OrderedColumn[] = [first]
+    for (let at = start + 1; at < lines.length && lines[at]!.page === lines[start]!.page; at++) {
+      const next = headerOf(lines[at]!, group)
+      if (next === undefined) break
+      group.push(next)
     }
-    if (row.length < group.length) break
-    group.forEach((c, i) => out.get(c.name)!.push(row[i]!))
-    at = k
+    if (group.length < 2) continue
+    const patterns = group.map((c) => (Array.isArray(c.cell) ? c.cell : [c.cell]).map((p) => compiled(p)))
+    const cells: Hit[][][] = group.map(() => [])
+    let at = start + group.length
+    for (;;) {
+      const row: Hit[][] = []
+      let k = at
+      for (const cell of patterns) {
+        const hits: Hit[] = []
+        for (const re of cell) {
+          const line = lines[k]
+          const m = line === undefined || line.page !== lines[start]!.page ? null : wholeValue(line, re)
+          if (m === null) break
+          hits.push(hitOf(line!, m, 0, bounds))
+          k++
+        }
+        if (hits.length < cell.length) break
+        row.push(hits)
+      }
+      if (row.length < group.length) break
+      row.forEach((c, i) => cells[i]!.push(c))
+      at = k
+    }
+    // Consecutive headers are also what a blank column leaves in a table handed over column by
+    // column (`Juros`, nothing, `Total`): a group without the key is taken only when its last
+    // row is, column by column and to the cent, the sum of the rows above it (the totals row).
+    const verified = group[0] === columns[0] || (cells[0]!.length >= 2 && cells.every((column) => endsWithSum(column) === 0))
+    if (cells[0]!.length > 0 && verified) group.forEach((c, i) => out.set(c.name, cells[i]!))
+    start = at - 1
   }
-  return out.get(key.name)!.length === 0 ? undefined : out
+  return out
+}
+
+/**
+ * Every cell of the column from its header line (the first line without a header) to the
+ * totals label, or the page's end: cells of a shape only this column has, scattered among
+ * other columns' cells.
+ */
+function streamCells (lines: readonly TextLine[], column: OrderedColumn, bounds: LabelBounds, totalsAt: number): Hit[][] {
+  const patterns = (Array.isArray(column.cell) ? column.cell : [column.cell]).map((p) => compiled(p))
+  const from = column.header === undefined ? 0 : lines.findIndex(headerTest(column.header)) + 1
+  if (from === 0 && column.header !== undefined) return []
+  const page = lines[from]?.page
+  const to = totalsAt > from ? totalsAt : lines.length
+  const cells: Hit[][] = []
+  for (let at = from; at < to && lines[at]!.page === page;) {
+    const hits: Hit[] = []
+    for (const [k, re] of patterns.entries()) {
+      const line = lines[at + k]
+      const m = line === undefined || at + k >= to ? null : wholeValue(line, re)
+      if (m === null) break
+      hits.push(hitOf(line!, m, 0, bounds))
+    }
+    if (hits.length === patterns.length) {
+      cells.push(hits)
+      at += patterns.length
+    } else at++
+  }
+  return cells
 }
 
 /**
