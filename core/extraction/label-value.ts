@@ -19,7 +19,7 @@
  * conflict (`conflict` says why), which `ctx.take` turns into null and a warning. So are the two
  * `wrapped` readings.
  */
-import { compiled, hitOf, isCellLabel, labelCut, startsWithLabel } from './text-match.js'
+import { compiled, hitOf, isCellLabel, labelCut, startsWithLabel, wordIndex } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
@@ -236,14 +236,7 @@ function row (lines: TextLine[], at: number, from: number, to: number, value: Re
  * [start, end) in the line's text, and where the text after them starts.
  */
 function leadingLabels (text: string, bounds: LabelBounds, own: string): { labels: Array<[number, number]>, rest: number } {
-  const starts: number[] = []
-  const offsets: number[] = []
-  let joined = ''
-  for (const word of text.matchAll(/\S+/g)) {
-    starts.push(word.index)
-    offsets.push(joined.length === 0 ? 0 : joined.length + 1)
-    joined = joined.length === 0 ? normalizeText(word[0]) : `${joined} ${normalizeText(word[0])}`
-  }
+  const { starts, offsets, joined } = wordIndex(text)
   const known = [...new Set([...bounds, own])].filter((l) => l !== '').sort((a, b) => b.length - a.length)
   const labels: Array<[number, number]> = []
   let k = 0

@@ -40,6 +40,23 @@ const LETTER = /\p{L}/u
 const WORD_CHAR = /[\p{L}\p{N}]/u
 
 /**
+ * The words of `text`: where each starts in the text, and where its detection form starts in
+ * `joined`, the words' detection forms joined by one space (the detection form of the text
+ * from any word on is then a suffix of `joined`).
+ */
+export function wordIndex (text: string): { starts: number[], offsets: number[], joined: string } {
+  const starts: number[] = []
+  const offsets: number[] = []
+  let joined = ''
+  for (const word of text.matchAll(/\S+/g)) {
+    starts.push(word.index)
+    offsets.push(joined.length === 0 ? 0 : joined.length + 1)
+    joined = joined.length === 0 ? normalizeText(word[0]) : `${joined} ${normalizeText(word[0])}`
+  }
+  return { starts, offsets, joined }
+}
+
+/**
  * Where `text` runs into one of the labels: the index of the first word after the first
  * that starts a label (the label ending at a word boundary), or `text.length` when it holds
  * none. A text that starts with a label is left whole there: patterns capture labels on
@@ -50,17 +67,9 @@ export function labelCut (text: string, labels: LabelBounds): number {
   if (labels.length === 0 || !LETTER.test(text)) return text.length
   const whole = normalizeText(text)
   if (!labels.some((l) => whole.includes(l))) return text.length
-  // The detection form of the text from each word on is the words' detection forms joined by
-  // one space, so each word is normalized once and a label is looked for at each word's
-  // offset in that one string (normalizing every suffix again was quadratic in long values).
-  const starts: number[] = []
-  const offsets: number[] = []
-  let joined = ''
-  for (const word of text.matchAll(/\S+/g)) {
-    starts.push(word.index)
-    offsets.push(joined.length === 0 ? 0 : joined.length + 1)
-    joined = joined.length === 0 ? normalizeText(word[0]) : `${joined} ${normalizeText(word[0])}`
-  }
+  // Each word normalized once, a label looked for at each word's offset in one string
+  // (normalizing every suffix again was quadratic in long values).
+  const { starts, offsets, joined } = wordIndex(text)
   for (let k = 0; k < starts.length; k++) {
     if (starts[k] === 0) continue
     const at = offsets[k]!
