@@ -15,6 +15,7 @@ import type { Pool } from 'pg'
 import { EngineError } from '../../core/errors.js'
 import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, setWebhookActive } from '../../core/gateway/index.js'
 import type { AdminEvent, AdminEventHub, MasterKey } from '../../core/gateway/index.js'
+import { openEventStream } from '../event-stream.js'
 import { keyMatches } from '../secrets.js'
 import { withDatabase } from './admin-routes.js'
 import { createWebhookSchema, deleteWebhookSchema, eventSessionSchema, eventStreamSchema, listDeliveriesSchema, listWebhooksSchema, updateWebhookSchema } from './schemas.js'
@@ -114,19 +115,9 @@ export async function registerNotificationRoutes (app: FastifyInstance, deps: No
 }
 
 function streamAdminEvents (request: FastifyRequest, reply: FastifyReply, hub: AdminEventHub, streams: Set<() => void>): void {
-  reply.hijack()
   const raw = reply.raw
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    'x-accel-buffering': 'no',
-    // The socket goes with the stream: a stream ended at the app's close leaves no
-    // keep-alive connection for close() to wait on.
-    connection: 'close',
-    'x-request-id': request.id
-  })
-  let sequence = 0
-  const send = (event: string, data: unknown): void => { raw.write(`event: ${event}\nid: ${++sequence}\ndata: ${JSON.stringify(data)}\n\n`) }
+  const write = openEventStream(request, reply, { closeConnection: true })
+  const send = (event: string, data: unknown): void => { write(event, JSON.stringify(data)) }
   const listener = (e: AdminEvent): void => {
     if (e.kind === 'documento') send('documento', toWireDocumentEvent(e.event))
     else send('feed', toWireFeed(e.state))

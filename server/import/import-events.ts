@@ -11,6 +11,7 @@ instance keeps at most EVENTS_MAX_STREAMS open (503 past it).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ImportationRecord } from '../../core/importer/import-jobs.js'
 import { RUNNING_STATUSES } from '../../core/importer/import-jobs.js'
+import { openEventStream } from '../event-stream.js'
 import { toWireImportWithResult } from './jobs-wire.js'
 
 export const EVENTS_POLL_MS = 500
@@ -61,22 +62,11 @@ export function streamImportEvents (
   options: EventsOptions = {}
 ): void {
   const streams = open.get(app)!
-  reply.hijack()
   const raw = reply.raw
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    // nginx would otherwise hold the events back in its buffer.
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id
-  })
-  let sequence = 0
+  const send = openEventStream(request, reply)
   let last = ''
   let ended = false
   let polling = false
-  const send = (event: string, data: string): void => {
-    raw.write(`event: ${event}\nid: ${++sequence}\ndata: ${data}\n\n`)
-  }
   const end = (): void => {
     if (ended) return
     ended = true
