@@ -5,44 +5,25 @@
  * messages to stderr, so output can be piped. Exit codes: 1 the file or operation
  * failed, 2 wrong usage or configuration (server/cli-usage.ts).
  */
-import { createWriteStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { finished } from 'node:stream/promises'
 import { join } from 'node:path'
 import dotenv from 'dotenv'
 import { hasCode } from '../core/errors.js'
-import { sha256File } from '../core/files/index.js'
-import { detectFormat, sheetReader } from '../core/xlsx/index.js'
-import { REQUIRED_COLUMNS } from '../core/ledger/index.js'
-import { runLedgerJob } from '../workers/ledger-job.js'
 import { ConfigError, loadConfig } from './config.js'
 import type { Config } from './config.js'
-import { parseBatchSize, parseSheet } from './import/params.js'
-import { toAnalyzeResponse, toDiagnoseResponse, toProcessResponse } from './import/wire.js'
-import { toWireCompany } from './import/companies-wire.js'
-import { DatabaseError, openDatabase } from './database.js'
 import type { Database } from './database.js'
-import { addCompany, listCompanies, normalizeCompany, setCompanyActive } from '../core/db/companies.js'
-import { runXlsInIsolate } from '../workers/xls-isolate.js'
-import type { CellProblem } from '../core/ledger/index.js'
-import { loadProgressLine, progressBar } from './progress.js'
-import { centsToDecimal } from '../core/money/index.js'
-import { ImportStopped, runCliImport } from './import/cli-load.js'
-import { importsCommand } from './import/cli-imports.js'
-import { problemCsvLine, problemsCsvHead } from './import/problems-csv.js'
-import { loadExtractConfig } from './extract/config.js'
-import { extractCommand } from './extract/cli-extract.js'
-import { SERVICES, ServiceStartError, startServices } from './serve.js'
-import { rekeyCertificates } from '../core/gateway/index.js'
-import { rekeyKeys } from './gateway/rekey-command.js'
-import type { ServiceName } from './serve.js'
+import type { ImportStopped } from './import/cli-load.js'
+import { SERVICES } from './service-names.js'
+import type { ServiceName } from './service-names.js'
 import { UsageError, parseCommandLine } from './cli-usage.js'
 import type { CommandTable, OptionSpec, OptionValues } from './cli-usage.js'
 import { withInputFile, withInputFiles } from './cli-stdin.js'
-import { verifyFile } from './sign/cli-verify.js'
-import { signCommand } from './sign/cli-sign.js'
 import { documentsCommand } from './gateway/cli-documents.js'
 import { manifestCommand } from './gateway/cli-manifest.js'
+
+// Each command imports what it runs on when it starts (await import(...) below): loading every
+// service's modules cost every start, `razao --version` included, about half a second of CPU.
+// The modules imported above are the light ones the table, the help and the error handling need.
 
 const env = (): Config => loadConfig(process.env)
 const text = (values: OptionValues, name: string): string | undefined => typeof values[name] === 'string' ? values[name] : undefined
@@ -69,21 +50,21 @@ const COMMANDS: CommandTable = {
     options: { 'batch-size': BATCH, sheet: SHEET, problems: { type: 'string', value: 'OUT.csv', help: 'also write every problem cell found, as CSV for Excel' } },
     maxArgs: 1,
     details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input.',
-    run: async (args, v) => { await analyzeFile('analyze', requireFile(args, 'analyze'), text(v, 'batch-size'), text(v, 'sheet'), env(), text(v, 'problems')) }
+    run: async (args, v) => { await (await import('./cli-ledger.js')).analyzeFile('analyze', requireFile(args, 'analyze'), text(v, 'batch-size'), text(v, 'sheet'), env(), text(v, 'problems')) }
   },
   diagnose: {
     usage: [['diagnose FILE [--batch-size N] [--sheet S]', 'the /v1/diagnose-unbalanced JSON (exit 1 when the ledger is unbalanced)']],
     options: { 'batch-size': BATCH, sheet: SHEET },
     maxArgs: 1,
     details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input. The JSON is printed either way;\nthe exit code is 1 when some group (id_movim_finan) is unbalanced, so scripts can test it.',
-    run: async (args, v) => { await analyzeFile('diagnose', requireFile(args, 'diagnose'), text(v, 'batch-size'), text(v, 'sheet'), env()) }
+    run: async (args, v) => { await (await import('./cli-ledger.js')).analyzeFile('diagnose', requireFile(args, 'diagnose'), text(v, 'batch-size'), text(v, 'sheet'), env()) }
   },
   rows: {
     usage: [['rows FILE [--limit N] [--sheet S]', 'the sheet (a CSV: its records) as read, one JSON line per row']],
     options: { limit: { type: 'string', value: 'N', help: 'stop after N rows' }, sheet: SHEET },
     maxArgs: 1,
     details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input.',
-    run: async (args, v) => { await printRows(requireFile(args, 'rows'), text(v, 'limit'), text(v, 'sheet'), env()) }
+    run: async (args, v) => { await (await import('./cli-ledger.js')).printRows(requireFile(args, 'rows'), text(v, 'limit'), text(v, 'sheet'), env()) }
   },
   import: {
     usage: [
@@ -99,7 +80,12 @@ const COMMANDS: CommandTable = {
     },
     maxArgs: 1,
     details: 'FILE is an XLSX, XLS, CSV or TXT ledger; - reads it from standard input (its file name is then "stdin").\nCtrl-C stops the load and rolls it back (exit 130).',
-    run: async (args, v) => { await importFile(requireFile(args, 'import'), v, env()) }
+    run: async (args, v) => {
+      const given = requireFile(args, 'import')
+      const config = env()
+      const options = { codigoDominio: requireFlag(v, 'codigo-dominio', 'import'), batchSize: text(v, 'batch-size'), sheet: text(v, 'sheet'), reimportar: flag(v, 'reimportar'), follow: flag(v, 'follow') }
+      await (await import('./cli-ledger.js')).importFile(given, options, config, (work) => withDatabase(config, work))
+    }
   },
   imports: {
     usage: [
@@ -111,6 +97,7 @@ const COMMANDS: CommandTable = {
     maxArgs: 2,
     run: async (args, v) => {
       const config = env()
+      const { importsCommand } = await import('./import/cli-imports.js')
       await importsCommand(args, { 'codigo-dominio': text(v, 'codigo-dominio'), status: text(v, 'status'), limit: text(v, 'limit') }, (work) => withDatabase(config, work), (message) => new UsageError(message))
     }
   },
@@ -147,7 +134,7 @@ const COMMANDS: CommandTable = {
     },
     maxArgs: 1,
     details: 'Signs IN.pdf with the configured certificate (SIGN_CERT_PATH; outside production, the development one) and writes OUT.pdf\n(beside it first, then renamed over it). IN may be - (standard input). A JSON summary (identifier, time, standard,\nSHA-256, warnings) goes to stdout. --check exits 0 when the certificate can sign, 1 when it cannot; warnings start\n30 days before its end.',
-    run: async (args, v) => { await signCommand(args, { output: text(v, 'output'), level: text(v, 'level'), stamp: text(v, 'stamp'), check: flag(v, 'check') }) }
+    run: async (args, v) => { await (await import('./sign/cli-sign.js')).signCommand(args, { output: text(v, 'output'), level: text(v, 'level'), stamp: text(v, 'stamp'), check: flag(v, 'check') }) }
   },
   verify: {
     usage: [['verify FILE [--trust DIR]', 'check a signed PDF\'s signatures (the /api/v1/verify report as JSON)']],
@@ -155,7 +142,9 @@ const COMMANDS: CommandTable = {
     maxArgs: 1,
     details: 'One line per signature on stderr. Exit 0 when every signature is valid; 1 when one is invalid or not trustworthy, the file has no signature or is not a PDF. - reads the PDF from standard input.',
     run: async (args, v) => {
-      await withInputFile(requireFile(args, 'verify'), async ({ path, name, fromStdin }) => {
+      const given = requireFile(args, 'verify')
+      const { verifyFile } = await import('./sign/cli-verify.js')
+      await withInputFile(given, async ({ path, name, fromStdin }) => {
         process.exitCode = await verifyFile(path, { trust: text(v, 'trust'), name: fromStdin ? name : undefined })
       })
     }
@@ -220,6 +209,7 @@ async function serve (which: string, config: Config): Promise<void> {
   if (which === 'all') names = [...SERVICES]
   else if ((SERVICES as readonly string[]).includes(which)) names = [which as ServiceName]
   else throw new UsageError(`unknown service "${which}"; choose one of ${SERVICES.join(', ')} or all`)
+  const { ServiceStartError, startServices } = await import('./serve.js')
   const running = await startServices(names, config, (line) => process.stderr.write(`${line}\n`)).catch((err: unknown) => {
     if (err instanceof ServiceStartError && names.length > 1) {
       throw new ServiceStartError(err.service, `${err.message} Nothing is left running: razao serve ${which} starts all of ${names.join(', ')} or none.`)
@@ -238,60 +228,6 @@ async function serve (which: string, config: Config): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'))
 }
 
-async function analyzeFile (operation: 'analyze' | 'diagnose', given: string, batchSizeText: string | undefined, sheetText: string | undefined, config: Config, problemsPath?: string): Promise<void> {
-  const batchSize = parseBatchSize(batchSizeText)
-  const sheet = parseSheet(sheetText)
-  if (problemsPath === '-') throw new UsageError('--problems - is not possible: standard output carries the JSON; give a file name')
-  await withInputFile(given, async ({ path, name }) => {
-    const format = await detectFormat(path)
-    const problems = problemsPath === undefined ? undefined : new ProblemsFile(problemsPath)
-    const progress = progressBar(`${operation} ${name}`)
-    const input = { path, operation, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, sheet, withProblems: problems !== undefined && format === 'xls' }
-    // XLS goes through SheetJS in a thread of its own, as in the service (workers/xls-isolate.ts).
-    const [sha256, result] = await Promise.all([
-      sha256File(path),
-      format === 'xls' ? runXlsInIsolate({ job: 'ledger', input }) : runLedgerJob(input, format, progress.update, problems?.write)
-    ]).finally(() => progress.finish())
-    if (problems !== undefined) {
-      if (result.operation === 'analyze') for (const p of result.problems ?? []) problems.write(p)
-      await problems.close()
-    }
-    const file = { fileName: name, sha256 }
-    const body = result.operation === 'analyze' ? toAnalyzeResponse(file, result.analysis) : toDiagnoseResponse(file, result.diagnosis)
-    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
-    // An unbalanced ledger is a failed check: scripts can test `razao diagnose` directly.
-    if (result.operation === 'diagnose' && (result.diagnosis.groups.length > 0 || result.diagnosis.analysis.differenceCents !== 0)) {
-      process.stderr.write(`razao: ${name} is not balanced: ${result.diagnosis.analysis.unbalancedGroups} unbalanced group(s), difference ${centsToDecimal(result.diagnosis.analysis.differenceCents)}\n`)
-      process.exitCode = 1
-    }
-  })
-}
-
-/** `razao analyze --problems`: every problem cell, written as the analysis finds it (problems-csv.ts). */
-class ProblemsFile {
-  private readonly out
-  private buffer: string
-  constructor (path: string) {
-    this.out = createWriteStream(path, { flags: 'w' })
-    this.out.on('error', () => undefined)
-    this.buffer = problemsCsvHead()
-  }
-
-  readonly write = (p: CellProblem): void => {
-    this.buffer += problemCsvLine(p)
-    if (this.buffer.length > 65_536) {
-      this.out.write(this.buffer)
-      this.buffer = ''
-    }
-  }
-
-  async close (): Promise<void> {
-    this.out.end(this.buffer)
-    await finished(this.out)
-  }
-}
-
-
 function requireFlag (values: OptionValues, name: 'codigo-dominio' | 'nome', command: string): string {
   const value = text(values, name)
   if (value === undefined || value.trim() === '') throw new UsageError(`missing --${name}; see razao ${command} --help`)
@@ -300,6 +236,7 @@ function requireFlag (values: OptionValues, name: 'codigo-dominio' | 'nome', com
 
 /** Runs `work` with the configured database (embedded or DATABASE_URL), closing it afterwards. */
 async function withDatabase<T> (config: Config, work: (db: Database) => Promise<T>): Promise<T> {
+  const { openDatabase } = await import('./database.js')
   const db = await openDatabase(config.shared, { role: 'cli', log: (line) => process.stderr.write(`razao: ${line}\n`) })
   try {
     return await work(db)
@@ -310,6 +247,7 @@ async function withDatabase<T> (config: Config, work: (db: Database) => Promise<
 
 async function companies (action: string | undefined, values: OptionValues, config: Config): Promise<void> {
   const print = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value, null, 2)}\n`) }
+  const [{ addCompany, listCompanies, normalizeCompany, setCompanyActive }, { toWireCompany }] = await Promise.all([import('../core/db/companies.js'), import('./import/companies-wire.js')])
   switch (action) {
     case 'add': {
       const input = { codigoDominio: requireFlag(values, 'codigo-dominio', 'companies'), nome: requireFlag(values, 'nome', 'companies'), cnpj: text(values, 'cnpj') }
@@ -329,41 +267,12 @@ async function companies (action: string | undefined, values: OptionValues, conf
 /** `razao gateway rekey`: one transaction; refused, changing nothing, when a stored value does not open with the old key. */
 async function gateway (action: string | undefined, oldKeyFile: string | undefined, newKeyFile: string | undefined, config: Config): Promise<void> {
   if (action !== 'rekey') throw new UsageError(`razao gateway needs rekey${action === undefined ? '' : `, not "${action}"`}; see razao gateway --help`)
+  const [{ rekeyKeys }, { rekeyCertificates }] = await Promise.all([import('./gateway/rekey-command.js'), import('../core/gateway/index.js')])
   const { oldKey, newKey } = await rekeyKeys(process.env, { oldKeyFile, newKeyFile }, config.shared.dataDir)
   await withDatabase(config, async (db) => {
     const count = await rekeyCertificates(db.pool, oldKey, newKey)
     process.stdout.write(`${JSON.stringify({ certificados: count, chave_id_anterior: oldKey.id, chave_id_nova: newKey.id }, null, 2)}\n`)
     process.stderr.write(`razao: ${count} certificate(s) re-encrypted under the new master key. Set GATEWAY_MASTER_KEY to it and restart the gateway: a gateway still running with the old key cannot open them.\n`)
-  })
-}
-
-async function importFile (given: string, values: OptionValues, config: Config): Promise<void> {
-  const codigoDominio = requireFlag(values, 'codigo-dominio', 'import').trim()
-  const batchSize = parseBatchSize(text(values, 'batch-size'))
-  const sheet = parseSheet(text(values, 'sheet'))
-  const mode = flag(values, 'reimportar') ? 'REIMPORTAR' : 'NORMAL'
-  await withInputFile(given, async ({ path, name: fileName }) => {
-    const format = await detectFormat(path)
-    const sha256 = await sha256File(path)
-    await withDatabase(config, async (db) => {
-      const input = { path, fileName, sha256, codigoDominio, mode, batchSize, maxInflatedBytes: config.import.maxInflatedBytes, databaseUrl: db.url, sheet } as const
-      // On a terminal always; elsewhere (a log, a pipe) with --follow.
-      const line = flag(values, 'follow') || process.stderr.isTTY ? loadProgressLine(`import ${fileName}`) : undefined
-      try {
-        const result = await runCliImport(db, input, format, {
-          onSnapshot: (s) => { line?.show(s) },
-          onInterrupt: () => {
-            line?.finish()
-            process.stderr.write('razao: interrupted; stopping the import (Ctrl-C again to leave at once)\n')
-          }
-        })
-        line?.finish()
-        process.stdout.write(`${JSON.stringify(toProcessResponse({ fileName, sha256 }, codigoDominio, mode, result), null, 2)}\n`)
-      } catch (err) {
-        line?.finish()
-        throw err
-      }
-    })
   })
 }
 
@@ -392,55 +301,13 @@ async function writeSampleFiles (dir: string | undefined, force: boolean): Promi
  */
 async function extractFiles (given: string[], options: { evidence: boolean, csv: boolean }, config: Config): Promise<void> {
   if (given.length === 0) throw new UsageError('missing FILE (- reads standard input); see razao extract --help')
+  const [{ loadExtractConfig }, { extractCommand }] = await Promise.all([import('./extract/config.js'), import('./extract/cli-extract.js')])
   const extract = loadExtractConfig(process.env)
   // One byte past the limit is enough to refuse a PDF read from standard input.
   await withInputFiles(given, async (files) => {
     const names = new Map(files.filter((f) => f.fromStdin).map((f) => [f.path, f.name]))
     await extractCommand(files.map((f) => f.path), options, config, (message) => new UsageError(message), names)
   }, { maxBytes: extract.maxFileBytes + 1 })
-}
-
-async function printRows (given: string, limitText: string | undefined, sheetText: string | undefined, config: Config): Promise<void> {
-  const sheet = parseSheet(sheetText)
-  let limit = Infinity
-  if (limitText !== undefined) {
-    limit = Number(limitText)
-    if (!/^\d+$/.test(limitText) || limit < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}"`)
-  }
-  await withInputFile(given, async ({ path }) => { await printSheetRows(path, limit, sheet, config) })
-}
-
-async function printSheetRows (path: string, limit: number, sheet: ReturnType<typeof parseSheet>, config: Config): Promise<void> {
-  const out = process.stdout
-  let printed = 0
-  let buffer = ''
-  const flush = (): void => {
-    if (buffer !== '') out.write(buffer)
-    buffer = ''
-  }
-  const format = await detectFormat(path)
-  if (format === 'xls') {
-    // SheetJS reads XLS in a thread of its own, as in the service; BIFF8's 65,536 rows at most come back whole.
-    const { lines } = await runXlsInIsolate({ job: 'rows', input: { path, limit, maxInflatedBytes: config.import.maxInflatedBytes, sheet } })
-    for (const line of lines) {
-      buffer += `${line}\n`
-      if (buffer.length > 65_536) flush()
-    }
-    flush()
-    return
-  }
-  // A CSV's separator is the one that gives the ledger's columns, as an import reads it.
-  await sheetReader(format)(path, (row, cells) => {
-    buffer += `${JSON.stringify({ row, cells })}\n`
-    if (buffer.length > 65_536) flush()
-    return ++printed < limit
-  }, {
-    maxInflatedBytes: config.import.maxInflatedBytes,
-    sheet,
-    headerColumns: REQUIRED_COLUMNS,
-    afterChunk: () => out.writableNeedDrain ? new Promise<void>((resolve) => out.once('drain', resolve)) : undefined
-  })
-  flush()
 }
 
 // A reader that stops early (`razao rows big.xlsx | head`) is not an error.
@@ -458,18 +325,30 @@ process.once('beforeExit', () => {
   process.exit(1)
 })
 
-main(process.argv.slice(2)).finally(() => { settled = true }).catch((err: unknown) => {
-  if (err instanceof ImportStopped) {
+/**
+ * Whether `err` is an instance of a class of a module the commands import when they run. The
+ * module is imported here only when the error carries that class's name (each such class sets
+ * it), so a usage error never loads the services; an error of that class was thrown by its
+ * module, which is then loaded already and the import costs nothing.
+ */
+async function isLazy<T> (err: unknown, name: string, load: () => Promise<abstract new (...args: never[]) => T>): Promise<boolean> {
+  return err instanceof Error && err.name === name && err instanceof await load()
+}
+
+main(process.argv.slice(2)).finally(() => { settled = true }).catch(async (err: unknown) => {
+  if (await isLazy(err, 'ImportStopped', async () => (await import('./import/cli-load.js')).ImportStopped)) {
+    const stopped = err as ImportStopped
     // Ctrl-C ends as a shell reports a command ended by SIGINT: 128 + 2. A cancel asked for elsewhere is a failed import.
-    process.stderr.write(`razao: ${err.message}\n`)
-    process.exit(err.byInterrupt ? 130 : 1)
+    process.stderr.write(`razao: ${stopped.message}\n`)
+    process.exit(stopped.byInterrupt ? 130 : 1)
   }
   if (err instanceof UsageError || err instanceof ConfigError || hasCode(err, 'REQUEST_INVALID')) {
     process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(2)
   }
-  if (err instanceof DatabaseError || err instanceof ServiceStartError) {
-    process.stderr.write(`razao: ${err.message}\n`)
+  if (await isLazy(err, 'DatabaseError', async () => (await import('./database.js')).DatabaseError) ||
+      await isLazy(err, 'ServiceStartError', async () => (await import('./serve.js')).ServiceStartError)) {
+    process.stderr.write(`razao: ${(err as Error).message}\n`)
     process.exit(1)
   }
   if (hasCode(err, 'INTERNAL') || !(err instanceof Error) || !('code' in err)) {

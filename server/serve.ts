@@ -16,10 +16,11 @@ import { unsupportedLineWarning } from './runtime.js'
 import { resolveApiKey } from './secrets.js'
 import { createPool } from '../workers/pool.js'
 import type { WorkerPool } from '../workers/pool.js'
+import type { ServiceName } from './service-names.js'
 
-/** Services that exist; `all` starts each of them. */
-export const SERVICES = ['import', 'sign', 'extract', 'gateway', 'agent'] as const
-export type ServiceName = typeof SERVICES[number]
+/** Services that exist (server/service-names.ts); `all` starts each of them. */
+export { SERVICES } from './service-names.js'
+export type { ServiceName } from './service-names.js'
 
 /** Each service's listening variables (the agent keeps the spec's names). */
 const ADDRESS_VARIABLES: Record<ServiceName, { host: string, port: string }> = {

@@ -5,11 +5,10 @@
  * (server/cli.ts). Exit codes as the rest of the CLI: 2 wrong usage (a value the API would
  * answer 400), 1 no document under that key.
  */
-import { getDocument, isGatewayError, listDocuments } from '../../core/gateway/index.js'
 import { UsageError } from '../cli-usage.js'
 import type { CommandSpec, OptionValues } from '../cli-usage.js'
 import type { Database } from '../database.js'
-import { MAX_PAGE, readChave, readDocumentFilter } from './document-wire.js'
+import { MAX_PAGE } from './document-page.js'
 
 type WithDatabase = <T>(work: (db: Database) => Promise<T>) => Promise<T>
 
@@ -36,6 +35,8 @@ export function documentsCommand (withDatabase: WithDatabase): CommandSpec {
 }
 
 async function run ([action, chave]: string[], values: OptionValues, withDatabase: WithDatabase): Promise<void> {
+  // Loaded when the command runs: its help is all the rest of the command line needs of this module.
+  const [{ getDocument, isGatewayError, listDocuments }, { readChave, readDocumentFilter }] = await Promise.all([import('../../core/gateway/index.js'), import('./document-wire.js')])
   const asUsage = <T>(read: () => T): T => {
     try {
       return read()

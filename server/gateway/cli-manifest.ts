@@ -8,16 +8,11 @@
  * sent, 2 wrong usage (what the route answers 400).
  */
 import { readFile } from 'node:fs/promises'
-import { CertificateStore, TlsAgentCache, isGatewayError, loadMasterKey, sendManifestacoes } from '../../core/gateway/index.js'
 import type { TpEvento } from '../../core/gateway/index.js'
 import { UsageError } from '../cli-usage.js'
 import type { CommandSpec, OptionValues } from '../cli-usage.js'
 import type { Config } from '../config.js'
 import type { Database } from '../database.js'
-import { openPkcs12Isolated } from '../../workers/pkcs12-isolate.js'
-import { loadGatewayConfig } from './config.js'
-import { readManifestBody, toWireOutcome } from './manifestacao-wire.js'
-import { manifestSenderFor } from './manifestacao-routes.js'
 
 type WithDatabase = <T>(work: (db: Database) => Promise<T>) => Promise<T>
 
@@ -44,6 +39,10 @@ export function manifestCommand (env: () => Config, withDatabase: WithDatabase):
 }
 
 async function run (chaves: string[], values: OptionValues, env: () => Config, withDatabase: WithDatabase): Promise<void> {
+  // Loaded when the command runs: its help is all the rest of the command line needs of this module.
+  const [{ CertificateStore, TlsAgentCache, isGatewayError, loadMasterKey, sendManifestacoes }, { openPkcs12Isolated }, { loadGatewayConfig }, { readManifestBody, toWireOutcome }, { manifestSenderFor }] = await Promise.all([
+    import('../../core/gateway/index.js'), import('../../workers/pkcs12-isolate.js'), import('./config.js'), import('./manifestacao-wire.js'), import('./manifestacao-routes.js')
+  ])
   const empresa = typeof values.empresa === 'string' ? values.empresa : undefined
   const evento = typeof values.evento === 'string' ? EVENT_NAMES[values.evento] : undefined
   if (empresa === undefined) throw new UsageError('manifest needs --empresa CODE (the recipient company\'s empresa_codigo); see razao manifest --help')

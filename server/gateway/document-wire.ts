@@ -7,9 +7,9 @@
 import { cnpjChars, isValidCnpj } from '../../core/cnpj.js'
 import { DOCUMENT_KINDS, DOCUMENT_STATUSES, GatewayError } from '../../core/gateway/index.js'
 import type { DocumentFilter } from '../../core/gateway/index.js'
+import { DEFAULT_PAGE, MAX_PAGE } from './document-page.js'
 
-export const DEFAULT_PAGE = 50
-export const MAX_PAGE = 500
+export { DEFAULT_PAGE, MAX_PAGE } from './document-page.js'
 
 const invalid = (detail: string): GatewayError => new GatewayError(400, 'GATEWAY_INVALID_REQUEST', detail)
 
