@@ -20,7 +20,8 @@ describe('loadConfig', () => {
       poolSize: availableParallelism(),
       tmpDir: join(tmpdir(), 'razao'),
       maxConnections: undefined,
-      headersTimeoutMs: 10_000
+      headersTimeoutMs: 10_000,
+      drainMaxMs: 10_000
     })
     expect(config.import).toEqual({ host: '127.0.0.1', port: 8081, apiKey: undefined, maxUploadBytes: 512 * MIB, maxInflatedBytes: 2048 * MIB, maxJobs: 16 })
   })
@@ -35,6 +36,7 @@ describe('loadConfig', () => {
       RAZAO_POOL_SIZE: '3',
       RAZAO_MAX_CONNECTIONS: '500',
       RAZAO_HEADERS_TIMEOUT_MS: '2500',
+      RAZAO_DRAIN_MAX_MS: '750',
       IMPORT_HOST: '0.0.0.0',
       IMPORT_PORT: '9000',
       IMPORT_API_KEY: 'k'.repeat(32),
@@ -42,20 +44,20 @@ describe('loadConfig', () => {
       IMPORT_MAX_INFLATED_BYTES: '2097152',
       IMPORT_MAX_JOBS: '4'
     }, '/srv/razao')
-    expect(config.shared).toEqual({ environment: 'production', dataDir: '/srv/razao/state', databaseUrl: 'postgresql://u:p@db:5432/razao', logLevel: 'warn', poolSize: 3, tmpDir: '/var/tmp/up', maxConnections: 500, headersTimeoutMs: 2500 })
+    expect(config.shared).toEqual({ environment: 'production', dataDir: '/srv/razao/state', databaseUrl: 'postgresql://u:p@db:5432/razao', logLevel: 'warn', poolSize: 3, tmpDir: '/var/tmp/up', maxConnections: 500, headersTimeoutMs: 2500, drainMaxMs: 750 })
     expect(config.import).toEqual({ host: '0.0.0.0', port: 9000, apiKey: 'k'.repeat(32), maxUploadBytes: MIB, maxInflatedBytes: 2 * MIB, maxJobs: 4 })
   })
 
   it('names every bad variable at once and never echoes a secret', () => {
     let error: unknown
     try {
-      loadConfig({ RAZAO_POOL_SIZE: '0', RAZAO_MAX_CONNECTIONS: '0', RAZAO_HEADERS_TIMEOUT_MS: '5s', IMPORT_PORT: 'http', DATABASE_URL: 'mysql://u:s3cret@db/x', IMPORT_API_KEY: 'short-s3cret', LOG_LEVEL: 'loud' })
+      loadConfig({ RAZAO_POOL_SIZE: '0', RAZAO_MAX_CONNECTIONS: '0', RAZAO_HEADERS_TIMEOUT_MS: '5s', RAZAO_DRAIN_MAX_MS: '600000', IMPORT_PORT: 'http', DATABASE_URL: 'mysql://u:s3cret@db/x', IMPORT_API_KEY: 'short-s3cret', LOG_LEVEL: 'loud' })
     } catch (err) {
       error = err
     }
     expect(error).toBeInstanceOf(ConfigError)
     const message = (error as Error).message
-    for (const name of ['RAZAO_POOL_SIZE', 'RAZAO_MAX_CONNECTIONS', 'RAZAO_HEADERS_TIMEOUT_MS', 'IMPORT_PORT', 'DATABASE_URL', 'IMPORT_API_KEY', 'LOG_LEVEL']) expect(message).toContain(name)
+    for (const name of ['RAZAO_POOL_SIZE', 'RAZAO_MAX_CONNECTIONS', 'RAZAO_HEADERS_TIMEOUT_MS', 'RAZAO_DRAIN_MAX_MS', 'IMPORT_PORT', 'DATABASE_URL', 'IMPORT_API_KEY', 'LOG_LEVEL']) expect(message).toContain(name)
     expect(message).not.toContain('s3cret')
   })
 })

@@ -18,6 +18,8 @@ export interface SharedConfig {
   maxConnections: number | undefined
   /** RAZAO_HEADERS_TIMEOUT_MS: how long a connection may take to send a request's head before it is closed. */
   headersTimeoutMs: number
+  /** RAZAO_DRAIN_MAX_MS: how long the rest of a body answered before it was read is read and thrown away, at most (server/early-answer.ts). */
+  drainMaxMs: number
 }
 
 export interface ImportConfig {
@@ -58,7 +60,8 @@ export function loadConfig (env: NodeJS.ProcessEnv, cwd = process.cwd()): Config
       poolSize: read.integer('RAZAO_POOL_SIZE', availableParallelism(), 1, 256),
       tmpDir: resolve(cwd, read.string('RAZAO_TMP_DIR', join(tmpdir(), 'razao'))),
       maxConnections: read.optionalInteger('RAZAO_MAX_CONNECTIONS', 1, 1_000_000),
-      headersTimeoutMs: read.integer('RAZAO_HEADERS_TIMEOUT_MS', 10_000, 100, 300_000)
+      headersTimeoutMs: read.integer('RAZAO_HEADERS_TIMEOUT_MS', 10_000, 100, 300_000),
+      drainMaxMs: read.integer('RAZAO_DRAIN_MAX_MS', 10_000, 100, 60_000)
     },
     import: {
       host: read.string('IMPORT_HOST', '127.0.0.1'),

@@ -119,7 +119,7 @@ describe('what is drained', () => {
     const { default: Fastify } = await import('fastify')
     const { drainUnreadBodies } = await import('./early-answer.js')
     const app = Fastify()
-    drainUnreadBodies(app, MIB)
+    drainUnreadBodies(app, MIB, 10_000)
     app.get('/', async () => ({ ok: true }))
     app.post('/', async (request) => ({ got: request.body }))
     try {

@@ -9,8 +9,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 
-/** Longest the rest of a body is read before an early answer, ms. */
-export const DRAIN_MAX_MS = 10_000
 /** A client that sends nothing for this long is not waited for any longer, ms. */
 export const DRAIN_IDLE_MS = 1_000
 /** Read beyond the largest body the service accepts, so that a 413's client sees it too. */
@@ -19,17 +17,17 @@ export const DRAIN_BEYOND_LIMIT_BYTES = 64 * 1024 * 1024
 /**
  * On every answer of `app` whose request body is not fully read: read and discard the rest,
  * at most DRAIN_BEYOND_LIMIT_BYTES more than `largestBody` (the largest body the service
- * accepts; a client sending more gets the reset anyway), DRAIN_MAX_MS in all and
- * DRAIN_IDLE_MS without a byte; then answer, with `Connection: close` so that no more of it
- * is read afterwards.
+ * accepts; a client sending more gets the reset anyway), `maxMs` in all (RAZAO_DRAIN_MAX_MS,
+ * SharedConfig.drainMaxMs) and DRAIN_IDLE_MS without a byte; then answer, with
+ * `Connection: close` so that no more of it is read afterwards.
  */
-export function drainUnreadBodies (app: FastifyInstance, largestBody: number): void {
+export function drainUnreadBodies (app: FastifyInstance, largestBody: number, maxMs: number): void {
   const maxBytes = largestBody + DRAIN_BEYOND_LIMIT_BYTES
   app.addHook('onSend', async (request, reply, payload) => {
     const raw = request.raw
     if (!bodyLeftUnread(raw)) return payload
     void reply.header('connection', 'close')
-    await drain(raw, maxBytes)
+    await drain(raw, maxBytes, maxMs)
     return payload
   })
 }
@@ -48,7 +46,7 @@ export function bodyLeftUnread (raw: IncomingMessage): boolean {
   return true
 }
 
-async function drain (request: IncomingMessage, maxBytes: number): Promise<void> {
+async function drain (request: IncomingMessage, maxBytes: number, maxMs: number): Promise<void> {
   const declared = Number(request.headers['content-length'])
   // More announced than will ever be read: answer at once.
   if (Number.isFinite(declared) && declared > maxBytes) return
@@ -63,7 +61,7 @@ async function drain (request: IncomingMessage, maxBytes: number): Promise<void>
       request.off('error', done)
       resolve()
     }
-    const overall = setTimeout(done, DRAIN_MAX_MS)
+    const overall = setTimeout(done, maxMs)
     const idle = setTimeout(done, DRAIN_IDLE_MS)
     const onData = (chunk: Buffer): void => {
       read += chunk.length

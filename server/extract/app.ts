@@ -109,7 +109,7 @@ export async function buildExtractApp (options: ExtractAppOptions): Promise<Extr
     if (path !== '/api/v1/pdf/extract' && path !== '/api/v1/pdf/extract-batch') return
     await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
-  drainUnreadBodies(app, MAX_BATCH_FILES * config.maxFileBytes)
+  drainUnreadBodies(app, MAX_BATCH_FILES * config.maxFileBytes, shared.drainMaxMs)
 
   app.addHook('onReady', async () => {
     await ensurePrivateDir(shared.tmpDir)

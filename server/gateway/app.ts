@@ -98,7 +98,7 @@ export async function buildGatewayApp (options: GatewayAppOptions): Promise<Fast
     }
   })
   registerErrorHandler(app, GATEWAY_STATUSES)
-  drainUnreadBodies(app, 1024 * 1024)
+  drainUnreadBodies(app, 1024 * 1024, shared.drainMaxMs)
 
   const store = new CertificateStore({ pool, masterKey, now, openPkcs12: openPkcs12Isolated })
   const apiKeyHash = new ApiKeyHashCache(() => withDatabase(() => readApiKeyHash(pool)), options.apiKeyCacheMs ?? DEFAULT_CACHE_MS)

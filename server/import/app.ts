@@ -86,7 +86,7 @@ export async function buildImportApp (options: ImportAppOptions): Promise<Fastif
     const started = jobs
     app.addHook('onClose', async () => { await started.close() })
   }
-  drainUnreadBodies(app, config.maxUploadBytes)
+  drainUnreadBodies(app, config.maxUploadBytes, shared.drainMaxMs)
   await app.register(multipart, {
     limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 200 },
     throwFileSizeLimit: true

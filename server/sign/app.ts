@@ -175,7 +175,7 @@ export async function buildSignApp (options: SignAppOptions): Promise<FastifyIns
     if (request.routeOptions.url !== '/api/v1/sign' && request.routeOptions.url !== '/api/v1/verify') return
     await gate.holdFor(request.raw, reply.raw, bodyWatch)
   })
-  drainUnreadBodies(app, bodyLimit)
+  drainUnreadBodies(app, bodyLimit, shared.drainMaxMs)
 
   app.setNotFoundHandler((request, reply) => {
     void send(request, reply, 404, 'RESOURCE_NOT_FOUND', `No resource ${request.method} ${request.url.split('?')[0]}.`)
