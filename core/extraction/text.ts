@@ -144,11 +144,14 @@ export class TextRegion {
    * shape; a field that is `optional` may have been printed empty. One record per
    * occurrence of the block's labels (a form printed twice); a field whose pairing is not
    * the only one is a conflict hit (`ctx.take`: null and a warning). Undefined when no
-   * positionless page has such blocks.
+   * positionless page has such blocks. `ignore`: lines that are neither the fields' labels
+   * nor their values (a heading printed between rows of labels, such as each activity's
+   * name), left out before pairing.
    */
-  orderedValues (fields: OrderedField[], options: SearchOptions = {}): OrderedValues[] | undefined {
+  orderedValues (fields: OrderedField[], options: SearchOptions & { ignore?: RegExp } = {}): OrderedValues[] | undefined {
     const pages = positionlessPages(this.lines)
-    return orderedValues(this.scope(options).filter((l) => pages.has(l.page)), fields, this.labels)
+    const ignore = options.ignore === undefined ? undefined : compiled(options.ignore)
+    return orderedValues(this.scope(options).filter((l) => pages.has(l.page) && (ignore === undefined || ignore.exec(l.text) === null)), fields, this.labels)
   }
 
   /**
