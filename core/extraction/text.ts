@@ -146,12 +146,14 @@ export class TextRegion {
    * the only one is a conflict hit (`ctx.take`: null and a warning). Undefined when no
    * positionless page has such blocks. `ignore`: lines that are neither the fields' labels
    * nor their values (a heading printed between rows of labels, such as each activity's
-   * name), left out before pairing.
+   * name; another table's pieces a caller has read), left out before pairing: a pattern on
+   * the line's text, or a test of the line.
    */
-  orderedValues (fields: OrderedField[], options: SearchOptions & { ignore?: RegExp } = {}): OrderedValues[] | undefined {
+  orderedValues (fields: OrderedField[], options: SearchOptions & { ignore?: RegExp | ((line: TextLine) => boolean) } = {}): OrderedValues[] | undefined {
     const pages = positionlessPages(this.lines)
-    const ignore = options.ignore === undefined ? undefined : compiled(options.ignore)
-    return orderedValues(this.scope(options).filter((l) => pages.has(l.page) && (ignore === undefined || ignore.exec(l.text) === null)), fields, this.labels)
+    const { ignore } = options
+    const ignored = ignore === undefined ? () => false : ignore instanceof RegExp ? (l: TextLine) => compiled(ignore).exec(l.text) !== null : ignore
+    return orderedValues(this.scope(options).filter((l) => pages.has(l.page) && !ignored(l)), fields, this.labels)
   }
 
   /**
