@@ -242,6 +242,15 @@ describe('relatorio-simples: text another library ordered, positions lost (issue
     expect(reports).toEqual(['FOOTER_UNREADABLE'])
   })
 
+  it('pdfminer\'s order of the header: its row of labels one a line, then their values one a line', () => {
+    const header = (period: string): string[] => ['Empresa:', '0381 - Padaria Pão Quente Ltda', 'CNPJ:', '47.060.923/0001-00', 'CPF Responsável:', 'Código de Acesso:', 'Período:', 'Início das atividades:',
+      '622.253.080-04', '0707159', period, '01/02/2015', 'SIMPLES NACIONAL']
+    expect(parseRelatorio(ordered(header('05/2020')), plainContext()).identificacao.competencia).toBe('2020-05')
+    expect(parseRelatorio(ordered(header('01/08/2026 a 31/08/2026')), plainContext()).identificacao.competencia).toBe('2026-08')
+    // The value under `Período:` missing, the row's others shaped otherwise: no period.
+    expect(parseRelatorio(ordered(header('Tributado')), plainContext()).identificacao.competencia).toBeNull()
+  })
+
   it('guesses nothing the order leaves open: a partilha that does not add up, a table two cuts read differently', () => {
     const reports: string[] = []
     const ctx = { ...plainContext(), report: (d: { code: string }) => { reports.push(d.code) } }

@@ -6,7 +6,7 @@
  * installations print `Emiss?o`.
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber, textValue } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, TextDocument, TextLine, TextRegion } from '../../core/plugin-api.js'
+import type { Hit, OrderedField, ParseContext, TextDocument, TextLine, TextRegion } from '../../core/plugin-api.js'
 
 export type Tributo = 'irpj' | 'csll' | 'cofins' | 'pis' | 'inssCpp' | 'icms' | 'ipi' | 'iss'
 export type Partilha = Record<Tributo, number | null>
@@ -100,6 +100,20 @@ export function reportPeriod (text: string): string | null {
   if (range !== null) return range[1] === range[3] && range[2] === range[4] ? competence(`${range[1]!}/${range[2]!}`) : null
   const single = /^(\d{2}\/\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})(?!\d)/.exec(text.trim())
   return single === null ? null : competence(single[1]!)
+}
+
+/**
+ * The header's row of labels (`CPF Responsável: Código de Acesso: Período:`, some versions
+ * `Início das atividades:`), each value of its own shape, for `orderedValues` when positions
+ * are lost and each label and value is a line of its own.
+ */
+function headerFields (periodLabel: RegExp): OrderedField[] {
+  return [
+    { name: 'cpf', label: re(`^${label('CPF Responsável:')}`), value: /^\s*(\d{3}\.\d{3}\.\d{3}-\d{2})\s*$/ },
+    { name: 'codigo', label: re(`^${label('Código de Acesso:')}`), value: /^\s*((?=[A-Za-z]*\d)[0-9A-Za-z]{4,20})\s*$/ },
+    { name: 'periodo', label: re(`^${periodLabel.source}`), value: /^\s*(\d{2}\/\d{4}|\d{2}\/\d{2}\/\d{4}\s*(?:a|até|-)\s*\d{2}\/\d{2}\/\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})\s*$/ },
+    { name: 'inicio', label: re(`^${label('Início das atividades:')}`), value: /^\s*(\d{2}\/\d{2}\/\d{4})\s*$/ }
+  ]
 }
 
 /** Tax names of the `Partilha:` row → keys (documents.md §3: the order varies by annex). */
@@ -432,13 +446,17 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   const recolherCents = recolherHit === undefined || recolherHit.conflict !== undefined ? null : moneyCents(recolherHit.value)
   const valorSimplesRecolher = ctx.take('resumo.valorSimplesRecolher', recolherHit, moneyNumber)
 
+  const periodLabel = re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`)
+  // Positions lost, the header's labels one a line and then their values one a line: paired by order and shape.
+  const periodHit = doc.labelValue(periodLabel, PERIOD, { linesBelow: 1 }) ??
+    (doc.positionless ? doc.orderedValues(headerFields(periodLabel))?.[0]?.periodo : undefined)
   const fator = doc.labelValue(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
   return {
     identificacao: {
       empresa: ctx.take('identificacao.empresa', header?.parts[1], textValue),
       cnpj: ctx.take('identificacao.cnpj', doc.labelValue(/CNPJ:/, new RegExp(`(${CNPJ_PATTERN})`)), cnpjChars),
-      competencia: ctx.take('identificacao.competencia', doc.labelValue(re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`), PERIOD, { linesBelow: 1 }), reportPeriod),
+      competencia: ctx.take('identificacao.competencia', periodHit, reportPeriod),
       dataEmissao: ctx.take('identificacao.dataEmissao', doc.labelValue(re(label('Emissão:')), DATE), isoDate),
       codigoEmpresa: ctx.take('identificacao.codigoEmpresa', header?.parts[0], (t) => t)
     },
