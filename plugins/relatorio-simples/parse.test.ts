@@ -251,6 +251,17 @@ describe('relatorio-simples: text another library ordered, positions lost (issue
     expect(parseRelatorio(ordered(header('Tributado')), plainContext()).identificacao.competencia).toBeNull()
   })
 
+  it('a column by column order that puts values far from their labels: the annexes, tables and range by their own shapes, one per block', () => {
+    const labelsFirst = ['Faixa de Enquadramento:', 'Anexo:', 'Seção:', 'Tabela:', 'Anexo:', 'Seção:', 'Tabela:', 'Sistema licenciado para Contabilidade Razão & Associados']
+    const values = ['Anexo III - Prestação de Serviços', 'Serviços sem fator r', 'Tabela 1 - Sem retenção de ISS', '1.000,00', 'Anexo I - Comércio', '720.000,01 a 1.800.000,00', 'Revenda de mercadorias', 'Tabela 2 - Com retenção de ISS']
+    const data = parseRelatorio(ordered([...labelsFirst, ...values]), plainContext())
+    expect(data.resumo.faixaEnquadramento).toBe('720.000,01 a 1.800.000,00')
+    expect(data.apuracoes.map((a) => [a.anexo, a.descricaoAnexo, a.tabela])).toEqual([['III', 'Prestação de Serviços', 'Tabela 1 - Sem retenção de ISS'], ['I', 'Comércio', 'Tabela 2 - Com retenção de ISS']])
+    // One annex for two blocks: which block it belongs to is not known.
+    const one = parseRelatorio(ordered([...labelsFirst, ...values.filter((v) => v !== 'Anexo I - Comércio')]), plainContext())
+    expect(one.apuracoes.map((a) => a.anexo)).toEqual([null, null])
+  })
+
   it('guesses nothing the order leaves open: a partilha that does not add up, a table two cuts read differently', () => {
     const reports: string[] = []
     const ctx = { ...plainContext(), report: (d: { code: string }) => { reports.push(d.code) } }

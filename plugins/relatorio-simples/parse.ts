@@ -260,6 +260,9 @@ function orderedReceipts (doc: TextDocument, rows: readonly string[]): Array<Hit
 
 const ANEXO_VALUE = /^\s*(Anexo\s+[IVX]+\b.*)$/i
 const TEXT = /^\s*(\S.*)$/
+/** A whole line that can only be a block's annex (`Anexo III - Prestação de Serviços`) or table (`Tabela 1 - Sem retenção de ISS`). */
+const ANEXO_LINE = /^\s*(Anexo\s+[IVX]+\s+-\s+\S.*?)\s*$/
+const TABELA_LINE = /^\s*(Tabela\s+\d+\s+-\s+\S.*?)\s*$/
 /** The k-th value of each block heading's label, printed once per block (undefined: not as many values as blocks). */
 interface BlockHeads { anexo: Hit[] | undefined, secao: Hit[] | undefined, tabela: Hit[] | undefined }
 
@@ -270,11 +273,15 @@ interface BlockHeads { anexo: Hit[] | undefined, secao: Hit[] | undefined, tabel
  * outside its region.
  */
 function blockHeads (doc: TextDocument, blocks: number): BlockHeads {
-  const each = (labelText: string, value: RegExp): Hit[] | undefined => {
+  const each = (labelText: string, value: RegExp, shape?: RegExp): Hit[] | undefined => {
     const hits = doc.labelValues(re(`^${label(labelText)}`), value)
-    return hits.length === blocks ? hits : undefined
+    if (hits.length === blocks) return hits
+    // Positions lost, a value of a shape only it has, handed over apart from its label: the
+    // k-th line of that shape is block k's when there are as many such lines as blocks.
+    const alone = shape === undefined || !doc.positionless ? [] : doc.findAll(shape)
+    return blocks > 0 && alone.length === blocks ? alone : undefined
   }
-  return { anexo: each('Anexo:', ANEXO_VALUE), secao: each('Seção:', TEXT), tabela: each('Tabela:', TEXT) }
+  return { anexo: each('Anexo:', ANEXO_VALUE, ANEXO_LINE), secao: each('Seção:', TEXT), tabela: each('Tabela:', TEXT, TABELA_LINE) }
 }
 
 /**
@@ -450,6 +457,9 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   // Positions lost, the header's labels one a line and then their values one a line: paired by order and shape.
   const periodHit = doc.labelValue(periodLabel, PERIOD, { linesBelow: 1 }) ??
     (doc.positionless ? doc.orderedValues(headerFields(periodLabel))?.[0]?.periodo : undefined)
+  // Positions lost: the range handed over apart from its label, the page's one line of that shape.
+  const faixas = doc.positionless ? doc.findAll(new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})\\s*$`)) : []
+  const faixaAlone = new Set(faixas.map((h) => h.value)).size === 1 ? faixas[0] : undefined
   const fator = doc.labelValue(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
   return {
@@ -466,7 +476,7 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
       rbt12: ctx.take('resumo.rbt12', lastOfRow(String.raw`\(RBT12\)`) ?? receipts[2], moneyNumber),
       rbaAtual: ctx.take('resumo.rbaAtual', lastOfRow(String.raw`corrente \(RBA\)`) ?? receipts[3], moneyNumber),
       rbaAnterior: ctx.take('resumo.rbaAnterior', lastOfRow(String.raw`anterior \(RBA\)`) ?? receipts[4], moneyNumber),
-      faixaEnquadramento: ctx.take('resumo.faixaEnquadramento', doc.labelValue(/Faixa de Enquadramento:/, new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})`)), (t) => t),
+      faixaEnquadramento: ctx.take('resumo.faixaEnquadramento', doc.labelValue(/Faixa de Enquadramento:/, new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})`)) ?? faixaAlone, (t) => t),
       valorSimplesRecolher,
       valorSimplesRecolherNumero: recolherCents === null ? null : centsToNumericString(recolherCents),
       cargaTributariaTotalNumero: rpaCents === null || recolherCents === null ? null : percentOf(recolherCents, rpaCents)
