@@ -274,5 +274,9 @@ describe('relatorio-simples: text another library ordered, positions lost (issue
       '0,00', '1,00', '1,00', '0,00', '0,00', '0,00', '0,00', '0,00', '0,00', '1,00', '0,00', '1,00', '1,00', '0,00', '1,00']), tableCtx)
     expect(table.resumo.rbt12).toBeNull()
     expect(tableCtx.conflicts).toContain('resumo.rbt12')
+    // Row by row, `Total de Receitas Brutas` printing amounts too: six rows' cells for five rows, none cut.
+    const sixRows = parseRelatorio(ordered(['Receita Bruta do período de Apuração (RPA)', 'Regime de Competência', 'Regime de Caixa', 'Total de Receitas Brutas', '(RBT12)', 'corrente (RBA)', 'anterior (RBA)',
+      '1,00', '0,00', '1,00', '0,00', '0,00', '0,00', '1,00', '0,00', '1,00', '12,00', '0,00', '12,00', '3,00', '0,00', '3,00', '11,00', '0,00', '11,00', 'Receita Tributada Total:', '1,00']), plainContext())
+    expect(sixRows.resumo).toMatchObject({ receitaBrutaMes: null, rbt12: null, rbaAtual: null, rbaAnterior: null })
   })
 })

@@ -216,8 +216,9 @@ function afterTaken (region: TextRegion, labelText: string, taken: ReadonlySet<T
 /**
  * The receipts table when positions are lost: its money cells (from its title on; a value
  * right after a `label:` line is that label's) handed over column by column (Mercado
- * Interno, Mercado Externo, Total), row by row, or in slabs of rows each column by column.
- * Every way of cutting the first 3 × rows cells into such slabs where each row's total is its
+ * Interno, Mercado Externo, Total), row by row, or in slabs of rows each column by column,
+ * up to the first block's `Receita Tributada Total:`; there must be 3 × rows of them.
+ * Every way of cutting them into such slabs where each row's total is its
  * two markets' sum to the cent is tried; a row gets its total only when every such cut gives
  * the same. `rows`: the row labels, in printed order.
  */
@@ -230,8 +231,11 @@ function orderedReceipts (doc: TextDocument, rows: readonly string[]): Array<Hit
   if (start < 0) return []
   const printed = rows.filter((r) => lines.some((l) => re(label(r)).test(l.text)))
   if (printed.length !== rows.length) return []
+  // The table's cells end where the first block's amounts begin: a count other than three per
+  // row (a row such as `Total de Receitas Brutas` printing amounts) is not cut at all.
   const cells: TextLine[] = []
-  for (let i = start + 1; i < lines.length && cells.length < 3 * rows.length; i++) {
+  const blockStart = re(`^\\s*${label('Receita Tributada Total:')}`)
+  for (let i = start + 1; i < lines.length && !blockStart.test(lines[i]!.text); i++) {
     if (MONEY_LINE.test(lines[i]!.text) && !/:\s*$/.test(lines[i - 1]!.text)) cells.push(lines[i]!)
   }
   const n = rows.length
