@@ -143,11 +143,11 @@ const lineHit = (region: TextRegion, line: TextLine, value: RegExp): Hit | undef
  * lost, the table comes column by column or in slabs of columns (below); a row is expected
  * only when its label is printed in the block (`Alíquota:` twice: the block's rate shares it).
  */
-const PARTILHA_ROWS: ReadonlyArray<{ label: string, cell: RegExp, times: number }> = [
-  { label: 'Situação:', cell: /^\s*(\p{L}[\p{L} ]*?)\s*$/u, times: 1 },
-  { label: 'Base de Cálculo:', cell: MONEY_LINE, times: 1 },
-  { label: 'Alíquota:', cell: /^\s*(\d+,\d+)\s*%?\s*$/, times: 2 },
-  { label: 'Valor:', cell: MONEY_LINE, times: 1 }
+const PARTILHA_ROWS: ReadonlyArray<{ label: string, head: RegExp, cell: RegExp, times: number }> = [
+  { label: 'Situação:', head: onlyLabel('Situação:'), cell: /^\s*(\p{L}[\p{L} ]*?)\s*$/u, times: 1 },
+  { label: 'Base de Cálculo:', head: onlyLabel('Base de Cálculo:'), cell: MONEY_LINE, times: 1 },
+  { label: 'Alíquota:', head: onlyLabel('Alíquota:'), cell: /^\s*(\d+,\d+)\s*%?\s*$/, times: 2 },
+  { label: 'Valor:', head: onlyLabel('Valor:'), cell: MONEY_LINE, times: 1 }
 ]
 const TAX_LINE = new RegExp(`^\\s*(${TAX_NAME})\\s*$`, 'i')
 
@@ -165,7 +165,7 @@ interface OrderedPartilha { values: Array<{ key: Tributo, line: TextLine }>, tak
  */
 function orderedPartilha (region: TextRegion, ctx: ParseContext, field: string, total: number | null): OrderedPartilha | undefined {
   const lines = region.lines
-  const rows = PARTILHA_ROWS.filter((r) => lines.filter((l) => onlyLabel(r.label).test(l.text)).length >= r.times)
+  const rows = PARTILHA_ROWS.filter((r) => lines.filter((l) => r.head.test(l.text)).length >= r.times)
   if (rows[rows.length - 1]?.label !== 'Valor:') return undefined
   const names = onlyLabel('Partilha:')
   const values: OrderedPartilha['values'] = []
@@ -178,7 +178,7 @@ function orderedPartilha (region: TextRegion, ctx: ParseContext, field: string, 
     let cells: TextLine[] = []
     for (const row of rows) {
       if (k === 0) break
-      if (j < lines.length && onlyLabel(row.label).test(lines[j]!.text)) j++
+      if (j < lines.length && row.head.test(lines[j]!.text)) j++
       const run = lines.slice(j, j + k)
       if (run.length < k || run.some((l) => !row.cell.test(l.text) || TAX_LINE.test(l.text))) { cells = []; break }
       cells = run
@@ -205,7 +205,8 @@ function orderedPartilha (region: TextRegion, ctx: ParseContext, field: string, 
 /** The value on the line after the `labelText` line, the lines of `taken` left out (positions lost: another column's pieces between). */
 function afterTaken (region: TextRegion, labelText: string, taken: ReadonlySet<TextLine>): Hit | undefined {
   const lines = region.lines
-  const at = lines.findIndex((l) => onlyLabel(labelText).test(l.text))
+  const head = onlyLabel(labelText)
+  const at = lines.findIndex((l) => head.test(l.text))
   if (at < 0) return undefined
   let next = at + 1
   while (next < lines.length && taken.has(lines[next]!)) next++
@@ -227,9 +228,10 @@ const RECEIPT_ROWS = ['Regime de Competência', 'Regime de Caixa', '(RBT12)', 'c
 
 function orderedReceipts (doc: TextDocument, rows: readonly string[]): Array<Hit | undefined> {
   const lines = doc.lines
-  const start = lines.findIndex((l) => re(label('Receita Bruta do período de Apuração (RPA)')).test(l.text))
+  const title = re(label('Receita Bruta do período de Apuração (RPA)'))
+  const start = lines.findIndex((l) => title.test(l.text))
   if (start < 0) return []
-  const printed = rows.filter((r) => lines.some((l) => re(label(r)).test(l.text)))
+  const printed = rows.map((r) => re(label(r))).filter((r) => lines.some((l) => r.test(l.text)))
   if (printed.length !== rows.length) return []
   // The table's cells end where the first block's amounts begin: a count other than three per
   // row (a row such as `Total de Receitas Brutas` printing amounts) is not cut at all.
@@ -370,8 +372,7 @@ function orderedFooter (doc: TextDocument, last: TextRegion, taken: ReadonlySet<
   const record = last.orderedValues(fields, { ignore: (l) => taken.has(l) || PAGE_HEADER.test(l.text) })?.[0]
   if (record === undefined) return {}
   const cents = (h: Hit | undefined): number | null => h === undefined || h.conflict !== undefined ? null : moneyCents(h.value)
-  const values = new Map<string, number | null>(FOOTER.map(([name, text]) => [name,
-    doc.lines.some((l) => re(`^${label(text)}`).test(l.text)) ? cents(plain[name] ?? record[name]) : 0]))
+  const values = new Map<string, number | null>(fields.map((f) => [f.name, doc.lines.some((l) => f.label.test(l.text)) ? cents(plain[f.name] ?? record[f.name]) : 0]))
   const lastBlock = apuracoes[apuracoes.length - 1]!
   const lastTotal = lastBlock.valorSimples === null ? values.get('total')! : toCents(lastBlock.valorSimples)
   const blocks = apuracoes.slice(0, -1).map((a) => toCents(a.valorSimples))
@@ -431,8 +432,9 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   // The company: `Empresa: 0381 - Name` up to the next label (`Emiss?o:` too, where accents are lost).
   const header = doc.labelValue(re(`^${label('Empresa:')}`), re(`^\\s*(?:(\\d+)\\s*-\\s*)?(\\S.*?)(?:\\s+(?:${label('Emissão:')}|${label('Página:')}).*)?$`))
   // RPA: the row of the regime whose total is not zero; both zero → 0 (documents.md §3).
+  const positionless = doc.positionless
   // Positions lost: the table's cells by order (orderedReceipts), for the rows the plain reading misses.
-  const receipts = doc.positionless ? orderedReceipts(doc, RECEIPT_ROWS) : []
+  const receipts = positionless ? orderedReceipts(doc, RECEIPT_ROWS) : []
   const competencia = rowTotal('Regime de Competência') ?? receipts[0]
   const caixa = rowTotal('Regime de Caixa') ?? receipts[1]
   const nonZero = [competencia, caixa].filter((h) => h !== undefined && h.conflict === undefined && moneyCents(h.value) !== 0)
@@ -447,7 +449,7 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   const apuracoes = blocks.map((b) => b.apuracao)
   const plain: Record<string, Hit | undefined> = Object.fromEntries(FOOTER.slice(1).map(([name, text]) => [name, moneyHit(text)]))
   // Positions lost, footer amounts the plain reading misses: by order, when the report's sum holds.
-  const late = doc.positionless && regions.length > 0 && Object.values(plain).some((h) => h === undefined)
+  const late = positionless && regions.length > 0 && Object.values(plain).some((h) => h === undefined)
     ? orderedFooter(doc, regions[regions.length - 1]!, blocks[blocks.length - 1]!.taken, apuracoes, plain, ctx)
     : {}
   const lastBlock = apuracoes[apuracoes.length - 1]
@@ -460,9 +462,9 @@ export function parseRelatorio (doc: TextDocument, ctx: ParseContext): Relatorio
   const periodLabel = re(`(?:${label('Período')}|${label('Competência')})(?: de ${label('Apuração')})?:`)
   // Positions lost, the header's labels one a line and then their values one a line: paired by order and shape.
   const periodHit = doc.labelValue(periodLabel, PERIOD, { linesBelow: 1 }) ??
-    (doc.positionless ? doc.orderedValues(headerFields(periodLabel))?.[0]?.periodo : undefined)
+    (positionless ? doc.orderedValues(headerFields(periodLabel))?.[0]?.periodo : undefined)
   // Positions lost: the range handed over apart from its label, the page's one line of that shape.
-  const faixas = doc.positionless ? doc.findAll(new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})\\s*$`)) : []
+  const faixas = positionless ? doc.findAll(new RegExp(`^\\s*(${MONEY_PATTERN} a ${MONEY_PATTERN})\\s*$`)) : []
   const faixaAlone = new Set(faixas.map((h) => h.value)).size === 1 ? faixas[0] : undefined
   const fator = doc.labelValue(re(`^${label('Fator r:')}`), /^\s*(\d+,\d+)/)
 
