@@ -144,11 +144,16 @@ export class TextRegion {
    * shape; a field that is `optional` may have been printed empty. One record per
    * occurrence of the block's labels (a form printed twice); a field whose pairing is not
    * the only one is a conflict hit (`ctx.take`: null and a warning). Undefined when no
-   * positionless page has such blocks.
+   * positionless page has such blocks. `ignore`: lines that are neither the fields' labels
+   * nor their values (a heading printed between rows of labels, such as each activity's
+   * name; another table's pieces a caller has read), left out before pairing: a pattern on
+   * the line's text, or a test of the line.
    */
-  orderedValues (fields: OrderedField[], options: SearchOptions = {}): OrderedValues[] | undefined {
+  orderedValues (fields: OrderedField[], options: SearchOptions & { ignore?: RegExp | ((line: TextLine) => boolean) } = {}): OrderedValues[] | undefined {
     const pages = positionlessPages(this.lines)
-    return orderedValues(this.scope(options).filter((l) => pages.has(l.page)), fields, this.labels)
+    const { ignore } = options
+    const ignored = ignore === undefined ? () => false : ignore instanceof RegExp ? (l: TextLine) => compiled(ignore).exec(l.text) !== null : ignore
+    return orderedValues(this.scope(options).filter((l) => pages.has(l.page) && !ignored(l)), fields, this.labels)
   }
 
   /**

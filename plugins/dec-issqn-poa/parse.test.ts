@@ -110,6 +110,24 @@ describe('dec-issqn-poa: text handed over column by column (positions lost, issu
     })
   })
 
+  it('activities\' headings among the labels, their amounts after them; the due date before the notice repeating it', async () => {
+    // pdfminer's order: each activity's heading and row labels, the totals' labels, then every amount in that order.
+    const activity = (code: string): string[] => ['Atividade:', code, 'Base de Cálculo Receita Bruta', 'Deduções Legais', 'Base de cálculo']
+    const page = ['Prefeitura de Porto Alegre', 'Secretaria Municipal da Fazenda', 'Declaração Mensal - ISSQN Jul/2024', 'Identificação do Declarante', 'Inscrição Municipal:', '583873-3-7',
+      'Clínica Bem Estar Ltda', 'CNPJ:', '31.602.134/0001-06', ...activity('04.03 - Clínicas e consultórios'), ...activity('07.10 - Limpeza e conservação'),
+      'Imposto de Responsabilidade Própria Total', 'Imposto retido por Substituição tributária', 'Imposto retido de contribuinte substituído', 'Imposto retido por Responsabilidade Solidária',
+      'Imposto retido por falta de inscrição no CPOM', 'Total do imposto devido', 'Total Geral A Recolher',
+      '1.000,00', '100,00', '900,00', '2.000,00', '0,00', '2.000,00', '120,00', '0,00', '5,00', '0,00', '0,00', '125,00', '125,00']
+    const guideBeforeNotice = ['Prefeitura de Porto Alegre', 'Secretaria Municipal da Fazenda', 'DOSEQ', '328380097657077', 'ISSQN-e', '09/08/2024 08:39', 'Receita:', 'ISSQN Próprio',
+      'IMPOSTO:', 'R$ 125,00', 'GUIA PARA PAGAMENTO DE ISSQN', 'Até', '12/08/2024', 'NÃO RECEBER ESTA GUIA APÓS 12/08/2024', 'Declaração Mensal Jul/2024', 'R$ 125,00']
+    const result = await extractPdf(await pdfOf([page, guideBeforeNotice, receipt]))
+    expect(result.data).toMatchObject({
+      empresa: { cnpj: '31602134000106', razaoSocial: 'Clínica Bem Estar Ltda', inscricaoMunicipal: '583873-3-7' },
+      financeiro: { receitaServicos: 3000, deducoes: 100, baseCalculo: 2900, issProprio: 120, issRetidoSubstituicao: 0, issRetidoTerceiros: 5, issResponsabilidadeSolidaria: 0, issCpom: 0, totalImpostoDevido: 125, totalRecolher: 125 },
+      guia: { vencimento: '2024-08-12', valorImposto: 125 }
+    })
+  })
+
   it('two registrations on the declaration page: neither is guessed', async () => {
     const result = await extractPdf(await pdfOf([[...declaration, '999999-9-9'], guide, receipt]))
     expect((result.data as { empresa: { inscricaoMunicipal: string | null } }).empresa.inscricaoMunicipal).toBeNull()

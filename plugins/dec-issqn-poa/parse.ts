@@ -80,7 +80,7 @@ function soleLine (doc: TextDocument, page: number, pattern: RegExp, what: strin
 function orderedName (doc: TextDocument, page: number): Hit | undefined {
   const lines = doc.lines.filter((l) => l.page === page)
   for (let i = 2; i < lines.length; i++) {
-    if (!/^CNPJ:?\s/.test(lines[i]!.text)) continue
+    if (!/^CNPJ:?(?:\s|$)/.test(lines[i]!.text)) continue
     const before = lines[i - 2]!.text.trim()
     if (!/^\d{6}-\d-\d$/.test(before) && !/^Inscrição Municipal:?$/.test(before)) continue
     const name = doc.find(/^\s*(?!CNPJ\b)([^\d\s:][^:]*?)\s*$/, { page, within: lines[i - 1]!.box })
@@ -124,6 +124,9 @@ const FINANCE: Array<[string, RegExp]> = [
   ['financeiro.issCpom', /^Imposto retido por falta de inscrição no CPOM$/], ['financeiro.totalImpostoDevido', /^Total do imposto devido$/], ['financeiro.totalRecolher', /^Total Geral A Recolher$/]
 ]
 
+/** An activity's heading, `Atividade:` and `04.03 - Clínicas e consultórios`, on one line or on two. */
+const ACTIVITY_HEADING = /^\s*(?:Atividade:\s*$|(?:Atividade:\s*)?\d{2}\.\d{2}\s*-\s*\S)/
+
 /** Sum in cents of a field over the records read by order (one per activity); null when one is missing. */
 function sumOrdered (ctx: ParseContext, field: string, records: OrderedValues[]): number | null {
   const hits = records.map((r) => r[field]).filter((h): h is Hit => h !== undefined)
@@ -142,8 +145,10 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
   const paginas = classifyPages(doc)
   const decl = paginas.declaracao
   // Positions lost (text handed over column by column): the block of labels, then the block
-  // of their amounts, paired by order (one record per activity for the activity rows).
-  const ordered = doc.positionless ? decl.flatMap((page) => doc.orderedValues(FINANCE.map(([name, label]) => ({ name, label, value: new RegExp(`^\\s*${M}\\s*$`) })), { page }) ?? []) : []
+  // of their amounts, paired by order (one record per activity for the activity rows). Each
+  // activity's heading (`Atividade:` and its code and name) may stand among the labels: it is
+  // neither a label of the block nor an amount.
+  const ordered = doc.positionless ? decl.flatMap((page) => doc.orderedValues(FINANCE.map(([name, label]) => ({ name, label, value: new RegExp(`^\\s*${M}\\s*$`) })), { page, ignore: ACTIVITY_HEADING }) ?? []) : []
   const one = (field: string, label: RegExp, pages = decl): number | null =>
     ctx.take(field, onPages(pages, (page) => doc.labelValue(label, ROW_VALUE, { page })) ?? ordered[0]?.[field], moneyNumber)
   const rows = (field: string, label: RegExp): number | null => sumRows(doc, ctx, field, decl, label) ?? sumOrdered(ctx, field, ordered)
@@ -167,7 +172,7 @@ export function parseDec (doc: TextDocument, ctx: ParseContext): DecIssqnPoa {
     ? null
     : {
         codigoArrecadacao: ctx.take('guia.codigoArrecadacao', g(/DOSEQ/, /^\s*:?\s*(3283\s?\d{11})\b/) ?? apart(/^\s*(3283\s?\d{11})\s*$/, 'The DOSEQ code'), onlyDigits),
-        vencimento: ctx.take('guia.vencimento', g(/(?:^|\s)Até\s/, /^\s*(\d{2}\/\d{2}\/\d{4})/) ?? (doc.positionless ? g(/^Até$/, /^\s*(\d{2}\/\d{2}\/\d{4})\s*$/) : undefined), isoDate),
+        vencimento: ctx.take('guia.vencimento', g(/(?:^|\s)Até\s/, /^\s*(\d{2}\/\d{2}\/\d{4})/) ?? (doc.positionless ? g(/^Até$/, /^\s*(\d{2}\/\d{2}\/\d{4})\s*$/) ?? onPages(guidePages, (page) => doc.labelValue(/^Até$/, /^\s*(\d{2}\/\d{2}\/\d{4})\s*$/, { page, linesBelow: 1 })) : undefined), isoDate),
         geradaEm: ctx.take('guia.geradaEm', g(/ISSQN-e/, /^\s*(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}(?::\d{2})?)/) ?? apart(/^\s*(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}(?::\d{2})?)\s*$/, 'The date the guide was generated'), (t) => { const v = isoDateTime(t); return v === null ? null : v + OFFSET }),
         linhaDigitavel: ctx.take('guia.linhaDigitavel', linha, onlyDigits),
         valorImposto: ctx.take('guia.valorImposto', g(/IMPOSTO:/, new RegExp(`^\\s*R\\$\\s*${M}`)), moneyNumber),

@@ -194,3 +194,89 @@ describe('relatorio-simples: a block laid out otherwise (issue 33)', () => {
     expect(ctx.conflicts).toEqual([])
   })
 })
+
+describe('relatorio-simples: text another library ordered, positions lost (issue 33)', () => {
+  /** Each piece a line from the one margin, in the library's order. */
+  const ordered = (texts: string[]) => runsDocument(texts.map((t, i): [string, number, number] => [t, 40, 820 - i * 6]), labels)
+  const head = ['Empresa:', '0381 - Padaria Pão Quente Ltda', 'CNPJ:', '47.060.923/0001-00', 'Período:', '03/2026', 'Receita Bruta do período de Apuração (RPA)', 'Mercado Interno', 'Mercado Externo', 'Total',
+    'Regime de Competência', 'Regime de Caixa', 'Total de Receitas Brutas']
+  const rows = ['Receita bruta acumulada nos 12 meses anteriores (RBT12)', 'Receita bruta acumulada no ano-calendário corrente (RBA)', 'Receita bruta acumulada no ano-calendário anterior (RBA)',
+    'Valor da Folha nos últimos 12 meses:', '98.841,83']
+  const block = ['Anexo:', 'Anexo III - Prestação de Serviços', 'Seção:', 'Serviços sem fator r', 'Tabela:', 'Tabela 1 - Sem retenção de ISS', 'Receita Tributada Total:', '1.000,00', 'Alíquota:', '6,0000%']
+  const column = (name: string, value: string): string[] => [name, 'Tributado', '1.000,00', '4,0000', value]
+  const receipts = { receitaBrutaMes: '1.000,00', rbt12: 12000, rbaAtual: 3000, rbaAnterior: 11000.5 }
+
+  it('pdfminer\'s order: the receipts table column by column, the partilha one tax\'s column after another', () => {
+    const doc = ordered([...head, ...rows,
+      // Mercado Interno, Mercado Externo, Total: each column's five rows in turn.
+      '1.000,00', '0,00', '11.000,00', '3.000,00', '11.000,00', '0,00', '0,00', '1.000,00', '0,00', '0,50', '1.000,00', '0,00', '12.000,00', '3.000,00', '11.000,50',
+      ...block, 'Simples Nacional Total:', '60,00', 'Partilha:', 'Situação:', 'Base de Cálculo:', 'Alíquota:', 'Valor:', ...column('IRPJ', '40,00'), ...column('ISS', '20,00')])
+    const ctx = plainContext()
+    const data = parseRelatorio(doc, ctx)
+    expect(data.resumo).toMatchObject(receipts)
+    expect(data.apuracoes).toEqual([expect.objectContaining({ valorSimples: 60, partilha: { irpj: 40, csll: null, cofins: null, pis: null, inssCpp: null, icms: null, ipi: null, iss: 20 } })])
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('pdftotext\'s order: the table in slabs of rows and of columns, the block\'s total after a slab of the partilha', () => {
+    const doc = ordered([...head, ...rows, 'Mercado Interno', '1.000,00', '0,00', 'Mercado Externo', '0,00', '0,00', 'Total', '1.000,00', '0,00',
+      '11.000,00', '1.000,00', '12.000,00', '3.000,00', '11.000,00', '0,00', '0,50', '3.000,00', '11.000,50',
+      ...block, 'Partilha:', 'IRPJ', 'Situação:', 'Tributado', 'Base de Cálculo:', '1.000,00', 'Alíquota:', '4,0000', 'Valor:', '40,00', 'Simples Nacional Total:', ...column('ISS', '20,00'), '60,00'])
+    const data = parseRelatorio(doc, plainContext())
+    expect(data.resumo).toMatchObject(receipts)
+    expect(data.apuracoes).toEqual([expect.objectContaining({ valorSimples: 60, partilha: expect.objectContaining({ irpj: 40, iss: 20 }) })])
+  })
+
+  it('pdftotext\'s order: the footer\'s amounts after its labels, the last block\'s total and a slab of its partilha among them, taken when the report adds up', () => {
+    const footer = (recolher: string): string[] => [...block, 'Partilha:', 'IRPJ', 'Situação:', 'Tributado', 'Base de Cálculo:', '1.000,00', 'Alíquota:', '4,0000', 'Valor:', '40,00',
+      'Simples Nacional Total:', 'Outros Acréscimos:', 'Outras Deduções:', 'Valor Diferido:', 'Valor Fixo ICMS:', 'Valor Fixo ISS:', 'Simples Nacional a recolher:',
+      'Sistema licenciado para Contabilidade Razão & Associados', 'Página: 0002', '60,00', ...column('ISS', '20,00'), '5,00', '0,00', '0,00', '0,00', '0,00', recolher]
+    const data = parseRelatorio(ordered(footer('65,00')), plainContext())
+    expect(data).toMatchObject({ outrosAcrescimos: 5, outrasDeducoes: 0, valorDiferido: 0, valorFixoIcms: 0, valorFixoIss: 0, resumo: { valorSimplesRecolher: 65 } })
+    expect(data.apuracoes).toEqual([expect.objectContaining({ valorSimples: 60, partilha: expect.objectContaining({ irpj: 40, iss: 20 }) })])
+    // 60,00 + 5,00 is not 66,00: which amount is whose is not known, none is taken.
+    const reports: string[] = []
+    const wrong = parseRelatorio(ordered(footer('66,00')), { ...plainContext(), report: (d: { code: string }) => { reports.push(d.code) } })
+    expect(wrong).toMatchObject({ outrosAcrescimos: null, resumo: { valorSimplesRecolher: null } })
+    expect(wrong.apuracoes[0]!.valorSimples).toBeNull()
+    expect(reports).toEqual(['FOOTER_UNREADABLE'])
+  })
+
+  it('pdfminer\'s order of the header: its row of labels one a line, then their values one a line', () => {
+    const header = (period: string): string[] => ['Empresa:', '0381 - Padaria Pão Quente Ltda', 'CNPJ:', '47.060.923/0001-00', 'CPF Responsável:', 'Código de Acesso:', 'Período:', 'Início das atividades:',
+      '622.253.080-04', '0707159', period, '01/02/2015', 'SIMPLES NACIONAL']
+    expect(parseRelatorio(ordered(header('05/2020')), plainContext()).identificacao.competencia).toBe('2020-05')
+    expect(parseRelatorio(ordered(header('01/08/2026 a 31/08/2026')), plainContext()).identificacao.competencia).toBe('2026-08')
+    // The value under `Período:` missing, the row's others shaped otherwise: no period.
+    expect(parseRelatorio(ordered(header('Tributado')), plainContext()).identificacao.competencia).toBeNull()
+  })
+
+  it('a column by column order that puts values far from their labels: the annexes, tables and range by their own shapes, one per block', () => {
+    const labelsFirst = ['Faixa de Enquadramento:', 'Anexo:', 'Seção:', 'Tabela:', 'Anexo:', 'Seção:', 'Tabela:', 'Sistema licenciado para Contabilidade Razão & Associados']
+    const values = ['Anexo III - Prestação de Serviços', 'Serviços sem fator r', 'Tabela 1 - Sem retenção de ISS', '1.000,00', 'Anexo I - Comércio', '720.000,01 a 1.800.000,00', 'Revenda de mercadorias', 'Tabela 2 - Com retenção de ISS']
+    const data = parseRelatorio(ordered([...labelsFirst, ...values]), plainContext())
+    expect(data.resumo.faixaEnquadramento).toBe('720.000,01 a 1.800.000,00')
+    expect(data.apuracoes.map((a) => [a.anexo, a.descricaoAnexo, a.tabela])).toEqual([['III', 'Prestação de Serviços', 'Tabela 1 - Sem retenção de ISS'], ['I', 'Comércio', 'Tabela 2 - Com retenção de ISS']])
+    // One annex for two blocks: which block it belongs to is not known.
+    const one = parseRelatorio(ordered([...labelsFirst, ...values.filter((v) => v !== 'Anexo I - Comércio')]), plainContext())
+    expect(one.apuracoes.map((a) => a.anexo)).toEqual([null, null])
+  })
+
+  it('guesses nothing the order leaves open: a partilha that does not add up, a table two cuts read differently', () => {
+    const reports: string[] = []
+    const ctx = { ...plainContext(), report: (d: { code: string }) => { reports.push(d.code) } }
+    const partilha = parseRelatorio(ordered([...block, 'Simples Nacional Total:', '60,00', 'Partilha:', 'Situação:', 'Base de Cálculo:', 'Alíquota:', 'Valor:', ...column('IRPJ', '40,00'), ...column('ISS', '21,00')]), ctx)
+    expect(partilha.apuracoes[0]!.partilha).toBeNull()
+    expect(reports).toEqual(['PARTILHA_UNREADABLE'])
+    // Cut row by row the RBT12 row totals 0,00; cut column by column it totals 1,00: neither is taken.
+    const tableCtx = plainContext()
+    const table = parseRelatorio(ordered(['Receita Bruta do período de Apuração (RPA)', 'Regime de Competência', 'Regime de Caixa', '(RBT12)', 'corrente (RBA)', 'anterior (RBA)',
+      '0,00', '1,00', '1,00', '0,00', '0,00', '0,00', '0,00', '0,00', '0,00', '1,00', '0,00', '1,00', '1,00', '0,00', '1,00']), tableCtx)
+    expect(table.resumo.rbt12).toBeNull()
+    expect(tableCtx.conflicts).toContain('resumo.rbt12')
+    // Row by row, `Total de Receitas Brutas` printing amounts too: six rows' cells for five rows, none cut.
+    const sixRows = parseRelatorio(ordered(['Receita Bruta do período de Apuração (RPA)', 'Regime de Competência', 'Regime de Caixa', 'Total de Receitas Brutas', '(RBT12)', 'corrente (RBA)', 'anterior (RBA)',
+      '1,00', '0,00', '1,00', '0,00', '0,00', '0,00', '1,00', '0,00', '1,00', '12,00', '0,00', '12,00', '3,00', '0,00', '3,00', '11,00', '0,00', '11,00', 'Receita Tributada Total:', '1,00']), plainContext())
+    expect(sixRows.resumo).toMatchObject({ receitaBrutaMes: null, rbt12: null, rbaAtual: null, rbaAnterior: null })
+  })
+})
