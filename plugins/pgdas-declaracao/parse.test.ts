@@ -241,3 +241,39 @@ describe('pgdas-declaracao: the 2.8 tables handed over column by column (issue 3
     expect([data.totalDebitoDeclarado, data.totalDebitoSuspenso, data.totalDebitoExigivel]).toEqual([null, null, null])
   })
 })
+
+describe('pgdas-declaracao: text another library made of the print (issue 33, each line from the margin)', () => {
+  // pypdf's and pdftotext -raw's order: a row per line, its cells' places lost, lines close together.
+  const lines = (text: string[]): TextDocument => runsDocument(text.map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+  const taxes = '44,00 28,00 101,92 22,08 332,00 272,00 0,00 0,00 800,00'
+
+  it('reads the numbers a library splits with a space, the row of values under its row of headers, and gives a blank RBT12p no other row\'s values', () => {
+    const ctx = plainContext()
+    const data = parseDeclaracao(lines([
+      'Receita Bruta do PA (RPA) - Competência 20.000,00 0,00 20.000,00',
+      'Receita bruta acumulada nos doze meses anteriores',
+      'ao PA proporcionalizada (RBT12p)',
+      'Regime de Apuração: Competência Nº da Declaração:',
+      '00000000201801001',
+      '2.8) Total Geral da Empresa',
+      'Total do Débito Declarado (exigível + suspenso) (R$)',
+      'IRPJ CSLL COFINS PIS/Pasep INSS/CPP ICMS IPI ISS Total',
+      taxes,
+      '3. Informações da Recepção da Declaração',
+      'Número do Recibo: 01.07.22090. 9999999-3'
+    ]), ctx)
+    expect(data.rpa).toEqual({ interno: 20000, externo: 0, total: 20000 })
+    expect(data.rbt12p).toBeNull()
+    expect(data.numeroDeclaracao).toBe('00000000201801001')
+    expect(data.numeroRecibo).toBe('01.07.22090.9999999-3')
+    expect(data.totalDebitoDeclarado).toEqual({ irpj: 44, csll: 28, cofins: 101.92, pis: 22.08, inssCpp: 332, icms: 272, ipi: 0, iss: 0, total: 800 })
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('trusts no row by order whose eight taxes do not add up to its total, nor one with a cell missing', () => {
+    for (const row of ['44,00 28,00 101,92 22,08 332,00 272,00 0,00 0,00 900,00', '44,00 28,00 101,92 22,08 332,00 272,00 0,00 800,00']) {
+      const data = parseDeclaracao(lines(['Total do Débito Declarado (exigível + suspenso) (R$)', 'IRPJ CSLL COFINS PIS/Pasep INSS/CPP ICMS IPI ISS Total', row]), plainContext())
+      expect(data.totalDebitoDeclarado).toBeNull()
+    }
+  })
+})

@@ -36,10 +36,15 @@ const DATE = /(\d{2}\/\d{2}\/\d{4})/
 const DATE_TIME = /(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/
 /** The API's CNPJ pattern: tolerates the stray spaces some extractors leave (`26.873. 829/0001-92`). */
 const CNPJ_MASK = CNPJ_PATTERN
-const RECIBO = /(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/
+/** Some libraries' text breaks the receipt number after a dot (`22090. 9999999-3`): `noSpaces` takes the space off. */
+const RECIBO = /(\d{2}\.\d{2}\.\d{5}\. ?\d{7}-\d)/
+/** The declaration number, 17 digits; some libraries' text splits it once (`00000 000201801001`): `numero17` joins it. */
+const NUMERO = /\b(\d{17}|(?=[\d ]{18}\b)\d+ \d+)\b/
+const noSpaces = (t: string): string => t.replace(/\s+/g, '')
+const numero17 = (t: string): string | null => /^\d{17}$/.test(noSpaces(t)) ? noSpaces(t) : null
 const AUTENTICACAO = /(\d{5}\.\d{5}\.\d{5}\.\d{5})/
 /** The receipt's title: a combined declaration+receipt file carries it on the receipt's page. */
-const RECEIPT_TITLE = /RECIBO DE ENTREGA DA APURA[CÇ][AÃ]O NO PGDAS-D/i
+const RECEIPT_TITLE = /RECIBO DE ENTREGA DA APURA[CÇ][AÃ]O NO PGDAS ?-D/i
 const same = (t: string): string => t
 
 /**
@@ -93,7 +98,7 @@ function reception (doc: TextDocument, label: RegExp, value: RegExp): Hit | unde
  * Every page's footer repeats `Número da Declaração: … Número do Recibo: … Autenticação: …`
  * (checks.ts compares them with the body: `data` keeps the body's numbers only).
  */
-export const FOOTER = new RegExp(`Número da Declaração:\\s*(\\d{17})\\s+Número do Recibo:\\s*${RECIBO.source}(?:\\s+Autenticação:\\s*${AUTENTICACAO.source})?`)
+export const FOOTER = new RegExp(`Número da Declaração:\\s*${NUMERO.source}\\s+Número do Recibo:\\s*${RECIBO.source}(?:\\s+Autenticação:\\s*${AUTENTICACAO.source})?`)
 
 export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDeclaracao {
   const text = (s: string): string | null => s.trim() === '' ? null : s.trim()
@@ -101,14 +106,16 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
   const cnpjHit = doc.labelValue(/^CNPJ Matriz:/, new RegExp(`(${CNPJ_MASK})`))
   const resumoHit = resumo(doc)
   // The section 1 number first; the footer's copy when section 1 does not print it.
-  const numero = doc.labelValue(/\bN[º°o]\.? da Declaração:/, /\b(\d{17})\b/) ?? doc.labelValue(/Número da Declaração:/, /\b(\d{17})\b/)
+  // Beside the label, or on the next line alone (a library's text ends the label's line there).
+  const numero = doc.labelValue(/\bN[º°o]\.? da Declaração:/, /^\s*(\d{17})\s*$/, { linesBelow: 1 }) ?? doc.labelValue(/\bN[º°o]\.? da Declaração:/, /\b(\d{17})\b/) ??
+    doc.labelValue(/Número da Declaração:/, NUMERO)
   const receiptPage = doc.boxOf(RECEIPT_TITLE)?.page
   const headerPage = doc.boxOf(/Simples Nacional - Declaratório/)?.page
   if (receiptPage !== undefined) {
     ctx.report({ code: 'PGDAS_COMBINED_RECEIPT', message: `Page ${receiptPage} is the PGDAS-D receipt (Recibo de Entrega) of this declaration, printed in the same file: the data is the declaration's; its section 3 holds the receipt's number, date and authentication.` })
   }
   return {
-    numeroDeclaracao: ctx.take('numeroDeclaracao', numero, same),
+    numeroDeclaracao: ctx.take('numeroDeclaracao', numero, numero17),
     tipoDeclaracao: ctx.take('tipoDeclaracao', doc.find(/^Declaração (Original|Retificadora)\b/, headerPage === undefined ? {} : { page: headerPage }), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),
     cnpj: ctx.take('cnpj', cnpjHit, cnpjChars),
     cnpjBasico: ctx.take('cnpjBasico', cnpjHit, (t) => cnpjChars(t)?.slice(0, 8) ?? null),
@@ -128,7 +135,7 @@ export function parseDeclaracao (doc: TextDocument, ctx: ParseContext): PgdasDec
     ...readDebitos(doc, ctx),
     dataTransmissao: ctx.take('dataTransmissao', reception(doc, /^Data e hor[aá]rio da transmiss[aã]o da Declaração:/i, DATE_TIME), isoDateTime),
     // Anchored at the line start: the footer's `Número do Recibo:` follows `Número da Declaração:` on its line.
-    numeroRecibo: ctx.take('numeroRecibo', reception(doc, /^Número do Recibo:/, RECIBO), same),
+    numeroRecibo: ctx.take('numeroRecibo', reception(doc, /^Número do Recibo:/, RECIBO), noSpaces),
     autenticacao: ctx.take('autenticacao', reception(doc, /^Autenticação:/, AUTENTICACAO), same)
   }
 }

@@ -65,7 +65,8 @@ export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo 
     totalDebitoSuspenso: cell('totalDebitoSuspenso', 4),
     totalDebitoExigivel: cell('totalDebitoExigivel', 5),
     dataHoraTransmissao: ctx.take('dataHoraTransmissao', labelled(doc, /^Data e Horário da Transmissão(?: \(Data e Horário de Brasília\))?/i, /(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/), isoDateTime),
-    numeroRecibo: ctx.take('numeroRecibo', labelled(doc, /^Número do Recibo/, /(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/), same),
+    // Some libraries' text breaks the number after a dot (`22090. 9999999-3`): the space is not the number's.
+    numeroRecibo: ctx.take('numeroRecibo', labelled(doc, /^Número do Recibo/, /(\d{2}\.\d{2}\.\d{5}\. ?\d{7}-\d)/), (t) => t.replace(/\s+/g, '')),
     autenticacao: ctx.take('autenticacao', labelled(doc, /^Autenticação/, /(\d{5}\.\d{5}\.\d{5}\.\d{5})/), same)
   }
 }

@@ -45,6 +45,8 @@ const PAIR = new RegExp(`(\\d{2}\\/\\d{4})\\s+${M}`)
 /** A numbered heading of the PGDAS-D prints: `2.2)`, `2.2.1)`, `3)`, `3.`. */
 export const PGDAS_HEADING = /^(?:\d+(?:\.\d+)*\)|\d+\.\s)/
 
+/** A 2.1 row's tag, `(RPA)`, `(RBT12p)`: a line that prints one is a row of its own. */
+const ROW_TAG = /\(R[A-Z]+\d*p?\)/
 const THREE = `\\s+${M}\\s+${M}\\s+${M}$`
 
 /**
@@ -67,13 +69,23 @@ export function readTriple (doc: TextRegion, ctx: ParseContext, field: string, l
   }
 }
 
-/** The values on the line right above a bare tag line (a label without digits before them). */
+/**
+ * The values on the line right above a bare tag line (a label without digits before them):
+ * the line that precedes the tag in reading order, close above it, and no row of its own (a
+ * line with a tag of its own, `(RPA)`, is the row above: where the wrapped label is joined
+ * into one line, or lines are drawn close together, a blank row such as RBT12p would
+ * otherwise take that row's values).
+ */
 function besideFirstLine (doc: TextRegion, label: string): Hit | undefined {
-  const tag = doc.boxOf(new RegExp(`${label}$`))
-  if (tag === undefined) return undefined
-  // Lines are found by their centre: a band of two tag heights over the tag holds the line above only.
-  const above = { x: 0, y: tag.y + tag.height, width: Number.MAX_SAFE_INTEGER, height: 2 * tag.height }
-  return doc.find(new RegExp(`^\\D+?${THREE}`), { page: tag.page, within: above })
+  const re = new RegExp(`${label}$`)
+  const at = doc.lines.findIndex((l) => re.test(l.text))
+  const tag = doc.lines[at]
+  const prev = doc.lines[at - 1]
+  if (tag === undefined || prev === undefined || prev.page !== tag.page) return undefined
+  // Its centre within two tag heights over the tag: the line above, not a row further up.
+  const centre = prev.box.y + prev.box.height / 2 - (tag.box.y + tag.box.height)
+  if (centre < 0 || centre > 2 * tag.box.height || ROW_TAG.test(prev.text)) return undefined
+  return doc.find(new RegExp(`^\\D+?${THREE}`), { page: prev.page, within: prev.box })
 }
 
 /**
@@ -100,9 +112,29 @@ export function readTributos (doc: TextRegion, ctx: ParseContext, field: string,
 }
 
 /** The first row of money under the header `IRPJ ... Total`, in the section `title` opens. */
-function taxRow (doc: TextRegion, title: Label): TableRow | undefined {
+function taxRow (doc: TextRegion, title: Label): Pick<TableRow, 'cells'> | undefined {
   const section = doc.section(title)
-  return section.isEmpty ? undefined : section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0]
+  if (section.isEmpty) return undefined
+  return section.table(TAX_HEADERS, { cell: MONEY_CELL, maxRows: 1 })?.[0] ?? rowByOrder(section)
+}
+
+const HEADER_LINE = normalizeText(TAX_HEADERS.join(' '))
+const NINE = new RegExp(`^\\s*${Array.from({ length: TAX_HEADERS.length }, () => M).join('\\s+')}\\s*$`)
+
+/**
+ * The headers as one piece of text (a library's text keeps a row as a line, its cells' places
+ * lost) and the next line nine amounts: the cells in the headers' order. Nine amounts for nine
+ * headers leave no cell blank, and the eight taxes must add up to the total to the cent, or
+ * the order is not trusted (undefined).
+ */
+function rowByOrder (section: TextRegion): Pick<TableRow, 'cells'> | undefined {
+  const at = section.lines.findIndex((l) => normalizeText(l.text) === HEADER_LINE)
+  const next = section.lines[at + 1]
+  if (at < 0 || next === undefined) return undefined
+  const hit = section.find(NINE, { page: next.page, within: next.box })
+  if (hit === undefined) return undefined
+  const cents = hit.parts.map((p) => Math.round((moneyNumber(p?.value ?? '') ?? Number.NaN) * 100))
+  return cents.slice(0, -1).reduce((a, c) => a + c, 0) === cents[cents.length - 1] ? { cells: hit.parts } : undefined
 }
 
 /** The `MM/AAAA valor` pairs under a heading, down to the next numbered heading; null when the heading is not printed. */
