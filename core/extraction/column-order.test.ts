@@ -18,6 +18,14 @@ describe('positionless text: which pages', () => {
     // Too few lines say nothing of an order.
     expect(lines(['A', 'B']).positionless).toBe(false)
   })
+
+  it('a line or two indented by a library\'s leading spaces leave the page positionless; a page mostly indented, or a column, does not', () => {
+    const page = (xs: number[]): TextDocument => new TextDocument([{ page: 1, width: 595, height: 842, runs: xs.map((x, i) => run(`piece ${i}`, x, 806 - i * 10)) }])
+    // Two spaces at 7 pt: about 4 points.
+    expect(page([36, 36, 40, 36, 36]).positionless).toBe(true)
+    expect(page([36, 40, 40, 40, 36]).positionless).toBe(false)
+    expect(page([36, 36, 80, 36, 36]).positionless).toBe(false)
+  })
 })
 
 describe('positionless text: a collection line handed over block by block', () => {

@@ -33,15 +33,19 @@ const MIN_LINES = 4
 /** A block of more labels than this is no form (a form's copies hold tens): not paired. */
 const MAX_BLOCK = 120
 
+/** A line indented this many of its heights at most is still at the margin: the leading spaces a library's text keeps (` CNPJ das filiais`, pypdf's `  Total do Débito`). */
+const INDENT_SLACK = 1.5
+
 /**
  * True when the lines (one page) have lost their positions: at least MIN_LINES lines, each
- * a single piece of text, all starting at one left edge. A page laid out in columns (a
- * form, a table) always has lines that start elsewhere.
+ * a single piece of text, all starting at one left edge, or a few spaces after it (most of
+ * them at it). A page laid out in columns (a form, a table) always has lines that start elsewhere.
  */
 export function isPositionless (lines: readonly TextLine[]): boolean {
-  if (lines.length < MIN_LINES) return false
-  const left = lines[0]!.box.x
-  return lines.every((l) => l.runs.length === 1 && Math.abs(l.box.x - left) <= MARGIN_SLACK)
+  if (lines.length < MIN_LINES || lines.some((l) => l.runs.length !== 1)) return false
+  const left = Math.min(...lines.map((l) => l.box.x))
+  const atMargin = lines.filter((l) => l.box.x - left <= MARGIN_SLACK).length
+  return 2 * atMargin > lines.length && lines.every((l) => l.box.x - left <= Math.max(MARGIN_SLACK, INDENT_SLACK * l.box.height))
 }
 
 /** The pages (1-based numbers) of `lines` whose text has lost its positions. */
