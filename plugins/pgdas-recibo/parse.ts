@@ -74,12 +74,14 @@ export function parseRecibo (doc: TextDocument, ctx: ParseContext): PgdasRecibo 
   }
   const cell = (field: keyof PgdasRecibo, i: number): number | null => ctx.take(field, at(i), moneyNumber)
   // Positions lost: the two-column identification handed over as its two labels, then their two values.
-  const identification = doc.positionless
+  const paired = doc.positionless
     ? doc.orderedValues([
       { name: 'razaoSocial', label: 'Nome Empresarial', value: /^\s*(?!.*\d{2}\.?\d{3}\.?\d{3}\/)(\S.*?)\s*$/ },
       { name: 'cnpj', label: 'CNPJ da Matriz', value: new RegExp(`^\\s*(${CNPJ_MASK})\\s*$`) }
     ])?.[0]
     : undefined
+  // Both or neither: a name paired without its CNPJ is a pairing that skipped a label.
+  const identification = paired?.cnpj !== undefined && paired.razaoSocial !== undefined ? paired : undefined
   // `Nome Empresarial | CNPJ da Matriz` as a two-column table (values on the next line) or
   // as `label: value` lines. The name is what is left of its line once a CNPJ is taken off.
   const name = doc.labelValue(/^Nome Empresarial:?/, /^(?!\s*CNPJ da Matriz)\s*(\S.*)$/, { linesBelow: 1 }) ?? identification?.razaoSocial
