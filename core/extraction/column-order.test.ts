@@ -18,6 +18,21 @@ describe('positionless text: which pages', () => {
     // Too few lines say nothing of an order.
     expect(lines(['A', 'B']).positionless).toBe(false)
   })
+
+  it('a line or two indented by a library\'s leading spaces leave the page positionless; a page mostly indented, or a column, does not', () => {
+    const page = (xs: number[]): TextDocument => new TextDocument([{ page: 1, width: 595, height: 842, runs: xs.map((x, i) => run(`piece ${i}`, x, 806 - i * 10)) }])
+    // Two spaces at 7 pt: about 4 points.
+    expect(page([36, 36, 40, 36, 36]).positionless).toBe(true)
+    expect(page([36, 40, 40, 40, 36]).positionless).toBe(false)
+    expect(page([36, 36, 80, 36, 36]).positionless).toBe(false)
+  })
+
+  it('a label wrapped over two lines that the plugin\'s labels join stays text from the margin', () => {
+    const texts = ['Título', 'Receita bruta acumulada nos doze meses anteriores', 'ao PA (RBT12)', '12.000,00', 'Fim']
+    const doc = new TextDocument([{ page: 1, width: 595, height: 842, runs: texts.map((t, i) => run(t, 36, 806 - i * 10, 9)) }]).withLabels(['Receita bruta acumulada nos doze meses anteriores ao PA'])
+    expect(doc.lines.some((l) => l.runs.length === 2)).toBe(true)
+    expect(doc.positionless).toBe(true)
+  })
 })
 
 describe('positionless text: a collection line handed over block by block', () => {

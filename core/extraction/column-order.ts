@@ -33,15 +33,21 @@ const MIN_LINES = 4
 /** A block of more labels than this is no form (a form's copies hold tens): not paired. */
 const MAX_BLOCK = 120
 
+/** A line indented this many of its heights at most is still at the margin: the leading spaces a library's text keeps (` CNPJ das filiais`, pypdf's `  Total do Débito`). */
+const INDENT_SLACK = 1.5
+
 /**
- * True when the lines (one page) have lost their positions: at least MIN_LINES lines, each
- * a single piece of text, all starting at one left edge. A page laid out in columns (a
- * form, a table) always has lines that start elsewhere.
+ * True when the lines (one page) have lost their positions: at least MIN_LINES lines, every
+ * piece of text of each starting at one left edge, or a few spaces after it (most lines at
+ * it): one piece a line, or a label wrapped over lines that the plugin's labels joined. A
+ * page laid out in columns (a form, a table) always has pieces that start elsewhere.
  */
 export function isPositionless (lines: readonly TextLine[]): boolean {
   if (lines.length < MIN_LINES) return false
-  const left = lines[0]!.box.x
-  return lines.every((l) => l.runs.length === 1 && Math.abs(l.box.x - left) <= MARGIN_SLACK)
+  const left = Math.min(...lines.map((l) => l.box.x))
+  const atMargin = lines.filter((l) => l.box.x - left <= MARGIN_SLACK).length
+  // A plugin's label wrapped over two lines is joined into one line of two pieces, both from the margin.
+  return 2 * atMargin > lines.length && lines.every((l) => l.runs.every(({ run }) => run.box.x - left <= Math.max(MARGIN_SLACK, INDENT_SLACK * l.box.height)))
 }
 
 /** The pages (1-based numbers) of `lines` whose text has lost its positions. */

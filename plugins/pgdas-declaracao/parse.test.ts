@@ -241,3 +241,79 @@ describe('pgdas-declaracao: the 2.8 tables handed over column by column (issue 3
     expect([data.totalDebitoDeclarado, data.totalDebitoSuspenso, data.totalDebitoExigivel]).toEqual([null, null, null])
   })
 })
+
+describe('pgdas-declaracao: text another library made of the print (issue 33, each line from the margin)', () => {
+  // pypdf's and pdftotext -raw's order: a row per line, its cells' places lost, lines close together.
+  const lines = (text: string[]): TextDocument => runsDocument(text.map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+  const taxes = '44,00 28,00 101,92 22,08 332,00 272,00 0,00 0,00 800,00'
+
+  it('reads the numbers a library splits with a space, the row of values under its row of headers, and gives a blank RBT12p no other row\'s values', () => {
+    const ctx = plainContext()
+    const data = parseDeclaracao(lines([
+      'Receita Bruta do PA (RPA) - Competência 20.000,00 0,00 20.000,00',
+      'Receita bruta acumulada nos doze meses anteriores',
+      'ao PA proporcionalizada (RBT12p)',
+      'Regime de Apuração: Competência Nº da Declaração:',
+      '00000000201801001',
+      '2.8) Total Geral da Empresa',
+      'Total do Débito Declarado (exigível + suspenso) (R$)',
+      'IRPJ CSLL COFINS PIS/Pasep INSS/CPP ICMS IPI ISS Total',
+      taxes,
+      '3. Informações da Recepção da Declaração',
+      'Número do Recibo: 01.07.22090. 9999999-3'
+    ]), ctx)
+    expect(data.rpa).toEqual({ interno: 20000, externo: 0, total: 20000 })
+    expect(data.rbt12p).toBeNull()
+    expect(data.numeroDeclaracao).toBe('00000000201801001')
+    expect(data.numeroRecibo).toBe('01.07.22090.9999999-3')
+    expect(data.totalDebitoDeclarado).toEqual({ irpj: 44, csll: 28, cofins: 101.92, pis: 22.08, inssCpp: 332, icms: 272, ipi: 0, iss: 0, total: 800 })
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('reads pdftotext\'s order: the identification\'s labels then values, each 2.1 row\'s cells one a line after its tag, 2.2\'s pairs split across lines, a table\'s headers then cells one a line, the 2.6 amounts under the footer', () => {
+    const ctx = plainContext()
+    const data = parseDeclaracao(lines([
+      'CNPJ Matriz:', 'Nome empresarial:', '00.000.000/0000-00', 'PXVX UCXFFQMB PXBQ DVNW',
+      'Receita Bruta do PA (RPA) - Competência', '20.000,00', '0,00', '20.000,00',
+      'Receita bruta acumulada nos doze meses anteriores', 'ao PA (RBT12)', '12.000,00', '1,00', '12.001,00',
+      // A blank row followed by the limit's amounts: internal plus external is not a total.
+      'Receita bruta acumulada nos doze meses anteriores', 'ao PA proporcionalizada (RBT12p)', '4.800.000,00', '4.800.000,00', 'Limite de receita bruta proporcionalizado',
+      '2.2) Receitas Brutas Anteriores (R$)', '2.2.1) Mercado Interno', '11/2017', '10.000,00 12/2017', '1.000,00',
+      '2.3) Folha de Salários Anteriores (R$)', 'Nenhuma',
+      '2.6) Resumo da Declaração', 'Receita Bruta Auferida (regime competência)', 'Valor Total do Débito Declarado (R$)', 'Número da Declaração: 00000000201801001', '3', '20.000,00', '800,00',
+      '2.8) Total Geral da Empresa', 'Total do Débito Declarado (exigível + suspenso) (R$)', 'IRPJ', 'CSLL', 'COFINS', 'PIS/Pasep', 'INSS/CPP', 'ICMS', 'IPI', 'ISS', 'Total', ...taxes.split(' ')
+    ]), ctx)
+    expect(data).toMatchObject({ cnpj: '00000000000000', razaoSocial: 'PXVX UCXFFQMB PXBQ DVNW', receitaBrutaAuferida: 20000, valorTotalDebitoDeclarado: 800, rbt12p: null })
+    expect(data.rpa).toEqual({ interno: 20000, externo: 0, total: 20000 })
+    expect(data.rbt12).toEqual({ interno: 12000, externo: 1, total: 12001 })
+    expect(data.receitasAnteriores).toEqual([{ competencia: '2017-11', interno: 10000, externo: null }, { competencia: '2017-12', interno: 1000, externo: null }])
+    expect(data.totalDebitoDeclarado).toMatchObject({ irpj: 44, pis: 22.08, total: 800 })
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('takes no pairs by order when the months are not consecutive (pdfminer\'s column-by-column order)', () => {
+    const data = parseDeclaracao(lines(['2.2) Receitas Brutas Anteriores (R$)', '2.2.1) Mercado Interno', '01/2017', '05/2017', '10.000,00 02/2017', '1.000,00 06/2017', '2,00', '3,00', '2.3) Folha de Salários Anteriores (R$)']), plainContext())
+    expect(data.receitasAnteriores).toEqual([])
+  })
+
+  it('reads the company\'s tables of 2.8, not an establishment\'s totals printed under the same titles in 2.7', () => {
+    const headers = 'IRPJ CSLL COFINS PIS/Pasep INSS/CPP ICMS IPI ISS Total'
+    const data = parseDeclaracao(lines([
+      'Totais do Estabelecimento', 'Total do Débito Declarado (exigível + suspenso)', headers, '1,00 0,00 0,00 0,00 0,00 0,00 0,00 0,00 1,00',
+      '2.8) Total Geral da Empresa', 'Total do Débito Declarado (exigível + suspenso) (R$)', headers, taxes
+    ]), plainContext())
+    expect(data.totalDebitoDeclarado).toMatchObject({ irpj: 44, total: 800 })
+    // 2.8's table unreadable: one establishment's totals are the company's, two establishments' are not.
+    const establishment = (cnpj: string): string[] => [`CNPJ Estabelecimento: ${cnpj}`, 'Totais do Estabelecimento', 'Total do Débito Declarado (exigível + suspenso)', headers, '1,00 0,00 0,00 0,00 0,00 0,00 0,00 0,00 1,00']
+    const broken = ['2.8) Total Geral da Empresa', 'Total do Débito Declarado (exigível + suspenso) (R$)', 'IRPJ CSLL COFINS', '44,00 28,00']
+    expect(parseDeclaracao(lines([...establishment('00.000.000/0001-91'), ...broken]), plainContext()).totalDebitoDeclarado).toMatchObject({ irpj: 1, total: 1 })
+    expect(parseDeclaracao(lines([...establishment('00.000.000/0001-91'), ...establishment('00.000.000/0002-72'), ...broken]), plainContext()).totalDebitoDeclarado).toBeNull()
+  })
+
+  it('trusts no row by order whose eight taxes do not add up to its total, nor one with a cell missing', () => {
+    for (const row of ['44,00 28,00 101,92 22,08 332,00 272,00 0,00 0,00 900,00', '44,00 28,00 101,92 22,08 332,00 272,00 0,00 800,00']) {
+      const data = parseDeclaracao(lines(['Total do Débito Declarado (exigível + suspenso) (R$)', 'IRPJ CSLL COFINS PIS/Pasep INSS/CPP ICMS IPI ISS Total', row]), plainContext())
+      expect(data.totalDebitoDeclarado).toBeNull()
+    }
+  })
+})

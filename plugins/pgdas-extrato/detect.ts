@@ -16,7 +16,7 @@ export const rules: DetectionRule[] = [
   { name: 'discriminativo', kind: 'weak', weight: 1, test: /DISCRIMINATIVO DE RECEITAS/ },
   { name: 'total-geral', kind: 'weak', weight: 1, test: /TOTAL GERAL DA EMPRESA/ },
   // Neighbours that quote the same words (§1 Exclusion, §10).
-  { name: 'receipt-title', kind: 'exclusion', weight: 1, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS-D/ },
+  { name: 'receipt-title', kind: 'exclusion', weight: 1, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS ?-D/ },
   { name: 'declaration-header', kind: 'exclusion', weight: 1, test: (t) => /SIMPLES NACIONAL - DECLARATORIO/.test(t) && /N(?:º|°|O|UMERO)? ?DA DECLARACAO/.test(t) },
   { name: 'das-title-first', kind: 'exclusion', weight: 1, test: (_t, doc) => /^DOCUMENTO DE ARRECADACAO( DO SIMPLES NACIONAL)?$/.test(doc.normalizedLines[0] ?? '') },
   { name: 'payment-receipt', kind: 'exclusion', weight: 1, test: /COMPROVANTE DE (ARRECADACAO|PAGAMENTO)/ },

@@ -144,3 +144,20 @@ describe('pgdas-extrato: consistency checks and evidence', () => {
     expect(result.evidence['totalDebitoExigivel.iss']?.box.x).toBeCloseTo(40 + 7 * 60, 0)
   })
 })
+
+describe('pgdas-extrato: text pdfminer ordered (issue 33, positions lost)', () => {
+  const lines = (text: string[]) => runsDocument(text.map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+
+  it('pairs two labels with the two values after them, both or neither', () => {
+    const ctx = plainContext()
+    const data = parseExtrato(lines([
+      '1) Informações do Contribuinte', 'CNPJ Básico:', 'Data de Abertura:', '36.405.355', '28/04/2010',
+      '2) Informações da Apuração', 'Nome Empresarial:', 'Regime de Apuração:', '36405355202311001', 'Oficina Mecânica Irmãos Araújo Ltda', 'Competência'
+    ]), ctx)
+    expect(data).toMatchObject({ cnpjBasico: '36405355', dataAbertura: '2010-04-28', razaoSocial: 'Oficina Mecânica Irmãos Araújo Ltda', regimeApuracao: 'COMPETENCIA' })
+    expect(ctx.conflicts).toEqual([])
+    // The regime's value not printed: the name is not taken alone (a pairing that skipped a label).
+    const alone = parseExtrato(lines(['CNPJ Básico:', 'Nome Empresarial:', 'Regime de Apuração:', 'Oficina Mecânica Irmãos Araújo Ltda', 'Fim']), plainContext())
+    expect([alone.razaoSocial, alone.regimeApuracao]).toEqual([null, null])
+  })
+})

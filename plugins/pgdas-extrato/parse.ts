@@ -67,14 +67,25 @@ export function parseExtrato (doc: TextDocument, ctx: ParseContext): PgdasExtrat
   // Section 3 up to section 4; its first establishment (the matriz) gives sublimite and impedimento.
   const estabelecimentos = doc.section(SECTION_3, /^4\) Total Geral da Empresa/)
   const razao = doc.labelValue(/Nome Empresarial:/, /^\s*(\S.*)$/, { linesBelow: 1 })
+  // Positions lost (pdfminer's order): a pair of labels, then their two values; both or neither.
+  const pairOf = (fields: Parameters<TextDocument['orderedValues']>[0]): Record<string, Hit | undefined> => {
+    const found = doc.positionless ? doc.orderedValues(fields)?.[0] : undefined
+    return found !== undefined && fields.every((f) => found[f.name] !== undefined) ? found : {}
+  }
+  const opening = pairOf([{ name: 'cnpjBasico', label: 'CNPJ Básico:', value: /^\s*(\d{2}\.\d{3}\.\d{3})\s*$/ }, { name: 'dataAbertura', label: 'Data de Abertura:', value: /^\s*(\d{2}\/\d{2}\/\d{4})\s*$/ }])
+  const naming = pairOf([
+    // A name: no label, no number alone, not the regime's word.
+    { name: 'razaoSocial', label: 'Nome Empresarial:', value: /^\s*(?!.*:|[\d.,/\s]+$|(?:Competência|Caixa)\s*$)(\S.*?)\s*$/ },
+    { name: 'regimeApuracao', label: 'Regime de Apuração:', value: /^\s*(Competência|Caixa)\s*$/ }
+  ])
   return {
-    cnpjBasico: ctx.take('cnpjBasico', doc.labelValue(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/), onlyDigits),
+    cnpjBasico: ctx.take('cnpjBasico', doc.labelValue(/CNPJ Básico:/, /(\d{2}\.\d{3}\.\d{3})/) ?? opening.cnpjBasico, onlyDigits),
     cnpj: ctx.take('cnpj', doc.labelValue(/CNPJ Estabelecimento:/, /([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2})/), cnpjChars),
     // The name ends where the next label of its line starts (documents.md §1: "stop before Data de Abertura");
     // a line that starts with one (positions lost: the label's next line is another label) holds no name.
-    razaoSocial: ctx.take('razaoSocial', razao, (t) => text(t.split(/(?:^|\s+)(?:Data de Abertura|Regime de Apuração):/)[0]!)),
-    dataAbertura: ctx.take('dataAbertura', doc.labelValue(/Data de Abertura:/, DATE), isoDate),
-    regimeApuracao: ctx.take('regimeApuracao', doc.labelValue(/Regime de Apuração:/, /^\s*(Competência|Caixa)/), (t) => t.startsWith('C') && t.length > 5 ? 'COMPETENCIA' as const : 'CAIXA' as const),
+    razaoSocial: ctx.take('razaoSocial', (razao !== undefined && /^\s*(?:Data de Abertura|Regime de Apuração):/.test(razao.value) ? undefined : razao) ?? naming.razaoSocial, (t) => text(t.split(/(?:^|\s+)(?:Data de Abertura|Regime de Apuração):/)[0]!)),
+    dataAbertura: ctx.take('dataAbertura', doc.labelValue(/Data de Abertura:/, DATE) ?? opening.dataAbertura, isoDate),
+    regimeApuracao: ctx.take('regimeApuracao', doc.labelValue(/Regime de Apuração:/, /^\s*(Competência|Caixa)/) ?? naming.regimeApuracao, (t) => t.startsWith('C') && t.length > 5 ? 'COMPETENCIA' as const : 'CAIXA' as const),
     competencia: ctx.take('competencia', doc.labelValue(/Período de Apuração \(PA\):/, /(\d{2}\/\d{4})/), competence),
     numeroApuracao: ctx.take('numeroApuracao', doc.labelValue(/Informações da Apuração/, /\b(\d{17})\b/), (t) => t),
     tipoApuracao: ctx.take('tipoApuracao', doc.find(/^Apuração (Original|Retificadora)\b/), (t) => t === 'Original' ? 'ORIGINAL' as const : 'RETIFICADORA' as const),

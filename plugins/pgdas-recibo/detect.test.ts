@@ -22,6 +22,12 @@ describe('pgdas-recibo: detection and neighbours', () => {
     expect(result.data).toMatchObject({ numeroDeclaracao: '23277116202606001', totalDebitoExigivel: 1136.35, dataHoraTransmissao: '2026-08-03T10:15:22' })
   })
 
+  it('recognises the receipt in pypdf\'s text of it: the title\'s last word and the receipt number split by a space', async () => {
+    const split = RECEIPT.map((l) => l.replace('PGDAS-D', 'PGDAS -D').replace('26215.0279398-4', '26215. 0279398-4'))
+    const result = await extractPdf(await pdfOf(split))
+    expect(result).toMatchObject({ success: true, documentType: 'PGDAS_RECIBO', data: { numeroRecibo: '01.07.26215.0279398-4' } })
+  })
+
   it('leaves a combined declaration+receipt file to the declaration, naming the receipt page', async () => {
     const pdf = await pdfOf(DECLARATION, RECEIPT)
     const result = await extractPdf(pdf)

@@ -9,9 +9,10 @@ import type { DetectionRule, TextDocument } from '../../core/plugin-api.js'
 const extractTitleLine = (_t: string, doc: TextDocument): boolean => doc.normalizedLines.some((l) => l.startsWith('EXTRATO DO SIMPLES NACIONAL'))
 
 export const rules: DetectionRule[] = [
-  { name: 'title', kind: 'strong', weight: 4, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS-D/ },
+  // Some libraries' text splits the title's last word (`PGDAS -D`).
+  { name: 'title', kind: 'strong', weight: 4, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS ?-D/ },
   { name: 'tipo', kind: 'weak', weight: 1, test: /(?:DECLARACAO|APURACAO) (?:ORIGINAL|RETIFICADORA)/ },
-  { name: 'numero-recibo', kind: 'weak', weight: 1, test: /NUMERO DO RECIBO:? ?\d{2}\.\d{2}\.\d{5}\.\d{7}-\d/ },
+  { name: 'numero-recibo', kind: 'weak', weight: 1, test: /NUMERO DO RECIBO:? ?\d{2}\.\d{2}\.\d{5}\. ?\d{7}-\d/ },
   { name: 'autenticacao', kind: 'weak', weight: 1, test: /AUTENTICACAO:? ?\d{5}\.\d{5}\.\d{5}\.\d{5}/ },
   { name: 'transmissao', kind: 'weak', weight: 1, test: /DATA E HORARIO DA TRANSMISSAO/ },
   { name: 'cnpj-matriz', kind: 'weak', weight: 1, test: /CNPJ DA MATRIZ/ },

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.js'
 import { generateRecibo } from './fixtures/generate.js'
 import type { ReciboOptions } from './fixtures/generate.js'
-import { memo } from '../../fixtures/extraction/helpers.js'
+import { memo, plainContext, runsDocument } from '../../fixtures/extraction/helpers.js'
+import { labels } from './fields.js'
+import { parseRecibo } from './parse.js'
 
 const fixture = memo(generateRecibo)
 const pdf = (o: ReciboOptions) => async () => (await fixture(o)).pdf
@@ -60,5 +62,29 @@ describe('pgdas-recibo: consistency checks and evidence', () => {
     const result = await extractPdf(await pdf({ seed: 3, retificadora: true, suspenso: true })())
     expect(result.evidence.totalDebitoSuspenso).toMatchObject({ page: 1, source: expect.stringMatching(/^\d{2}\/\d{4} \d{17} R\$/), box: expect.objectContaining({ x: expect.closeTo(350, 0) }) })
     expect(result.evidence.numeroRecibo?.source).toMatch(/^Número do Recibo: 01\.07\./)
+  })
+})
+
+describe('pgdas-recibo: text another library ordered column by column (issue 33, positions lost)', () => {
+  // pdftotext's order of the RFB's print: the two identification labels, then their values;
+  // the table's wrapped headers with its cells among them, column after column.
+  const page = (cells: string[]) => runsDocument([
+    'RECIBO DE ENTREGA DA APURAÇÃO NO PGDAS-D', 'Nome Empresarial', 'CNPJ da Matriz', 'MERCADO TRÊS IRMÃOS LTDA', '23.277.116/0001-78',
+    'Período de', 'Apuração', 'Número da', 'Apuração', 'Receita Bruta', 'Auferida', cells[0]!, cells[1]!, cells[2]!,
+    'Total do', 'Débito', 'Declarado', 'Total do', 'Débito com', 'Exigibilidade', 'Suspensa', 'Total do', 'Débito', 'Exigível', cells[3]!, cells[4]!, cells[5]!,
+    '3. Informações da Recepção da Apuração no PGDAS-D'
+  ].map((t, i): [string, number, number] => [t, 36, 800 - 10 * i]), labels)
+
+  it('pairs the identification by order and reads the row\'s values in order', () => {
+    const ctx = plainContext()
+    const data = parseRecibo(page(['06/2026', '23277116202606001', 'R$ 18.939,46', 'R$ 1.136,35', 'R$ 100,00', 'R$ 1.036,35']), ctx)
+    expect(data).toMatchObject({ razaoSocial: 'MERCADO TRÊS IRMÃOS LTDA', cnpj: '23277116000178', competencia: '2026-06', numeroDeclaracao: '23277116202606001' })
+    expect([data.receitaBrutaAuferida, data.totalDebitoDeclarado, data.totalDebitoSuspenso, data.totalDebitoExigivel]).toEqual([18939.46, 1136.35, 100, 1036.35])
+    expect(ctx.conflicts).toEqual([])
+  })
+
+  it('trusts no order whose declared debt is not the suspended plus the payable one', () => {
+    const data = parseRecibo(page(['06/2026', '23277116202606001', 'R$ 18.939,46', 'R$ 100,00', 'R$ 1.136,35', 'R$ 1.036,35']), plainContext())
+    expect([data.totalDebitoDeclarado, data.totalDebitoSuspenso, data.totalDebitoExigivel]).toEqual([null, null, null])
   })
 })
