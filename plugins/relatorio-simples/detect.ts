@@ -28,5 +28,6 @@ export const rules: DetectionRule[] = [
   { name: 'pgdas-declaracao-title', kind: 'exclusion', weight: 1, test: /DOCUMENTO DE ARRECADACAO DO SIMPLES NACIONAL - DECLARATORIO/ },
   { name: 'das-title', kind: 'exclusion', weight: 1, test: (_t, doc) => titleLine(doc, /^DOCUMENTO DE ARRECADACAO(?: DO SIMPLES NACIONAL)?$/) },
   { name: 'das-mei', kind: 'exclusion', weight: 1, test: /PGMEI|SIMPLES NACIONAL - MEI/ },
-  { name: 'pgdas-receipt', kind: 'exclusion', weight: 1, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS-D/ }
+  // The receipt's title as the receipt's detector reads it, `PGDAS -D` split by some libraries included.
+  { name: 'pgdas-receipt', kind: 'exclusion', weight: 1, test: /RECIBO DE ENTREGA DA APURACAO NO PGDAS ?-D/ }
 ]
