@@ -28,6 +28,12 @@ import { moneyCents, normalizeText } from './values.js'
 
 /** Lines whose left edges are this close (points) start at one margin. */
 const MARGIN_SLACK = 1
+/**
+ * A line may also start this many line heights right of the margin: the leading spaces a
+ * library keeps at the start of a piece (pypdf's ` 00.000.688/0001-00`) move the text drawn
+ * from the margin by a space each (about a fifth of a line height), up to about three.
+ */
+const LEADING_SPACES_SLACK = 0.6
 /** Fewer lines than this say nothing about a page's order. */
 const MIN_LINES = 4
 /** A block of more labels than this is no form (a form's copies hold tens): not paired. */
@@ -35,13 +41,13 @@ const MAX_BLOCK = 120
 
 /**
  * True when the lines (one page) have lost their positions: at least MIN_LINES lines, each
- * a single piece of text, all starting at one left edge. A page laid out in columns (a
- * form, a table) always has lines that start elsewhere.
+ * a single piece of text, all starting at one left edge (or a few leading spaces right of
+ * it). A page laid out in columns (a form, a table) always has lines that start elsewhere.
  */
 export function isPositionless (lines: readonly TextLine[]): boolean {
   if (lines.length < MIN_LINES) return false
-  const left = lines[0]!.box.x
-  return lines.every((l) => l.runs.length === 1 && Math.abs(l.box.x - left) <= MARGIN_SLACK)
+  const left = Math.min(...lines.map((l) => l.box.x))
+  return lines.every((l) => l.runs.length === 1 && l.box.x - left <= Math.max(MARGIN_SLACK, LEADING_SPACES_SLACK * l.box.height))
 }
 
 /** The pages (1-based numbers) of `lines` whose text has lost its positions. */
