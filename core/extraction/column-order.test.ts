@@ -186,6 +186,20 @@ describe('positionless text: a table handed over row by row, its totals row afte
     expect(read.unplaced.length).toBeGreaterThan(0)
   })
 
+  it('reads money rows after a first whole row under the key\'s headers, the other codes and names further down (pdftotext\'s order of the RELPSN guide)', () => {
+    const doc = lines(['Código Denominação', 'Principal', 'Total', '1001', '2,20', '3,20', '1,40', '2,04', '3,60', '5,24', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais'])
+    const table = doc.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })!
+    expect(table.rows.map((r) => [r.codigo?.[0]?.value, r.nome?.map((h) => h.value), r.principal?.[0]?.value, r.total?.[0]?.value])).toEqual([
+      ['1001', ['IRPJ', '01/2018'], '2,20', '3,20'],
+      ['1002', ['CSLL', '01/2018'], '1,40', '2,04']
+    ])
+    expect([table.totals?.principal?.[0]?.value, table.totals?.total?.[0]?.value]).toEqual(['3,60', '5,24'])
+    // The last money row not the sum of the others: no totals row, nothing lined up by guess.
+    const wrong = lines(['Código Denominação', 'Principal', 'Total', '1001', '2,20', '3,20', '1,40', '2,04', '3,60', '5,25', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais'])
+    const read = wrong.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })
+    expect(read?.rows.some((r) => r.codigo?.[0]?.value === '1002' && r.total !== undefined) ?? false).toBe(false)
+  })
+
   it('does not take trailing cells that are not the sums for a totals row, nor a row missing a cell', () => {
     const wrongSum = lines(['Código', 'Denominação', '1001', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais', 'Principal', '2,20', '1,40', 'Total', '3,20', '2,04', '3,60', '5,25'])
     const table = wrongSum.orderedColumns(key, others, { totals: 'Totais' })!

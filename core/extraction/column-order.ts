@@ -443,6 +443,32 @@ function headerGroups (lines: readonly TextLine[], columns: readonly OrderedColu
     // Consecutive headers are also what a blank column leaves in a table handed over column by
     // column (`Juros`, nothing, `Total`): a group without the key is taken only when its last
     // row is, column by column and to the cent, the sum of the rows above it (the totals row).
+    // Led by the key, its first row whole, then rows without the key's cell (pdftotext: `Código`
+    // and the money headers, the first code and its amounts, then the other rows' amounts, the
+    // codes printed further down): the rest of the group, row by row, verified as a group
+    // without the key; the key's cells are then read elsewhere (the streamed reading).
+    if (group[0] === columns[0] && group.length > 2 && cells[0]!.length === 1) {
+      const rest = patterns.slice(1)
+      const more: Hit[][][] = rest.map(() => [])
+      let k = at
+      for (;;) {
+        const row = rest.map((cell) => {
+          const line = lines[k]
+          const m = cell.length !== 1 || line === undefined || line.page !== lines[start]!.page ? null : wholeValue(line, cell[0]!)
+          if (m === null) return undefined
+          k++
+          return [hitOf(line!, m, 0, bounds)]
+        })
+        if (row.some((c) => c === undefined)) { k -= row.filter((c) => c !== undefined).length; break }
+        row.forEach((c, i) => more[i]!.push(c!))
+      }
+      const columnsAfter = more.map((m, i) => [cells[i + 1]![0]!, ...m])
+      if (more[0]!.length >= 2 && columnsAfter.every((column) => endsWithSum(column) === 0)) {
+        group.slice(1).forEach((c, i) => out.set(c.name, columnsAfter[i]!))
+        start = k - 1
+        continue
+      }
+    }
     const verified = group[0] === columns[0] || (cells[0]!.length >= 2 && cells.every((column) => endsWithSum(column) === 0))
     if (cells[0]!.length > 0 && verified) group.forEach((c, i) => out.set(c.name, cells[i]!))
     start = at - 1
