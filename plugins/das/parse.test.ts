@@ -251,4 +251,25 @@ describe('das: text handed over column by column (positions lost, issue 33)', ()
     expect(data.totais).toEqual({ principal: 8400, multa: null, juros: null, total: 8690.56 })
     expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'LABEL_VALUE_CONFLICT', field: 'totais.multa', message: expect.stringMatching(/swap multa and juros.*not guessed/) })]))
   })
+
+  it('reads a header handed over label before value, each value after the next label, the stub as a column of labels, and a row of three amounts', async () => {
+    // pdftotext's reading order of the real guides; the row prints a principal, one more amount and the total.
+    const collection = buildCollectionLine({ segment: '5', valueId: '8', amountCents: 624_893, issuer: '0328', free: `22140${'07202213153961966'}001` })
+    const text = [
+      'Documento de Arrecadação', 'do Simples Nacional', 'CNPJ', 'Razão Social', '87.231.447/0001-50', 'COMERCIO DE FERRAGENS SAO JOAO LTDA',
+      'Período de Apuração', 'Data de Vencimento', 'Abril/2022', 'Número do Documento', '20/05/2022', 'Pagar este documento até',
+      '07.20.22131.5396196-6', 'Observações', '31/05/2022', 'Esta guia foi emitida para teste.', 'Valor Total do Documento', '6.248,93',
+      'Composição do Documento de Arrecadação', '1001 IRPJ - SIMPLES NACIONAL 6.000,00 248,93 6.248,93', '04/2022', 'Totais 6.000,00 248,93 6.248,93',
+      'SENDA (Versão:4.5.0) 11/05/2022 08:44:05', collection.line, 'Pague com o PIX', 'CNPJ:', 'Número:', 'Pagar até:', 'Valor:',
+      '87.231.447/0001-50', '07.20.22131.5396196-6', '31/05/2022', '6.248,93'
+    ]
+    const result = await extractPdf(await writeTextPdf([text.map((t, i) => ({ text: t, x: 40, y: 800 - i * 14 }))], { seed: 1, inOrder: true }))
+    expect(result.data).toMatchObject({
+      cnpj: '87231447000150', razaoSocial: 'COMERCIO DE FERRAGENS SAO JOAO LTDA', competencia: '2022-04', dataVencimento: '2022-05-20', pagarAte: '2022-05-31',
+      numeroDocumento: '07202213153961966', observacoes: 'Esta guia foi emitida para teste.',
+      composicao: [{ codigo: '1001', principal: 6000, multa: null, juros: null, total: 6248.93, periodo: '2022-04' }],
+      totais: { principal: 6000, multa: null, juros: null, total: 6248.93 }
+    })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'LABEL_VALUE_CONFLICT', field: 'composicao.0.multa', message: expect.stringMatching(/multa or the juros.*not guessed/) })]))
+  })
 })
