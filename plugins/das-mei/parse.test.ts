@@ -109,4 +109,21 @@ describe('das-mei: text whose positions are lost (issue 33)', () => {
   it('takes no totals row whose cells are not the columns\' sums', async () => {
     expect((await read(['55,90', '11,18', '10,70', '77,79'])).totais).toBeNull()
   })
+
+  it('places a multa column printed one cell short (a blank row) where each row\'s amounts add up, and not otherwise', async () => {
+    const page = (multa: string[]): string[] => {
+      const lines = text(['55,90', '11,18', '10,71', '77,79'])
+      // The ICMS row's multa printed blank: its total is its principal and juros.
+      lines.splice(lines.indexOf('Multa') + 1, 3, ...multa)
+      lines.splice(lines.indexOf('Total') + 2, 1, '1,19')
+      lines.splice(lines.indexOf('Totais') + 1, 4, '55,90', '10,98', '10,71', '77,59')
+      return lines
+    }
+    const pdf = async (lines: string[]): Promise<Uint8Array> => await writeTextPdf([lines.map((t, i) => ({ text: t, x: 40, y: 800 - i * 9 }))], { seed: 1, inOrder: true })
+    const rows = async (lines: string[]): Promise<Array<number | null>> =>
+      ((await extractPdf(await pdf(lines))).data as { guias: Array<{ composicao: Array<{ multa: number | null }> }> }).guias[0]!.composicao.map((r) => r.multa)
+    expect(await rows(page(['9,98', '1,00']))).toEqual([9.98, null, 1])
+    // The cells do not match the rows' differences: which row is blank is not known, nothing is placed.
+    expect(await rows(page(['9,98', '1,01']))).toEqual([null, null, null])
+  })
 })

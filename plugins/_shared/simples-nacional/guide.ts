@@ -218,6 +218,8 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
       if (!Object.keys(lone).some((k) => why.includes(`"${k}"`))) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
     }
     if (Object.keys(lone).length > 0) table.totals = { ...table.totals, ...lone }
+    const short = shortColumn(doc, table, page)
+    if (short !== undefined) table.unplaced = table.unplaced.filter((why) => !short.some((k) => why.includes(`"${k}"`)))
     const labelled = labelledTotals(doc, table, page)
     if (labelled !== undefined) table.totals = labelled
     for (const row of table.rows) {
@@ -251,6 +253,42 @@ function loneTotals (doc: TextDocument, table: { rows: OrderedRow[], totals: Ord
   const [p, m, j, t] = KEYS.map((k) => cents(all[k])) as [number | null, number | null, number | null, number | null]
   if (Object.keys(found).length === 0 || p === null || m === null || j === null || t === null || p + m + j !== t) return {}
   return found
+}
+
+/**
+ * A multa or juros column printed with fewer cells than rows (blank cells print nothing), the
+ * other amounts placed: each row's principal + multa + juros = total says what the short column
+ * holds, row by row. Its cells are placed only when, in order, they are exactly the rows' nonzero
+ * differences (the rows whose difference is zero are the blank ones). A total column holding the
+ * rows and then the totals row (principal, multa, juros, total, each its column's sum) is placed
+ * with it. The columns placed, or undefined (nothing changed).
+ */
+function shortColumn (doc: TextDocument, table: { rows: OrderedRow[], totals: OrderedRow | undefined }, page: number): Key[] | undefined {
+  const n = table.rows.length
+  const missing = KEYS.filter((k) => table.rows.every((r) => r[k] === undefined))
+  const short = missing.filter((k) => k === 'multa' || k === 'juros')
+  if (short.length !== 1 || missing.some((k) => k !== short[0] && k !== 'total') || n < 2) return undefined
+  const k = short[0]!
+  const other = k === 'multa' ? 'juros' : 'multa'
+  const raw = (key: Key): Hit[] => doc.orderedColumns({ name: key, header: new RegExp(`^${key[0]!.toUpperCase()}${key.slice(1)}$`), cell: new RegExp(`^${M}$`) }, [], { page })?.rows.map((r) => r[key]![0]!) ?? []
+  const totalCells = missing.includes('total') ? raw('total') : table.rows.map((r) => r.total![0]!)
+  const cells = raw(k)
+  if (totalCells.length !== n && totalCells.length !== n + KEYS.length) return undefined
+  const c = (h: Hit | undefined): number | null => h === undefined ? null : moneyCents(h.value)
+  const diffs = table.rows.map((r, i) => {
+    const [p, o, t] = [c(r.principal?.[0]), c(r[other]?.[0]), c(totalCells[i])]
+    return p === null || o === null || t === null ? null : t - p - o
+  })
+  if (diffs.some((d) => d === null || d < 0)) return undefined
+  const nonzero = diffs.flatMap((d, i) => d === 0 ? [] : [i])
+  if (cells.length !== nonzero.length || cells.length >= n || cells.some((h, j) => c(h) !== diffs[nonzero[j]!])) return undefined
+  const sums = KEYS.map((key) => key === k ? diffs.reduce<number>((a, d) => a + d!, 0) : table.rows.reduce((a, r, i) => a + (c(key === 'total' ? totalCells[i] : r[key]?.[0]) ?? 0), 0))
+  const trailing = totalCells.slice(n)
+  if (trailing.length > 0 && trailing.some((h, i) => c(h) !== sums[i])) return undefined
+  nonzero.forEach((i, j) => { table.rows[i]![k] = [cells[j]!] })
+  if (missing.includes('total')) table.rows.forEach((r, i) => { r.total = [totalCells[i]!] })
+  if (trailing.length > 0) table.totals = { ...table.totals, ...Object.fromEntries(KEYS.map((key, i) => [key, [trailing[i]!]])) }
+  return missing
 }
 
 /**
