@@ -33,6 +33,13 @@ describe('positionless text: which pages', () => {
     expect(doc.lines.some((l) => l.runs.length === 2)).toBe(true)
     expect(doc.positionless).toBe(true)
   })
+
+  it('a line a leading space right of the margin (pypdf keeps it) is still at the margin; a column further right is not', () => {
+    const page = (indent: number): TextDocument => new TextDocument([{ page: 1, width: 595, height: 842, runs: [run('A', 36, 800), run('B', 36 + indent, 790), run('C', 36, 780), run('D', 36, 770)] }])
+    // One space of a 7-point font: about 2 points.
+    expect(page(1.95).positionless).toBe(true)
+    expect(page(30).positionless).toBe(false)
+  })
 })
 
 describe('positionless text: a collection line handed over block by block', () => {
@@ -133,6 +140,33 @@ describe('positionless text: a table handed over column by column', () => {
   })
 })
 
+describe('positionless text: headers stacked, blank columns', () => {
+  const key = { name: 'codigo', header: /^Código$/, cell: /^(\d{4})$/ }
+  const others = [
+    { name: 'nome', header: /^Denominação$/, cell: [/^(\D+)$/, /^(\d{2}\/\d{4})$/] },
+    { name: 'principal', header: /^Principal$/, cell: MONEY },
+    { name: 'multa', header: /^Multa$/, cell: MONEY },
+    { name: 'total', header: /^Total$/, cell: MONEY }
+  ]
+
+  it('finds the codes after a run of stacked headers, and a totals row after the last column whose blank column\'s cell is a zero', () => {
+    // pdfminer's order of an on-time guide: `Código` over `Denominação`, the codes, `Multa`
+    // printed with no cell, then the totals row (principal, multa, total) after the last column.
+    const doc = lines(['Código', 'Denominação', '1001', '1002', 'Totais', 'Multa', 'Principal', '2,20', '1,40', 'Total', '2,20', '1,40', '3,60', '0,00', '3,60'])
+    const table = doc.orderedColumns(key, others, { totals: 'Totais' })!
+    expect(table.rows.map((r) => [r.codigo?.[0]?.value, r.principal?.[0]?.value, r.multa?.[0]?.value, r.total?.[0]?.value])).toEqual([
+      ['1001', '2,20', undefined, '2,20'],
+      ['1002', '1,40', undefined, '1,40']
+    ])
+    expect([table.totals?.principal?.[0]?.value, table.totals?.multa?.[0]?.value, table.totals?.total?.[0]?.value]).toEqual(['3,60', '0,00', '3,60'])
+    // The blank column's totals cell must be a zero: anything else is no totals row.
+    const notZero = lines(['Código', 'Denominação', '1001', '1002', 'Totais', 'Multa', 'Principal', '2,20', '1,40', 'Total', '2,20', '1,40', '3,60', '0,10', '3,60'])
+    const read = notZero.orderedColumns(key, others, { totals: 'Totais' })!
+    expect(read.rows.every((r) => r.total === undefined)).toBe(true)
+    expect(read.unplaced).toEqual([expect.stringMatching(/"total" prints 5 values for 2 rows/)])
+  })
+})
+
 describe('positionless text: a table handed over row by row, its totals row after the last column', () => {
   const key = { name: 'codigo', header: /^Código$/, cell: /^(\d{4})$/ }
   const others = [
@@ -165,6 +199,20 @@ describe('positionless text: a table handed over row by row, its totals row afte
     const read = short.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })!
     expect(read.rows.every((r) => r.principal === undefined && r.total === undefined)).toBe(true)
     expect(read.unplaced.length).toBeGreaterThan(0)
+  })
+
+  it('reads money rows after a first whole row under the key\'s headers, the other codes and names further down (pdftotext\'s order of the RELPSN guide)', () => {
+    const doc = lines(['Código Denominação', 'Principal', 'Total', '1001', '2,20', '3,20', '1,40', '2,04', '3,60', '5,24', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais'])
+    const table = doc.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })!
+    expect(table.rows.map((r) => [r.codigo?.[0]?.value, r.nome?.map((h) => h.value), r.principal?.[0]?.value, r.total?.[0]?.value])).toEqual([
+      ['1001', ['IRPJ', '01/2018'], '2,20', '3,20'],
+      ['1002', ['CSLL', '01/2018'], '1,40', '2,04']
+    ])
+    expect([table.totals?.principal?.[0]?.value, table.totals?.total?.[0]?.value]).toEqual(['3,60', '5,24'])
+    // The last money row not the sum of the others: no totals row, nothing lined up by guess.
+    const wrong = lines(['Código Denominação', 'Principal', 'Total', '1001', '2,20', '3,20', '1,40', '2,04', '3,60', '5,25', 'IRPJ', '01/2018', '1002', 'CSLL', '01/2018', 'Totais'])
+    const read = wrong.orderedColumns({ ...key, header: /^Código\b/ }, [{ ...others[0]!, header: /Denominação$/ }, ...others.slice(1)], { totals: 'Totais' })
+    expect(read?.rows.some((r) => r.codigo?.[0]?.value === '1002' && r.total !== undefined) ?? false).toBe(false)
   })
 
   it('does not take trailing cells that are not the sums for a totals row, nor a row missing a cell', () => {

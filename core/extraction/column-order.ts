@@ -38,9 +38,9 @@ const INDENT_SLACK = 1.5
 
 /**
  * True when the lines (one page) have lost their positions: at least MIN_LINES lines, every
- * piece of text of each starting at one left edge, or a few spaces after it (most lines at
- * it): one piece a line, or a label wrapped over lines that the plugin's labels joined. A
- * page laid out in columns (a form, a table) always has pieces that start elsewhere.
+ * piece of text of each starting at one left edge, or a few spaces after it: one piece a line,
+ * or a label wrapped over lines that the plugin's labels joined; most lines start at the edge
+ * itself. A page laid out in columns (a form, a table) always has pieces that start elsewhere.
  */
 export function isPositionless (lines: readonly TextLine[]): boolean {
   if (lines.length < MIN_LINES) return false
@@ -301,6 +301,12 @@ function cellsOf (lines: readonly TextLine[], column: OrderedColumn, bounds: Lab
   return []
 }
 
+/** True when a cell pattern reads an amount (`1.234,56`), so that a column of it printed blank sums to zero. */
+function moneyShaped (cell: RegExp): boolean {
+  const re = compiled(cell)
+  return re.test('1.234,56') && !re.test('1001')
+}
+
 /** For money cells: the last minus the sum of the others, in cents (0: the last is their sum); undefined when some cell is not money. */
 function endsWithSum (cells: Hit[][]): number | undefined {
   const cents = cells.map((c) => moneyCents(c[0]?.value ?? ''))
@@ -328,7 +334,10 @@ function endsWithSum (cells: Hit[][]): number | undefined {
  */
 export function orderedColumns (lines: readonly TextLine[], key: OrderedColumn, others: readonly OrderedColumn[], options: { totals?: Label }, bounds: LabelBounds): OrderedTable | undefined {
   const plain = readTable(lines, key, others, options, bounds, false)
-  if (plain === undefined || plain.unplaced.length === 0) return plain
+  // No key cell right under its header (`Código`, then `Denominação`: headers stacked, the codes
+  // after them): the streamed reading finds the key's cells further on.
+  if (plain === undefined) return readTable(lines, key, others, options, bounds, true)
+  if (plain.unplaced.length === 0) return plain
   // Columns left unplaced may be cells scattered through the table (pdftotext: the first code,
   // the money rows, then each denomination and the next code): the streamed reading, when it
   // places more and leaves no more unplaced.
@@ -358,9 +367,14 @@ function readTable (lines: readonly TextLine[], key: OrderedColumn, others: read
   const unplaced: string[] = []
   // Money columns placed with exactly n cells, in their order: a totals row after the last column sums them.
   const summed: Array<{ name: string, cells: Hit[][] }> = []
+  // Money columns whose header prints no cell (blank in every row): their totals cell is a zero.
+  const blank: Array<{ name: string, cells: Hit[][] }> = []
   for (const column of others) {
     const cells = read(column)
-    if (cells.length === 0) continue
+    if (cells.length === 0) {
+      if (column.header !== undefined && lines.some(headerTest(column.header)) && !Array.isArray(column.cell) && moneyShaped(column.cell)) blank.push({ name: column.name, cells: [] })
+      continue
+    }
     // With a totals row, a column's last cell may be the total (the totals row ends the table):
     // n + 1 cells are the n rows and the total; n money cells whose last is the sum of the
     // others may be n - 1 rows (one printed blank) and the total: not placed.
@@ -368,7 +382,9 @@ function readTable (lines: readonly TextLine[], key: OrderedColumn, others: read
     // One cell more: the total, which is at least the sum of the rows (more when it counts
     // rows of earlier pages); a smaller last cell is another block's value.
     const withTotal = totalsPrinted && cells.length === n + 1 && (endsWithSum(cells) ?? 0) >= 0
-    const trailing = totalsPrinted && cells.length > n + 1 ? trailingTotals(cells, n, summed, column.name) : undefined
+    const trailing = totalsPrinted && cells.length > n + 1
+      ? trailingTotals(cells, n, summed, column.name) ?? (blank.length > 0 ? trailingTotals(cells, n, others.flatMap((o) => [...summed, ...blank].filter((c) => c.name === o.name)), column.name) : undefined)
+      : undefined
     if ((cells.length === n && !blankAndTotal) || withTotal || trailing !== undefined) {
       cells.slice(0, n).forEach((c, i) => { rows[i]![column.name] = c })
       if (cells.length === n + 1) (totals ??= {})[column.name] = cells[n]
@@ -427,6 +443,32 @@ function headerGroups (lines: readonly TextLine[], columns: readonly OrderedColu
     // Consecutive headers are also what a blank column leaves in a table handed over column by
     // column (`Juros`, nothing, `Total`): a group without the key is taken only when its last
     // row is, column by column and to the cent, the sum of the rows above it (the totals row).
+    // Led by the key, its first row whole, then rows without the key's cell (pdftotext: `Código`
+    // and the money headers, the first code and its amounts, then the other rows' amounts, the
+    // codes printed further down): the rest of the group, row by row, verified as a group
+    // without the key; the key's cells are then read elsewhere (the streamed reading).
+    if (group[0] === columns[0] && group.length > 2 && cells[0]!.length === 1) {
+      const rest = patterns.slice(1)
+      const more: Hit[][][] = rest.map(() => [])
+      let k = at
+      for (;;) {
+        const row = rest.map((cell) => {
+          const line = lines[k]
+          const m = cell.length !== 1 || line === undefined || line.page !== lines[start]!.page ? null : wholeValue(line, cell[0]!)
+          if (m === null) return undefined
+          k++
+          return [hitOf(line!, m, 0, bounds)]
+        })
+        if (row.some((c) => c === undefined)) { k -= row.filter((c) => c !== undefined).length; break }
+        row.forEach((c, i) => more[i]!.push(c!))
+      }
+      const columnsAfter = more.map((m, i) => [cells[i + 1]![0]!, ...m])
+      if (more[0]!.length >= 2 && columnsAfter.every((column) => endsWithSum(column) === 0)) {
+        group.slice(1).forEach((c, i) => out.set(c.name, columnsAfter[i]!))
+        start = k - 1
+        continue
+      }
+    }
     const verified = group[0] === columns[0] || (cells[0]!.length >= 2 && cells.every((column) => endsWithSum(column) === 0))
     if (cells[0]!.length > 0 && verified) group.forEach((c, i) => out.set(c.name, cells[i]!))
     start = at - 1

@@ -4,6 +4,7 @@ import { extractPdf, pluginCases } from '../../fixtures/extraction/plugin-cases.
 import { generateDas } from './fixtures/generate.js'
 import type { DasOptions } from './fixtures/generate.js'
 import { memo, pageOfLines } from '../../fixtures/extraction/helpers.js'
+import { writeTextPdf } from '../../fixtures/extraction/pdf-writer.js'
 
 const fixture = memo(generateDas)
 const pdf = (o: DasOptions) => async () => (await fixture(o)).pdf
@@ -212,5 +213,63 @@ describe('das: text handed over column by column (positions lost, issue 33)', ()
     expect(data.composicao.map((r) => r.multa)).toEqual([null, null])
     expect(data.totais.multa).toBeNull()
     expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', message: expect.stringMatching(/"multa" prints 2 values for 2 rows/) })]))
+  })
+
+  // pypdf's order: each printed line kept whole in the content stream's order, pieces of one
+  // baseline glued without a space (`1001IRPJ`, `31/05/2022Observações`), a leading space kept,
+  // the header's values on one line, and the totals handed over as principal, juros, multa, total.
+  const glued = (totals: string): string[] => [
+    'Documento de Arrecadação', 'do Simples Nacional', ' 87.231.447/0001-50 COMERCIO DE FERRAGENS SAO JOAO LTDA',
+    'Período de Apuração Data de Vencimento Número do Documento', '07.20.22131.5396196-6Pagar este documento até', '31/05/2022Observações',
+    'Esta guia foi emitida para teste. Valor Total do Documento', '8.690,56CNPJ Razão Social', 'Abril/2022 20/05/2022',
+    'Código Principal Denominação Total Multa JurosComposição do Documento de Arrecadação',
+    '1001IRPJ - SIMPLES NACIONAL 6.000,00 100,00 148,93 6.248,93', '04/2022', '1007ICMS - SIMPLES NACIONAL 2.400,00 20,00 21,63 2.441,63', 'RS - 04/2022',
+    totals, 'SENDA (Versão:4.5.0) 11/05/2022 08:44:05 11 Página: /', `${line.line} AUTENTICAÇÃO MECÂNICA`,
+    'Documento de Arrecadação do Simples Nacional', 'Número: 07.20.22131.5396196-6', 'Pagar até: 31/05/2022', 'Valor: 8.690,56 CNPJ:Pague com o PIX'
+  ]
+  const gluedPdf = async (totals: string): Promise<Uint8Array> => await writeTextPdf([glued(totals).map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))], { seed: 1, inOrder: true })
+
+  it('reads whole lines whose pieces a library glued: the header values on one line, the codes glued to their names', async () => {
+    const result = await extractPdf(await gluedPdf('Totais 8.400,00 120,00 170,56 8.690,56'))
+    expect(result.documentType).toBe('DAS')
+    expect(result.data).toMatchObject({
+      cnpj: '87231447000150', razaoSocial: 'COMERCIO DE FERRAGENS SAO JOAO LTDA', competencia: '2022-04', dataVencimento: '2022-05-20', pagarAte: '2022-05-31',
+      numeroDocumento: '07202213153961966', valorTotal: 8690.56, observacoes: 'Esta guia foi emitida para teste.',
+      composicao: [
+        { codigo: '1001', denominacao: 'IRPJ - SIMPLES NACIONAL', principal: 6000, multa: 100, juros: 148.93, total: 6248.93, periodo: '2022-04', uf: null },
+        { codigo: '1007', denominacao: 'ICMS - SIMPLES NACIONAL', principal: 2400, multa: 20, juros: 21.63, total: 2441.63, periodo: '2022-04', uf: 'RS' }
+      ],
+      totais: { principal: 8400, multa: 120, juros: 170.56, total: 8690.56 }
+    })
+    expect(result.warnings).toEqual([])
+  })
+
+  it('rows and totals whose orders swap two columns leave both columns null with a warning, never one order picked', async () => {
+    const result = await extractPdf(await gluedPdf('Totais 8.400,00 170,56 120,00 8.690,56'))
+    const data = result.data as { composicao: Array<{ principal: number | null, multa: number | null, juros: number | null, total: number | null }>, totais: Record<string, number | null> }
+    expect(data.composicao.map((r) => [r.principal, r.multa, r.juros, r.total])).toEqual([[6000, null, null, 6248.93], [2400, null, null, 2441.63]])
+    expect(data.totais).toEqual({ principal: 8400, multa: null, juros: null, total: 8690.56 })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'LABEL_VALUE_CONFLICT', field: 'totais.multa', message: expect.stringMatching(/swap multa and juros.*not guessed/) })]))
+  })
+
+  it('reads a header handed over label before value, each value after the next label, the stub as a column of labels, and a row of three amounts', async () => {
+    // pdftotext's reading order of the real guides; the row prints a principal, one more amount and the total.
+    const collection = buildCollectionLine({ segment: '5', valueId: '8', amountCents: 624_893, issuer: '0328', free: `22140${'07202213153961966'}001` })
+    const text = [
+      'Documento de Arrecadação', 'do Simples Nacional', 'CNPJ', 'Razão Social', '87.231.447/0001-50', 'COMERCIO DE FERRAGENS SAO JOAO LTDA',
+      'Período de Apuração', 'Data de Vencimento', 'Abril/2022', 'Número do Documento', '20/05/2022', 'Pagar este documento até',
+      '07.20.22131.5396196-6', 'Observações', '31/05/2022', 'Esta guia foi emitida para teste.', 'Valor Total do Documento', '6.248,93',
+      'Composição do Documento de Arrecadação', '1001 IRPJ - SIMPLES NACIONAL 6.000,00 248,93 6.248,93', '04/2022', 'Totais 6.000,00 248,93 6.248,93',
+      'SENDA (Versão:4.5.0) 11/05/2022 08:44:05', collection.line, 'Pague com o PIX', 'CNPJ:', 'Número:', 'Pagar até:', 'Valor:',
+      '87.231.447/0001-50', '07.20.22131.5396196-6', '31/05/2022', '6.248,93'
+    ]
+    const result = await extractPdf(await writeTextPdf([text.map((t, i) => ({ text: t, x: 40, y: 800 - i * 14 }))], { seed: 1, inOrder: true }))
+    expect(result.data).toMatchObject({
+      cnpj: '87231447000150', razaoSocial: 'COMERCIO DE FERRAGENS SAO JOAO LTDA', competencia: '2022-04', dataVencimento: '2022-05-20', pagarAte: '2022-05-31',
+      numeroDocumento: '07202213153961966', observacoes: 'Esta guia foi emitida para teste.',
+      composicao: [{ codigo: '1001', principal: 6000, multa: null, juros: null, total: 6248.93, periodo: '2022-04' }],
+      totais: { principal: 6000, multa: null, juros: null, total: 6248.93 }
+    })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'LABEL_VALUE_CONFLICT', field: 'composicao.0.multa', message: expect.stringMatching(/multa or the juros.*not guessed/) })]))
   })
 })

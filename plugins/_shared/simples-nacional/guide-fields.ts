@@ -11,9 +11,14 @@ export function guideFields (prefix = ''): { required: string[], optional: strin
   }
 }
 
-/** The guide's printed labels. */
+/**
+ * The guide's printed labels, the tear-off stub's (`CNPJ:`, `Número:`, `Pagar até:`, `Valor:`)
+ * included. Not the title, nor the stub's `Pague com o PIX` caption: a bare line above a
+ * column of labels, each would count as one more label of the column and shift its values.
+ */
 export const GUIDE_LABELS = [
-  'Documento de Arrecadação do Simples Nacional', 'Composição do Documento de Arrecadação',
+  'Composição do Documento de Arrecadação',
   'Período de Apuração', 'Data de Vencimento', 'Número do Documento', 'Pagar este documento até',
-  'Valor Total do Documento', 'Razão Social', 'Observações', 'Autenticação Mecânica', 'Pague com o PIX'
+  'Valor Total do Documento', 'CNPJ', 'Razão Social', 'Observações', 'Autenticação Mecânica',
+  'Número:', 'Pagar até:', 'Valor:'
 ]

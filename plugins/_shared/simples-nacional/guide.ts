@@ -57,7 +57,7 @@ const M = `(${MONEY_PATTERN})`
 const DATE = /\d{2}\/\d{2}\/\d{4}/
 const NUMBER = /(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)/
 const LINE48 = /(\d{11}[ -]?\d(?: \d{11}[ -]?\d){3})/
-const ROW = new RegExp(`^(\\d{4}) (\\D+?) ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`)
+const ROW = new RegExp(`^(\\d{4}) ?(\\D+?) ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`)
 const PERIOD_LINE = /^(?:(.+?) \(([A-Z]{2})\) - |([A-Z]{2}) - )?(\d{2}\/\d{4})$/
 
 const cx = (h: Hit): number => h.box.x + h.box.width / 2
@@ -93,6 +93,13 @@ function assign (values: Hit[], columns: Columns | undefined): Partial<Record<ty
   if (columns === undefined || columns.labels.length !== 4) {
     if (values.length === 4) return { principal: values[0], multa: values[1], juros: values[2], total: values[3] }
     if (values.length === 2) return { principal: values[0], total: values[1] }
+    // Three cells that add up (principal + one more = total): a blank multa or juros cell, and
+    // which of the two the middle one is only its place on the page says.
+    const [p, x, t] = values.map((v) => moneyCents(v.value)) as Array<number | null | undefined>
+    if (values.length === 3 && p != null && x != null && t != null && p + x === t) {
+      const why = `the row prints three amounts, ${values[1]!.value} between its principal and its total, and without their places on the page whether it is the multa or the juros is not known; it is not guessed`
+      return { principal: values[0], multa: conflictOf(values[1]!, why), juros: conflictOf(values[1]!, why), total: values[2] }
+    }
     return {}
   }
   const out: Partial<Record<typeof KEYS[number], Hit | undefined>> = {}
@@ -108,15 +115,61 @@ function columnsFor (all: Columns[], hit: Hit): Columns | undefined {
   return all.filter((c) => c.page === hit.page && c.y > hit.box.y).sort((a, b) => a.y - b.y)[0] ?? all.find((c) => c.page === hit.page) ?? all[0]
 }
 
-function composicao (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): LinhaComposicao[] {
-  const rows = doc.findAll(ROW, scope)
+type Key = typeof KEYS[number]
+type Money = Partial<Record<Key, Hit | undefined>>
+interface RowHits { codigo: Hit | undefined, denominacao: Hit | undefined, money: Money, period: Hit | undefined }
+
+/** The composition's rows printed as rows (`1001 IRPJ - SIMPLES NACIONAL 2,20 …`, the code glued to its name where a library joins the two pieces). */
+function compositionRows (doc: TextDocument, scope: SearchOptions, columns: Columns[]): RowHits[] {
   const periods = doc.findAll(PERIOD_LINE, scope)
-  return rows.map((row, i) => {
-    const f = `${prefix}composicao.${i}`
-    const cells = assign(row.parts.slice(2).filter((p): p is Hit => p !== undefined), columnsFor(columns, row))
-    const period = periods.find((p) => p.page === row.page && p.box.y < row.box.y && p.box.y > row.box.y - 16)
-    return compositionLine(ctx, f, row.parts[0], row.parts[1], cells, period)
-  })
+  return doc.findAll(ROW, scope).map((row) => ({
+    codigo: row.parts[0],
+    denominacao: row.parts[1],
+    money: assign(row.parts.slice(2).filter((p): p is Hit => p !== undefined), columnsFor(columns, row)),
+    period: periods.find((p) => p.page === row.page && p.box.y < row.box.y && p.box.y > row.box.y - 16)
+  }))
+}
+
+const centsOf = (h: Hit | undefined): number | null => h === undefined || h.conflict !== undefined ? null : moneyCents(h.value)
+
+/**
+ * Positions lost, the rows and `Totais` read each in its own order: a row's cells in the order
+ * the text gives them, the totals in theirs. A library need not give both in the page's order
+ * (pypdf hands the SENDA totals over as principal, juros, multa, total, the rows as principal,
+ * multa, juros, total), so each totals cell is checked against the sum of its column's rows: a
+ * cell that differs is not taken, and where the two orders swap two columns (the totals' cell
+ * of one is the rows' sum of the other) neither says which is which, so those columns are null
+ * in the rows too. Every conflict is a warning naming both readings; nothing is picked.
+ */
+function reconcile (rows: RowHits[], totals: Money | undefined, page: number): void {
+  if (totals === undefined || rows.length === 0) return
+  // A column's sum is known when every row gives its cell (a blank cell is a zero only where positions say it is blank).
+  const sums = Object.fromEntries(KEYS.map((k) => [k, rows.every((r) => r.money[k] !== undefined && r.money[k]!.conflict === undefined)
+    ? rows.reduce((a, r) => a + (centsOf(r.money[k]) ?? 0), 0)
+    : null])) as Record<Key, number | null>
+  const show = (c: number | null): string => c === null ? '?' : (c / 100).toFixed(2).replace('.', ',')
+  const disputed = new Set<Key>()
+  for (const k of KEYS) {
+    const cell = totals[k]
+    const printed = centsOf(cell)
+    if (cell === undefined || printed === null || printed === sums[k]) continue
+    if (sums[k] === null) {
+      // Unverified: the principal is the first cell in every order a library gives; multa and juros may come either way round.
+      if (k === 'multa' || k === 'juros') totals[k] = conflictOf(cell, `the text whose positions are lost prints ${show(printed)} as the ${k} of Totais by its order, and the rows do not give the ${k} of each to check it against (page ${page}); the value is not guessed`)
+      continue
+    }
+    const other = KEYS.find((j) => j !== k && sums[j] === printed && centsOf(totals[j]) === sums[k])
+    if (other !== undefined) {
+      disputed.add(k).add(other)
+      continue
+    }
+    totals[k] = conflictOf(cell, `the text whose positions are lost prints ${show(printed)} as the ${k} of Totais by its order, but the rows' ${k} add up to ${show(sums[k])} (page ${page}); the value is not guessed`)
+  }
+  for (const k of disputed) {
+    const why = `the text whose positions are lost gives the rows' cells and the Totais cells in orders that swap ${[...disputed].join(' and ')} (page ${page}); which column is which is not guessed`
+    if (totals[k] !== undefined) totals[k] = conflictOf(totals[k], why)
+    for (const r of rows) if (r.money[k] !== undefined) r.money[k] = conflictOf(r.money[k], why)
+  }
 }
 
 /** One line of the composition from its cells, however they were found: the period line gives municipality, state and period. */
@@ -165,6 +218,10 @@ function orderedComposition (doc: TextDocument, ctx: ParseContext, scope: Search
       if (!Object.keys(lone).some((k) => why.includes(`"${k}"`))) ctx.report({ code: 'COLUMN_NOT_PLACED', field: `${prefix}composicao`, message: `page ${page}: ${why}` })
     }
     if (Object.keys(lone).length > 0) table.totals = { ...table.totals, ...lone }
+    const short = shortColumn(doc, table, page)
+    if (short !== undefined) table.unplaced = table.unplaced.filter((why) => !short.some((k) => why.includes(`"${k}"`)))
+    const labelled = labelledTotals(doc, table, page)
+    if (labelled !== undefined) table.totals = labelled
     for (const row of table.rows) {
       const f = `${prefix}composicao.${rows.length}`
       const [name, period] = row.denominacao ?? []
@@ -198,17 +255,89 @@ function loneTotals (doc: TextDocument, table: { rows: OrderedRow[], totals: Ord
   return found
 }
 
-function totais (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, columns: Columns[]): Totais | null {
+/**
+ * A multa or juros column printed with fewer cells than rows (blank cells print nothing), the
+ * other amounts placed: each row's principal + multa + juros = total says what the short column
+ * holds, row by row. Its cells are placed only when, in order, they are exactly the rows' nonzero
+ * differences (the rows whose difference is zero are the blank ones). A total column holding the
+ * rows and then the totals row (principal, multa, juros, total, each its column's sum) is placed
+ * with it. The columns placed, or undefined (nothing changed).
+ */
+function shortColumn (doc: TextDocument, table: { rows: OrderedRow[], totals: OrderedRow | undefined }, page: number): Key[] | undefined {
+  const n = table.rows.length
+  const missing = KEYS.filter((k) => table.rows.every((r) => r[k] === undefined))
+  const short = missing.filter((k) => k === 'multa' || k === 'juros')
+  if (short.length !== 1 || missing.some((k) => k !== short[0] && k !== 'total') || n < 2) return undefined
+  const k = short[0]!
+  const other = k === 'multa' ? 'juros' : 'multa'
+  const raw = (key: Key): Hit[] => doc.orderedColumns({ name: key, header: new RegExp(`^${key[0]!.toUpperCase()}${key.slice(1)}$`), cell: new RegExp(`^${M}$`) }, [], { page })?.rows.map((r) => r[key]![0]!) ?? []
+  const totalCells = missing.includes('total') ? raw('total') : table.rows.map((r) => r.total![0]!)
+  const cells = raw(k)
+  if (totalCells.length !== n && totalCells.length !== n + KEYS.length) return undefined
+  const c = (h: Hit | undefined): number | null => h === undefined ? null : moneyCents(h.value)
+  const diffs = table.rows.map((r, i) => {
+    const [p, o, t] = [c(r.principal?.[0]), c(r[other]?.[0]), c(totalCells[i])]
+    return p === null || o === null || t === null ? null : t - p - o
+  })
+  if (diffs.some((d) => d === null || d < 0)) return undefined
+  const nonzero = diffs.flatMap((d, i) => d === 0 ? [] : [i])
+  if (cells.length !== nonzero.length || cells.length >= n || cells.some((h, j) => c(h) !== diffs[nonzero[j]!])) return undefined
+  const sums = KEYS.map((key) => key === k ? diffs.reduce<number>((a, d) => a + d!, 0) : table.rows.reduce((a, r, i) => a + (c(key === 'total' ? totalCells[i] : r[key]?.[0]) ?? 0), 0))
+  const trailing = totalCells.slice(n)
+  if (trailing.length > 0 && trailing.some((h, i) => c(h) !== sums[i])) return undefined
+  nonzero.forEach((i, j) => { table.rows[i]![k] = [cells[j]!] })
+  if (missing.includes('total')) table.rows.forEach((r, i) => { r.total = [totalCells[i]!] })
+  if (trailing.length > 0) table.totals = { ...table.totals, ...Object.fromEntries(KEYS.map((key, i) => [key, [trailing[i]!]])) }
+  return missing
+}
+
+/**
+ * The totals row handed over as a column of its own: `Totais`, then its cells one a line
+ * (pdfminer, after the table's last column). Each cell is the column whose rows add up to it,
+ * to the cent: taken only when every row gives every amount, every cell finds one column and
+ * no two the same (a row's multa and juros that add up alike cannot be told apart). Undefined
+ * when the table's own totals are whole, or nothing fits.
+ */
+function labelledTotals (doc: TextDocument, table: { rows: OrderedRow[], totals: OrderedRow | undefined }, page: number): OrderedRow | undefined {
+  if (KEYS.every((k) => table.totals?.[k] !== undefined) || table.rows.length === 0) return undefined
+  const sums = KEYS.map((k) => table.rows.every((r) => r[k] !== undefined) ? table.rows.reduce((a, r) => a + (centsOf(r[k]![0]) ?? NaN), 0) : NaN)
+  if (sums.some((c) => Number.isNaN(c)) || new Set(sums).size !== KEYS.length) return undefined
+  const lines = doc.lines.filter((l) => l.page === page)
+  const at = lines.findIndex((l) => /^\s*Totais\s*$/.test(l.text))
+  if (at < 0) return undefined
+  const found: OrderedRow = {}
+  for (const l of lines.slice(at + 1, at + 1 + KEYS.length)) {
+    const hit = doc.find(new RegExp(`^\\s*${M}\\s*$`), { page, within: l.box })
+    if (hit === undefined || hit.source !== l.text) break
+    const k = KEYS[sums.indexOf(moneyCents(hit.value) ?? NaN)]
+    if (k === undefined || found[k] !== undefined) return undefined
+    found[k] = [hit]
+  }
+  return Object.keys(found).length < 2 ? undefined : { ...table.totals, ...found }
+}
+
+/** The `Totais` row's cells. */
+function totalsHits (doc: TextDocument, scope: SearchOptions, columns: Columns[]): Money | undefined {
   const hit = doc.find(new RegExp(`^Totais ${M}(?: ${M})?(?: ${M})?(?: ${M})?$`), scope)
-  if (hit === undefined) return null
-  const cells = assign(hit.parts.filter((p): p is Hit => p !== undefined), columnsFor(columns, hit))
-  const money = (k: typeof KEYS[number]): number | null => ctx.take(`${prefix}totais.${k}`, cells[k], moneyNumber)
+  return hit === undefined ? undefined : assign(hit.parts.filter((p): p is Hit => p !== undefined), columnsFor(columns, hit))
+}
+
+function takeTotals (ctx: ParseContext, prefix: string, cells: Money): Totais {
+  const money = (k: Key): number | null => ctx.take(`${prefix}totais.${k}`, cells[k], moneyNumber)
   return { principal: money('principal'), multa: money('multa'), juros: money('juros'), total: money('total') }
 }
 
 const DATE_LINE = new RegExp(`^\\s*(${DATE.source})\\s*$`)
 /** A header period as the guide prints it, a month by name (`Janeiro/2018`) or `Diversos`: composition rows print `MM/YYYY`. */
 const MONTH_PERIOD = /^\s*((?:Janeiro|Fevereiro|Março|Abril|Maio|Junho|Julho|Agosto|Setembro|Outubro|Novembro|Dezembro)\/\d{4}|Diversos)\s*$/i
+/**
+ * The same periods (by name) and dates as pieces of a longer line: a library that keeps each
+ * printed line whole puts the period and the due date on one (`Janeiro/2018 20/02/2018`),
+ * or glues a date to the label printed after it (`31/08/2022Observações`). A date followed
+ * by a time is the footer's.
+ */
+const MONTH_PIECE = /(?<![\p{L}\d/])((?:Janeiro|Fevereiro|Março|Abril|Maio|Junho|Julho|Agosto|Setembro|Outubro|Novembro|Dezembro)\/\d{4})(?![\d/])/iu
+const DATE_PIECE = new RegExp(`(?<![\\d/])(${DATE.source})(?![\\d/]|\\s*\\d{2}:\\d{2})`)
 
 /** A hit that stands for two readings that disagree: `ctx.take` turns it into null and a warning. */
 function conflictOf (first: Hit, why: string): Hit {
@@ -238,8 +367,11 @@ function soleLine (doc: TextDocument, scope: SearchOptions, pattern: RegExp, lab
  */
 function orderedDueDate (doc: TextDocument, scope: SearchOptions, pagar: Hit | undefined): Hit | undefined {
   const next = doc.labelValue(/^Data de Vencimento$/, DATE_LINE, scope) ?? doc.labelValue(/^Data de Vencimento$/, DATE_LINE, { ...scope, linesBelow: 1 })
-  const others = pagar === undefined || pagar.conflict !== undefined ? [] : doc.findAll(DATE_LINE, scope).filter((h) => h.value !== pagar.value)
-  const sole = new Set(others.map((h) => h.value)).size === 1 ? others[0] : undefined
+  const otherDates = (pattern: RegExp): Hit[] => pagar === undefined || pagar.conflict !== undefined ? [] : doc.findAll(pattern, scope).filter((h) => h.value !== pagar.value)
+  const soleOf = (hits: Hit[]): Hit | undefined => new Set(hits.map((h) => h.value)).size === 1 ? hits[0] : undefined
+  // Dates on lines of their own first; then dates anywhere in a line (see DATE_PIECE).
+  const lines = otherDates(DATE_LINE)
+  const sole = lines.length > 0 ? soleOf(lines) : soleOf(otherDates(DATE_PIECE))
   if (next === undefined || sole === undefined || next.conflict !== undefined || next.value === sole.value) return next ?? sole
   return conflictOf(next, `the label "Data de Vencimento" (page ${next.page}) is followed by "${next.value}", but the page's one date other than the pay-until date is "${sole.value}"; the value is not guessed`)
 }
@@ -254,7 +386,7 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   // Without the header row (text handed over column by column, each label over its value), each label's own reader.
   const periodo = inColumn(doc, periodoLabel, /(?<![\d/])((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\b/) ??
     (header === undefined ? doc.labelValue(/^Período de Apuração$/, /^\s*((?:\d{2}|[A-Za-zÀ-ú]+)\/\d{4}|Diversos)\s*$/, scope) : undefined) ??
-    (header === undefined && doc.positionless ? soleLine(doc, scope, MONTH_PERIOD, 'Período de Apuração') : undefined)
+    (header === undefined && doc.positionless ? soleLine(doc, scope, MONTH_PERIOD, 'Período de Apuração') ?? soleLine(doc, scope, MONTH_PIECE, 'Período de Apuração') : undefined)
   const numero = inColumn(doc, numeroLabel, NUMBER) ??
     (header === undefined ? doc.labelValue(/^Número do Documento$/, new RegExp(`^\\s*${NUMBER.source}\\s*$`), scope) : undefined) ??
     doc.labelValue(/Número:/, NUMBER, scope) ??
@@ -267,8 +399,11 @@ export function readGuia (doc: TextDocument, ctx: ParseContext, scope: SearchOpt
   const senda = doc.find(/SENDA \(Versão: ?(\d+(?:\.\d+)+)\)/, scope)
   const emitted = doc.find(/SENDA \(Versão: ?[\d.]+\).*?(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2})/, scope)
   // Positions lost, the rows not printed as rows: the table read column by column.
-  let rows = composicao(doc, ctx, scope, prefix, columns)
-  let sums = totais(doc, ctx, scope, prefix, columns)
+  const rowHits = compositionRows(doc, scope, columns)
+  const totalCells = totalsHits(doc, scope, columns)
+  if (doc.positionless) reconcile(rowHits, totalCells, scope.page ?? rowHits[0]?.codigo?.page ?? 1)
+  let rows = rowHits.map((r, i) => compositionLine(ctx, `${prefix}composicao.${i}`, r.codigo, r.denominacao, r.money, r.period))
+  let sums = totalCells === undefined ? null : takeTotals(ctx, prefix, totalCells)
   if (rows.length === 0 && doc.positionless) {
     const ordered = orderedComposition(doc, ctx, scope, prefix)
     if (ordered !== undefined) {
@@ -318,8 +453,15 @@ function stubAgrees (doc: TextDocument, ctx: ParseContext, scope: SearchOptions,
 
 /** The free text under `Observações`, left of the total, above the composition title. */
 function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions, prefix: string, valorLabel: Hit | undefined): string | null {
+  if (doc.positionless) {
+    // The label alone on its line, or last on it after a value a library glued to it (`31/08/2022Observações`).
+    const ordered = doc.findAll(/(Observações)\s*$/, scope).find((h) => {
+      const before = h.source.slice(0, h.source.lastIndexOf(h.value)).trim()
+      return before === '' || VALUE_LINE.test(before)
+    })
+    if (ordered !== undefined) return orderedObservacoes(doc, ctx, prefix, ordered)
+  }
   const label = doc.find(/^(Observações)\b/, scope)
-  if (label !== undefined && doc.positionless && label.source.trim() === label.value) return orderedObservacoes(doc, ctx, prefix, label)
   const end = doc.find(/(Composição do Documento de Arrecadação)/, scope)
   if (label === undefined || end === undefined || label.page !== end.page) return null
   const right = valorLabel?.parts[0]?.box.x ?? 1000
@@ -334,10 +476,18 @@ function observacoes (doc: TextDocument, ctx: ParseContext, scope: SearchOptions
 /** A line that is one of the guide's values (a date, an amount, a period, a number, a code, a block of the collection line): not free text. */
 const VALUE_LINE = new RegExp(`^\\s*(?:${DATE.source}(?: \\d{2}:\\d{2}:\\d{2})?|${M}|(?:\\d{2}|\\p{L}+)\\/\\d{4}|${NUMBER.source}|${CNPJ_PATTERN}|\\d{4}|\\d{11}[ -]\\d)\\s*$`, 'u')
 const LABELS = GUIDE_LABELS.map(normalizeText)
+/** A CNPJ as a piece of a line: not the tail of longer digits a library glued to it. */
+const CNPJ_PIECE = new RegExp(`(?<![\\d./-])(${CNPJ_PATTERN})(?![\\d/])`)
+
+/** The guide's labels of two words or more, anywhere in a line (a library may glue one to the text before it: `4/60Valor Total do Documento`). */
+const LABEL_IN_LINE = new RegExp(GUIDE_LABELS.filter((l) => l.includes(' ')).map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i')
 
 /**
- * Positions lost: the observations are the lines after `Observações` (the label alone on its
- * line) up to the next of the guide's labels or values; none when a label or a value follows it.
+ * Positions lost: the observations are the lines after `Observações` up to the next of the
+ * guide's labels or values, a line cut where one of the guide's labels starts inside it. Values
+ * right after the label are the value of a label printed before it (a library that hands a row of
+ * labels over each before its neighbour's value: `Observações`, `31/08/2022`, then the text),
+ * not observations. None when a label follows them.
  */
 function orderedObservacoes (doc: TextDocument, ctx: ParseContext, prefix: string, label: Hit): string | null {
   const lines = doc.lines.filter((l) => l.page === label.page)
@@ -345,8 +495,14 @@ function orderedObservacoes (doc: TextDocument, ctx: ParseContext, prefix: strin
   const kept: string[] = []
   for (const l of lines.slice(at + 1)) {
     const n = normalizeText(l.text)
-    if (LABELS.some((g) => n === g || n.startsWith(`${g} `)) || VALUE_LINE.test(l.text)) break
-    kept.push(l.text.trim())
+    if (LABELS.some((g) => n === g || n.startsWith(`${g} `))) break
+    if (VALUE_LINE.test(l.text)) {
+      if (kept.length === 0) continue
+      break
+    }
+    const inside = LABEL_IN_LINE.exec(l.text)
+    kept.push((inside === null ? l.text : l.text.slice(0, inside.index)).trim())
+    if (inside !== null) break
   }
   const value = text(kept.join(' ').replace(/\s+/g, ' '))
   if (value !== null) ctx.cite(`${prefix}observacoes`, label)
@@ -433,7 +589,9 @@ export function readIdentity (doc: TextDocument, ctx: ParseContext, scope: Searc
   // A CNPJ alone on its line, its name elsewhere (text handed over column by column): each label's own reader.
   const name = row?.parts[1] ?? (row === undefined || row.source.trim() === row.value ? doc.labelValue(/^Razão Social$/, /^\s*(\D\S.*)$/, scope) : undefined)
   return {
-    cnpj: ctx.take('cnpj', row?.parts[0] ?? doc.labelValue(/^CNPJ$/, new RegExp(`^\\s*(${CNPJ_PATTERN})\\s*$`), scope), cnpjChars),
+    cnpj: ctx.take('cnpj', row?.parts[0] ?? doc.labelValue(/^CNPJ$/, new RegExp(`^\\s*(${CNPJ_PATTERN})\\s*$`), scope) ??
+      // Positions lost, the CNPJ a piece of a longer line (the stub's, after the collection line's blocks): the guide prints one CNPJ, twice.
+      (doc.positionless ? soleLine(doc, scope, CNPJ_PIECE, 'CNPJ') : undefined), cnpjChars),
     razaoSocial: ctx.take('razaoSocial', name, text)
   }
 }
