@@ -216,6 +216,27 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: 'Rua B, 2' })
   })
 
+  it('pairs a row of labels with the row of values after it, by order, only when the counts match', () => {
+    const runs = column([
+      'DANFSe v1.0', 'Número da NFS-e', 'Competência da NFS-e', 'Data e Hora da emissão da NFS-e', '2666', '01/06/2026', '01/06/2026 10:07:04',
+      // One value too few: which is whose is not known.
+      'Número da DPS', 'Série da DPS', 'Data e Hora da emissão da DPS', '1697', '01/06/2026 00:00:00',
+      'A autenticidade desta NFS-e pode ser verificada', 'pela leitura deste código QR ou pela consulta da',
+      // Titles between the labels and their values, the caption among them: passed over.
+      'EMITENTE DA NFS-e', 'CNPJ / CPF / NIF', 'Inscrição Municipal', 'Telefone', 'Prestador do Serviço', '26.230.037/0001-08', '-', '(31) 3271-3267',
+      'Nome / Nome Empresarial', 'E-mail', 'SERCON MEDICINA', 'financeiro@sercon.com.br',
+      // A title between two runs of labels: the first run has no values.
+      'TOMADOR DO SERVIÇO', 'Inscrição Municipal', 'TRIBUTAÇÃO MUNICIPAL', 'Tributação do ISSQN', 'Município de Incidência do ISSQN', 'Operação Tributável', 'Belo Horizonte',
+      'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Exames clínicos de', 'rotina'
+    ])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect(data).toMatchObject({ numeroNfse: '2666', competencia: '2026-06', dataHoraEmissao: '2026-06-01T10:07:04', numeroDps: null, serieDps: null, dataHoraEmissaoDps: null })
+    expect(data.prestador).toMatchObject({ documento: '26230037000108', inscricaoMunicipal: null, telefone: '(31) 3271-3267', nome: 'SERCON MEDICINA', email: 'financeiro@sercon.com.br' })
+    expect(data.issqn).toMatchObject({ tributacao: 'Operação Tributável', municipioIncidencia: 'Belo Horizonte' })
+    expect(data.servico?.descricao).toBe('Exames clínicos de rotina')
+  })
+
   it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {
     const runs = column(['DANFSe v1.0', 'EMITENTE DA NFS-e', 'Endereço', 'Rua A, 1', 'TOMADOR DO SERVIÇO', 'Endereço', 'Rua B, 2, Sala 3', 'Bloco C', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'])
     const ctx = plainContext()

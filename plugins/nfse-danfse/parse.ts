@@ -112,6 +112,22 @@ const HEADERS = {
 }
 const ALL = [HEADERS.prestador2, ...HEADERS.tomador, ...HEADERS.destinatario, ...HEADERS.intermediario, ...HEADERS.servico, ...HEADERS.municipal, ...HEADERS.federal, ...HEADERS.ibsCbs, ...HEADERS.valores, ...HEADERS.end]
 
+/** The QR code's caption, in its detection form: its pieces are no value of a cell. */
+const CAPTION = normalizeText('A autenticidade desta NFS-e pode ser verificada pela leitura deste código QR ou pela consulta da chave de acesso no portal nacional da NFS-e')
+/** Titles (of the document, of its sections), in their detection form: no cell's label, no cell's value. */
+const TITLES = [HEADERS.prestador1, 'Prestador do Serviço', 'DANFSe v', 'Documento Auxiliar da NFS-e', ...ALL].map(normalizeText)
+
+/**
+ * Positions lost: lines that are neither a label nor a value in a run of labels followed by
+ * a run of values (TextRegion.byOrder): a title (or a title and its note, `… NÃO
+ * IDENTIFICADO NA NFS-e`), a line of the QR caption however the caption was wrapped.
+ */
+function passOver (normalized: string): boolean {
+  return TITLES.some((t) => normalized.startsWith(t)) || LONE_TITLES.includes(normalized) || (normalized.length >= 12 && CAPTION.includes(normalized))
+}
+/** Titles that are also words a value may start with: passed over only alone on their line. */
+const LONE_TITLES = ['Prestador', 'NFS-e SEM VALIDADE JURÍDICA'].map(normalizeText)
+
 const MONEY = new RegExp(`(${MONEY_PATTERN})`)
 
 /** A hit narrowed to one capture group of `re` on its value (same evidence box), or undefined. */
@@ -134,6 +150,9 @@ function documento (t: string): string | null {
   return cnpjChars(s) ?? s
 }
 
+/** A CNPJ or a CPF in its printed form, with its dots, slash and dash. */
+const FORMATTED_ID = /^(?:\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2}|\d{3}\.\d{3}\.\d{3}-\d{2})$/
+
 /** `Cidade - UF` (v1.0) or `Cidade / UF` (v2.0). */
 const CITY_UF = /^(.*\S)\s*[-/]\s*([A-Z]{2})$/
 
@@ -155,14 +174,23 @@ function agreed (label: string, a: Hit | undefined, b: Hit | undefined): Hit | u
   return hit
 }
 
-function parte (cell: CellReader, ctx: ParseContext, field: string): Parte {
+/**
+ * Positions lost, a cell's value may have been paired by order: one of another cell's shape
+ * is not taken. A party's document is one word (a CNPJ, a CPF, a NIF), never a name.
+ */
+const oneWord = (read: (t: string) => string | null) => (t: string): string | null => /\s/.test(t.trim().replace(/^[\d./-]+$/, '')) ? null : read(t)
+/** A state or a purpose is words, never a number or a document. */
+const words = (t: string): string | null => /\p{L}{3}/u.test(t) ? str(t) : null
+
+function parte (cell: CellReader, ctx: ParseContext, field: string, ordered: boolean): Parte {
   const city = cell(['Município', 'Município / Sigla UF'])
   const ibgeCep = cell('Código IBGE / CEP')
   const cepHit = cell('CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
   const take = <T>(name: string, hit: Hit | undefined, convert: (t: string) => T | null): T | null => ctx.take(`${field}.${name}`, hit, convert)
   return {
-    documento: take('documento', cell('CNPJ / CPF / NIF'), documento),
-    inscricaoMunicipal: take('inscricaoMunicipal', cell(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), str),
+    documento: take('documento', cell('CNPJ / CPF / NIF'), ordered ? oneWord(documento) : documento),
+    // A CNPJ or CPF as printed is the document's cell, not this one (text whose labels and values came in different orders).
+    inscricaoMunicipal: take('inscricaoMunicipal', cell(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), (t) => FORMATTED_ID.test(t.trim()) ? null : str(t)),
     nome: take('nome', cell('Nome / Nome Empresarial'), str),
     email: take('email', cell('E-mail'), str),
     telefone: take('telefone', cell('Telefone'), str),
@@ -194,11 +222,13 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   // Positions lost (text handed over column by column): sections mean nothing; a label printed
   // once is read on the whole document (every place it is printed must agree).
   const ordered = doc.positionless
-  const head = ordered ? doc.byOrder() : top.isEmpty ? doc : top
+  // Read by runs of labels and of values, the text's order judged on the whole document.
+  const inRuns = { passOver, orderOf: doc.lines }
+  const head = ordered ? doc.byOrder(0, 1, inRuns) : top.isEmpty ? doc : top
   // v2.0 generators centre a section's title beside its block, some on its second row of labels.
   const section = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
   // Not the parties: their labels repeat, and the order of their places need not be theirs.
-  const sec = (headers: string[]): TextRegion => ordered && !section(headers).isEmpty ? doc.byOrder() : section(headers)
+  const sec = (headers: string[]): TextRegion => ordered && !section(headers).isEmpty ? doc.byOrder(0, 1, inRuns) : section(headers)
 
   // The parties' sections; printed in this order on every layout seen, but the order read is the page's.
   const partySections = {
@@ -215,21 +245,25 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     .sort((a, b) => doc.lines.indexOf(partySections[a].lines[0]!) - doc.lines.indexOf(partySections[b].lines[0]!))
   // The party whose section holds a value's line (positions lost: each line its own y), or -1.
   const holder = (hit: Hit): number => identified.findIndex((k) => partySections[k].lines.some((l) => l.page === hit.page && Math.abs(l.box.y - hit.box.y) < 0.5))
+  const firstParty = identified.length === 0 ? undefined : partySections[identified[0]!].lines[0]
+  const beforeParties = (hit: Hit): boolean => firstParty !== undefined && (hit.page < firstParty.page || (hit.page === firstParty.page && hit.box.y > firstParty.box.y + 0.5))
   const party = (key: keyof typeof partySections): Parte | null => {
     const scope = partySections[key]
     if (notIdentified(scope)) return null
-    if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key)
+    if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key, false)
     const k = identified.indexOf(key)
     return parte((labels, options) => {
       // The order holds only when no place of the label sits in another party's section than its rank says.
-      const places = identified.map((_, j) => doc.byOrder(j, identified.length).under(labels))
+      const places = identified.map((_, j) => doc.byOrder(j, identified.length, inRuns).under(labels, options))
       const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
-      const inSection = scope.under(labels, options)
+      // A place before every party's title (a title printed after its block's first rows): the sections do not hold the parties' values either.
+      const early = places.some((h) => h !== undefined && h.conflict === undefined && beforeParties(h))
+      const inSection = broken && early ? undefined : scope.byOrder(0, 1, inRuns).under(labels, options)
       const byOrder = broken ? undefined : places[k]
       // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
       const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
       return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
-    }, ctx, key)
+    }, ctx, key, true)
   }
 
   const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
@@ -262,8 +296,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     serieDps: ctx.take('serieDps', head.under(['Série da DPS', 'Série do DPS']), str),
     // The QR code's caption (`A autenticidade desta NFS-e…`) starts on this cell's line, right of it.
     dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), leadingDateTime),
-    situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
-    finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
+    situacao: ctx.take('situacao', head.under('Situação da NFS-e'), ordered ? words : str),
+    finalidade: ctx.take('finalidade', head.under('Finalidade'), ordered ? words : str),
     prestador: party('prestador'),
     tomador: party('tomador'),
     intermediario: party('intermediario'),
@@ -271,10 +305,10 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     servico: servico.isEmpty
       ? null
       : {
-          codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', servico.under('Código de Tributação Nacional') ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
+          codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', servico.under('Código de Tributação Nacional', { rest: ordered }) ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
           codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', servico.under('Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
           codigoNbs: ctx.take('servico.codigoNbs', servico.under('Código da NBS'), str),
-          descricao: ctx.take('servico.descricao', (ordered ? section(HEADERS.servico) : servico).under('Descrição do Serviço', { rest: true }), str),
+          descricao: ctx.take('servico.descricao', (ordered ? section(HEADERS.servico).byOrder(0, 1, inRuns) : servico).under('Descrição do Serviço', { rest: true }), str),
           // Third-party drawings name some cells longer (BrazilFiscalReport: `Local da Prestação / Sigla UF / País`, kept whole).
           localPrestacao: ctx.take('servico.localPrestacao', servico.under(['Local da Prestação', 'Local da Prestação / Sigla UF / País']), str),
           paisPrestacao: ctx.take('servico.paisPrestacao', servico.under('País da Prestação'), str)
