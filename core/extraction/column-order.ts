@@ -21,7 +21,7 @@
 import { readCollectionLine } from './barcode.js'
 import { labelPattern } from './label-value.js'
 import { under as gridUnder } from './text-grid.js'
-import { boundedRuns, compiled, hitOf, isCellLabel, normalizedLabel, runsHit, startsWithLabel } from './text-match.js'
+import { boundedRuns, compiled, hitOf, isCellLabel, normalizedLabel, normalizedRun, runsHit, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine } from './text-types.js'
 import { moneyCents, normalizeText } from './values.js'
@@ -489,7 +489,7 @@ export function underByOrder (given: readonly TextLine[], labels: string[], k: n
   const lines = options.passOver === undefined ? given : splitTrailingLabels(given, bounds)
   const wanted = labels.map(normalizedLabel)
   const places: number[] = []
-  lines.forEach((l, i) => { if (l.runs.some(({ run }) => wanted.includes(normalizeText(run.text)))) places.push(i) })
+  lines.forEach((l, i) => { if (l.runs.some(({ run }) => wanted.includes(normalizedRun(run)))) places.push(i) })
   const read = (at: number): Hit | undefined => options.passOver === undefined
     ? gridUnder(lines.slice(at, at + 2) as TextLine[], labels, {}, bounds)
     : inRuns(lines, at, bounds, options)
@@ -567,17 +567,28 @@ function splitTrailingLabels (lines: readonly TextLine[], bounds: LabelBounds): 
   let known = SPLIT.get(bounds)
   if (known === undefined) SPLIT.set(bounds, known = new WeakMap())
   let split = known.get(lines)
-  if (split === undefined) known.set(lines, split = lines.flatMap((l) => splitLine(l, bounds)))
+  if (split === undefined) {
+    const byLine = known
+    known.set(lines, split = lines.flatMap((l) => {
+      let pieces = byLine.get(l)
+      if (pieces === undefined) byLine.set(l, pieces = splitLine(l, bounds))
+      return pieces
+    }))
+  }
   return split
 }
-const SPLIT = new WeakMap<LabelBounds, WeakMap<readonly TextLine[], readonly TextLine[]>>()
+const SPLIT = new WeakMap<LabelBounds, WeakMap<object, readonly TextLine[]>>()
 
 function splitLine (line: TextLine, bounds: LabelBounds): TextLine[] {
   const text = line.text
   if (!/\p{L}/u.test(text) || labelCount(line, bounds) > 0) return [line]
-  const all = new Set(bounds.cells === undefined ? bounds : [...bounds, ...bounds.cells])
+  const all = bounds.cells === undefined ? bounds : [...bounds, ...bounds.cells]
+  // Most lines end with no label: one look at the whole line's detection form.
+  const whole = normalizeText(text).replace(/\s*:$/, '')
+  if (!all.some((l) => whole.endsWith(l))) return [line]
+  const labels = new Set(all)
   for (let k = 1; k < text.length - 1; k++) {
-    if (/\s/.test(text[k]!) || !all.has(normalizeText(text.slice(k)).replace(/\s*:$/, ''))) continue
+    if (/\s/.test(text[k]!) || !labels.has(normalizeText(text.slice(k)).replace(/\s*:$/, ''))) continue
     const before = text.slice(0, k)
     const glued = !/\s$/.test(before) && !/^[\s/-]/.test(text.slice(k))
     const head = piece(line, before.trimEnd())
@@ -609,7 +620,7 @@ const WORDLESS = /^[^\p{L}]*$/u
  */
 function inRuns (lines: readonly TextLine[], at: number, bounds: LabelBounds, options: ByOrderOptions): Hit | undefined {
   const page = lines[at]!.page
-  const skip = (l: TextLine): boolean => options.passOver!(normalizeText(l.text))
+  const skip = passedOver(options.passOver!)
   const onPage = (i: number): boolean => i >= 0 && i < lines.length && lines[i]!.page === page
   const count = (i: number): number => labelCount(lines[i]!, bounds)
   const run = runAt(lines, at, bounds, skip)
@@ -632,6 +643,19 @@ function inRuns (lines: readonly TextLine[], at: number, bounds: LabelBounds, op
   if (options.rest === true) return read(values)
   return WORDLESS.test(lines[values[0]!]!.text.replace(/R\$/g, '')) ? read([values[0]!]) : undefined
 }
+
+/** `passOver` on a line, asked once per line. */
+function passedOver (passOver: (normalized: string) => boolean): (l: TextLine) => boolean {
+  let known = PASSED_OVER.get(passOver)
+  if (known === undefined) PASSED_OVER.set(passOver, known = new WeakMap())
+  const cache = known
+  return (l) => {
+    let skip = cache.get(l)
+    if (skip === undefined) cache.set(l, skip = passOver(normalizeText(l.text)))
+    return skip
+  }
+}
+const PASSED_OVER = new WeakMap<(normalized: string) => boolean, WeakMap<TextLine, boolean>>()
 
 /**
  * The run of labels holding line `at` (a line passed over between two labels, a section's
