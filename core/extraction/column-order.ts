@@ -619,9 +619,7 @@ const WORDLESS = /^[^\p{L}]*$/u
  * MAX_ROW labels.
  */
 function inRuns (lines: readonly TextLine[], at: number, bounds: LabelBounds, options: ByOrderOptions): Hit | undefined {
-  const page = lines[at]!.page
   const skip = passedOver(options.passOver!)
-  const onPage = (i: number): boolean => i >= 0 && i < lines.length && lines[i]!.page === page
   const count = (i: number): number => labelCount(lines[i]!, bounds)
   const run = runAt(lines, at, bounds, skip)
   const read = (taken: number[]): Hit | undefined => {
@@ -633,10 +631,10 @@ function inRuns (lines: readonly TextLine[], at: number, bounds: LabelBounds, op
   }
   if (run === undefined) return undefined
   const { index, total, values } = run
-  if (columnOrdered(options.orderOf === undefined ? lines : splitTrailingLabels(options.orderOf, bounds), page, bounds, skip)) {
+  if (columnOrdered(options.orderOf === undefined ? lines : splitTrailingLabels(options.orderOf, bounds), bounds, skip)) {
     // Column by column: a label's value is the line right after it.
     if (options.rest === true && total === 1 && values.length > 1) return read(values)
-    return onPage(at + 1) && values[0] === at + 1 && count(at) === 1 ? read([at + 1]) : undefined
+    return values[0] === at + 1 && count(at) === 1 ? read([at + 1]) : undefined
   }
   if (values.length === total) return read([values[index]!])
   if (total !== 1 || values.length < 2) return undefined
@@ -660,12 +658,12 @@ const PASSED_OVER = new WeakMap<(normalized: string) => boolean, WeakMap<TextLin
 /**
  * The run of labels holding line `at` (a line passed over between two labels, a section's
  * title, ends it): how many labels come before `at`'s in it, how many it holds, and the
- * value lines after it up to the next label (lines passed over skipped). Undefined for a
+ * value lines after it up to the next label (lines passed over skipped), across pages. Undefined for a
  * run of more than MAX_ROW labels.
  */
 function runAt (lines: readonly TextLine[], at: number, bounds: LabelBounds, skip: (l: TextLine) => boolean): { index: number, total: number, values: number[] } | undefined {
-  const page = lines[at]!.page
-  const onPage = (i: number): boolean => i >= 0 && i < lines.length && lines[i]!.page === page
+  // Pages are crossed: a page of text drawn longer than a sheet goes on on the next one.
+  const onPage = (i: number): boolean => i >= 0 && i < lines.length
   const count = (i: number): number => labelCount(lines[i]!, bounds)
   let start = at
   while (onPage(start - 1) && !skip(lines[start - 1]!) && count(start - 1) > 0) start--
@@ -686,23 +684,22 @@ function runAt (lines: readonly TextLine[], at: number, bounds: LabelBounds, ski
 }
 
 /**
- * True when the page's text came column by column: each label followed by its value (a cell
- * printed empty by nothing), so that at least three runs of labels in four are one label,
- * and fewer than two runs of two to MAX_ROW labels are followed by as many values (a grid
- * handed over row by row, labels first). A run's counts say nothing then; on other pages
- * (rows, or an order that is neither) they are all there is to pair by.
+ * True when the text (`lines`, every page: one program ordered them all) came column by
+ * column: each label followed by its value (a cell printed empty by nothing), so that at
+ * least three runs of labels in four are one label, and fewer than two runs of two to
+ * MAX_ROW labels are followed by as many values (a grid handed over row by row, labels
+ * first). A run's counts say nothing then; otherwise (rows, or an order that is neither)
+ * they are all there is to pair by.
  */
-function columnOrdered (lines: readonly TextLine[], page: number, bounds: LabelBounds, skip: (l: TextLine) => boolean): boolean {
-  let known = COLUMN_ORDERED.get(lines)
-  if (known === undefined) COLUMN_ORDERED.set(lines, known = new Map())
-  let columns = known.get(page)
+function columnOrdered (lines: readonly TextLine[], bounds: LabelBounds, skip: (l: TextLine) => boolean): boolean {
+  let columns = COLUMN_ORDERED.get(lines)
   if (columns === undefined) {
     let rows = 0
     let single = 0
     let runs = 0
     for (let i = 0; i < lines.length; i++) {
-      if (lines[i]!.page !== page || skip(lines[i]!) || labelCount(lines[i]!, bounds) === 0) continue
-      if (i > 0 && lines[i - 1]!.page === page && !skip(lines[i - 1]!) && labelCount(lines[i - 1]!, bounds) > 0) continue
+      if (skip(lines[i]!) || labelCount(lines[i]!, bounds) === 0) continue
+      if (i > 0 && !skip(lines[i - 1]!) && labelCount(lines[i - 1]!, bounds) > 0) continue
       const run = runAt(lines, i, bounds, skip)
       runs++
       if (run === undefined) continue
@@ -710,11 +707,11 @@ function columnOrdered (lines: readonly TextLine[], page: number, bounds: LabelB
       else if (run.values.length === run.total) rows++
     }
     columns = rows < 2 && single * 4 >= runs * 3
-    known.set(page, columns)
+    COLUMN_ORDERED.set(lines, columns)
   }
   return columns
 }
-const COLUMN_ORDERED = new WeakMap<readonly TextLine[], Map<number, boolean>>()
+const COLUMN_ORDERED = new WeakMap<readonly TextLine[], boolean>()
 
 // ---------------------------------------------------------------- a wrapped label over its value
 
