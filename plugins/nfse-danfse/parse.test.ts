@@ -213,7 +213,22 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     const ctx = plainContext()
     const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
     expect(data.prestador).toMatchObject({ documento: '31938403000100', telefone: '(38) 3258-4118', endereco: null })
-    expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: 'Rua B, 2' })
+    // The tomador's section holds an address, but which party's is not known: the same order
+    // comes from the prestador's address handed over inside the tomador's section (below).
+    expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: null })
+    expect(ctx.conflicts).toContain('tomador.endereco')
+  })
+
+  it('gives null, not the prestador\'s value, where the prestador\'s cell is handed over inside the tomador\'s section', () => {
+    // pdfminer's order of a real print: the prestador's last row after the tomador's title, the tomador's after the next title.
+    const runs = column([
+      'DANFSe v1.0', 'EMITENTE DA NFS-e', 'CNPJ / CPF / NIF', '31.938.403/0001-00', 'TOMADOR DO SERVIÇO', 'CEP', '30120-060',
+      'CNPJ / CPF / NIF', '89.626.338/0001-67', 'SERVIÇO PRESTADO', 'CEP', '30130-919', 'Descrição do Serviço', 'Consultoria'
+    ])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect([data.prestador?.cep, data.tomador?.cep]).toEqual([null, null])
+    expect(ctx.conflicts).toContain('tomador.cep')
   })
 
   it('pairs a row of labels with the row of values after it, by order, only when the counts match', () => {

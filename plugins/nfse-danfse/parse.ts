@@ -168,8 +168,12 @@ function notIdentified (scope: TextRegion): boolean {
 /** Two readings of one cell: the one given, or a conflict (null and a warning) when they disagree. */
 function agreed (label: string, a: Hit | undefined, b: Hit | undefined): Hit | undefined {
   if (a === undefined || b === undefined || a.value === b.value || a.conflict !== undefined || b.conflict !== undefined) return a ?? b
-  const conflict = `the label "${label}" has two readings that disagree, positions lost: "${a.value}" by the order of the parties and "${b.value}" in its party's section; the value is not guessed`
-  const hit: Hit = { ...a, value: '', groups: [], parts: [], conflict }
+  return conflictHit(a, `the label "${label}" has two readings that disagree, positions lost: "${a.value}" by the order of the parties and "${b.value}" in its party's section; the value is not guessed`)
+}
+
+/** A hit that is a conflict (`ctx.take`: null and a warning saying why). */
+function conflictHit (at: Hit, conflict: string): Hit {
+  const hit: Hit = { ...at, value: '', groups: [], parts: [], conflict }
   hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
   return hit
 }
@@ -245,8 +249,6 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     .sort((a, b) => doc.lines.indexOf(partySections[a].lines[0]!) - doc.lines.indexOf(partySections[b].lines[0]!))
   // The party whose section holds a value's line (positions lost: each line its own y), or -1.
   const holder = (hit: Hit): number => identified.findIndex((k) => partySections[k].lines.some((l) => l.page === hit.page && Math.abs(l.box.y - hit.box.y) < 0.5))
-  const firstParty = identified.length === 0 ? undefined : partySections[identified[0]!].lines[0]
-  const beforeParties = (hit: Hit): boolean => firstParty !== undefined && (hit.page < firstParty.page || (hit.page === firstParty.page && hit.box.y > firstParty.box.y + 0.5))
   const party = (key: keyof typeof partySections): Parte | null => {
     const scope = partySections[key]
     if (notIdentified(scope)) return null
@@ -256,10 +258,15 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       // The order holds only when no place of the label sits in another party's section than its rank says.
       const places = identified.map((_, j) => doc.byOrder(j, identified.length, inRuns).under(labels, options))
       const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
-      // A place before every party's title (a title printed after its block's first rows): the sections do not hold the parties' values either.
-      const early = places.some((h) => h !== undefined && h.conflict === undefined && beforeParties(h))
-      const inSection = broken && early ? undefined : scope.byOrder(0, 1, inRuns).under(labels, options)
-      const byOrder = broken ? undefined : places[k]
+      const inSection = scope.byOrder(0, 1, inRuns).under(labels, options)
+      // Where the order is broken, a party's section may hold another party's place of the
+      // label as well as its own (pdfminer hands a prestador's CEP over inside the tomador's
+      // section, BrazilFiscalReport a tomador's address before the prestador's): not guessed.
+      if (broken) {
+        const label = Array.isArray(labels) ? labels[0]! : labels
+        return inSection === undefined || inSection.conflict !== undefined ? inSection : conflictHit(inSection, `the label "${label}" is printed once per party, positions lost, but its places do not follow the parties' order; the value is not guessed`)
+      }
+      const byOrder = places[k]
       // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
       const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
       return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
