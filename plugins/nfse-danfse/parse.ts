@@ -273,7 +273,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     }, ctx, key, true)
   }
 
-  const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
+  // Words run together or a space after the hyphen (pypdf's text of the portal's print) still say it.
+  const homologacao = /NFS- ?E ?SEM ?VALIDADE ?JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
 
   const servico = sec(HEADERS.servico)
@@ -294,7 +295,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   return {
     versaoLayout,
     // By the label's reader (after it, under it even where the key is wider than the label, a wrapped label), else its grid cell.
-    chaveAcesso: ctx.take('chaveAcesso', head.labelValue(/Chave de Acesso da NFS-e:?/i, /^\s*:?\s*(\d[\dA-Z ]{48,70}\d)\s*$/) ?? head.under('Chave de Acesso da NFS-e'), keyOf),
+    chaveAcesso: ctx.take('chaveAcesso', head.labelValue(/Chave ?de ?Acesso ?da ?NFS- ?e:?/i, /^\s*:?\s*(\d[\dA-Z ]{48,70}\d)\s*$/) ?? head.under('Chave de Acesso da NFS-e'), keyOf),
     numeroNfse: ctx.take('numeroNfse', head.under('Número da NFS-e'), numberOf),
     competencia: ctx.take('competencia', head.under('Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
     dataHoraEmissao: ctx.take('dataHoraEmissao', head.under('Data e Hora da emissão da NFS-e'), isoDateTime),
