@@ -252,6 +252,35 @@ describe('positionless text: a label printed in several places', () => {
   })
 })
 
+describe('positionless text: runs of labels, then runs of values (byOrder with passOver)', () => {
+  const LABELS = ['Número', 'Série', 'Data', 'Nome', 'E-mail', 'Cidade', 'Código', 'Valor', 'TÍTULO']
+  const passOver = (n: string): boolean => n === 'TITULO'
+  const read = (texts: string[], label: string): string | undefined => lines(texts, LABELS).byOrder(0, 1, { passOver }).under(label)?.value
+
+  it('pairs a row of labels with as many values in order, a title among the values passed over', () => {
+    const rows = ['Número', 'Série', 'Data', '171', 'TÍTULO', '900', '01/06/2026', 'Nome', 'E-mail', 'ACME LTDA', 'a@b.c', 'Cidade', 'Belo Horizonte', 'Nome', 'x']
+    expect([read(rows, 'Número'), read(rows, 'Série'), read(rows, 'Data'), read(rows, 'E-mail')]).toEqual(['171', '900', '01/06/2026', 'a@b.c'])
+    // Without passOver the same text is read by the next line: the last label of a run takes the first row's value.
+    expect(lines(rows, LABELS).byOrder().under('Data')?.value).toBe('171')
+  })
+
+  it('gives nothing where the counts differ, or a title stands between two labels', () => {
+    // Two rows whose counts match: the text hands its grid over row by row.
+    const rows = ['Nome', 'E-mail', 'ACME', 'a@b.c', 'Código', 'Valor', '7', 'R$ 1,00']
+    const short = [...rows, 'Número', 'Série', 'Data', '171', '01/06/2026', 'Cidade', 'BH']
+    expect([read(short, 'Número'), read(short, 'Série'), read(short, 'Data'), read(short, 'Cidade')]).toEqual([undefined, undefined, undefined, 'BH'])
+    // Text column by column (nearly every run one label): the next line, as before.
+    expect(read(['Número', '171', 'Série', 'Data', '01/06/2026', 'Cidade', 'BH', 'Nome', 'ACME'], 'Data')).toBe('01/06/2026')
+    const titled = ['Número', 'TÍTULO', 'Série', '900', 'Nome', 'ACME', 'Cidade', 'BH', 'Data', 'z']
+    expect([read(titled, 'Número'), read(titled, 'Série')]).toEqual([undefined, '900'])
+  })
+
+  it('splits a value glued to the next label (pypdf) and a title beside a label', () => {
+    const glued = ['Número', '171Série', '900Data', '01/06/2026', 'TÍTULO Nome', 'ACME LTDA', 'Cidade', 'BH', 'Nome', 'x', 'Data', 'y']
+    expect([read(glued, 'Número'), read(glued, 'Série')]).toEqual(['171', '900'])
+  })
+})
+
 describe('positionless text: a label printed whole is no wrapped label\'s continuation', () => {
   it('keeps a line that prints a label whole, even where a word of it sits under the start of that label on the line above', () => {
     // `das` (after `Total `) sits under `TOTAL` (after `VALOR `): six characters each, one margin.

@@ -21,7 +21,7 @@
 import { readCollectionLine } from './barcode.js'
 import { labelPattern } from './label-value.js'
 import { under as gridUnder } from './text-grid.js'
-import { compiled, hitOf, normalizedLabel, startsWithLabel } from './text-match.js'
+import { boundedRuns, compiled, hitOf, isCellLabel, normalizedLabel, normalizedRun, runsHit, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine } from './text-types.js'
 import { moneyCents, normalizeText } from './values.js'
@@ -533,11 +533,14 @@ function trailingTotals (cells: Hit[][], n: number, summed: ReadonlyArray<{ name
  * known. With one block, every place must give the same value (a total printed twice);
  * places that disagree give a conflict.
  */
-export function underByOrder (lines: readonly TextLine[], labels: string[], k: number, of: number, bounds: LabelBounds): Hit | undefined {
+export function underByOrder (given: readonly TextLine[], labels: string[], k: number, of: number, bounds: LabelBounds, options: ByOrderOptions = {}): Hit | undefined {
+  const lines = options.passOver === undefined ? given : splitTrailingLabels(given, bounds)
   const wanted = labels.map(normalizedLabel)
   const places: number[] = []
-  lines.forEach((l, i) => { if (l.runs.some(({ run }) => wanted.includes(normalizeText(run.text)))) places.push(i) })
-  const read = (at: number): Hit | undefined => gridUnder(lines.slice(at, at + 2) as TextLine[], labels, {}, bounds)
+  lines.forEach((l, i) => { if (l.runs.some(({ run }) => wanted.includes(normalizedRun(run)))) places.push(i) })
+  const read = (at: number): Hit | undefined => options.passOver === undefined
+    ? gridUnder(lines.slice(at, at + 2) as TextLine[], labels, {}, bounds)
+    : inRuns(lines, at, bounds, options)
   if (of > 1) return places.length === of ? read(places[k]!) : undefined
   const hits = places.map(read).filter((h): h is Hit => h !== undefined)
   const distinct = [...new Set(hits.map((h) => h.value))]
@@ -546,6 +549,217 @@ export function underByOrder (lines: readonly TextLine[], labels: string[], k: n
   hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
   return hit
 }
+
+/** How `underByOrder` reads a grid whose rows were handed over as runs of labels and runs of values. */
+export interface ByOrderOptions {
+  /**
+   * Lines that are neither a label nor a value (a section's title, a piece of a sentence the
+   * document prints), in their detection form: passed over. Given, a label's value is read
+   * by runs (`inRuns`) instead of on the next line.
+   */
+  passOver?: (normalized: string) => boolean
+  /** The cell may wrap: a label alone before several value lines takes them all. */
+  rest?: boolean
+  /** The lines whose order is judged (column by column or not): the whole document's, when `lines` are a section's. */
+  orderOf?: readonly TextLine[]
+}
+
+/**
+ * How many labels the whole line is: 1 for one of the document's labels or cell labels (a
+ * colon aside), k for k labels side by side that a library joined into one line (`País
+ * Resultado da Prestação do Serviço Município de Incidência do ISSQN`), 0 when anything else
+ * is on it (the fewest labels that cover it, each ending at a word boundary).
+ */
+function labelCount (line: TextLine, bounds: LabelBounds): number {
+  let known = LABEL_COUNTS.get(bounds)
+  if (known === undefined) LABEL_COUNTS.set(bounds, known = new WeakMap())
+  let c = known.get(line)
+  if (c === undefined) known.set(line, c = countLabels(line, bounds))
+  return c
+}
+const LABEL_COUNTS = new WeakMap<LabelBounds, WeakMap<TextLine, number>>()
+
+function countLabels (line: TextLine, bounds: LabelBounds): number {
+  const n = normalizeText(line.text).replace(/\s*:$/, '')
+  if (bounds.includes(n) || isCellLabel(n, bounds)) return 1
+  const all = bounds.cells === undefined ? bounds : [...bounds, ...bounds.cells]
+  // fewest[i]: the fewest labels covering n from i on (Infinity: none).
+  const fewest = new Array<number>(n.length + 1).fill(Infinity)
+  fewest[n.length] = 0
+  for (let i = n.length - 1; i >= 0; i--) {
+    if (i > 0 && n[i - 1] !== ' ') continue
+    for (const l of all) {
+      if (!n.startsWith(l, i)) continue
+      const next = n[i + l.length] === ' ' ? i + l.length + 1 : i + l.length
+      if (next === n.length || n[i + l.length] === ' ') fewest[i] = Math.min(fewest[i]!, 1 + fewest[next]!)
+    }
+  }
+  return Number.isFinite(fewest[0]) ? fewest[0]! : 0
+}
+
+/**
+ * A run of more labels than this is no row of cells side by side: several rows handed over
+ * column by column, whose values need not come in the labels' order. It is not paired.
+ */
+const MAX_ROW = 6
+
+/**
+ * A library that joins a row's cells into one line hands a cell's label over glued to the
+ * value before it (`234COMPETÊNCIA DA NFS-E`, `RUA X, 161E-mail`), or a title and the label
+ * beside it on one line (`TOMADOR DO SERVIÇO CNPJ / CPF / NIF`). Such a line is split into
+ * its text and the label that ends it (again while what is left ends with one): where the
+ * label is glued to the text before it, or where that text is itself a whole label. A text
+ * ending with a label's words after a space is left whole (a description may end so).
+ */
+function splitTrailingLabels (lines: readonly TextLine[], bounds: LabelBounds): readonly TextLine[] {
+  let known = SPLIT.get(bounds)
+  if (known === undefined) SPLIT.set(bounds, known = new WeakMap())
+  let split = known.get(lines)
+  if (split === undefined) {
+    const byLine = known
+    known.set(lines, split = lines.flatMap((l) => {
+      let pieces = byLine.get(l)
+      if (pieces === undefined) byLine.set(l, pieces = splitLine(l, bounds))
+      return pieces
+    }))
+  }
+  return split
+}
+const SPLIT = new WeakMap<LabelBounds, WeakMap<object, readonly TextLine[]>>()
+
+function splitLine (line: TextLine, bounds: LabelBounds): TextLine[] {
+  const text = line.text
+  if (!/\p{L}/u.test(text) || labelCount(line, bounds) > 0) return [line]
+  const all = bounds.cells === undefined ? bounds : [...bounds, ...bounds.cells]
+  // Most lines end with no label: one look at the whole line's detection form.
+  const whole = normalizeText(text).replace(/\s*:$/, '')
+  if (!all.some((l) => whole.endsWith(l))) return [line]
+  const labels = new Set(all)
+  for (let k = 1; k < text.length - 1; k++) {
+    if (/\s/.test(text[k]!) || !labels.has(normalizeText(text.slice(k)).replace(/\s*:$/, ''))) continue
+    const before = text.slice(0, k)
+    const glued = !/\s$/.test(before) && !/^[\s/-]/.test(text.slice(k))
+    const head = piece(line, before.trimEnd())
+    if (!glued && labelCount(head, bounds) === 0) continue
+    return [...splitLine(head, bounds), piece(line, text.slice(k))]
+  }
+  return [line]
+}
+
+/** A piece of a line handed over without positions: its text, the line's box. */
+function piece (line: TextLine, text: string): TextLine {
+  const run = { ...line.runs[0]!.run, text }
+  return { ...line, text, runs: [{ run, start: 0 }] }
+}
+
+/** A value with no word: a number, a date, an amount, a code (`R$` aside). */
+const WORDLESS = /^[^\p{L}]*$/u
+
+/**
+ * The value of the label at `at` when a grid's rows were handed over as a run of label lines
+ * followed by a run of value lines (a row of cells side by side, read labels first: a
+ * library's reading order). Lines `passOver` accepts are skipped among the values; between
+ * two labels one ends the run (a title starts another section). With as many values as
+ * labels in the run, they pair in order; a label alone before several values takes the
+ * first only when it has no word (a date, an amount: a text could be any cell's) or, with
+ * `rest`, all of them (its cell wrapped). Any other count gives nothing: which value is
+ * whose is not known (a cell printed empty prints no line), and so does a run of more than
+ * MAX_ROW labels.
+ */
+function inRuns (lines: readonly TextLine[], at: number, bounds: LabelBounds, options: ByOrderOptions): Hit | undefined {
+  const skip = passedOver(options.passOver!)
+  const count = (i: number): number => labelCount(lines[i]!, bounds)
+  const run = runAt(lines, at, bounds, skip)
+  const read = (taken: number[]): Hit | undefined => {
+    const first = lines[taken[0]!]!
+    // A value line that starts with a label is that label's line (as on a page: text-grid.ts `under`).
+    if (startsWithLabel(normalizeText(first.text), bounds)) return undefined
+    const value = boundedRuns(taken.flatMap((j) => lines[j]!.runs), bounds)
+    return runsHit(first, value.runs, value.text, taken.map((j) => lines[j]!.text).join('\n'))
+  }
+  if (run === undefined) return undefined
+  const { index, total, values } = run
+  if (columnOrdered(options.orderOf === undefined ? lines : splitTrailingLabels(options.orderOf, bounds), bounds, skip)) {
+    // Column by column: a label's value is the line right after it.
+    if (options.rest === true && total === 1 && values.length > 1) return read(values)
+    return values[0] === at + 1 && count(at) === 1 ? read([at + 1]) : undefined
+  }
+  if (values.length === total) return read([values[index]!])
+  if (total !== 1 || values.length < 2) return undefined
+  if (options.rest === true) return read(values)
+  return WORDLESS.test(lines[values[0]!]!.text.replace(/R\$/g, '')) ? read([values[0]!]) : undefined
+}
+
+/** `passOver` on a line, asked once per line. */
+function passedOver (passOver: (normalized: string) => boolean): (l: TextLine) => boolean {
+  let known = PASSED_OVER.get(passOver)
+  if (known === undefined) PASSED_OVER.set(passOver, known = new WeakMap())
+  const cache = known
+  return (l) => {
+    let skip = cache.get(l)
+    if (skip === undefined) cache.set(l, skip = passOver(normalizeText(l.text)))
+    return skip
+  }
+}
+const PASSED_OVER = new WeakMap<(normalized: string) => boolean, WeakMap<TextLine, boolean>>()
+
+/**
+ * The run of labels holding line `at` (a line passed over between two labels, a section's
+ * title, ends it): how many labels come before `at`'s in it, how many it holds, and the
+ * value lines after it up to the next label (lines passed over skipped), across pages. Undefined for a
+ * run of more than MAX_ROW labels.
+ */
+function runAt (lines: readonly TextLine[], at: number, bounds: LabelBounds, skip: (l: TextLine) => boolean): { index: number, total: number, values: number[] } | undefined {
+  // Pages are crossed: a page of text drawn longer than a sheet goes on on the next one.
+  const onPage = (i: number): boolean => i >= 0 && i < lines.length
+  const count = (i: number): number => labelCount(lines[i]!, bounds)
+  let start = at
+  while (onPage(start - 1) && !skip(lines[start - 1]!) && count(start - 1) > 0) start--
+  let end = at
+  while (onPage(end + 1) && !skip(lines[end + 1]!) && count(end + 1) > 0) end++
+  let index = 0
+  for (let i = start; i < at; i++) index += count(i)
+  let total = index
+  for (let i = at; i <= end; i++) total += count(i)
+  if (total > MAX_ROW) return undefined
+  const values: number[] = []
+  for (let i = end + 1; onPage(i); i++) {
+    if (skip(lines[i]!)) continue
+    if (count(i) > 0) break
+    values.push(i)
+  }
+  return { index, total, values }
+}
+
+/**
+ * True when the text (`lines`, every page: one program ordered them all) came column by
+ * column: each label followed by its value (a cell printed empty by nothing), so that at
+ * least three runs of labels in four are one label, and fewer than two runs of two to
+ * MAX_ROW labels are followed by as many values (a grid handed over row by row, labels
+ * first). A run's counts say nothing then; otherwise (rows, or an order that is neither)
+ * they are all there is to pair by.
+ */
+function columnOrdered (lines: readonly TextLine[], bounds: LabelBounds, skip: (l: TextLine) => boolean): boolean {
+  let columns = COLUMN_ORDERED.get(lines)
+  if (columns === undefined) {
+    let rows = 0
+    let single = 0
+    let runs = 0
+    for (let i = 0; i < lines.length; i++) {
+      if (skip(lines[i]!) || labelCount(lines[i]!, bounds) === 0) continue
+      if (i > 0 && !skip(lines[i - 1]!) && labelCount(lines[i - 1]!, bounds) > 0) continue
+      const run = runAt(lines, i, bounds, skip)
+      runs++
+      if (run === undefined) continue
+      if (run.total === 1) single++
+      else if (run.values.length === run.total) rows++
+    }
+    columns = rows < 2 && single * 4 >= runs * 3
+    COLUMN_ORDERED.set(lines, columns)
+  }
+  return columns
+}
+const COLUMN_ORDERED = new WeakMap<readonly TextLine[], boolean>()
 
 // ---------------------------------------------------------------- a wrapped label over its value
 

@@ -7,7 +7,7 @@
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
 import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder, wrappedLabelOverValue } from './column-order.js'
-import type { OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
+import type { ByOrderOptions, OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
 import { labelValue, labelValues } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
 import { column, table, under } from './text-grid.js'
@@ -172,10 +172,14 @@ export class TextRegion {
    * `of` blocks that print the same labels (a document's parties): its `under(labels)`
    * reads the k-th place the labels are printed when they are printed `of` times (else
    * nothing); with one block, every place must agree (else a conflict). Sections mean
-   * nothing in such text; this replaces them.
+   * nothing in such text; this replaces them. With `passOver` (lines that are neither label
+   * nor value: titles, a printed sentence), a place is read in its run of labels and the
+   * run of values after it (rows of cells handed over labels first), paired in order only
+   * when the counts match (column-order.ts `inRuns`), and `under`'s `rest` is kept;
+   * `orderOf` (the document's lines, for a section) is where the text's order is judged.
    */
-  byOrder (k = 0, of = 1): TextRegion {
-    return new OrderedRegion(this.lines, this.labels, k, of)
+  byOrder (k = 0, of = 1, options: Pick<ByOrderOptions, 'passOver' | 'orderOf'> = {}): TextRegion {
+    return new OrderedRegion(this.lines, this.labels, k, of, options)
   }
 
   /**
@@ -282,14 +286,13 @@ export class TextRegion {
 
 /** TextRegion.byOrder: `under` reads a label's places by order. */
 class OrderedRegion extends TextRegion {
-  constructor (lines: TextLine[], labels: LabelBounds, private readonly k: number, private readonly of: number) {
+  constructor (lines: TextLine[], labels: LabelBounds, private readonly k: number, private readonly of: number, private readonly options: Pick<ByOrderOptions, 'passOver' | 'orderOf'>) {
     super(lines, labels)
   }
 
   override under (labels: string | string[], options: { rest?: boolean } = {}): Hit | undefined {
-    // `rest` (a cell's following lines) means nothing without positions: the next line only.
-    void options
-    return underByOrder(this.lines, Array.isArray(labels) ? labels : [labels], this.k, this.of, this.labels)
+    // Without `passOver`, `rest` (a cell's following lines) means nothing without positions: the next line only.
+    return underByOrder(this.lines, Array.isArray(labels) ? labels : [labels], this.k, this.of, this.labels, { ...this.options, rest: options.rest === true })
   }
 }
 

@@ -46,4 +46,14 @@ describe('nfse-danfse: neighbours are not mistaken for the DANFSe', () => {
     // (4 + 2) / 16 by the engine's rule.
     expect(result.engine.confidence).toBe(0.375)
   })
+
+  it('recognises the portal\'s print in text whose words ran together (pypdf\'s), and reads its version and key', async () => {
+    const result = await extractPdf(await page([
+      'DANFSe v1.0', 'Documento Auxiliar daNFS- e', 'Chave deAcesso daNFS- e', '51062572249226286000117000000000000123099208293469',
+      'Aautenticidade desta NFS- epode serverificada', 'EMITENTE DANFS- e', 'TOMADOR DOSERVIÇO CNPJ /CPF /NIF',
+      'Código deTributação Nacional', 'Simples Nacional naData deCompetência', 'Valor Líquido daNFS- e', 'NFS- eSEM VALIDADE JURÍDICA'
+    ]))
+    expect(result.engine.matchedRules).toEqual(expect.arrayContaining(['danfse-version', 'documento-auxiliar', 'chave-acesso', 'emitente', 'tomador']))
+    expect(result.data).toMatchObject({ versaoLayout: '1.0', chaveAcesso: '51062572249226286000117000000000000123099208293469', homologacao: true })
+  })
 })

@@ -41,7 +41,9 @@ export const labels = [
   'Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF', 'Alíquota Efetiva - CBS', 'Alíquota Efetiva – CBS',
   'Valor Total Apurado – IBS', 'Valor Total Apurado – CBS', 'Tipo de Ambiente', 'Ambiente Gerador',
   // v2.0's party titles: a cell's value never starts with one.
-  'Prestador / Fornecedor', 'Tomador / Adquirente', 'Intermediário da Operação'
+  'Prestador / Fornecedor', 'Tomador / Adquirente', 'Intermediário da Operação',
+  // The portal's v1.0 federal and totals cells, not read: labels of a row all the same.
+  'Retenção do PIS/COFINS', 'Total Tributação Federal', 'IRRF, CP,CSLL - Retidos', 'PIS/COFINS Retidos'
 ]
 
 /**
@@ -49,4 +51,4 @@ export const labels = [
  * (an address may hold `CEP`, a description `município` or `IRRF`), and a cell whose first
  * run is one of them is empty.
  */
-export const cellLabels = ['Telefone', 'Município', 'CEP', 'IRRF']
+export const cellLabels = ['Telefone', 'Município', 'CEP', 'IRRF', 'CP', 'CSLL', 'PIS', 'COFINS', 'Federais', 'Estaduais', 'Municipais']

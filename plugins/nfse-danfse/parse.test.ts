@@ -213,7 +213,43 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     const ctx = plainContext()
     const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
     expect(data.prestador).toMatchObject({ documento: '31938403000100', telefone: '(38) 3258-4118', endereco: null })
-    expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: 'Rua B, 2' })
+    // The tomador's section holds an address, but which party's is not known: the same order
+    // comes from the prestador's address handed over inside the tomador's section (below).
+    expect(data.tomador).toMatchObject({ documento: '89626338000167', telefone: '(94) 3481-9680', endereco: null })
+    expect(ctx.conflicts).toContain('tomador.endereco')
+  })
+
+  it('gives null, not the prestador\'s value, where the prestador\'s cell is handed over inside the tomador\'s section', () => {
+    // pdfminer's order of a real print: the prestador's last row after the tomador's title, the tomador's after the next title.
+    const runs = column([
+      'DANFSe v1.0', 'EMITENTE DA NFS-e', 'CNPJ / CPF / NIF', '31.938.403/0001-00', 'TOMADOR DO SERVIÇO', 'CEP', '30120-060',
+      'CNPJ / CPF / NIF', '89.626.338/0001-67', 'SERVIÇO PRESTADO', 'CEP', '30130-919', 'Descrição do Serviço', 'Consultoria'
+    ])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect([data.prestador?.cep, data.tomador?.cep]).toEqual([null, null])
+    expect(ctx.conflicts).toContain('tomador.cep')
+  })
+
+  it('pairs a row of labels with the row of values after it, by order, only when the counts match', () => {
+    const runs = column([
+      'DANFSe v1.0', 'Número da NFS-e', 'Competência da NFS-e', 'Data e Hora da emissão da NFS-e', '2666', '01/06/2026', '01/06/2026 10:07:04',
+      // One value too few: which is whose is not known.
+      'Número da DPS', 'Série da DPS', 'Data e Hora da emissão da DPS', '1697', '01/06/2026 00:00:00',
+      'A autenticidade desta NFS-e pode ser verificada', 'pela leitura deste código QR ou pela consulta da',
+      // Titles between the labels and their values, the caption among them: passed over.
+      'EMITENTE DA NFS-e', 'CNPJ / CPF / NIF', 'Inscrição Municipal', 'Telefone', 'Prestador do Serviço', '26.230.037/0001-08', '-', '(31) 3271-3267',
+      'Nome / Nome Empresarial', 'E-mail', 'SERCON MEDICINA', 'financeiro@sercon.com.br',
+      // A title between two runs of labels: the first run has no values.
+      'TOMADOR DO SERVIÇO', 'Inscrição Municipal', 'TRIBUTAÇÃO MUNICIPAL', 'Tributação do ISSQN', 'Município de Incidência do ISSQN', 'Operação Tributável', 'Belo Horizonte',
+      'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Exames clínicos de', 'rotina'
+    ])
+    const ctx = plainContext()
+    const data = parseDanfse(runsDocument(runs, labels, cellLabels), ctx)
+    expect(data).toMatchObject({ numeroNfse: '2666', competencia: '2026-06', dataHoraEmissao: '2026-06-01T10:07:04', numeroDps: null, serieDps: null, dataHoraEmissaoDps: null })
+    expect(data.prestador).toMatchObject({ documento: '26230037000108', inscricaoMunicipal: null, telefone: '(31) 3271-3267', nome: 'SERCON MEDICINA', email: 'financeiro@sercon.com.br' })
+    expect(data.issqn).toMatchObject({ tributacao: 'Operação Tributável', municipioIncidencia: 'Belo Horizonte' })
+    expect(data.servico?.descricao).toBe('Exames clínicos de rotina')
   })
 
   it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {

@@ -112,6 +112,22 @@ const HEADERS = {
 }
 const ALL = [HEADERS.prestador2, ...HEADERS.tomador, ...HEADERS.destinatario, ...HEADERS.intermediario, ...HEADERS.servico, ...HEADERS.municipal, ...HEADERS.federal, ...HEADERS.ibsCbs, ...HEADERS.valores, ...HEADERS.end]
 
+/** The QR code's caption, in its detection form: its pieces are no value of a cell. */
+const CAPTION = normalizeText('A autenticidade desta NFS-e pode ser verificada pela leitura deste código QR ou pela consulta da chave de acesso no portal nacional da NFS-e')
+/** Titles (of the document, of its sections), in their detection form: no cell's label, no cell's value. */
+const TITLES = [HEADERS.prestador1, 'Prestador do Serviço', 'DANFSe v', 'Documento Auxiliar da NFS-e', ...ALL].map(normalizeText)
+
+/**
+ * Positions lost: lines that are neither a label nor a value in a run of labels followed by
+ * a run of values (TextRegion.byOrder): a title (or a title and its note, `… NÃO
+ * IDENTIFICADO NA NFS-e`), a line of the QR caption however the caption was wrapped.
+ */
+function passOver (normalized: string): boolean {
+  return TITLES.some((t) => normalized.startsWith(t)) || LONE_TITLES.includes(normalized) || (normalized.length >= 12 && CAPTION.includes(normalized))
+}
+/** Titles that are also words a value may start with: passed over only alone on their line. */
+const LONE_TITLES = ['Prestador', 'NFS-e SEM VALIDADE JURÍDICA'].map(normalizeText)
+
 const MONEY = new RegExp(`(${MONEY_PATTERN})`)
 
 /** A hit narrowed to one capture group of `re` on its value (same evidence box), or undefined. */
@@ -134,6 +150,9 @@ function documento (t: string): string | null {
   return cnpjChars(s) ?? s
 }
 
+/** A CNPJ or a CPF in its printed form, with its dots, slash and dash. */
+const FORMATTED_ID = /^(?:\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2}|\d{3}\.\d{3}\.\d{3}-\d{2})$/
+
 /** `Cidade - UF` (v1.0) or `Cidade / UF` (v2.0). */
 const CITY_UF = /^(.*\S)\s*[-/]\s*([A-Z]{2})$/
 
@@ -149,20 +168,33 @@ function notIdentified (scope: TextRegion): boolean {
 /** Two readings of one cell: the one given, or a conflict (null and a warning) when they disagree. */
 function agreed (label: string, a: Hit | undefined, b: Hit | undefined): Hit | undefined {
   if (a === undefined || b === undefined || a.value === b.value || a.conflict !== undefined || b.conflict !== undefined) return a ?? b
-  const conflict = `the label "${label}" has two readings that disagree, positions lost: "${a.value}" by the order of the parties and "${b.value}" in its party's section; the value is not guessed`
-  const hit: Hit = { ...a, value: '', groups: [], parts: [], conflict }
+  return conflictHit(a, `the label "${label}" has two readings that disagree, positions lost: "${a.value}" by the order of the parties and "${b.value}" in its party's section; the value is not guessed`)
+}
+
+/** A hit that is a conflict (`ctx.take`: null and a warning saying why). */
+function conflictHit (at: Hit, conflict: string): Hit {
+  const hit: Hit = { ...at, value: '', groups: [], parts: [], conflict }
   hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
   return hit
 }
 
-function parte (cell: CellReader, ctx: ParseContext, field: string): Parte {
+/**
+ * Positions lost, a cell's value may have been paired by order: one of another cell's shape
+ * is not taken. A party's document is one word (a CNPJ, a CPF, a NIF), never a name.
+ */
+const oneWord = (read: (t: string) => string | null) => (t: string): string | null => /\s/.test(t.trim().replace(/^[\d./-]+$/, '')) ? null : read(t)
+/** A state or a purpose is words, never a number or a document. */
+const words = (t: string): string | null => /\p{L}{3}/u.test(t) ? str(t) : null
+
+function parte (cell: CellReader, ctx: ParseContext, field: string, ordered: boolean): Parte {
   const city = cell(['Município', 'Município / Sigla UF'])
   const ibgeCep = cell('Código IBGE / CEP')
   const cepHit = cell('CEP') ?? part(ibgeCep, /\/\s*(.+)$/)
   const take = <T>(name: string, hit: Hit | undefined, convert: (t: string) => T | null): T | null => ctx.take(`${field}.${name}`, hit, convert)
   return {
-    documento: take('documento', cell('CNPJ / CPF / NIF'), documento),
-    inscricaoMunicipal: take('inscricaoMunicipal', cell(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), str),
+    documento: take('documento', cell('CNPJ / CPF / NIF'), ordered ? oneWord(documento) : documento),
+    // A CNPJ or CPF as printed is the document's cell, not this one (text whose labels and values came in different orders).
+    inscricaoMunicipal: take('inscricaoMunicipal', cell(['Inscrição Municipal', 'Indicador Municipal (Inscrição)']), (t) => FORMATTED_ID.test(t.trim()) ? null : str(t)),
     nome: take('nome', cell('Nome / Nome Empresarial'), str),
     email: take('email', cell('E-mail'), str),
     telefone: take('telefone', cell('Telefone'), str),
@@ -194,11 +226,13 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   // Positions lost (text handed over column by column): sections mean nothing; a label printed
   // once is read on the whole document (every place it is printed must agree).
   const ordered = doc.positionless
-  const head = ordered ? doc.byOrder() : top.isEmpty ? doc : top
+  // Read by runs of labels and of values, the text's order judged on the whole document.
+  const inRuns = { passOver, orderOf: doc.lines }
+  const head = ordered ? doc.byOrder(0, 1, inRuns) : top.isEmpty ? doc : top
   // v2.0 generators centre a section's title beside its block, some on its second row of labels.
   const section = (headers: string[]): TextRegion => doc.section(headers, ALL.filter((h) => !headers.includes(h)), { titleBeside: true })
   // Not the parties: their labels repeat, and the order of their places need not be theirs.
-  const sec = (headers: string[]): TextRegion => ordered && !section(headers).isEmpty ? doc.byOrder() : section(headers)
+  const sec = (headers: string[]): TextRegion => ordered && !section(headers).isEmpty ? doc.byOrder(0, 1, inRuns) : section(headers)
 
   // The parties' sections; printed in this order on every layout seen, but the order read is the page's.
   const partySections = {
@@ -218,21 +252,29 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   const party = (key: keyof typeof partySections): Parte | null => {
     const scope = partySections[key]
     if (notIdentified(scope)) return null
-    if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key)
+    if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key, false)
     const k = identified.indexOf(key)
     return parte((labels, options) => {
       // The order holds only when no place of the label sits in another party's section than its rank says.
-      const places = identified.map((_, j) => doc.byOrder(j, identified.length).under(labels))
+      const places = identified.map((_, j) => doc.byOrder(j, identified.length, inRuns).under(labels, options))
       const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
-      const inSection = scope.under(labels, options)
-      const byOrder = broken ? undefined : places[k]
+      const inSection = scope.byOrder(0, 1, inRuns).under(labels, options)
+      // Where the order is broken, a party's section may hold another party's place of the
+      // label as well as its own (pdfminer hands a prestador's CEP over inside the tomador's
+      // section, BrazilFiscalReport a tomador's address before the prestador's): not guessed.
+      if (broken) {
+        const label = Array.isArray(labels) ? labels[0]! : labels
+        return inSection === undefined || inSection.conflict !== undefined ? inSection : conflictHit(inSection, `the label "${label}" is printed once per party, positions lost, but its places do not follow the parties' order; the value is not guessed`)
+      }
+      const byOrder = places[k]
       // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
       const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
       return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
-    }, ctx, key)
+    }, ctx, key, true)
   }
 
-  const homologacao = /NFS-E SEM VALIDADE JURIDICA/.test(doc.normalized)
+  // Words run together or a space after the hyphen (pypdf's text of the portal's print) still say it.
+  const homologacao = /NFS- ?E ?SEM ?VALIDADE ?JURIDICA/.test(doc.normalized)
   if (homologacao) ctx.report({ code: 'NFSE_HOMOLOGACAO', message: 'The DANFSe is marked "NFS-e SEM VALIDADE JURÍDICA": a homologation (test) print with no legal value.', field: 'homologacao' })
 
   const servico = sec(HEADERS.servico)
@@ -253,7 +295,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
   return {
     versaoLayout,
     // By the label's reader (after it, under it even where the key is wider than the label, a wrapped label), else its grid cell.
-    chaveAcesso: ctx.take('chaveAcesso', head.labelValue(/Chave de Acesso da NFS-e:?/i, /^\s*:?\s*(\d[\dA-Z ]{48,70}\d)\s*$/) ?? head.under('Chave de Acesso da NFS-e'), keyOf),
+    chaveAcesso: ctx.take('chaveAcesso', head.labelValue(/Chave ?de ?Acesso ?da ?NFS- ?e:?/i, /^\s*:?\s*(\d[\dA-Z ]{48,70}\d)\s*$/) ?? head.under('Chave de Acesso da NFS-e'), keyOf),
     numeroNfse: ctx.take('numeroNfse', head.under('Número da NFS-e'), numberOf),
     competencia: ctx.take('competencia', head.under('Competência da NFS-e'), (t) => { const m = /^\d{2}\/(\d{2}\/\d{4})$/.exec(t.trim()); return m === null ? null : competence(m[1]!) }),
     dataHoraEmissao: ctx.take('dataHoraEmissao', head.under('Data e Hora da emissão da NFS-e'), isoDateTime),
@@ -262,8 +304,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     serieDps: ctx.take('serieDps', head.under(['Série da DPS', 'Série do DPS']), str),
     // The QR code's caption (`A autenticidade desta NFS-e…`) starts on this cell's line, right of it.
     dataHoraEmissaoDps: ctx.take('dataHoraEmissaoDps', head.under('Data e Hora da emissão da DPS'), leadingDateTime),
-    situacao: ctx.take('situacao', head.under('Situação da NFS-e'), str),
-    finalidade: ctx.take('finalidade', head.under('Finalidade'), str),
+    situacao: ctx.take('situacao', head.under('Situação da NFS-e'), ordered ? words : str),
+    finalidade: ctx.take('finalidade', head.under('Finalidade'), ordered ? words : str),
     prestador: party('prestador'),
     tomador: party('tomador'),
     intermediario: party('intermediario'),
@@ -271,10 +313,10 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     servico: servico.isEmpty
       ? null
       : {
-          codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', servico.under('Código de Tributação Nacional') ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
+          codigoTributacaoNacional: ctx.take('servico.codigoTributacaoNacional', servico.under('Código de Tributação Nacional', { rest: ordered }) ?? part(nacionalMunicipal, /^([^/]+)\//), (t) => /^(\d{2}\.\d{2}\.\d{2})\b/.exec(t.trim())?.[1] ?? null),
           codigoTributacaoMunicipal: ctx.take('servico.codigoTributacaoMunicipal', servico.under('Código de Tributação Municipal') ?? part(nacionalMunicipal, /\/\s*(.+)$/), str),
           codigoNbs: ctx.take('servico.codigoNbs', servico.under('Código da NBS'), str),
-          descricao: ctx.take('servico.descricao', (ordered ? section(HEADERS.servico) : servico).under('Descrição do Serviço', { rest: true }), str),
+          descricao: ctx.take('servico.descricao', (ordered ? section(HEADERS.servico).byOrder(0, 1, inRuns) : servico).under('Descrição do Serviço', { rest: true }), str),
           // Third-party drawings name some cells longer (BrazilFiscalReport: `Local da Prestação / Sigla UF / País`, kept whole).
           localPrestacao: ctx.take('servico.localPrestacao', servico.under(['Local da Prestação', 'Local da Prestação / Sigla UF / País']), str),
           paisPrestacao: ctx.take('servico.paisPrestacao', servico.under('País da Prestação'), str)
