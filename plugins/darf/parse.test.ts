@@ -245,6 +245,34 @@ describe('darf: SENDA print given column by column (positions lost, issue 33)', 
     })
   })
 
+  it('reads the header and the stub whose values come one label late (pdftotext\'s order of a row of labels over a row of values)', async () => {
+    const result = await extractPdf(await pageOfLines([
+      'Documento de Arrecadação de Receitas Federais', 'CNPJ', 'Razão Social', '11.222.333/0001-81', 'EMPRESA EXEMPLO LTDA', 'Período de Apuração', 'Data de Vencimento', '31/08/2023',
+      'Número do Documento', '20/09/2023', 'Pagar este documento até', '07.16.23251.7633954-5', 'Observações', '29/09/2023', 'Valor Total do Documento', '1.285,00',
+      'Composição do Documento de Arrecadação', 'Código Denominação', 'Principal', '1213', '1.285,00', '1.285,00', 'CONTRIBUIÇÃO TERCEIROS - SENAR', 'Multa', 'Juros', 'Total',
+      '06 CP TERCEIROS - SENAR - AQUIS PROD RUR PF POR PJ', 'PA:08/2023 Vencimento:20/09/2023', 'Totais',
+      'Documento de Arrecadação de Receitas Federais', 'Pague com o PIX', 'CNPJ:', 'Número:', 'Pagar até:', 'Valor:', '11.222.333/0001-81',
+      '07.16.23251.7633954-5', '29/09/2023', '1.285,00'
+    ], 10))
+    expect(result.data).toMatchObject({
+      cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA', periodoApuracao: '2023-08-31', dataVencimento: '2023-09-20', numeroDocumento: '07162325176339545', pagarAte: '2023-09-29',
+      canhoto: { cnpjCpf: '11222333000181', numeroDocumento: '07162325176339545', pagarAte: '2023-09-29', valor: 1285 }
+    })
+    // `Total` printed between the row's name and its description is no name.
+    expect((result.data as { tributos: Array<{ denominacao: string | null }> }).tributos[0]?.denominacao).not.toBe('Total')
+  })
+
+  it('a totals row whose cells came apart, read without its header, gives no amount rather than a juros as the total', async () => {
+    const result = await extractPdf(await pageOfLines([
+      'Documento de Arrecadação de Receitas Federais', '11.222.333/0001-81 EMPRESA EXEMPLO LTDA', 'Período de Apuração Data de Vencimento Número do Documento',
+      'Valor Total do Documento', '1.258,40', 'Código Principal', 'Denominação Total', 'Multa Juros', 'Composição do Documento de Arrecadação',
+      '1162 CONTRIBUIÇÃO SUJEITA RETENÇÃO PREVIDENCIÁRIA 1.000,00 200,00 58,40 1.258,40', '01 CP PATRONAL - RETENÇÃO LEI 9.711/98', 'PA 01/2022 Vencimento 18/02/2022',
+      'Totais 1.000,00 58,40', '200,00 1.258,40'
+    ], 10))
+    expect(result.data).toMatchObject({ tributos: [{ principal: 1000, multa: 200, juros: 58.4, total: 1258.4 }], totais: { principal: null, multa: null, juros: null, total: null } })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', field: 'totais' })]))
+  })
+
   it('a period that could be either of two lines is null, never guessed', async () => {
     const both = lines('Agosto/2023')
     both.splice(both.indexOf('Observações') + 1, 0, 'Julho/2023')
