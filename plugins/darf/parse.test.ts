@@ -306,6 +306,22 @@ describe('darf: numbered boxes given as text (positions lost, issue 33)', () => 
     expect(result.evidence.codigoReceita?.source).toBe('2089')
   })
 
+  it('a box\'s value on the line after its label when the label stands alone; never after a label that follows another', async () => {
+    // pdftotext's order of a Sicalc print: most labels each followed by their value, `04` and
+    // `10` by other text, box 06's label right after `Data limite para acolhimento:`.
+    const lines = [
+      'MINISTÉRIO DA FAZENDA', '02 PERÍODO DE APURAÇÃO', '31/12/2017', '03 NÚMERO DO CPF OU CNPJ', '11.222.333/0001-81', 'Documento de Arrecadação de Receitas Federais',
+      '04 CÓDIGO DA RECEITA', 'DARF', '0190', '05 NÚMERO DE REFERÊNCIA', '01 NOME / RAZÃO SOCIAL', 'EMPRESA EXEMPLO LTDA', 'Data limite para acolhimento:',
+      '06 DATA DE VENCIMENTO', '31/01/2018', '07 VALOR DO PRINCIPAL', '1.000,00', '08 VALOR DA MULTA', '200,00', '09 VALOR DOS JUROS E / OU', '258,30', '31/08/2022',
+      'Observações:', '10 VALOR TOTAL', 'Sicalc Contribuinte - 7107 - SP', '1.458,30'
+    ]
+    const result = await extractPdf(await pageOfLines(lines, 6))
+    expect(result.data).toMatchObject({
+      periodoApuracao: '2017-12-31', cnpjCpf: '11222333000181', dataVencimento: null, pagarAte: null,
+      tributos: [{ codigoReceita: null, principal: 1000, multa: 200, juros: 258.3 }]
+    })
+  })
+
   it('reads the title broken in two pieces handed over apart (not blocked for want of its title)', async () => {
     const apart = ['Federais', 'DARF', ...head.filter((l) => l !== 'Documento de Arrecadação de Receitas Federais' && l !== 'DARF'), 'Documento de Arrecadação de Receitas']
     const result = await extractPdf(await pageOfLines([...apart, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '1.234,56'], 8))

@@ -473,6 +473,22 @@ function lowInBox (doc: TextDocument, l: RegExp, value: RegExp, within: SearchOp
   return undefined
 }
 
+/**
+ * Positions lost: the value on the line right after its box's label, when that label stands
+ * alone, i.e. the line before it is no box label (in `L1 L2 V1 V2`, V1 is not L2's) and the
+ * label line holds nothing else.
+ */
+function nextLine (doc: TextDocument, l: RegExp, value: RegExp, within: SearchOptions): Hit | undefined {
+  const lines = doc.lines.filter((line) => line.page === within.page && (within.within === undefined || (line.box.y >= within.within.y && line.box.y <= within.within.y + within.within.height)))
+  const bare = (text: string): boolean => { const m = l.exec(text); return m !== null && text.slice(0, m.index).trim() === '' && text.slice(m.index + m[0].length).trim() === '' }
+  const at = lines.findIndex((line) => bare(line.text))
+  const before = lines[at - 1]
+  if (at < 0 || lines[at + 1] === undefined || (before !== undefined && (BOX_START.test(` ${before.text}`) || BOXES.some(([, other]) => other.source !== '^' && other.exec(before.text)?.index === 0)))) return undefined
+  const m = value.exec(lines[at + 1]!.text)
+  if (m === null) return undefined
+  return doc.find(value, { ...(within.page === undefined ? {} : { page: within.page }), within: lines[at + 1]!.box })
+}
+
 function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   const hits: Copy['hits'] = {}
   const labelled = new Set<string>()
@@ -481,7 +497,7 @@ function readCopy (doc: TextDocument, within: SearchOptions): Copy {
     if (doc.find(l, within) === undefined) continue
     labelled.add(field)
     hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 }) ??
-      (doc.positionless || field === 'razaoSocial' ? undefined : lowInBox(doc, l, value, within))
+      (field === 'razaoSocial' ? undefined : doc.positionless ? nextLine(doc, l, value, within) : lowInBox(doc, l, value, within))
   }
   return { hits, labelled }
 }
@@ -504,14 +520,15 @@ const CONVERT: Record<string, (s: string) => unknown> = {
 }
 
 function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
-  // Each copy starts at its "MINISTÉRIO DA FAZENDA" and ends where the next one starts (or at the page's foot).
+  // Each copy starts at its "MINISTÉRIO DA FAZENDA" and ends where the next one starts (or at the page's end).
   const anchors = doc.findAll(label('MINISTERIO DA FAZENDA'))
   const regions: SearchOptions[] = anchors.length === 0
     ? [{}]
     : anchors.map((a, i) => {
       const next = anchors[i + 1]
       const top = a.box.y + a.box.height + 1
-      const bottom = next !== undefined && next.page === a.page ? next.box.y + next.box.height + 1 : -1
+      // The page's last copy runs to the page's end, whatever the coordinates of its lowest line.
+      const bottom = next !== undefined && next.page === a.page ? next.box.y + next.box.height + 1 : -1e6
       return { page: a.page, within: { x: -1e6, y: bottom, width: 2e6, height: top - bottom } }
     })
   const copies = regions.map((r) => readCopy(doc, r))
@@ -568,7 +585,7 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
     numeroReferencia: value('numeroReferencia', same),
     numeroReciboDeclaracao: null,
     valorTotal,
-    tributos: codigoReceita === null && valorTotal === null ? [] : [tributo],
+    tributos: codigoReceita === null && valorTotal === null && principal === null ? [] : [tributo],
     totais: null,
     linhaDigitavel: linha,
     codigoBarras: linha === null ? null : readCollectionLine(linha)?.barcode ?? null,
