@@ -322,6 +322,23 @@ describe('darf: numbered boxes given as text (positions lost, issue 33)', () => 
     })
   })
 
+  it('box labels in another order than their values (pdfminer): the values in the boxes\' numbered order, only when they add up', async () => {
+    const lines = (total: string): string[] => [
+      'MINISTÉRIO DA FAZENDA', '02 PERÍODO DE APURAÇÃO', 'SECRETARIA DA RECEITA FEDERAL DO BRASIL', '03 NÚMERO DO CPF OU CNPJ', 'Documento de Arrecadação de Receitas Federais',
+      '04 CÓDIGO DA RECEITA', 'DARF', '01 NOME / RAZÃO SOCIAL', '05 NÚMERO DE REFERÊNCIA', '06 DATA DE VENCIMENTO', 'EMPRESA EXEMPLO LTDA', '07 VALOR DO PRINCIPAL',
+      '10 VALOR TOTAL', '11 AUTENTICAÇÃO BANCÁRIA (Somente nas 1a. e 2a. vias)', '08 VALOR DA MULTA', '09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69',
+      '31/01/2024', '11.222.333/0001-81', '5856', '29001546', '20/02/2024', '2.051,10', '410,22', '89,63', total, '1a. via'
+    ]
+    const result = await extractPdf(await pageOfLines(lines('2.550,95'), 7))
+    expect(result.data).toMatchObject({
+      periodoApuracao: '2024-01-31', cnpjCpf: '11222333000181', numeroReferencia: '29001546', dataVencimento: '2024-02-20', valorTotal: 2550.95,
+      tributos: [{ codigoReceita: '5856', principal: 2051.1, multa: 410.22, juros: 89.63, total: 2550.95 }]
+    })
+    // A total that is not principal + multa + juros: the order is not trusted, no box is read by it.
+    const off = await extractPdf(await pageOfLines(lines('2.550,96'), 7))
+    expect(off.data).toMatchObject({ periodoApuracao: null, dataVencimento: null, valorTotal: null })
+  })
+
   it('reads the title broken in two pieces handed over apart (not blocked for want of its title)', async () => {
     const apart = ['Federais', 'DARF', ...head.filter((l) => l !== 'Documento de Arrecadação de Receitas Federais' && l !== 'DARF'), 'Documento de Arrecadação de Receitas']
     const result = await extractPdf(await pageOfLines([...apart, '31/03/2014', '11.222.333/0001-81', '2089', '30/04/2014', '1.234,56', '1.234,56'], 8))

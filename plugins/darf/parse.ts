@@ -502,6 +502,37 @@ function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   return { hits, labelled }
 }
 
+/**
+ * Positions lost, the box labels handed over in another order than their values (pdfminer
+ * groups the labels by text box; the values come down the right column, box 02 to box 10): when
+ * the copy prints every box 02-10 and, after its last label, exactly as many value lines, the
+ * values are the boxes' in the boxes' numbered order. Taken only when every value has its box's
+ * shape and principal + multa + juros make the total to the cent, and only for boxes no other
+ * reading filled.
+ */
+function byNumber (doc: TextDocument, within: SearchOptions, copy: Copy): void {
+  const boxes = ORDERED.map((f) => ({ field: f, at: -1 }))
+  const lines = doc.lines.filter((line) => line.page === within.page && (within.within === undefined || (line.box.y >= within.within.y && line.box.y <= within.within.y + within.within.height)))
+  for (const b of boxes) {
+    const re = b.field.label as RegExp
+    const at = lines.flatMap((line, i) => { const m = re.exec(line.text); return m !== null && m.index === 0 && /^\s*\d{2}\s/.test(line.text) ? [i] : [] })
+    if (at.length !== 1) return
+    b.at = at[0]!
+  }
+  const last = Math.max(...boxes.map((b) => b.at))
+  const values = lines.slice(last + 1, last + 1 + boxes.length)
+  if (values.length !== boxes.length) return
+  const hits: Record<string, Hit> = {}
+  for (const [i, b] of boxes.entries()) {
+    const hit = doc.find(b.field.value, { page: values[i]!.page, within: values[i]!.box })
+    if (hit === undefined || hit.source !== values[i]!.text) return
+    hits[b.field.name] = hit
+  }
+  const cents = ['principal', 'multa', 'juros', 'valorTotal'].map((f) => moneyCents(hits[f]!.value))
+  if (cents.some((c) => c === null) || cents[0]! + cents[1]! + cents[2]! !== cents[3]) return
+  for (const [field, hit] of Object.entries(hits)) if (copy.hits[field] === undefined) copy.hits[field] = hit
+}
+
 /** Converters of the box fields (the same for every copy, so copies compare as data). */
 const CONVERT: Record<string, (s: string) => unknown> = {
   razaoSocial: text,
@@ -542,6 +573,7 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
       if (copy.hits[field] === undefined && hit !== undefined) copy.hits[field] = hit
     }
   })
+  if (doc.positionless) regions.forEach((r, i) => { if (copies[i] !== undefined) byNumber(doc, r, copies[i]) })
   const first = copies[0]!
   const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
   // An empty multa or juros box (nothing to pay, documents.md §6b) is null, not a 0 that was never read.
