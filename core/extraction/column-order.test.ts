@@ -303,3 +303,29 @@ describe('positionless text: a wrapped label over its value', () => {
     expect(laidOut.labelValue(/^Receita Bruta\s+Auferida$/, /^\s*R\$ (\S+)$/)).toBeUndefined()
   })
 })
+
+describe('positionless text: labels and values interleaved (a row of labels merged with its row of values)', () => {
+  const fields = [
+    { name: 'periodo', label: 'Período de Apuração', value: /^\s*(\d{2}\/\d{4}|\d{2}\/\d{2}\/\d{4})\s*$/ },
+    { name: 'vencimento', label: 'Data de Vencimento', value: new RegExp(`^\\s*${DATE.source}\\s*$`) },
+    { name: 'numero', label: 'Número do Documento', value: /^\s*(\d{2}\.\d{2}\.\d{5}\.\d{7}-\d)\s*$/ }
+  ]
+  const labels = fields.map((f) => f.label)
+
+  it('pairs the k-th value with the k-th label, each value after its label, other text between', () => {
+    // pdftotext's order of a Sicalc header: each value one label late.
+    const doc = lines(['Título', 'Período de Apuração', 'Data de Vencimento', '31/01/2022', 'Número do Documento', '18/02/2022', 'Observações', '07.16.23251.7633954-5', 'Fim'], labels)
+    const read = doc.interleavedValues(fields)
+    expect([read?.periodo?.value, read?.vencimento?.value, read?.numero?.value]).toEqual(['31/01/2022', '18/02/2022', '07.16.23251.7633954-5'])
+    // A block of labels, then its values, is the same order.
+    const block = lines(['Título', 'Período de Apuração', 'Data de Vencimento', 'Número do Documento', '01/2022', '18/02/2022', '07.16.23251.7633954-5'], labels).interleavedValues(fields)
+    expect(block?.periodo?.value).toBe('01/2022')
+  })
+
+  it('reads nothing where the order does not hold: values in another order, a value before its label', () => {
+    // pdfminer's order: the labels in one order, the values in another.
+    expect(lines(['Título', 'Período de Apuração', 'Número do Documento', 'Data de Vencimento', '31/01/2022', '18/02/2022', '07.16.23251.7633954-5'], labels).interleavedValues(fields)).toBeUndefined()
+    // The period handed over ahead of its label, another period-shaped line further down: never taken.
+    expect(lines(['Título', '08/2023', 'Período de Apuração', '07/2023', 'Data de Vencimento', '20/09/2023', 'Número do Documento', '07.16.23251.7633954-5'], labels).interleavedValues(fields)).toBeUndefined()
+  })
+})

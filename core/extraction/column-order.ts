@@ -13,6 +13,8 @@
  * - `orderedValues`: a block of labels followed by the block of their values, paired by
  *   order; labels whose box may be printed empty (`optional`) may take no value, and a label
  *   that more than one pairing fills differently is a conflict (null and a warning);
+ * - `interleavedValues`: labels and their values in one stream, each value after its label and
+ *   the values in the labels' order (a row of labels merged with its row of values);
  * - `orderedColumns`: a table handed over column by column, each column's cells counted and
  *   lined up by row; a column whose count does not match the rows is not placed;
  * - `underByOrder`: a label printed once per block (each party of a document), its k-th
@@ -157,6 +159,49 @@ export function orderedValues (lines: readonly TextLine[], fields: readonly Orde
     start = end
   }
   return undefined
+}
+
+/**
+ * `interleavedValues` on positionless lines: each field's label printed once, on a line of
+ * its own, and the values after them in the labels' order, labels and values interleaved as
+ * a library merges a row of labels with the row of values under it (`L1 L2 V1 L3 V2 …`; a
+ * block of labels, then its values, is one such order). The k-th line that is wholly some
+ * field's value, counted from the first label, is the k-th label's value: it must have that
+ * field's shape and come after its label (a line that starts with a label of the document is
+ * no value). Any line out of place breaks the order, and so
+ * does a value line printed just before the first label (back to the label before it: a
+ * value handed over ahead of its label); then nothing is read (no field is guessed from an
+ * order that does not hold). Undefined when
+ * fewer than two of the labels are printed, a label is printed twice, or the order fails.
+ */
+export function interleavedValues (lines: readonly TextLine[], fields: readonly OrderedField[], bounds: LabelBounds): OrderedValues | undefined {
+  const placed: Array<{ field: OrderedField, at: number }> = []
+  for (const field of fields) {
+    const re = compiled(labelPattern(field.label))
+    const at = lines.flatMap((l, i) => isLabelLine(l, re, field.value) ? [i] : [])
+    if (at.length > 1) return undefined
+    if (at.length === 1) placed.push({ field, at: at[0]! })
+  }
+  if (placed.length < 2) return undefined
+  placed.sort((a, b) => a.at - b.at)
+  const page = lines[placed[0]!.at]!.page
+  // A line that starts with one of the document's labels is no value (a free-text field's shape takes any line).
+  const isValue = (l: TextLine): boolean => !startsWithLabel(normalizeText(l.text), bounds) && fields.some((f) => wholeValue(l, f.value) !== null)
+  for (let i = placed[0]!.at - 1; i >= 0 && lines[i]!.page === page && !startsWithLabel(normalizeText(lines[i]!.text), bounds); i--) {
+    if (isValue(lines[i]!)) return undefined
+  }
+  const isLabel = (i: number): boolean => placed.some((p) => p.at === i)
+  const out: OrderedValues = {}
+  let k = 0
+  for (let i = placed[0]!.at + 1; i < lines.length && k < placed.length && lines[i]!.page === page; i++) {
+    if (isLabel(i) || !isValue(lines[i]!)) continue
+    const { field, at } = placed[k]!
+    const m = wholeValue(lines[i]!, field.value)
+    if (m === null || at > i) return undefined
+    out[field.name] = hitOf(lines[i]!, m, 0, bounds)
+    k++
+  }
+  return k === placed.length ? out : undefined
 }
 
 /**

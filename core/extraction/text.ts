@@ -6,7 +6,7 @@
  *
  * Coordinates are PDF user space of the page (origin bottom-left, y up), in points.
  */
-import { isPositionless, joinCollectionPieces, orderedColumns, orderedValues, positionlessPages, underByOrder, wrappedLabelOverValue } from './column-order.js'
+import { isPositionless, joinCollectionPieces, interleavedValues, orderedColumns, orderedValues, positionlessPages, underByOrder, wrappedLabelOverValue } from './column-order.js'
 import type { ByOrderOptions, OrderedColumn, OrderedField, OrderedTable, OrderedValues } from './column-order.js'
 import { labelValue, labelValues } from './label-value.js'
 import type { LabelValueOptions } from './label-value.js'
@@ -154,6 +154,17 @@ export class TextRegion {
     const { ignore } = options
     const ignored = ignore === undefined ? () => false : ignore instanceof RegExp ? (l: TextLine) => compiled(ignore).exec(l.text) !== null : ignore
     return orderedValues(this.scope(options).filter((l) => pages.has(l.page) && !ignored(l)), fields, this.labels)
+  }
+
+  /**
+   * Labels and their values interleaved in one stream (positions lost: a row of labels and
+   * the row of values under it merged line by line), each label printed once: the k-th value
+   * line after the first label is the k-th label's, when every value has its field's shape and
+   * follows its label; otherwise (or without a positionless page) undefined: nothing is read.
+   */
+  interleavedValues (fields: OrderedField[], options: SearchOptions = {}): OrderedValues | undefined {
+    const pages = positionlessPages(this.lines)
+    return interleavedValues(this.scope(options).filter((l) => pages.has(l.page)), fields, this.labels)
   }
 
   /**

@@ -245,6 +245,34 @@ describe('darf: SENDA print given column by column (positions lost, issue 33)', 
     })
   })
 
+  it('reads the header and the stub whose values come one label late (pdftotext\'s order of a row of labels over a row of values)', async () => {
+    const result = await extractPdf(await pageOfLines([
+      'Documento de Arrecadação de Receitas Federais', 'CNPJ', 'Razão Social', '11.222.333/0001-81', 'EMPRESA EXEMPLO LTDA', 'Período de Apuração', 'Data de Vencimento', '31/08/2023',
+      'Número do Documento', '20/09/2023', 'Pagar este documento até', '07.16.23251.7633954-5', 'Observações', '29/09/2023', 'Valor Total do Documento', '1.285,00',
+      'Composição do Documento de Arrecadação', 'Código Denominação', 'Principal', '1213', '1.285,00', '1.285,00', 'CONTRIBUIÇÃO TERCEIROS - SENAR', 'Multa', 'Juros', 'Total',
+      '06 CP TERCEIROS - SENAR - AQUIS PROD RUR PF POR PJ', 'PA:08/2023 Vencimento:20/09/2023', 'Totais',
+      'Documento de Arrecadação de Receitas Federais', 'Pague com o PIX', 'CNPJ:', 'Número:', 'Pagar até:', 'Valor:', '11.222.333/0001-81',
+      '07.16.23251.7633954-5', '29/09/2023', '1.285,00'
+    ], 10))
+    expect(result.data).toMatchObject({
+      cnpjCpf: '11222333000181', razaoSocial: 'EMPRESA EXEMPLO LTDA', periodoApuracao: '2023-08-31', dataVencimento: '2023-09-20', numeroDocumento: '07162325176339545', pagarAte: '2023-09-29',
+      canhoto: { cnpjCpf: '11222333000181', numeroDocumento: '07162325176339545', pagarAte: '2023-09-29', valor: 1285 }
+    })
+    // `Total` printed between the row's name and its description is no name.
+    expect((result.data as { tributos: Array<{ denominacao: string | null }> }).tributos[0]?.denominacao).not.toBe('Total')
+  })
+
+  it('a totals row whose cells came apart, read without its header, gives no amount rather than a juros as the total', async () => {
+    const result = await extractPdf(await pageOfLines([
+      'Documento de Arrecadação de Receitas Federais', '11.222.333/0001-81 EMPRESA EXEMPLO LTDA', 'Período de Apuração Data de Vencimento Número do Documento',
+      'Valor Total do Documento', '1.258,40', 'Código Principal', 'Denominação Total', 'Multa Juros', 'Composição do Documento de Arrecadação',
+      '1162 CONTRIBUIÇÃO SUJEITA RETENÇÃO PREVIDENCIÁRIA 1.000,00 200,00 58,40 1.258,40', '01 CP PATRONAL - RETENÇÃO LEI 9.711/98', 'PA 01/2022 Vencimento 18/02/2022',
+      'Totais 1.000,00 58,40', '200,00 1.258,40'
+    ], 10))
+    expect(result.data).toMatchObject({ tributos: [{ principal: 1000, multa: 200, juros: 58.4, total: 1258.4 }], totais: { principal: null, multa: null, juros: null, total: null } })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', field: 'totais' })]))
+  })
+
   it('a period that could be either of two lines is null, never guessed', async () => {
     const both = lines('Agosto/2023')
     both.splice(both.indexOf('Observações') + 1, 0, 'Julho/2023')
@@ -276,6 +304,39 @@ describe('darf: numbered boxes given as text (positions lost, issue 33)', () => 
     })
     expect(result.warnings).toEqual([])
     expect(result.evidence.codigoReceita?.source).toBe('2089')
+  })
+
+  it('a box\'s value on the line after its label when the label stands alone; never after a label that follows another', async () => {
+    // pdftotext's order of a Sicalc print: most labels each followed by their value, `04` and
+    // `10` by other text, box 06's label right after `Data limite para acolhimento:`.
+    const lines = [
+      'MINISTÉRIO DA FAZENDA', '02 PERÍODO DE APURAÇÃO', '31/12/2017', '03 NÚMERO DO CPF OU CNPJ', '11.222.333/0001-81', 'Documento de Arrecadação de Receitas Federais',
+      '04 CÓDIGO DA RECEITA', 'DARF', '0190', '05 NÚMERO DE REFERÊNCIA', '01 NOME / RAZÃO SOCIAL', 'EMPRESA EXEMPLO LTDA', 'Data limite para acolhimento:',
+      '06 DATA DE VENCIMENTO', '31/01/2018', '07 VALOR DO PRINCIPAL', '1.000,00', '08 VALOR DA MULTA', '200,00', '09 VALOR DOS JUROS E / OU', '258,30', '31/08/2022',
+      'Observações:', '10 VALOR TOTAL', 'Sicalc Contribuinte - 7107 - SP', '1.458,30'
+    ]
+    const result = await extractPdf(await pageOfLines(lines, 6))
+    expect(result.data).toMatchObject({
+      periodoApuracao: '2017-12-31', cnpjCpf: '11222333000181', dataVencimento: null, pagarAte: null,
+      tributos: [{ codigoReceita: null, principal: 1000, multa: 200, juros: 258.3 }]
+    })
+  })
+
+  it('box labels in another order than their values (pdfminer): the values in the boxes\' numbered order, only when they add up', async () => {
+    const lines = (total: string): string[] => [
+      'MINISTÉRIO DA FAZENDA', '02 PERÍODO DE APURAÇÃO', 'SECRETARIA DA RECEITA FEDERAL DO BRASIL', '03 NÚMERO DO CPF OU CNPJ', 'Documento de Arrecadação de Receitas Federais',
+      '04 CÓDIGO DA RECEITA', 'DARF', '01 NOME / RAZÃO SOCIAL', '05 NÚMERO DE REFERÊNCIA', '06 DATA DE VENCIMENTO', 'EMPRESA EXEMPLO LTDA', '07 VALOR DO PRINCIPAL',
+      '10 VALOR TOTAL', '11 AUTENTICAÇÃO BANCÁRIA (Somente nas 1a. e 2a. vias)', '08 VALOR DA MULTA', '09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69',
+      '31/01/2024', '11.222.333/0001-81', '5856', '29001546', '20/02/2024', '2.051,10', '410,22', '89,63', total, '1a. via'
+    ]
+    const result = await extractPdf(await pageOfLines(lines('2.550,95'), 7))
+    expect(result.data).toMatchObject({
+      periodoApuracao: '2024-01-31', cnpjCpf: '11222333000181', numeroReferencia: '29001546', dataVencimento: '2024-02-20', valorTotal: 2550.95,
+      tributos: [{ codigoReceita: '5856', principal: 2051.1, multa: 410.22, juros: 89.63, total: 2550.95 }]
+    })
+    // A total that is not principal + multa + juros: the order is not trusted, no box is read by it.
+    const off = await extractPdf(await pageOfLines(lines('2.550,96'), 7))
+    expect(off.data).toMatchObject({ periodoApuracao: null, dataVencimento: null, valorTotal: null })
   })
 
   it('reads the title broken in two pieces handed over apart (not blocked for want of its title)', async () => {

@@ -4,7 +4,7 @@
  * page) and the numbered-box form (§6b: boxes 01-11, two copies per page). Every value is
  * read through the text API, so each has evidence; a value that is not printed is null.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
 import type { Hit, OrderedField, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
 
 export interface DarfTributo {
@@ -91,7 +91,7 @@ const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.
 const lineDigits = (s: string): string | null => { const d = onlyDigits(s); return d.length === 48 ? d : null }
 
 /** Money parts of a row placed in columns; `unplaced` when some could not be (their columns stay unknown, not 0). */
-interface Cells { hits: Partial<Record<Column, Hit>>, unplaced: boolean }
+interface Cells { hits: Partial<Record<Column, Hit>>, unplaced: boolean, why?: string | undefined }
 
 /** Money parts of a row assigned to columns: by the nearest header label when the page has the header, else by count. */
 function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> | undefined): Cells {
@@ -115,9 +115,17 @@ function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> 
   }
   // Empty multa and juros cells print nothing (documents.md §4): the first number is the principal and
   // the last the total; with three, the middle one may be multa or juros, so neither is given.
+  // By count only when the row adds up (principal + the middle ones = total, to the cent): a
+  // row whose cells were handed over apart (`Totais 1.000,00 58,40`, the rest on the next
+  // line) is not placed at all rather than read with a juros as its total.
+  const cents = hits.map((h) => moneyCents(h.value))
+  const addsUp = hits.length >= 2 && hits.length <= 4 && cents.every((c) => c !== null) &&
+    cents.slice(0, -1).reduce((a: number, c) => a + c!, 0) === cents[cents.length - 1]
+  if (!addsUp) return { hits: out, unplaced: hits.length > 0, why: hits.length === 0 ? undefined : `${hits.map((h) => h.value).join(' ')}: without a usable header, its amounts are placed by count only when the first plus the middle ones make the last; these do not, so no amount is given` }
   if (hits.length === 4) COLUMNS.forEach((c, i) => { out[c] = hits[i]! })
-  if (hits.length >= 2) { out.principal = hits[0]!; out.total = hits[hits.length - 1]! }
-  return { hits: out, unplaced: hits.length === 3 || hits.length > 4 }
+  out.principal = hits[0]!
+  out.total = hits[hits.length - 1]!
+  return { hits: out, unplaced: hits.length === 3 }
 }
 
 /**
@@ -126,6 +134,7 @@ function columnsOf (values: Array<Hit | undefined>, header: Map<Column, number> 
  * (documents.md §0.2), and the sum checks count it as nothing owed.
  */
 function amounts (ctx: ParseContext, field: string, cells: Cells): DarfTotais {
+  if (cells.why !== undefined) ctx.report({ code: 'COLUMN_NOT_PLACED', field, message: cells.why })
   const take = (c: Column): number | null => {
     const hit = cells.hits[c]
     return hit === undefined ? null : ctx.take(`${field}.${c}`, hit, moneyNumber)
@@ -169,20 +178,45 @@ function otherPeriod (doc: TextDocument, dates: Array<Hit | undefined>): Hit | u
 
 // ----- 6a: the SENDA layout -----
 
+/** The stub's four labels and values, for the reading by order (positions lost). */
+const STUB: OrderedField[] = [
+  { name: 'cnpjCpf', label: /^(?:CNPJ|CPF):/, value: new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`) },
+  { name: 'numeroDocumento', label: label('Numero:'), value: new RegExp(`^\\s*${DOC_NUMBER}\\s*$`) },
+  { name: 'pagarAte', label: label('Pagar ate:'), value: new RegExp(`^\\s*${DATE}\\s*$`) },
+  { name: 'valor', label: /^Valor:/, value: new RegExp(`^\\s*${M}\\s*$`) }
+]
+
 /** The stub's labels end in a colon, unlike the header's; null when the page has no stub. */
 function stub (doc: TextDocument, ctx: ParseContext): DarfCanhoto | null {
   const cnpj = doc.find(new RegExp(`(?:^|\\s)(?:CNPJ|CPF):\\s*(${CNPJ_PATTERN}|${CPF})`))
   const numero = doc.find(new RegExp(`(?:^|\\s)N[uú]mero:\\s*${DOC_NUMBER}`))
   const pagar = doc.find(new RegExp(`Pagar at[eé]:\\s*${DATE}`))
   const valor = doc.find(new RegExp(`(?:^|\\s)Valor:\\s*${M}`))
-  if (cnpj === undefined && numero === undefined && pagar === undefined && valor === undefined) return null
+  // Positions lost: the stub's labels, each alone on its line, and their values after them in order.
+  const read = doc.positionless ? doc.interleavedValues(STUB) : undefined
+  if (cnpj === undefined && numero === undefined && pagar === undefined && valor === undefined && read === undefined) return null
   return {
-    cnpjCpf: ctx.take('canhoto.cnpjCpf', cnpj, taxId),
-    numeroDocumento: ctx.take('canhoto.numeroDocumento', numero, docNumber),
-    pagarAte: ctx.take('canhoto.pagarAte', pagar, isoDate),
-    valor: ctx.take('canhoto.valor', valor, moneyNumber)
+    cnpjCpf: ctx.take('canhoto.cnpjCpf', cnpj ?? read?.cnpjCpf, taxId),
+    numeroDocumento: ctx.take('canhoto.numeroDocumento', numero ?? read?.numeroDocumento, docNumber),
+    pagarAte: ctx.take('canhoto.pagarAte', pagar ?? read?.pagarAte, isoDate),
+    valor: ctx.take('canhoto.valor', valor ?? read?.valor, moneyNumber)
   }
 }
+
+/** The identity's two cells, for the reading by order (`CNPJ:` is the stub's label). */
+const IDENTITY: OrderedField[] = [
+  { name: 'cnpjCpf', label: /^(?:CNPJ|CPF)(?!\s*:)/, value: new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})\\s*$`) },
+  { name: 'razaoSocial', label: /^(?:Raz[aã]o Social|Nome)(?!\s*:)/i, value: /^\s*(\D\S.*?)\s*$/ }
+]
+
+/** The header's four cells (their labels as printed, then as read by order where positions are lost). */
+const HEADER_TEXT = ['Período de Apuração', 'Data de Vencimento', 'Número do Documento', 'Pagar este documento até']
+const HEADER: OrderedField[] = [
+  { name: 'periodo', label: label('Periodo de Apuracao'), value: new RegExp(`^\\s*${PERIOD}\\s*$`) },
+  { name: 'vencimento', label: label('Data de Vencimento'), value: new RegExp(`^\\s*${DATE}\\s*$`) },
+  { name: 'numero', label: label('Numero do Documento'), value: new RegExp(`^\\s*${DOC_NUMBER}\\s*$`) },
+  { name: 'pagar', label: label('Pagar este documento ate'), value: new RegExp(`^\\s*${DATE}\\s*$`) }
+]
 
 /**
  * The header's four values, each read under its label (Sicalc Web prints `Pagar este
@@ -191,7 +225,22 @@ function stub (doc: TextDocument, ctx: ParseContext): DarfCanhoto | null {
  */
 function header (doc: TextDocument): { periodo: Hit | undefined, vencimento: Hit | undefined, numero: Hit | undefined, pagar: Hit | undefined } {
   const line = doc.find(new RegExp(`^${PERIOD} ${DATE} ${DOC_NUMBER} ${DATE}$`))
+  // Positions lost: the labels and their values in one stream (the row of labels merged with
+  // the row of values by another library), read by their order only; the line after a label
+  // is not its value there (L1 L2 V1 L3 V2 …).
+  const read = doc.positionless ? doc.interleavedValues(HEADER) : undefined
+  if (read !== undefined) return { periodo: read.periodo ?? line?.parts[0], vencimento: read.vencimento ?? line?.parts[1], numero: read.numero ?? line?.parts[2], pagar: read.pagar ?? line?.parts[3] }
+  // Positions lost and no order to read by: the line after a label is its value only when the
+  // label stands alone (the line before it is no other header label: not `L1 L2 V1`).
+  const heads = HEADER.map((f) => f.label as RegExp)
+  const isHead = (t: string): boolean => heads.some((re) => { const m = re.exec(t); return m !== null && m.index === 0 && t.slice(m[0].length).trim() === '' })
+  const alone = (labelText: string): boolean => {
+    if (!doc.positionless) return true
+    const at = doc.lines.findIndex((l) => heads[HEADER_TEXT.indexOf(labelText)]!.exec(l.text.trim())?.index === 0 && isHead(l.text.trim()))
+    return at >= 0 && (at === 0 || !isHead(doc.lines[at - 1]!.text.trim()))
+  }
   const cell = (labelText: string, value: RegExp): Hit | undefined => {
+    if (!alone(labelText)) return undefined
     const hit = doc.under(labelText)
     const m = hit === undefined ? null : value.exec(hit.value)
     return hit === undefined || m === null ? undefined : { ...hit, value: m[1]! }
@@ -243,10 +292,13 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   // Positions lost (text handed over column by column): the composition read column by column.
   const ordered = rows.length === 0 && doc.positionless ? orderedTributos(doc, ctx) : undefined
   if (ordered !== undefined) tributos.push(...ordered.tributos)
-  // …and the CNPJ and the name each under its own label.
-  // The CNPJ and the name as one piece under `CNPJ` (the header's two cells handed over as one).
-  const id = who === undefined && doc.positionless ? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\D\\S.*?))?\\s*$`)) : undefined
-  const name = who === undefined && doc.positionless ? id?.parts[1] ?? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : undefined
+  // …and the CNPJ and the name: the two labels and their two values in one stream (`CNPJ`,
+  // `Razão Social`, the CNPJ, the name; taken only when its CNPJ is the one read above, if any),
+  // or as one piece under `CNPJ` (the header's two cells handed over as one), or each under its label.
+  const read = doc.positionless && who?.parts[1] === undefined ? doc.interleavedValues(IDENTITY) : undefined
+  const pair = who === undefined || read?.cnpjCpf?.value === who.parts[0]?.value ? read : undefined
+  const id = who === undefined && doc.positionless ? pair?.cnpjCpf ?? doc.labelValue(/^(?:CNPJ|CPF)$/, new RegExp(`^\\s*(${CNPJ_PATTERN}|${CPF})(?:\\s+(\\D\\S.*?))?\\s*$`)) : undefined
+  const name = who === undefined && doc.positionless ? pair?.razaoSocial ?? id?.parts[1] ?? doc.labelValue(/^(?:Raz[aã]o Social|Nome)$/i, /^\s*(\D\S.*)$/) : pair?.razaoSocial
   const { linha, barcode } = collectionLine(doc, ctx)
   return {
     layout: 'SENDA',
@@ -270,6 +322,9 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
   }
 }
 
+/** A row's name, by order: any text but a header of the table (`Total` printed between the name and its description). */
+const ROW_NAME = /^(?!\s*(?:C[oó]digo|Denomina[cç][aã]o|Principal|Multa|Juros|Total|Totais)\s*$)(\D\S.*)$/i
+
 /**
  * The SENDA composition handed over column by column (positions lost): each row's code and
  * variation make the rows; its denominação, description and `PA:` line, and each money
@@ -281,7 +336,7 @@ function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: Dar
   let sums: Partial<Record<Column, Hit>> | undefined
   for (const page of new Set(doc.lines.map((l) => l.page))) {
     const others = [
-      { name: 'denominacao', header: /Denomina[cç][aã]o$/, cell: [/^(\D\S.*)$/, /^(\D\S.*)$/, new RegExp(`^PA:?\\s*${PERIOD}`, 'i')] },
+      { name: 'denominacao', header: /Denomina[cç][aã]o$/, cell: [ROW_NAME, /^(\D\S.*)$/, new RegExp(`^PA:?\\s*${PERIOD}`, 'i')] },
       ...COLUMNS.map((c) => ({ name: c, header: new RegExp(`^${c}$`, 'i'), cell: new RegExp(`^${M}$`) }))
     ]
     const code = { name: 'codigo', header: /^C[oó]digo\b/, cell: [/^(\d{4})$/, /^(\d{2})$/] }
@@ -294,7 +349,7 @@ function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: Dar
     if (table.rows.every((r) => r.denominacao === undefined)) {
       const pa = new RegExp(`^PA:?\\s*${PERIOD}.*?\\bVencimento:?\\s*${DATE}$`, 'i')
       const detail = /^(\d{2})\s+(\D.*)$/
-      const full = doc.orderedColumns({ name: 'denominacao', cell: [/^(\D\S.*)$/, detail, pa] }, [], { page })
+      const full = doc.orderedColumns({ name: 'denominacao', cell: [ROW_NAME, detail, pa] }, [], { page })
       const runs = full !== undefined && full.rows.length === table.rows.length ? full : doc.orderedColumns({ name: 'denominacao', cell: [detail, pa] }, [], { page })
       if (runs !== undefined && runs.rows.length === table.rows.length) {
         runs.rows.forEach((r, i) => {
@@ -418,6 +473,22 @@ function lowInBox (doc: TextDocument, l: RegExp, value: RegExp, within: SearchOp
   return undefined
 }
 
+/**
+ * Positions lost: the value on the line right after its box's label, when that label stands
+ * alone, i.e. the line before it is no box label (in `L1 L2 V1 V2`, V1 is not L2's) and the
+ * label line holds nothing else.
+ */
+function nextLine (doc: TextDocument, l: RegExp, value: RegExp, within: SearchOptions): Hit | undefined {
+  const lines = doc.lines.filter((line) => line.page === within.page && (within.within === undefined || (line.box.y >= within.within.y && line.box.y <= within.within.y + within.within.height)))
+  const bare = (text: string): boolean => { const m = l.exec(text); return m !== null && text.slice(0, m.index).trim() === '' && text.slice(m.index + m[0].length).trim() === '' }
+  const at = lines.findIndex((line) => bare(line.text))
+  const before = lines[at - 1]
+  if (at < 0 || lines[at + 1] === undefined || (before !== undefined && (BOX_START.test(` ${before.text}`) || BOXES.some(([, other]) => other.source !== '^' && other.exec(before.text)?.index === 0)))) return undefined
+  const m = value.exec(lines[at + 1]!.text)
+  if (m === null) return undefined
+  return doc.find(value, { ...(within.page === undefined ? {} : { page: within.page }), within: lines[at + 1]!.box })
+}
+
 function readCopy (doc: TextDocument, within: SearchOptions): Copy {
   const hits: Copy['hits'] = {}
   const labelled = new Set<string>()
@@ -426,9 +497,40 @@ function readCopy (doc: TextDocument, within: SearchOptions): Copy {
     if (doc.find(l, within) === undefined) continue
     labelled.add(field)
     hits[field] = doc.labelValue(l, value, { ...within, linesBelow: linesBelow ?? 0 }) ??
-      (doc.positionless || field === 'razaoSocial' ? undefined : lowInBox(doc, l, value, within))
+      (field === 'razaoSocial' ? undefined : doc.positionless ? nextLine(doc, l, value, within) : lowInBox(doc, l, value, within))
   }
   return { hits, labelled }
+}
+
+/**
+ * Positions lost, the box labels handed over in another order than their values (pdfminer
+ * groups the labels by text box; the values come down the right column, box 02 to box 10): when
+ * the copy prints every box 02-10 and, after its last label, exactly as many value lines, the
+ * values are the boxes' in the boxes' numbered order. Taken only when every value has its box's
+ * shape and principal + multa + juros make the total to the cent, and only for boxes no other
+ * reading filled.
+ */
+function byNumber (doc: TextDocument, within: SearchOptions, copy: Copy): void {
+  const boxes = ORDERED.map((f) => ({ field: f, at: -1 }))
+  const lines = doc.lines.filter((line) => line.page === within.page && (within.within === undefined || (line.box.y >= within.within.y && line.box.y <= within.within.y + within.within.height)))
+  for (const b of boxes) {
+    const re = b.field.label as RegExp
+    const at = lines.flatMap((line, i) => { const m = re.exec(line.text); return m !== null && m.index === 0 && /^\s*\d{2}\s/.test(line.text) ? [i] : [] })
+    if (at.length !== 1) return
+    b.at = at[0]!
+  }
+  const last = Math.max(...boxes.map((b) => b.at))
+  const values = lines.slice(last + 1, last + 1 + boxes.length)
+  if (values.length !== boxes.length) return
+  const hits: Record<string, Hit> = {}
+  for (const [i, b] of boxes.entries()) {
+    const hit = doc.find(b.field.value, { page: values[i]!.page, within: values[i]!.box })
+    if (hit === undefined || hit.source !== values[i]!.text) return
+    hits[b.field.name] = hit
+  }
+  const cents = ['principal', 'multa', 'juros', 'valorTotal'].map((f) => moneyCents(hits[f]!.value))
+  if (cents.some((c) => c === null) || cents[0]! + cents[1]! + cents[2]! !== cents[3]) return
+  for (const [field, hit] of Object.entries(hits)) if (copy.hits[field] === undefined) copy.hits[field] = hit
 }
 
 /** Converters of the box fields (the same for every copy, so copies compare as data). */
@@ -449,14 +551,15 @@ const CONVERT: Record<string, (s: string) => unknown> = {
 }
 
 function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
-  // Each copy starts at its "MINISTÉRIO DA FAZENDA" and ends where the next one starts (or at the page's foot).
+  // Each copy starts at its "MINISTÉRIO DA FAZENDA" and ends where the next one starts (or at the page's end).
   const anchors = doc.findAll(label('MINISTERIO DA FAZENDA'))
   const regions: SearchOptions[] = anchors.length === 0
     ? [{}]
     : anchors.map((a, i) => {
       const next = anchors[i + 1]
       const top = a.box.y + a.box.height + 1
-      const bottom = next !== undefined && next.page === a.page ? next.box.y + next.box.height + 1 : -1
+      // The page's last copy runs to the page's end, whatever the coordinates of its lowest line.
+      const bottom = next !== undefined && next.page === a.page ? next.box.y + next.box.height + 1 : -1e6
       return { page: a.page, within: { x: -1e6, y: bottom, width: 2e6, height: top - bottom } }
     })
   const copies = regions.map((r) => readCopy(doc, r))
@@ -470,6 +573,7 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
       if (copy.hits[field] === undefined && hit !== undefined) copy.hits[field] = hit
     }
   })
+  if (doc.positionless) regions.forEach((r, i) => { if (copies[i] !== undefined) byNumber(doc, r, copies[i]) })
   const first = copies[0]!
   const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
   // An empty multa or juros box (nothing to pay, documents.md §6b) is null, not a 0 that was never read.
@@ -513,7 +617,7 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
     numeroReferencia: value('numeroReferencia', same),
     numeroReciboDeclaracao: null,
     valorTotal,
-    tributos: codigoReceita === null && valorTotal === null ? [] : [tributo],
+    tributos: codigoReceita === null && valorTotal === null && principal === null ? [] : [tributo],
     totais: null,
     linhaDigitavel: linha,
     codigoBarras: linha === null ? null : readCollectionLine(linha)?.barcode ?? null,
