@@ -252,6 +252,21 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     expect(data.servico?.descricao).toBe('Exames clínicos de rotina')
   })
 
+  it('reads a party\'s document by its shape where its label ran into the section\'s title, only when one such value stands there', () => {
+    // pdftotext -raw of the portal's print: `TOMADOR DO SERVIÇO CNPJ / CPF / NIF` on one line.
+    const text = (tomador: string[]): Array<[string, number, number]> => column([
+      'DANFSe v1.0', 'EMITENTE DA NFS-e', 'CNPJ / CPF / NIF', '62.018.490/0001-00', 'Nome / Nome Empresarial', 'KAUAN',
+      'TOMADOR DO SERVIÇO CNPJ / CPF / NIF', ...tomador, 'Nome / Nome Empresarial', 'GOOGLE',
+      'INTERMEDIÁRIO DO SERVIÇO NÃO IDENTIFICADO NA NFS-e', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'
+    ])
+    const read = (tomador: string[]): string | null | undefined => parseDanfse(runsDocument(text(tomador), labels, cellLabels), plainContext()).tomador?.documento
+    expect(read(['06.990.590/0001-23', 'Inscrição Municipal', '-'])).toBe('06990590000123')
+    expect(read(['123.456.789-09'])).toBe('12345678909')
+    // Two candidates, or the prestador's number handed over in the tomador's section: not guessed.
+    expect(read(['06.990.590/0001-23', 'Inscrição Municipal', '11.222.333/0001-81'])).toBeNull()
+    expect(read(['62.018.490/0001-00'])).toBeNull()
+  })
+
   it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {
     const runs = column(['DANFSe v1.0', 'EMITENTE DA NFS-e', 'Endereço', 'Rua A, 1', 'TOMADOR DO SERVIÇO', 'Endereço', 'Rua B, 2, Sala 3', 'Bloco C', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'])
     const ctx = plainContext()

@@ -186,6 +186,35 @@ const oneWord = (read: (t: string) => string | null) => (t: string): string | nu
 /** A state or a purpose is words, never a number or a document. */
 const words = (t: string): string | null => /\p{L}{3}/u.test(t) ? str(t) : null
 
+/** A line that is wholly a CNPJ or a CPF in its printed form (the document's shape, no other cell's). */
+const FORMATTED_ID_LINE = /^\s*(\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2}|\d{3}\.\d{3}\.\d{3}-\d{2})\s*$/
+/** The party cells' labels (the wordings `parte` reads). */
+const PARTY_LABELS = ['CNPJ / CPF / NIF', 'Inscrição Municipal', 'Indicador Municipal (Inscrição)', 'Nome / Nome Empresarial', 'E-mail', 'Telefone', 'Endereço', '*Endereço',
+  'Município', 'Município / Sigla UF', 'Código IBGE / CEP', 'CEP', 'Simples Nacional na Data de Competência', 'Regime de Apuração Tributária pelo SN']
+
+/**
+ * Positions lost, a party's document that no order gives (pdftotext -raw runs the label into
+ * the section's title, `TOMADOR DO SERVIÇO CNPJ / CPF / NIF`): its value by shape, only when
+ * the section prints the label before exactly one line that is wholly a CNPJ or a CPF as
+ * printed, no other cell of the section takes that line, and no other party's section prints
+ * the same number (a value handed over inside the wrong section).
+ */
+function documentByShape (scope: TextRegion, others: TextRegion[], inSection: (label: string) => Hit | undefined): Hit | undefined {
+  const label = normalizeText('CNPJ / CPF / NIF')
+  const at = scope.lines.findIndex((l) => normalizeText(l.text).includes(label))
+  if (at < 0) return undefined
+  const found = scope.findAll(FORMATTED_ID_LINE)
+  if (found.length !== 1) return undefined
+  const hit = found[0]!
+  const line = scope.lines.findIndex((l) => l.page === hit.page && Math.abs(l.box.y - hit.box.y) < 0.5)
+  if (line <= at) return undefined
+  const same = (h: Hit | undefined): boolean => h !== undefined && h.page === hit.page && Math.abs(h.box.y - hit.box.y) < 0.5
+  if (PARTY_LABELS.some((l) => same(inSection(l)))) return undefined
+  const digitsOf = (t: string): string => t.replace(/\D/g, '')
+  if (others.some((o) => o.findAll(FORMATTED_ID_LINE).some((h) => digitsOf(h.value) === digitsOf(hit.value)))) return undefined
+  return hit
+}
+
 function parte (cell: CellReader, ctx: ParseContext, field: string, ordered: boolean): Parte {
   const city = cell(['Município', 'Município / Sigla UF'])
   const ibgeCep = cell('Código IBGE / CEP')
@@ -254,7 +283,13 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     if (notIdentified(scope)) return null
     if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key, false)
     const k = identified.indexOf(key)
+    const inRunsOf = (labels: string | string[], options?: { rest?: boolean }): Hit | undefined => scope.byOrder(0, 1, inRuns).under(labels, options)
     return parte((labels, options) => {
+      const read = cellByOrder(labels, options)
+      if (read !== undefined || labels !== 'CNPJ / CPF / NIF') return read
+      return documentByShape(scope, identified.filter((o) => o !== key).map((o) => partySections[o]), (l) => inRunsOf(l))
+    }, ctx, key, true)
+    function cellByOrder (labels: string | string[], options?: { rest?: boolean }): Hit | undefined {
       // The order holds only when no place of the label sits in another party's section than its rank says.
       const places = identified.map((_, j) => doc.byOrder(j, identified.length, inRuns).under(labels, options))
       const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
@@ -270,7 +305,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
       const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
       return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
-    }, ctx, key, true)
+    }
   }
 
   // Words run together or a space after the hyphen (pypdf's text of the portal's print) still say it.
