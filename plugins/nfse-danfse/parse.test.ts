@@ -267,6 +267,21 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     expect(read(['62.018.490/0001-00'])).toBeNull()
   })
 
+  it('reads the incidence municipality whose label was joined with its neighbour\'s, by its shape, only when one line can be it', () => {
+    // A library's column order of the portal's print: `País Resultado…` and `Município de Incidência…` joined, one `-` under
+    // them; the municipality handed over under the service's place, a second `City - UF` after its one-line value.
+    const text = (under: string, extra: string[] = []): Array<[string, number, number]> => column([
+      'DANFSe v1.0', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria', 'TRIBUTAÇÃO MUNICIPAL', 'Tributação do ISSQN', 'Operação Tributável',
+      'País Resultado da Prestação do Serviço Município de Incidência do ISSQN', under, 'Regime Especial de Tributação', 'Nenhum',
+      'Local da Prestação', 'São Paulo - SP', 'Feira de Santana - BA', 'Número Processo Suspensão', '-', ...extra
+    ])
+    const read = (under: string, extra?: string[]): string | null | undefined => parseDanfse(runsDocument(text(under, extra), labels, cellLabels), plainContext()).issqn?.municipioIncidencia
+    expect(read('-')).toBe('Feira de Santana - BA')
+    // The value under the joined labels could be the municipality, or a second such line stands elsewhere: not guessed.
+    expect(read('Salvador - BA')).toBeNull()
+    expect(read('-', ['Município', 'Salvador - BA', 'Niterói - RJ', 'CEP', '-'])).toBeNull()
+  })
+
   it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {
     const runs = column(['DANFSe v1.0', 'EMITENTE DA NFS-e', 'Endereço', 'Rua A, 1', 'TOMADOR DO SERVIÇO', 'Endereço', 'Rua B, 2, Sala 3', 'Bloco C', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'])
     const ctx = plainContext()

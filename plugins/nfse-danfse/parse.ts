@@ -5,7 +5,8 @@
  * the same labels). A printed `-` is an empty value: null.
  */
 import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber, textValue } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument, TextLine, TextRegion } from '../../core/plugin-api.js'
+import { cellLabels, labels } from './fields.js'
 
 export interface Parte {
   /** CNPJ (14 characters, letters allowed in 1-12), CPF (11 digits) or NIF as printed. */
@@ -215,6 +216,42 @@ function documentByShape (scope: TextRegion, others: TextRegion[], inSection: (l
   return hit
 }
 
+/** Every label and cell label, and the titles, in their detection form. */
+const LABEL_FORMS = new Set([...labels, ...cellLabels].map(normalizeText))
+const labelLine = (l: TextLine | undefined): boolean => { if (l === undefined) return false; const n = normalizeText(l.text).replace(/\s*:$/, ''); return LABEL_FORMS.has(n) || passOver(n) }
+/** A municipality with its state (`Feira de Santana - BA`, `Belo Horizonte / MG`): no country, code or date has this shape. */
+const MUNICIPIO_UF = /^\s*\p{L}[\p{L} .'-]*\p{L}\s+[-/]\s+[A-Z]{2}\s*$/u
+
+/**
+ * Positions lost, a municipality cell whose label a library joined with its neighbour's into
+ * one piece (`País Resultado da Prestação do Serviço Município de Incidência do ISSQN`) while
+ * one value line only follows the piece (which of the two it is, is not known) and the other
+ * went down another cell's block: after a label's one-line municipality, a second line of the
+ * same shape that no label takes. Read only when the piece is printed once, the value under
+ * it is not of the municipality's shape, and the document holds exactly one such line.
+ */
+function joinedMunicipality (doc: TextRegion, label: string): Hit | undefined {
+  const wanted = normalizeText(label)
+  const lines = doc.lines
+  // Most documents print the label whole: one look for its words at a line's end or start.
+  const joined = lines.flatMap((l, i) => {
+    const n = normalizeText(l.text)
+    if (n === wanted || !n.includes(wanted)) return []
+    const other = n.startsWith(`${wanted} `) ? n.slice(wanted.length + 1) : n.endsWith(` ${wanted}`) ? n.slice(0, -wanted.length - 1) : undefined
+    return other !== undefined && LABEL_FORMS.has(other) ? [i] : []
+  })
+  if (joined.length !== 1) return undefined
+  const j = joined[0]!
+  const under = lines[j + 1]
+  if (under === undefined || labelLine(under) || MUNICIPIO_UF.test(under.text) || (j + 2 < lines.length && !labelLine(lines[j + 2]))) return undefined
+  const found = lines.flatMap((l, i) => i >= 2 && MUNICIPIO_UF.test(l.text) && MUNICIPIO_UF.test(lines[i - 1]!.text) && !labelLine(lines[i - 1]) &&
+    LABEL_FORMS.has(normalizeText(lines[i - 2]!.text).replace(/\s*:$/, '')) && (i + 1 === lines.length || labelLine(lines[i + 1])) ? [l] : [])
+  if (found.length !== 1) return undefined
+  const line = found[0]!
+  const text = line.text.trim()
+  return doc.findAll(new RegExp(`^\\s*(${text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')})\\s*$`, 'u')).find((h) => h.page === line.page && Math.abs(h.box.y - line.box.y) < 0.5 && h.value === text)
+}
+
 function parte (cell: CellReader, ctx: ParseContext, field: string, ordered: boolean): Parte {
   const city = cell(['Município', 'Município / Sigla UF'])
   const ibgeCep = cell('Código IBGE / CEP')
@@ -360,7 +397,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       ? null
       : {
           tributacao: ctx.take('issqn.tributacao', municipal.under(['Tributação do ISSQN', 'Tipo de Tributação do ISSQN']), str),
-          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under(['Município de Incidência do ISSQN', 'Município / Sigla UF / País de Incidência do ISSQN']), str),
+          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under(['Município de Incidência do ISSQN', 'Município / Sigla UF / País de Incidência do ISSQN']) ??
+            (ordered ? joinedMunicipality(doc, 'Município de Incidência do ISSQN') : undefined), str),
           regimeEspecial: ctx.take('issqn.regimeEspecial', municipal.under(['Regime Especial de Tributação', 'Regime Especial de Tributação do ISSQN']), str),
           baseCalculo: ctx.take('issqn.baseCalculo', municipal.under('BC ISSQN'), money),
           aliquota: ctx.take('issqn.aliquota', municipal.under('Alíquota Aplicada'), percentNumber),
