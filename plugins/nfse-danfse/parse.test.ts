@@ -252,6 +252,36 @@ describe('nfse-danfse: text column by column, positions lost (issue 33)', () => 
     expect(data.servico?.descricao).toBe('Exames clínicos de rotina')
   })
 
+  it('reads a party\'s document by its shape where its label ran into the section\'s title, only when one such value stands there', () => {
+    // pdftotext -raw of the portal's print: `TOMADOR DO SERVIÇO CNPJ / CPF / NIF` on one line.
+    const text = (tomador: string[]): Array<[string, number, number]> => column([
+      'DANFSe v1.0', 'EMITENTE DA NFS-e', 'CNPJ / CPF / NIF', '62.018.490/0001-00', 'Nome / Nome Empresarial', 'KAUAN',
+      'TOMADOR DO SERVIÇO CNPJ / CPF / NIF', ...tomador, 'Nome / Nome Empresarial', 'GOOGLE',
+      'INTERMEDIÁRIO DO SERVIÇO NÃO IDENTIFICADO NA NFS-e', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'
+    ])
+    const read = (tomador: string[]): string | null | undefined => parseDanfse(runsDocument(text(tomador), labels, cellLabels), plainContext()).tomador?.documento
+    expect(read(['06.990.590/0001-23', 'Inscrição Municipal', '-'])).toBe('06990590000123')
+    expect(read(['123.456.789-09'])).toBe('12345678909')
+    // Two candidates, or the prestador's number handed over in the tomador's section: not guessed.
+    expect(read(['06.990.590/0001-23', 'Inscrição Municipal', '11.222.333/0001-81'])).toBeNull()
+    expect(read(['62.018.490/0001-00'])).toBeNull()
+  })
+
+  it('reads the incidence municipality whose label was joined with its neighbour\'s, by its shape, only when one line can be it', () => {
+    // A library's column order of the portal's print: `País Resultado…` and `Município de Incidência…` joined, one `-` under
+    // them; the municipality handed over under the service's place, a second `City - UF` after its one-line value.
+    const text = (under: string, extra: string[] = []): Array<[string, number, number]> => column([
+      'DANFSe v1.0', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria', 'TRIBUTAÇÃO MUNICIPAL', 'Tributação do ISSQN', 'Operação Tributável',
+      'País Resultado da Prestação do Serviço Município de Incidência do ISSQN', under, 'Regime Especial de Tributação', 'Nenhum',
+      'Local da Prestação', 'São Paulo - SP', 'Feira de Santana - BA', 'Número Processo Suspensão', '-', ...extra
+    ])
+    const read = (under: string, extra?: string[]): string | null | undefined => parseDanfse(runsDocument(text(under, extra), labels, cellLabels), plainContext()).issqn?.municipioIncidencia
+    expect(read('-')).toBe('Feira de Santana - BA')
+    // The value under the joined labels could be the municipality, or a second such line stands elsewhere: not guessed.
+    expect(read('Salvador - BA')).toBeNull()
+    expect(read('-', ['Município', 'Salvador - BA', 'Niterói - RJ', 'CEP', '-'])).toBeNull()
+  })
+
   it('reads an address wrapped over two lines whole: the order gives its first line, the section the whole cell', () => {
     const runs = column(['DANFSe v1.0', 'EMITENTE DA NFS-e', 'Endereço', 'Rua A, 1', 'TOMADOR DO SERVIÇO', 'Endereço', 'Rua B, 2, Sala 3', 'Bloco C', 'SERVIÇO PRESTADO', 'Descrição do Serviço', 'Consultoria'])
     const ctx = plainContext()

@@ -5,7 +5,8 @@
  * the same labels). A printed `-` is an empty value: null.
  */
 import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber, textValue } from '../../core/plugin-api.js'
-import type { Hit, ParseContext, TextDocument, TextRegion } from '../../core/plugin-api.js'
+import type { Hit, ParseContext, TextDocument, TextLine, TextRegion } from '../../core/plugin-api.js'
+import { cellLabels, labels } from './fields.js'
 
 export interface Parte {
   /** CNPJ (14 characters, letters allowed in 1-12), CPF (11 digits) or NIF as printed. */
@@ -186,6 +187,71 @@ const oneWord = (read: (t: string) => string | null) => (t: string): string | nu
 /** A state or a purpose is words, never a number or a document. */
 const words = (t: string): string | null => /\p{L}{3}/u.test(t) ? str(t) : null
 
+/** A line that is wholly a CNPJ or a CPF in its printed form (the document's shape, no other cell's). */
+const FORMATTED_ID_LINE = /^\s*(\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2}|\d{3}\.\d{3}\.\d{3}-\d{2})\s*$/
+/** The party cells' labels (the wordings `parte` reads). */
+const PARTY_LABELS = ['CNPJ / CPF / NIF', 'Inscrição Municipal', 'Indicador Municipal (Inscrição)', 'Nome / Nome Empresarial', 'E-mail', 'Telefone', 'Endereço', '*Endereço',
+  'Município', 'Município / Sigla UF', 'Código IBGE / CEP', 'CEP', 'Simples Nacional na Data de Competência', 'Regime de Apuração Tributária pelo SN']
+
+/**
+ * Positions lost, a party's document that no order gives (pdftotext -raw runs the label into
+ * the section's title, `TOMADOR DO SERVIÇO CNPJ / CPF / NIF`): its value by shape, only when
+ * the section prints the label before exactly one line that is wholly a CNPJ or a CPF as
+ * printed, no other cell of the section takes that line, and no other party's section prints
+ * the same number (a value handed over inside the wrong section).
+ */
+function documentByShape (scope: TextRegion, others: TextRegion[], inSection: (label: string) => Hit | undefined): Hit | undefined {
+  const label = normalizeText('CNPJ / CPF / NIF')
+  const at = scope.lines.findIndex((l) => normalizeText(l.text).includes(label))
+  if (at < 0) return undefined
+  const found = scope.findAll(FORMATTED_ID_LINE)
+  if (found.length !== 1) return undefined
+  const hit = found[0]!
+  const line = scope.lines.findIndex((l) => l.page === hit.page && Math.abs(l.box.y - hit.box.y) < 0.5)
+  if (line <= at) return undefined
+  const same = (h: Hit | undefined): boolean => h !== undefined && h.page === hit.page && Math.abs(h.box.y - hit.box.y) < 0.5
+  if (PARTY_LABELS.some((l) => same(inSection(l)))) return undefined
+  const digitsOf = (t: string): string => t.replace(/\D/g, '')
+  if (others.some((o) => o.findAll(FORMATTED_ID_LINE).some((h) => digitsOf(h.value) === digitsOf(hit.value)))) return undefined
+  return hit
+}
+
+/** Every label and cell label, and the titles, in their detection form. */
+const LABEL_FORMS = new Set([...labels, ...cellLabels].map(normalizeText))
+const labelLine = (l: TextLine | undefined): boolean => { if (l === undefined) return false; const n = normalizeText(l.text).replace(/\s*:$/, ''); return LABEL_FORMS.has(n) || passOver(n) }
+/** A municipality with its state (`Feira de Santana - BA`, `Belo Horizonte / MG`): no country, code or date has this shape. */
+const MUNICIPIO_UF = /^\s*\p{L}[\p{L} .'-]*\p{L}\s+[-/]\s+[A-Z]{2}\s*$/u
+
+/**
+ * Positions lost, a municipality cell whose label a library joined with its neighbour's into
+ * one piece (`País Resultado da Prestação do Serviço Município de Incidência do ISSQN`) while
+ * one value line only follows the piece (which of the two it is, is not known) and the other
+ * went down another cell's block: after a label's one-line municipality, a second line of the
+ * same shape that no label takes. Read only when the piece is printed once, the value under
+ * it is not of the municipality's shape, and the document holds exactly one such line.
+ */
+function joinedMunicipality (doc: TextRegion, label: string): Hit | undefined {
+  const wanted = normalizeText(label)
+  const lines = doc.lines
+  // Most documents print the label whole: one look for its words at a line's end or start.
+  const joined = lines.flatMap((l, i) => {
+    const n = normalizeText(l.text)
+    if (n === wanted || !n.includes(wanted)) return []
+    const other = n.startsWith(`${wanted} `) ? n.slice(wanted.length + 1) : n.endsWith(` ${wanted}`) ? n.slice(0, -wanted.length - 1) : undefined
+    return other !== undefined && LABEL_FORMS.has(other) ? [i] : []
+  })
+  if (joined.length !== 1) return undefined
+  const j = joined[0]!
+  const under = lines[j + 1]
+  if (under === undefined || labelLine(under) || MUNICIPIO_UF.test(under.text) || (j + 2 < lines.length && !labelLine(lines[j + 2]))) return undefined
+  const found = lines.flatMap((l, i) => i >= 2 && MUNICIPIO_UF.test(l.text) && MUNICIPIO_UF.test(lines[i - 1]!.text) && !labelLine(lines[i - 1]) &&
+    LABEL_FORMS.has(normalizeText(lines[i - 2]!.text).replace(/\s*:$/, '')) && (i + 1 === lines.length || labelLine(lines[i + 1])) ? [l] : [])
+  if (found.length !== 1) return undefined
+  const line = found[0]!
+  const text = line.text.trim()
+  return doc.findAll(new RegExp(`^\\s*(${text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')})\\s*$`, 'u')).find((h) => h.page === line.page && Math.abs(h.box.y - line.box.y) < 0.5 && h.value === text)
+}
+
 function parte (cell: CellReader, ctx: ParseContext, field: string, ordered: boolean): Parte {
   const city = cell(['Município', 'Município / Sigla UF'])
   const ibgeCep = cell('Código IBGE / CEP')
@@ -254,7 +320,13 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
     if (notIdentified(scope)) return null
     if (!ordered) return parte((labels, options) => scope.under(labels, options), ctx, key, false)
     const k = identified.indexOf(key)
+    const inRunsOf = (labels: string | string[], options?: { rest?: boolean }): Hit | undefined => scope.byOrder(0, 1, inRuns).under(labels, options)
     return parte((labels, options) => {
+      const read = cellByOrder(labels, options)
+      if (read !== undefined || labels !== 'CNPJ / CPF / NIF') return read
+      return documentByShape(scope, identified.filter((o) => o !== key).map((o) => partySections[o]), (l) => inRunsOf(l))
+    }, ctx, key, true)
+    function cellByOrder (labels: string | string[], options?: { rest?: boolean }): Hit | undefined {
       // The order holds only when no place of the label sits in another party's section than its rank says.
       const places = identified.map((_, j) => doc.byOrder(j, identified.length, inRuns).under(labels, options))
       const broken = places.some((h, j) => h !== undefined && h.conflict === undefined && holder(h) >= 0 && holder(h) !== j)
@@ -270,7 +342,7 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       // A cell wrapped over lines (an address): the order reads its first line, the section the whole cell.
       const wrapped = options?.rest === true && byOrder !== undefined && inSection !== undefined && inSection.value.startsWith(`${byOrder.value} `)
       return agreed(Array.isArray(labels) ? labels[0]! : labels, wrapped ? inSection : byOrder, inSection)
-    }, ctx, key, true)
+    }
   }
 
   // Words run together or a space after the hyphen (pypdf's text of the portal's print) still say it.
@@ -325,7 +397,8 @@ export function parseDanfse (doc: TextDocument, ctx: ParseContext): Danfse {
       ? null
       : {
           tributacao: ctx.take('issqn.tributacao', municipal.under(['Tributação do ISSQN', 'Tipo de Tributação do ISSQN']), str),
-          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under(['Município de Incidência do ISSQN', 'Município / Sigla UF / País de Incidência do ISSQN']), str),
+          municipioIncidencia: ctx.take('issqn.municipioIncidencia', municipal.under(['Município de Incidência do ISSQN', 'Município / Sigla UF / País de Incidência do ISSQN']) ??
+            (ordered ? joinedMunicipality(doc, 'Município de Incidência do ISSQN') : undefined), str),
           regimeEspecial: ctx.take('issqn.regimeEspecial', municipal.under(['Regime Especial de Tributação', 'Regime Especial de Tributação do ISSQN']), str),
           baseCalculo: ctx.take('issqn.baseCalculo', municipal.under('BC ISSQN'), money),
           aliquota: ctx.take('issqn.aliquota', municipal.under('Alíquota Aplicada'), percentNumber),
