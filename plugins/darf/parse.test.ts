@@ -262,6 +262,15 @@ describe('darf: SENDA print given column by column (positions lost, issue 33)', 
     expect((result.data as { tributos: Array<{ denominacao: string | null }> }).tributos[0]?.denominacao).not.toBe('Total')
   })
 
+  it('a number reference in a row\'s description loses the space a library put after its slash (9.711/ 98)', async () => {
+    const result = await extractPdf(await pageOfLines([
+      'Documento de Arrecadação de Receitas Federais', '11.222.333/0001-81 EMPRESA EXEMPLO LTDA', 'Período de Apuração Data de Vencimento Número do Documento',
+      'Valor Total do Documento', '1.258,40', 'Composição do Documento de Arrecadação',
+      '1162 CONTRIBUIÇÃO SUJEITA RETENÇÃO PREVIDENCIÁRIA 1.000,00 200,00 58,40 1.258,40', '01 CP PATRONAL - RETENÇÃO LEI 9.711/ 98', 'PA 01/2022 Vencimento 18/02/2022'
+    ], 10))
+    expect(result.data).toMatchObject({ tributos: [{ descricao: 'CP PATRONAL - RETENÇÃO LEI 9.711/98' }] })
+  })
+
   it('a totals row whose cells came apart, read without its header, gives no amount rather than a juros as the total', async () => {
     const result = await extractPdf(await pageOfLines([
       'Documento de Arrecadação de Receitas Federais', '11.222.333/0001-81 EMPRESA EXEMPLO LTDA', 'Período de Apuração Data de Vencimento Número do Documento',
@@ -271,6 +280,34 @@ describe('darf: SENDA print given column by column (positions lost, issue 33)', 
     ], 10))
     expect(result.data).toMatchObject({ tributos: [{ principal: 1000, multa: 200, juros: 58.4, total: 1258.4 }], totais: { principal: null, multa: null, juros: null, total: null } })
     expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', field: 'totais' })]))
+  })
+
+  it('a money column lined up by order whose cells do not add up to its printed sum (a juros among the totals) is not placed', async () => {
+    const result = await extractPdf(await pageOfLines([
+      'Documento de Arrecadação de Receitas Federais', 'CNPJ', 'Razão Social', '11.222.333/0001-81', 'EMPRESA EXEMPLO LTDA', 'Período de Apuração', 'Data de Vencimento', '06/2025', '20/07/2025',
+      'Valor Total do Documento', '335,00', 'Composição do Documento de Arrecadação', 'Código', 'Denominação', 'Principal', 'Multa',
+      '8109', '02', 'PIS - FATURAMENTO', '100,00', 'PIS - Faturamento', 'PA:06/2025', 'Vencimento:20/07/2025', '10,00',
+      '1162', '01', 'RETENÇÃO', '200,00', 'CP PATRONAL', 'PA:06/2025', 'Vencimento:20/07/2025', '20,00', '30,00', '335,00', 'Totais', '300,00',
+      'Juros', 'Total', '110,00', '5,00', '225,00'
+    ], 3))
+    expect(result.data).toMatchObject({ tributos: [{ codigoReceita: '8109', total: null }, { codigoReceita: '1162', total: null }] })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', message: expect.stringMatching(/"total".*115\.00.*225,00/) })]))
+  })
+
+  it('a page printing more codes than the rows its columns were lined up with: the codes are the rows, the next page\'s codes stay on it', async () => {
+    const page = (lines: string[]) => lines.map((text, i) => ({ text, x: 40, y: 800 - i * 14 }))
+    const row = (code: string, name: string, amount: string): string[] => [code, '01', name, amount, `${name} - DESCRIÇÃO`, 'PA:06/2025', 'Vencimento:20/07/2025', amount]
+    const result = await extractPdf(await writeTextPdf([page([
+      'Documento de Arrecadação de Receitas Federais', 'CNPJ', 'Razão Social', '11.222.333/0001-81', 'EMPRESA EXEMPLO LTDA', 'Período de Apuração', 'Data de Vencimento', 'Diversos', '20/07/2025',
+      'Valor Total do Documento', '600,00', 'Composição do Documento de Arrecadação', 'Código', 'Denominação', 'Principal',
+      // pdftotext: the first row whole under the headers, then the other headers, then the other rows.
+      '1099', '01', 'CP PATRONAL', 'CP PATRONAL - DESCRIÇÃO', 'PA:06/2025', '100,00', 'Multa', 'Juros', 'Total', '100,00', 'Vencimento:20/07/2025',
+      ...row('0561', 'IRRF', '200,00'), 'SENDA (Versão:2.6.3) Página: 1/2'
+    ]), page(['Documento de Arrecadação de Receitas Federais', 'Composição do Documento de Arrecadação', 'Código', 'Denominação', ...row('8109', 'PIS', '300,00'), 'SENDA (Versão:2.6.3) Página: 2/2'])], { seed: 1 }))
+    const rows = (result.data as { tributos: Array<{ codigoReceita: string | null, principal: number | null }> }).tributos
+    expect(rows.map((r) => r.codigoReceita)).toEqual(['1099', '0561', '8109'])
+    expect(rows.slice(0, 2).map((r) => r.principal)).toEqual([null, null])
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'COLUMN_NOT_PLACED', message: expect.stringMatching(/page 1: 2 codes are printed/) })]))
   })
 
   it('a period that could be either of two lines is null, never guessed', async () => {
@@ -352,6 +389,18 @@ describe('darf: numbered boxes given as text (positions lost, issue 33)', () => 
     const lines = [...head.slice(0, 7), ...head.slice(0, 7), ...labels, ...labels, ...values, ...values]
     const result = await extractPdf(await pageOfLines(lines, 5))
     expect(result.data).toMatchObject({ tributos: [{ codigoReceita: '2089' }], vias: { quantidade: 2, divergencias: [] } })
+  })
+
+  it('two copies, the second\'s total handed over after its copy: not read there, so the copies do not differ in it', async () => {
+    // pdftotext's order of an old print: each label and its value, the second copy's total at the end.
+    const copy = (total: string[]): string[] => ['MINISTÉRIO DA FAZENDA', '02 PERÍODO DE APURAÇÃO', '30/11/2014', '03 NÚMERO DO CPF OU CNPJ', '11.222.333/0001-81',
+      'Documento de Arrecadação de Receitas Federais', '04 CÓDIGO DA RECEITA', '2372', 'DARF', '05 NÚMERO DE REFERÊNCIA', '01 NOME / TELEFONE', '06 DATA DE VENCIMENTO', '20/12/2014',
+      'EMPRESA EXEMPLO LTDA', '07 VALOR DO PRINCIPAL', '8.534,63', '08 VALOR DA MULTA', '09 VALOR DOS JUROS E / OU ENCARGOS DL - 1.025/69', '10 VALOR TOTAL', ...total,
+      '11 AUTENTICAÇÃO BANCÁRIA (Somente nas 1a. e 2a. vias)']
+    const result = await extractPdf(await pageOfLines([...copy(['8.534,63']), '1a. via', ...copy([]), '2a. via', '8.534,63'], 3))
+    expect(result.data).toMatchObject({ valorTotal: 8534.63, vias: { quantidade: 2, divergencias: [] } })
+    expect(result.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'DARF_COPY_UNREAD', field: 'valorTotal' })]))
+    expect(result.warnings.map((w) => w.code)).not.toContain('DARF_COPIES_DIFFER')
   })
 
   it('three amounts for the four money boxes: principal and total are sure, multa and juros are null with a warning, never guessed', async () => {

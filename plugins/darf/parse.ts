@@ -5,7 +5,7 @@
  * read through the text API, so each has evidence; a value that is not printed is null.
  */
 import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, onlyDigits, readCollectionLine, textValue } from '../../core/plugin-api.js'
-import type { Hit, OrderedField, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
+import type { Hit, OrderedField, OrderedRow, ParseContext, SearchOptions, TextDocument } from '../../core/plugin-api.js'
 
 export interface DarfTributo {
   codigoReceita: string | null
@@ -85,6 +85,12 @@ export function period (text: string): string | null {
 const PERIOD = String.raw`(Diversos|\d{2}\/\d{2}\/\d{4}|\d{2}\/\d{4}|[1-4]\s*[º°oa]\.?\s*Trimestre\s*\/\s*\d{4}|[A-Za-zÀ-ú]+\s*\/\s*\d{4})`
 
 const text = textValue
+/**
+ * A row's name or description: a number reference (`Lei 9.711/98`, `IN 971/09`) is never
+ * printed with a space around its slash; a library that spaces characters by their gaps may
+ * put one there (`9.711/ 98`), and it is taken out.
+ */
+const rowText = (s: string): string | null => text(s.replace(/(\d)\s*\/\s*(?=\d)/g, '$1/'))
 const same = (s: string): string => s
 const docNumber = (s: string): string | null => { const d = onlyDigits(s); return d.length === 17 ? d : null }
 const taxId = (s: string): string | null => { const d = onlyDigits(s); return d.length === 11 && /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(s.replace(/\s+/g, '')) ? d : cnpjChars(s) }
@@ -282,15 +288,16 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     return {
       codigoReceita: ctx.take(`${f}.codigoReceita`, row.parts[0], same),
       codigoVariacao: ctx.take(`${f}.codigoVariacao`, detail?.parts[0], same),
-      denominacao: ctx.take(`${f}.denominacao`, row.parts[1], text),
-      descricao: ctx.take(`${f}.descricao`, detail?.parts[1], text),
+      denominacao: ctx.take(`${f}.denominacao`, row.parts[1], rowText),
+      descricao: ctx.take(`${f}.descricao`, detail?.parts[1], rowText),
       periodoApuracao: ctx.take(`${f}.periodoApuracao`, pa?.parts[0], period),
       vencimento: ctx.take(`${f}.vencimento`, pa?.parts[1], isoDate),
       ...amounts(ctx, f, columnsOf(row.parts.slice(2), headers.get(row.page)))
     }
   })
   // Positions lost (text handed over column by column): the composition read column by column.
-  const ordered = rows.length === 0 && doc.positionless ? orderedTributos(doc, ctx) : undefined
+  const documentTotal = doc.labelValue(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 })
+  const ordered = rows.length === 0 && doc.positionless ? orderedTributos(doc, ctx, documentTotal) : undefined
   if (ordered !== undefined) tributos.push(...ordered.tributos)
   // …and the CNPJ and the name: the two labels and their two values in one stream (`CNPJ`,
   // `Razão Social`, the CNPJ, the name; taken only when its CNPJ is the one read above, if any),
@@ -310,7 +317,7 @@ function parseSenda (doc: TextDocument, ctx: ParseContext): Darf {
     numeroDocumento: ctx.take('numeroDocumento', head.numero, docNumber),
     numeroReferencia: null,
     numeroReciboDeclaracao: ctx.take('numeroReciboDeclaracao', doc.labelValue(/N(?:º|°|o\.?|úmero)?\s*(?:do\s+)?Recibo\s+(?:da\s+)?Declara[cç][aã]o:?/i, /^\s*(\d{14})\b/), same),
-    valorTotal: ctx.take('valorTotal', doc.labelValue(/Valor Total do Documento/i, new RegExp(`${M}\\s*$`), { linesBelow: 1 }), moneyNumber),
+    valorTotal: ctx.take('valorTotal', documentTotal, moneyNumber),
     tributos,
     totais: totalsHit === undefined ? ordered?.totais ?? null : amounts(ctx, 'totais', columnsOf(totalsHit.parts, headers.get(totalsHit.page))),
     linhaDigitavel: linha,
@@ -331,9 +338,11 @@ const ROW_NAME = /^(?!\s*(?:C[oó]digo|Denomina[cç][aã]o|Principal|Multa|Juros
  * column, are lined up in order when their counts agree (core's orderedColumns); a column
  * with another count is not placed (null, COLUMN_NOT_PLACED). Page by page.
  */
-function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: DarfTributo[], totais: DarfTotais | null } | undefined {
+function orderedTributos (doc: TextDocument, ctx: ParseContext, documentTotal: Hit | undefined): { tributos: DarfTributo[], totais: DarfTotais | null } | undefined {
   const tributos: DarfTributo[] = []
   let sums: Partial<Record<Column, Hit>> | undefined
+  // Each row's money cells, taken once every page is read and each column is checked against its sum.
+  const cells: Array<Partial<Record<Column, Hit>>> = []
   for (const page of new Set(doc.lines.map((l) => l.page))) {
     const others = [
       { name: 'denominacao', header: /Denomina[cç][aã]o$/, cell: [ROW_NAME, /^(\D\S.*)$/, new RegExp(`^PA:?\\s*${PERIOD}`, 'i')] },
@@ -360,29 +369,73 @@ function orderedTributos (doc: TextDocument, ctx: ParseContext): { tributos: Dar
       }
     }
     for (const why of table.unplaced) ctx.report({ code: 'COLUMN_NOT_PLACED', field: 'tributos', message: `page ${page}: ${why}` })
-    for (const [i, row] of table.rows.entries()) {
+    // The page prints more codes (a code line and its variation line) than the table has rows:
+    // its columns were lined up with too few rows, and the rows after would take the next
+    // page's codes. The rows are the printed codes; the table's rows are kept only as the
+    // first of them (the same codes), without their amounts (counted for too few rows).
+    const printed = codeLines(doc, page)
+    const short = printed.length > table.rows.length
+    const prefix = short && table.rows.every((r, i) => r.codigo?.[0]?.value === printed[i]![0].value && r.codigo?.[1]?.value === printed[i]![1].value)
+    if (short) ctx.report({ code: 'COLUMN_NOT_PLACED', field: 'tributos', message: `page ${page}: ${printed.length} codes are printed, but the columns lined up by order give ${table.rows.length} rows; the page's amounts are not placed` })
+    const pageRows = short ? printed.map((codes, i): OrderedRow => ({ ...(prefix ? table.rows[i] : undefined), codigo: codes, ...Object.fromEntries(COLUMNS.map((c) => [c, undefined])) })) : table.rows
+    for (const [i, row] of pageRows.entries()) {
       const f = `tributos.${tributos.length}`
-      const own = apart.get(i)
+      const own = short && !prefix ? undefined : apart.get(i)
       const [name, description, pa] = own === undefined ? row.denominacao ?? [] : [own.name, own.detail?.parts[1], own.pa]
-      const money = (c: Column): number | null => ctx.take(`${f}.${c}`, row[c]?.[0], moneyNumber)
+      cells.push(Object.fromEntries(COLUMNS.map((c) => [c, row[c]?.[0]])))
       tributos.push({
         codigoReceita: ctx.take(`${f}.codigoReceita`, row.codigo?.[0], same),
         codigoVariacao: ctx.take(`${f}.codigoVariacao`, row.codigo?.[1] ?? own?.detail?.parts[0], same),
-        denominacao: ctx.take(`${f}.denominacao`, name, text),
-        descricao: ctx.take(`${f}.descricao`, description, text),
+        denominacao: ctx.take(`${f}.denominacao`, name, rowText),
+        descricao: ctx.take(`${f}.descricao`, description, rowText),
         periodoApuracao: ctx.take(`${f}.periodoApuracao`, pa, period),
         vencimento: ctx.take(`${f}.vencimento`, own?.pa?.parts[1], isoDate),
-        principal: money('principal'),
-        multa: money('multa'),
-        juros: money('juros'),
-        total: money('total')
+        principal: null,
+        multa: null,
+        juros: null,
+        total: null
       })
     }
     if (table.totals !== undefined) sums = Object.fromEntries(COLUMNS.map((c) => [c, table.totals![c]?.[0]]))
   }
   if (tributos.length === 0) return undefined
+  for (const c of COLUMNS) {
+    const why = columnContradicted(cells.map((r) => r[c]), sums?.[c] ?? (c === 'total' ? documentTotal : undefined))
+    if (why !== undefined) ctx.report({ code: 'COLUMN_NOT_PLACED', field: 'tributos', message: `the column "${c}" lined up by order ${why}; where its cells belong is not known, they are not placed` })
+    else cells.forEach((r, i) => { tributos[i]![c] = ctx.take(`tributos.${i}.${c}`, r[c], moneyNumber) })
+  }
   const sum = (c: Column): number | null => sums?.[c] === undefined ? null : ctx.take(`totais.${c}`, sums[c], moneyNumber)
   return { tributos, totais: sums === undefined ? null : { principal: sum('principal'), multa: sum('multa'), juros: sum('juros'), total: sum('total') } }
+}
+
+/** Positions lost: the page's composition codes, a line of four digits and its variation's line of two under it. */
+function codeLines (doc: TextDocument, page: number): Array<[Hit, Hit]> {
+  const lines = doc.lines.filter((l) => l.page === page)
+  const out: Array<[Hit, Hit]> = []
+  for (let i = 0; i + 1 < lines.length; i++) {
+    if (!/^\s*\d{4}\s*$/.test(lines[i]!.text) || !/^\s*\d{2}\s*$/.test(lines[i + 1]!.text)) continue
+    const code = doc.find(/^\s*(\d{4})\s*$/, { page, within: lines[i]!.box })
+    const variation = doc.find(/^\s*(\d{2})\s*$/, { page, within: lines[i + 1]!.box })
+    if (code !== undefined && variation !== undefined) out.push([code, variation])
+    i++
+  }
+  return out
+}
+
+/**
+ * Why a money column lined up by order cannot be trusted, or undefined: its cells must add up
+ * to the column's printed sum (the totals cell, or for the total column the document's total)
+ * when every row has one, and may not exceed it when some row has none (amounts are never
+ * negative). A column whose cells add up to something else holds another column's cell (a
+ * library handed a juros over among the totals): its order does not say which row has which.
+ */
+function columnContradicted (cells: Array<Hit | undefined>, printed: Hit | undefined): string | undefined {
+  const placed = cells.filter((h): h is Hit => h !== undefined)
+  const want = printed === undefined ? null : moneyCents(printed.value)
+  if (placed.length === 0 || want === null) return undefined
+  const got = placed.reduce((a, h) => a + (moneyCents(h.value) ?? 0), 0)
+  if (placed.length === cells.length ? got === want : got <= want) return undefined
+  return `adds up to ${(got / 100).toFixed(2)}, but ${printed!.value} is printed as its sum`
 }
 
 // ----- 6b: the numbered-box layout -----
@@ -578,12 +631,18 @@ function parseBoxes (doc: TextDocument, ctx: ParseContext): Darf {
   const value = <T>(field: string, convert: (s: string) => T | null): T | null => ctx.take(field, first.hits[field], convert)
   // An empty multa or juros box (nothing to pay, documents.md §6b) is null, not a 0 that was never read.
   const money = (field: 'principal' | 'multa' | 'juros'): number | null => value(field, moneyNumber)
+  // Copies differ in a box when two of them read different values there. A copy whose box
+  // prints its label but whose value was not read (positions lost, the value handed over
+  // elsewhere) says nothing of what it prints: it is not compared, and the reader is told.
   const divergencias: string[] = []
+  const unread: string[] = []
   for (const field of Object.keys(CONVERT)) {
-    const seen = copies.map((c) => { const h = c.hits[field]; return JSON.stringify(h === undefined ? null : CONVERT[field]!(h.value)) })
+    const seen = copies.flatMap((c) => { const h = c.hits[field]; const v = h === undefined ? null : CONVERT[field]!(h.value); return v === null ? [] : [JSON.stringify(v)] })
     if (seen.some((s) => s !== seen[0])) divergencias.push(field)
+    else if (seen.length > 0 && copies.some((c) => c.labelled.has(field) && c.hits[field] === undefined)) unread.push(field)
   }
   if (divergencias.length > 0) ctx.report({ code: 'DARF_COPIES_DIFFER', message: `the copies of the DARF print different values for ${divergencias.join(', ')}; the first copy's are returned`, field: divergencias[0]! })
+  if (unread.length > 0) ctx.report({ code: 'DARF_COPY_UNREAD', message: `some copy of the DARF prints the box of ${unread.join(', ')} but its value could not be read there; the copies are compared where both were read`, field: unread[0]! })
 
   const codigoReceita = value('codigoReceita', same)
   const variacao = first.hits.codigoReceita?.parts[1]

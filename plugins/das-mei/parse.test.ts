@@ -110,6 +110,20 @@ describe('das-mei: text whose positions are lost (issue 33)', () => {
     expect((await read(['55,90', '11,18', '10,70', '77,79'])).totais).toBeNull()
   })
 
+  it('gives no observations read without the owner\'s `CPF:` line that the page prints elsewhere (a part of the box is not its text)', async () => {
+    const observations = async (lines: string[]): Promise<{ observacoes: string | null, warned: boolean }> => {
+      const result = await extractPdf(await writeTextPdf([lines.map((t, i) => ({ text: t, x: 40, y: 800 - i * 9 }))], { seed: 1, inOrder: true }))
+      const warned = result.warnings.some((w) => w.code === 'LABEL_VALUE_CONFLICT' && w.field === 'guias.0.observacoes')
+      return { observacoes: (result.data as { guias: Array<{ observacoes: string | null }> }).guias[0]!.observacoes, warned }
+    }
+    const lines = text(['55,90', '11,18', '10,71', '77,79'])
+    const inPlace = [...lines]
+    inPlace.splice(inPlace.indexOf('Observações') + 1, 0, 'CPF: 123.456.789-09')
+    expect(await observations(inPlace)).toEqual({ observacoes: 'CPF: 123.456.789-09 Tributos (R$): INSS 49,90 ICMS 1,00 ISS 5,00 PGMEI(Versao:3.8.0)', warned: false })
+    // pypdf's order of the anonymised print: the CPF drawn last, glued to other digits.
+    expect(await observations([...lines, '00000000000 0CPF: 123.456.789-0912.345.678/0001-95 MARIA'])).toEqual({ observacoes: null, warned: true })
+  })
+
   it('places a multa column printed one cell short (a blank row) where each row\'s amounts add up, and not otherwise', async () => {
     const page = (multa: string[]): string[] => {
       const lines = text(['55,90', '11,18', '10,71', '77,79'])

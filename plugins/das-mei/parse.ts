@@ -43,8 +43,17 @@ export function parseDasMei (doc: TextDocument, ctx: ParseContext): DasMei {
     const prefix = `guias.${guias.length}.`
     const tributos = doc.find(new RegExp(`Tributos \\(R\\$\\): ?INSS ${M} ICMS ${M} ISS ${M}`), { page })
     const money = (k: keyof TributosMei, i: number): number | null => ctx.take(`${prefix}tributosMei.${k}`, tributos?.parts[i], moneyNumber)
+    const guia = readGuia(doc, ctx, { page }, prefix)
+    // The PGMEI's observations start with the owner's `CPF:`. Positions lost, a page whose
+    // `CPF:` line was handed over elsewhere (a library that draws it last, glued to other
+    // digits) gives observations read without it: a part of the box, not its text.
+    const cpfLine = doc.positionless ? doc.find(/(?<!\p{L})CPF: ?\d{3}\.\d{3}\.\d{3}-\d{2}/u, { page }) : undefined
+    if (guia.observacoes !== null && cpfLine !== undefined && !/(?<!\p{L})CPF:/u.test(guia.observacoes)) {
+      ctx.report({ code: 'LABEL_VALUE_CONFLICT', field: `${prefix}observacoes`, message: `${prefix}observacoes: the text whose positions are lost prints the owner's CPF (${cpfLine.value}) apart from the observations read after their label ("${guia.observacoes}"); the box's whole text is not known, so it is not given.` })
+      guia.observacoes = null
+    }
     guias.push({
-      ...readGuia(doc, ctx, { page }, prefix),
+      ...guia,
       tributosMei: tributos === undefined ? null : { inss: money('inss', 0), icms: money('icms', 1), iss: money('iss', 2) }
     })
   }
