@@ -82,5 +82,7 @@ export {
   /** Pattern source of a printed CNPJ. */
   CNPJ_PATTERN,
   /** Pattern source of a printed CPF. */
-  CPF_PATTERN
+  CPF_PATTERN,
+  /** A hit for readings that disagree, where one was read: `ctx.take` gives null and a warning saying why. */
+  conflictHit
 } from './extraction/index.js'

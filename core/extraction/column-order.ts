@@ -23,7 +23,7 @@
 import { readCollectionLine } from './barcode.js'
 import { labelPattern } from './label-value.js'
 import { under as gridUnder } from './text-grid.js'
-import { boundedRuns, compiled, hitOf, isCellLabel, normalizedLabel, normalizedRun, runsHit, startsWithLabel } from './text-match.js'
+import { boundedRuns, compiled, conflictHit, hitOf, isCellLabel, normalizedLabel, normalizedRun, runsHit, startsWithLabel } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine } from './text-types.js'
 import { moneyCents, normalizeText } from './values.js'
@@ -271,9 +271,7 @@ function pair (slots: number[], labels: TextLine[], values: TextLine[], fields: 
 
 function conflict (label: string, first: Hit, values: string[], empty: boolean): Hit {
   const options = [...values.map((v) => `"${v}"`), ...(empty ? ['nothing (an empty box)'] : [])].join(' or ')
-  const hit: Hit = { value: '', groups: [], parts: [], page: first.page, source: first.source, box: first.box, conflict: `the label "${label}" (page ${first.page}) is followed by its values in another column, and their order leaves it ${options}; the value is not guessed` }
-  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
-  return hit
+  return conflictHit(first, `the label "${label}" (page ${first.page}) is followed by its values in another column, and their order leaves it ${options}; the value is not guessed`)
 }
 
 // ---------------------------------------------------------------- a table, column by column
@@ -590,9 +588,7 @@ export function underByOrder (given: readonly TextLine[], labels: string[], k: n
   const hits = places.map(read).filter((h): h is Hit => h !== undefined)
   const distinct = [...new Set(hits.map((h) => h.value))]
   if (distinct.length <= 1) return hits[0]
-  const hit: Hit = { value: '', groups: [], parts: [], page: hits[0]!.page, source: hits[0]!.source, box: hits[0]!.box, conflict: `the label "${labels[0]!}" is printed ${places.length} times, positions lost, with values that disagree (${distinct.map((v) => `"${v}"`).join(', ')}); the value is not guessed` }
-  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
-  return hit
+  return conflictHit(hits[0]!, `the label "${labels[0]!}" is printed ${places.length} times, positions lost, with values that disagree (${distinct.map((v) => `"${v}"`).join(', ')}); the value is not guessed`)
 }
 
 /** How `underByOrder` reads a grid whose rows were handed over as runs of labels and runs of values. */
@@ -616,13 +612,18 @@ export interface ByOrderOptions {
  * is on it (the fewest labels that cover it, each ending at a word boundary).
  */
 function labelCount (line: TextLine, bounds: LabelBounds): number {
-  let known = LABEL_COUNTS.get(bounds)
-  if (known === undefined) LABEL_COUNTS.set(bounds, known = new WeakMap())
-  let c = known.get(line)
-  if (c === undefined) known.set(line, c = countLabels(line, bounds))
-  return c
+  return cachedFor(LABEL_COUNTS, bounds, line, () => countLabels(line, bounds))
 }
 const LABEL_COUNTS = new WeakMap<LabelBounds, WeakMap<TextLine, number>>()
+
+/** `compute()`, worked out once for each pair of `outer` and `inner` (kept while both live). */
+function cachedFor<O extends object, I extends object, V> (cache: WeakMap<O, WeakMap<I, V>>, outer: O, inner: I, compute: () => V): V {
+  let known = cache.get(outer)
+  if (known === undefined) cache.set(outer, known = new WeakMap())
+  let value = known.get(inner)
+  if (value === undefined) known.set(inner, value = compute())
+  return value
+}
 
 function countLabels (line: TextLine, bounds: LabelBounds): number {
   const n = normalizeText(line.text).replace(/\s*:$/, '')
@@ -657,18 +658,7 @@ const MAX_ROW = 6
  * ending with a label's words after a space is left whole (a description may end so).
  */
 function splitTrailingLabels (lines: readonly TextLine[], bounds: LabelBounds): readonly TextLine[] {
-  let known = SPLIT.get(bounds)
-  if (known === undefined) SPLIT.set(bounds, known = new WeakMap())
-  let split = known.get(lines)
-  if (split === undefined) {
-    const byLine = known
-    known.set(lines, split = lines.flatMap((l) => {
-      let pieces = byLine.get(l)
-      if (pieces === undefined) byLine.set(l, pieces = splitLine(l, bounds))
-      return pieces
-    }))
-  }
-  return split
+  return cachedFor(SPLIT, bounds, lines, () => lines.flatMap((l) => cachedFor(SPLIT, bounds, l, () => splitLine(l, bounds))))
 }
 const SPLIT = new WeakMap<LabelBounds, WeakMap<object, readonly TextLine[]>>()
 
@@ -737,14 +727,7 @@ function inRuns (lines: readonly TextLine[], at: number, bounds: LabelBounds, op
 
 /** `passOver` on a line, asked once per line. */
 function passedOver (passOver: (normalized: string) => boolean): (l: TextLine) => boolean {
-  let known = PASSED_OVER.get(passOver)
-  if (known === undefined) PASSED_OVER.set(passOver, known = new WeakMap())
-  const cache = known
-  return (l) => {
-    let skip = cache.get(l)
-    if (skip === undefined) cache.set(l, skip = passOver(normalizeText(l.text)))
-    return skip
-  }
+  return (l) => cachedFor(PASSED_OVER, passOver, l, () => passOver(normalizeText(l.text)))
 }
 const PASSED_OVER = new WeakMap<(normalized: string) => boolean, WeakMap<TextLine, boolean>>()
 

@@ -19,7 +19,7 @@
  * conflict (`conflict` says why), which `ctx.take` turns into null and a warning. So are the two
  * `wrapped` readings.
  */
-import { compiled, hitOf, isCellLabel, labelCut, startsWithLabel, wordIndex } from './text-match.js'
+import { compiled, conflictHit, hitOf, isCellLabel, labelCut, startsWithLabel, wordIndex } from './text-match.js'
 import type { LabelBounds } from './text-match.js'
 import type { Hit, Label, TextLine, TextRun } from './text-types.js'
 import { normalizeText } from './values.js'
@@ -392,11 +392,7 @@ function wrapped (lines: TextLine[], at: number, labelRe: RegExp, value: RegExp,
 /** A conflict: two readings of one label that disagree. Its value is empty; `ctx.take` reports it. */
 function conflictOf (label: string, readings: Reading[]): Hit {
   const [a, b] = readings as [Reading, Reading]
-  const conflict = `the label "${label}" (page ${a.hit.page}) has two readings that disagree: "${a.hit.value}" ${a.how} and "${b.hit.value}" ${b.how}; the value is not guessed`
-  const hit: Hit = { value: '', groups: [], parts: [], page: a.hit.page, source: a.hit.source, box: a.hit.box, conflict }
-  // Every capture group of the value is in conflict too.
-  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
-  return hit
+  return conflictHit(a.hit, `the label "${label}" (page ${a.hit.page}) has two readings that disagree: "${a.hit.value}" ${a.how} and "${b.hit.value}" ${b.how}; the value is not guessed`)
 }
 
 /** The readings of one place, as one hit, a conflict, or nothing. */

@@ -104,6 +104,17 @@ export function spanConfidence (line: TextLine, from: number, to: number): numbe
   return lowest
 }
 
+/**
+ * A hit that stands for readings that disagree, placed where `at` was read: no value, every
+ * capture group in conflict too; `ctx.take` turns it into null and a LABEL_VALUE_CONFLICT
+ * warning saying `why`.
+ */
+export function conflictHit (at: Pick<Hit, 'page' | 'source' | 'box'>, why: string): Hit {
+  const hit: Hit = { value: '', groups: [], parts: [], page: at.page, source: at.source, box: at.box, conflict: why }
+  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
+  return hit
+}
+
 export function hitOf (line: TextLine, m: RegExpExecArray, offset = 0, labels: LabelBounds = []): Hit {
   // Compiled with the `d` flag (see compiled below), so every group knows where it sits.
   const spans = m.indices ?? []

@@ -4,7 +4,7 @@
  * values are read on declaration pages only, guide values on the guide page, and so on.
  * Amounts over several activity blocks are summed in integer cents.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, centsToMoney, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, centsToMoney, cnpjChars, competence, conflictHit, isoDate, isoDateTime, moneyCents, moneyNumber, onlyDigits } from '../../core/plugin-api.js'
 import type { Hit, OrderedValues, ParseContext, TextDocument } from '../../core/plugin-api.js'
 
 export interface DecFinanceiro {
@@ -68,9 +68,7 @@ function soleLine (doc: TextDocument, page: number, pattern: RegExp, what: strin
   const hits = doc.findAll(pattern, { page })
   const distinct = [...new Set(hits.map((h) => h.value))]
   if (distinct.length <= 1) return hits[0]
-  const hit: Hit = { value: '', groups: [], parts: [], page, source: hits[0]!.source, box: hits[0]!.box, conflict: `${what} was handed over apart from its label (positions lost), and page ${page} prints ${distinct.map((v) => `"${v}"`).join(', ')} of its shape; the value is not guessed` }
-  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
-  return hit
+  return conflictHit({ ...hits[0]!, page }, `${what} was handed over apart from its label (positions lost), and page ${page} prints ${distinct.map((v) => `"${v}"`).join(', ')} of its shape; the value is not guessed`)
 }
 
 /**

@@ -4,7 +4,7 @@
  * every value comes from its cell under its label, inside its section (the parties reuse
  * the same labels). A printed `-` is an empty value: null.
  */
-import { MONEY_PATTERN, cnpjChars, competence, isoDateTime, moneyNumber, normalizeText, percentNumber, textValue } from '../../core/plugin-api.js'
+import { MONEY_PATTERN, cnpjChars, conflictHit, competence, isoDateTime, moneyNumber, normalizeText, percentNumber, textValue } from '../../core/plugin-api.js'
 import type { Hit, ParseContext, TextDocument, TextLine, TextRegion } from '../../core/plugin-api.js'
 import { cellLabels, labels } from './fields.js'
 
@@ -173,12 +173,6 @@ function agreed (label: string, a: Hit | undefined, b: Hit | undefined): Hit | u
 }
 
 /** A hit that is a conflict (`ctx.take`: null and a warning saying why). */
-function conflictHit (at: Hit, conflict: string): Hit {
-  const hit: Hit = { ...at, value: '', groups: [], parts: [], conflict }
-  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
-  return hit
-}
-
 /**
  * Positions lost, a cell's value may have been paired by order: one of another cell's shape
  * is not taken. A party's document is one word (a CNPJ, a CPF, a NIF), never a name.

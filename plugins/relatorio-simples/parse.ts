@@ -5,7 +5,7 @@
  * input is missing. Labels are matched with `.` for accented letters, because some
  * installations print `Emiss?o`.
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber, textValue } from '../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, conflictHit, isoDate, moneyCents, moneyNumber, centsToMoney, percentNumber, textValue } from '../../core/plugin-api.js'
 import type { Hit, OrderedField, ParseContext, TextDocument, TextLine, TextRegion } from '../../core/plugin-api.js'
 
 export type Tributo = 'irpj' | 'csll' | 'cofins' | 'pis' | 'inssCpp' | 'icms' | 'ipi' | 'iss'
@@ -258,9 +258,7 @@ function orderedReceipts (doc: TextDocument, rows: readonly string[]): Array<Hit
     const values = [...new Set([...t].map((c) => cells[c]!.text.trim()))]
     const hit = t.size === 0 ? undefined : lineHit(doc, cells[[...t][0]!]!, MONEY_LINE)
     if (hit === undefined || values.length === 1) return hit
-    const conflict: Hit = { ...hit, value: '', groups: [], parts: [], conflict: `the receipts table was handed over without positions, and the row "${rows[r]!}" totals ${values.map((v) => `"${v}"`).join(' or ')} depending on how its cells are cut; the value is not guessed` }
-    conflict.parts = Array.from({ length: 10 }, () => ({ ...conflict, parts: [] }))
-    return conflict
+    return conflictHit(hit, `the receipts table was handed over without positions, and the row "${rows[r]!}" totals ${values.map((v) => `"${v}"`).join(' or ')} depending on how its cells are cut; the value is not guessed`)
   })
 }
 

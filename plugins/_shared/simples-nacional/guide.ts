@@ -9,7 +9,7 @@
  * A family module: the das and das-mei plugins both import it (docs/plugins.md, "Code a
  * family shares").
  */
-import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
+import { CNPJ_PATTERN, MONEY_PATTERN, cnpjChars, competence, conflictHit, isoDate, isoDateTime, moneyCents, moneyNumber, normalizeText, numberToCents, readCollectionLine, textValue } from '../../../core/plugin-api.js'
 import type { CheckOutcome, Hit, OrderedRow, ParseContext, SearchOptions, TextDocument } from '../../../core/plugin-api.js'
 import { GUIDE_LABELS } from './guide-fields.js'
 
@@ -98,7 +98,7 @@ function assign (values: Hit[], columns: Columns | undefined): Partial<Record<ty
     const [p, x, t] = values.map((v) => moneyCents(v.value)) as Array<number | null | undefined>
     if (values.length === 3 && p != null && x != null && t != null && p + x === t) {
       const why = `the row prints three amounts, ${values[1]!.value} between its principal and its total, and without their places on the page whether it is the multa or the juros is not known; it is not guessed`
-      return { principal: values[0], multa: conflictOf(values[1]!, why), juros: conflictOf(values[1]!, why), total: values[2] }
+      return { principal: values[0], multa: conflictHit(values[1]!, why), juros: conflictHit(values[1]!, why), total: values[2] }
     }
     return {}
   }
@@ -155,7 +155,7 @@ function reconcile (rows: RowHits[], totals: Money | undefined, page: number): v
     if (cell === undefined || printed === null || printed === sums[k]) continue
     if (sums[k] === null) {
       // Unverified: the principal is the first cell in every order a library gives; multa and juros may come either way round.
-      if (k === 'multa' || k === 'juros') totals[k] = conflictOf(cell, `the text whose positions are lost prints ${show(printed)} as the ${k} of Totais by its order, and the rows do not give the ${k} of each to check it against (page ${page}); the value is not guessed`)
+      if (k === 'multa' || k === 'juros') totals[k] = conflictHit(cell, `the text whose positions are lost prints ${show(printed)} as the ${k} of Totais by its order, and the rows do not give the ${k} of each to check it against (page ${page}); the value is not guessed`)
       continue
     }
     const other = KEYS.find((j) => j !== k && sums[j] === printed && centsOf(totals[j]) === sums[k])
@@ -163,12 +163,12 @@ function reconcile (rows: RowHits[], totals: Money | undefined, page: number): v
       disputed.add(k).add(other)
       continue
     }
-    totals[k] = conflictOf(cell, `the text whose positions are lost prints ${show(printed)} as the ${k} of Totais by its order, but the rows' ${k} add up to ${show(sums[k])} (page ${page}); the value is not guessed`)
+    totals[k] = conflictHit(cell, `the text whose positions are lost prints ${show(printed)} as the ${k} of Totais by its order, but the rows' ${k} add up to ${show(sums[k])} (page ${page}); the value is not guessed`)
   }
   for (const k of disputed) {
     const why = `the text whose positions are lost gives the rows' cells and the Totais cells in orders that swap ${[...disputed].join(' and ')} (page ${page}); which column is which is not guessed`
-    if (totals[k] !== undefined) totals[k] = conflictOf(totals[k], why)
-    for (const r of rows) if (r.money[k] !== undefined) r.money[k] = conflictOf(r.money[k], why)
+    if (totals[k] !== undefined) totals[k] = conflictHit(totals[k], why)
+    for (const r of rows) if (r.money[k] !== undefined) r.money[k] = conflictHit(r.money[k], why)
   }
 }
 
@@ -339,13 +339,6 @@ const MONTH_PERIOD = /^\s*((?:Janeiro|Fevereiro|Março|Abril|Maio|Junho|Julho|Ag
 const MONTH_PIECE = /(?<![\p{L}\d/])((?:Janeiro|Fevereiro|Março|Abril|Maio|Junho|Julho|Agosto|Setembro|Outubro|Novembro|Dezembro)\/\d{4})(?![\d/])/iu
 const DATE_PIECE = new RegExp(`(?<![\\d/])(${DATE.source})(?![\\d/]|\\s*\\d{2}:\\d{2})`)
 
-/** A hit that stands for two readings that disagree: `ctx.take` turns it into null and a warning. */
-function conflictOf (first: Hit, why: string): Hit {
-  const hit: Hit = { value: '', groups: [], parts: [], page: first.page, source: first.source, box: first.box, conflict: why }
-  hit.parts = Array.from({ length: 10 }, () => ({ ...hit, parts: [] }))
-  return hit
-}
-
 /**
  * Positions lost: the value of `label` when it is the only line of the scope of its shape
  * (its label's place in the order says nothing: another library may hand the value over
@@ -355,7 +348,7 @@ function soleLine (doc: TextDocument, scope: SearchOptions, pattern: RegExp, lab
   const hits = doc.findAll(pattern, scope)
   const distinct = [...new Set(hits.map((h) => h.value))]
   if (distinct.length <= 1) return hits[0]
-  return conflictOf(hits[0]!, `the label "${label}" (page ${hits[0]!.page}) has its value in text whose positions are lost, and the page prints ${distinct.map((v) => `"${v}"`).join(', ')} of its shape; the value is not guessed`)
+  return conflictHit(hits[0]!, `the label "${label}" (page ${hits[0]!.page}) has its value in text whose positions are lost, and the page prints ${distinct.map((v) => `"${v}"`).join(', ')} of its shape; the value is not guessed`)
 }
 
 /**
@@ -373,7 +366,7 @@ function orderedDueDate (doc: TextDocument, scope: SearchOptions, pagar: Hit | u
   const lines = otherDates(DATE_LINE)
   const sole = lines.length > 0 ? soleOf(lines) : soleOf(otherDates(DATE_PIECE))
   if (next === undefined || sole === undefined || next.conflict !== undefined || next.value === sole.value) return next ?? sole
-  return conflictOf(next, `the label "Data de Vencimento" (page ${next.page}) is followed by "${next.value}", but the page's one date other than the pay-until date is "${sole.value}"; the value is not guessed`)
+  return conflictHit(next, `the label "Data de Vencimento" (page ${next.page}) is followed by "${next.value}", but the page's one date other than the pay-until date is "${sole.value}"; the value is not guessed`)
 }
 
 /**
